@@ -1,0 +1,80 @@
+"""`forensics parse`, `forensics sources`, `forensics schema`."""
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from forensics.cli._common import UserError
+
+
+class ParseFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("parse")
+    def parse_cmd(
+        files: list[Path] = typer.Argument(..., help="raw tool outputs to parse", exists=False),
+        source: Optional[str] = typer.Option(None, "--source", help="source name; default: recognised by content"),
+        host: Optional[str] = typer.Option(None, "--host", help="host name for rows that carry none"),
+        tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of local times in the input (default UTC)"),
+        out: Optional[Path] = typer.Option(None, "--out", help="write DIR/<table>.parquet (with unparsed.parquet)"),
+        fmt: ParseFormat = typer.Option(ParseFormat.table, "--format", help="table|json|csv"),
+    ) -> None:
+        """Parse raw outputs of dmesg, ethtool -S, iostat, sar, numactl -H, nvidia-smi or NCCL logs."""
+        from forensics.ingest import parse_file_to
+
+        if tz:
+            from forensics.timeutil import check_zone
+
+            check_zone(tz)
+        failed = 0
+        for f in files:
+            try:
+                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value)
+            except (OSError, ValueError, KeyError) as exc:
+                print(f"forensics: error: {f}: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            if fmt is ParseFormat.json:
+                sys.stdout.write(json.dumps(summary) + "\n")
+            else:
+                print(
+                    f"{summary['file']}: source={summary['source']} lines={summary['lines']} "
+                    f"unparsed={summary['unparsed']} rows={summary['rows']}",
+                    file=sys.stderr,
+                )
+        if failed:
+            raise typer.Exit(2)
+
+    @app.command("sources")
+    def sources_cmd() -> None:
+        """List the source parsers and the tables each produces."""
+        from forensics.sources import registry
+
+        for name, mod in registry().items():
+            print(f"{name:<11} v{mod.VERSION}  {', '.join(mod.TABLES):<40} {mod.DESCRIPTION}")
+
+    @app.command("schema")
+    def schema_cmd(table: Optional[str] = typer.Argument(None, help="table name; all tables when omitted")) -> None:
+        """Print table schemas (columns, types, units, meaning)."""
+        from forensics import schema
+
+        names = [table] if table else schema.table_names()
+        for name in names:
+            try:
+                s = schema.load(name)
+            except KeyError as exc:
+                raise UserError(str(exc.args[0])) from None
+            print(f"{name}: {s['description']}")
+            for c in s["columns"]:
+                unit = f" [{c['unit']}]" if c.get("unit") else ""
+                print(f"  {c['name']:<28} {c['type']:<22}{unit} {c['description']}")
+            print()

@@ -1,0 +1,57 @@
+"""Bundle layout constants and the snapshot marker line (standard library only: used by collect).
+
+A repeated snapshot of a command that prints no time of its own is preceded by::
+
+    #### forensics-sample ts=2026-11-30T10:15:02.123456+00:00 argv="ethtool -S eth2"
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re as _re
+import shlex as _shlex
+
+FORMAT_VERSION = 1
+MARKER_PREFIX = "#### forensics-sample "
+MANIFEST = "manifest.json"
+HOSTS_DIR = "hosts"
+TABLES_DIR = "tables"
+TRUTH_DIR = "truth"
+
+_MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$')
+
+
+def format_marker(ts, argv=None):
+    """The marker line (without newline) for a snapshot taken at `ts` (aware datetime) of `argv`."""
+    if ts.tzinfo is None:
+        raise ValueError("marker timestamps must be timezone-aware")
+    line = MARKER_PREFIX + "ts=" + ts.astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
+    if argv is not None:
+        text = argv if isinstance(argv, str) else " ".join(_shlex.quote(a) for a in argv)
+        line += ' argv="' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return line
+
+
+def parse_marker(line):
+    """(ts as aware UTC datetime, argv text or None), or None when `line` is not a valid marker."""
+    m = _MARKER.match(line.rstrip("\r\n"))
+    if not m:
+        return None
+    try:
+        ts = _dt.datetime.fromisoformat(m.group(1))
+    except ValueError:
+        return None
+    if ts.tzinfo is None:
+        return None
+    argv = m.group(2)
+    if argv is not None:
+        argv = _re.sub(r"\\(.)", r"\1", argv)
+    return ts.astimezone(_dt.timezone.utc), argv
+
+
+def raw_path(host, source, name):
+    """Path of a raw output inside a bundle."""
+    return "%s/%s/raw/%s/%s" % (HOSTS_DIR, host, source, name)
+
+
+def table_path(table, host):
+    return "%s/%s/host=%s/part-0.parquet" % (TABLES_DIR, table, host)

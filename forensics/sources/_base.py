@@ -1,0 +1,191 @@
+"""What every source parser shares: its context, its result, and line handling.
+
+A parser is a module ``forensics/sources/<name>.py`` with::
+
+    NAME = "dmesg"            # source name, used by --source and in every row's `source`
+    VERSION = 1               # bump when output changes: cached tables are re-parsed
+    TABLES = ("kernel_log",)  # tables it can produce (each has schemas/<table>.json)
+    DESCRIPTION = "..."       # one line for `forensics sources`
+    def sniff(head: bytes) -> bool: ...
+    def parse(data: bytes, ctx: ParseContext) -> ParseResult: ...
+
+Accounting rule (tested for every source and fixture): ``result.lines`` is the number of lines of
+the input as :func:`split_lines` counts them, and every line is either used (it produced a row or is
+structure the format defines: a header, a blank separator, a marker) or appears exactly once in
+``result.unparsed`` with a reason.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import polars as pl
+
+from forensics import schema
+from forensics.layout import MARKER_PREFIX, parse_marker
+
+NULL_TOKENS = ("N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
+               "[Not Found]", "Not Available", "[Insufficient Permissions]", "Insufficient Permissions",
+               "-", "")
+
+
+@dataclass
+class ParseContext:
+    """What a parser may know beyond the bytes it is given.
+
+    host: host name to stamp on rows that carry none of their own.
+    file: path of the input as it should appear in `file` columns.
+    tz: IANA zone of the host, for sources that print local time (sar, iostat, dmesg -T, NCCL).
+    boot_time: the host's boot time (UTC), for dmesg seconds since boot.
+    capture_time: when the output was captured (UTC), for snapshots without their own time.
+    year: year to assume for formats that print none (syslog "Nov 30 10:15:02").
+    hints: source-specific extras, e.g. {"iface": "eth2"} for ethtool.
+    """
+
+    host: str | None = None
+    file: str = "<input>"
+    tz: str | None = None
+    boot_time: dt.datetime | None = None
+    capture_time: dt.datetime | None = None
+    year: int | None = None
+    hints: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParseResult:
+    """Tables produced from one input, the lines not used, and facts learned on the way."""
+
+    tables: dict[str, pl.DataFrame]
+    unparsed: pl.DataFrame
+    lines: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self) -> dict[str, int]:
+        return {name: df.height for name, df in self.tables.items()}
+
+
+def split_lines(data: bytes | str) -> pl.DataFrame:
+    """Lines of `data` as a frame (line_no: Int64 starting at 1, text: String).
+
+    Bytes are decoded as UTF-8 with replacement characters for invalid sequences; CRLF and a
+    lone trailing CR are stripped; a final line without newline counts; an empty input has no lines.
+    """
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    if not text:
+        return pl.DataFrame({"line_no": pl.Series([], dtype=pl.Int64), "text": pl.Series([], dtype=pl.String)})
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    s = pl.Series("text", parts, dtype=pl.String)
+    df = pl.DataFrame({"line_no": pl.int_range(1, len(parts) + 1, eager=True, dtype=pl.Int64), "text": s})
+    if "\r" in text:
+        df = df.with_columns(pl.col("text").str.strip_suffix("\r"))
+    return df
+
+
+def count_lines(data: bytes) -> int:
+    """Number of lines split_lines would return, without building them."""
+    if not data:
+        return 0
+    n = data.count(b"\n")
+    return n if data.endswith(b"\n") else n + 1
+
+
+def unparsed_frame(lines: pl.DataFrame, reason: str | pl.Expr, ctx: ParseContext, source: str) -> pl.DataFrame:
+    """Turn a subset of `split_lines` rows into `unparsed` rows with a reason."""
+    reason_expr = reason if isinstance(reason, pl.Expr) else pl.lit(reason)
+    df = lines.select(
+        pl.col("line_no").cast(pl.Int64),
+        pl.col("text"),
+        reason_expr.cast(pl.String).alias("reason"),
+    )
+    return schema.conform(df, "unparsed", host=ctx.host, source=source, file=ctx.file)
+
+
+def unparsed_rows(rows: Iterable[tuple[int, str, str]], ctx: ParseContext, source: str) -> pl.DataFrame:
+    """`unparsed` rows from (line_no, text, reason) tuples (for parsers with a Python state machine)."""
+    rows = list(rows)
+    df = pl.DataFrame(
+        {
+            "line_no": pl.Series([r[0] for r in rows], dtype=pl.Int64),
+            "text": pl.Series([r[1] for r in rows], dtype=pl.String),
+            "reason": pl.Series([r[2] for r in rows], dtype=pl.String),
+        }
+    )
+    return schema.conform(df, "unparsed", host=ctx.host, source=source, file=ctx.file)
+
+
+def result(source: str, ctx: ParseContext, lines: int, tables: dict[str, pl.DataFrame],
+           unparsed: list[pl.DataFrame] | pl.DataFrame | None = None, **meta: Any) -> ParseResult:
+    """Conform every table to its schema (filling host/source/file) and build a ParseResult."""
+    out = {}
+    for name, df in tables.items():
+        fill = {"host": ctx.host, "source": source, "file": ctx.file}
+        cols = schema.polars_schema(name)
+        out[name] = schema.conform(df, name, **{k: v for k, v in fill.items() if k in cols})
+    if unparsed is None:
+        up = schema.empty("unparsed")
+    elif isinstance(unparsed, list):
+        up = pl.concat([schema.conform(u, "unparsed") for u in unparsed]) if unparsed else schema.empty("unparsed")
+    else:
+        up = schema.conform(unparsed, "unparsed")
+    if up.height:
+        up = up.sort("line_no")
+    return ParseResult(tables=out, unparsed=up, lines=lines, meta=meta)
+
+
+def null_if_na(expr: pl.Expr) -> pl.Expr:
+    """Map nvidia-smi/sysstat 'not available' tokens to null, on purpose (strips whitespace first)."""
+    e = expr.str.strip_chars()
+    return pl.when(e.is_in(list(NULL_TOKENS))).then(None).otherwise(e)
+
+
+def is_na_token(value: str | None) -> bool:
+    return value is None or value.strip() in NULL_TOKENS
+
+
+def local_to_utc(naive: pl.Expr, tz: str | None) -> pl.Expr:
+    """Interpret naive local datetimes in zone `tz` (UTC when None) and convert to UTC.
+
+    Ambiguous (DST fall-back) times take the earliest; non-existent ones become null.
+    """
+    zone = tz or "UTC"
+    return naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+
+
+def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
+    """Annotate lines with the snapshot they belong to, from forensics-sample marker lines.
+
+    Adds columns is_marker (bool), sample_no (Int64, 0-based; lines before any marker get 0 when the
+    input has no marker at all, else -1), sample_ts (UTC) and sample_argv (String).
+    """
+    is_marker = pl.col("text").str.starts_with(MARKER_PREFIX)
+    df = lines.with_columns(is_marker.alias("is_marker"))
+    markers = df.filter(pl.col("is_marker"))
+    if markers.height == 0:
+        return df.with_columns(
+            pl.lit(0, dtype=pl.Int64).alias("sample_no"),
+            pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("sample_ts"),
+            pl.lit(None, dtype=pl.String).alias("sample_argv"),
+        )
+    parsed = [parse_marker(t) for t in markers["text"]]
+    info = pl.DataFrame(
+        {
+            "line_no": markers["line_no"],
+            "sample_ts": pl.Series([p[0] if p else None for p in parsed], dtype=pl.Datetime("us", "UTC")),
+            "sample_argv": pl.Series([p[1] if p else None for p in parsed], dtype=pl.String),
+        }
+    ).with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).alias("sample_no"))
+    df = df.join(info, on="line_no", how="left").sort("line_no")
+    df = df.with_columns(pl.col("sample_no", "sample_ts", "sample_argv").forward_fill())
+    return df.with_columns(pl.col("sample_no").fill_null(-1))
+
+
+_WS = re.compile(rb"\s+")
+
+
+def head_text(head: bytes, limit: int = 65536) -> str:
+    """Decoded start of an input, for sniffers."""
+    return head[:limit].decode("utf-8", errors="replace")
