@@ -1,7 +1,7 @@
-"""Atomic tar writing (standard library only).
+"""Atomic tar writing (standard library only; zstd when the optional zstandard package is present).
 
-Members are added from bytes; the archive is written to a temporary file in the target folder and
-renamed into place on close, so a reader never sees a half-written bundle.
+Members are added from bytes or files; the archive is written to a temporary file in the target
+folder and renamed into place on close, so a reader never sees a half-written bundle.
 """
 from __future__ import annotations
 
@@ -11,48 +11,73 @@ import tarfile
 import tempfile
 import time
 
-_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst")
+
+
+def compression_for(path):
+    """"" (plain tar), "gz" or "zst" from the file name; ValueError for anything else."""
+    p = str(path)
+    if p.endswith(".tar"):
+        return ""
+    if p.endswith(".tar.gz") or p.endswith(".tgz"):
+        return "gz"
+    if p.endswith(".tar.zst") or p.endswith(".tzst"):
+        return "zst"
+    raise ValueError("output name must end with one of %s: %s" % (", ".join(SUFFIXES), p))
 
 
 class AtomicTar(object):
-    """Write a tar (``.tar``, ``.tar.gz``/``.tgz``) atomically. ``.zst`` is handled by the bundle layer."""
+    """Write a tar (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.zst``/``.tzst``) atomically."""
 
-    def __init__(self, path, mtime=None):
+    def __init__(self, path, mtime=None, level=None):
         self.path = str(path)
-        mode = "w"
-        for suffix, m in _MODES.items():
-            if self.path.endswith(suffix):
-                mode = m
+        comp = compression_for(self.path)
+        if comp == "zst":
+            try:
+                import zstandard
+            except ImportError:
+                raise ValueError("zstd output needs the zstandard package (use .tar.gz): %s" % self.path)
         self.mtime = int(time.time()) if mtime is None else int(mtime)
         folder = os.path.dirname(os.path.abspath(self.path))
         fd, self.tmp = tempfile.mkstemp(prefix=".forensics-", suffix=".partial", dir=folder)
         self._fh = os.fdopen(fd, "wb")
-        if mode == "w:gz":
+        self._gz = None
+        if comp == "gz":
             import gzip
 
-            self._gz = gzip.GzipFile(fileobj=self._fh, mode="wb", mtime=self.mtime, compresslevel=6)
-            self.tar = tarfile.open(fileobj=self._gz, mode="w", format=tarfile.PAX_FORMAT)
-        else:
-            self._gz = None
-            self.tar = tarfile.open(fileobj=self._fh, mode="w", format=tarfile.PAX_FORMAT)
+            self._gz = gzip.GzipFile(fileobj=self._fh, mode="wb", mtime=self.mtime,
+                                     compresslevel=6 if level is None else level)
+        elif comp == "zst":
+            cctx = zstandard.ZstdCompressor(level=10 if level is None else level)
+            self._gz = cctx.stream_writer(self._fh, closefd=False)
+        self.tar = tarfile.open(fileobj=self._gz if self._gz is not None else self._fh, mode="w",
+                                format=tarfile.PAX_FORMAT)
         self.names = set()
+        self.closed = False
 
-    def add_bytes(self, name, data):
+    def _info(self, name, size):
         if name in self.names:
             raise ValueError("duplicate bundle member %r" % name)
         self.names.add(name)
         info = tarfile.TarInfo(name)
-        info.size = len(data)
+        info.size = size
         info.mtime = self.mtime
         info.mode = 0o644
         info.uname = info.gname = ""
-        self.tar.addfile(info, io.BytesIO(data))
+        return info
+
+    def add_bytes(self, name, data):
+        self.tar.addfile(self._info(name, len(data)), io.BytesIO(data))
 
     def add_file(self, name, path):
+        """Add the file at `path` as member `name`, streaming (never read whole into memory)."""
         with open(path, "rb") as fh:
-            self.add_bytes(name, fh.read())
+            size = os.fstat(fh.fileno()).st_size
+            self.tar.addfile(self._info(name, size), fh)
 
     def close(self):
+        if self.closed:
+            return
         self.tar.close()
         if self._gz is not None:
             self._gz.close()
@@ -60,17 +85,21 @@ class AtomicTar(object):
         os.fsync(self._fh.fileno())
         self._fh.close()
         os.replace(self.tmp, self.path)
+        self.closed = True
 
     def abort(self):
-        try:
-            self.tar.close()
-        except Exception:
-            pass
-        try:
-            self._fh.close()
-        finally:
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
+        if self.closed:
+            return
+        self.closed = True
+        for obj in (self.tar, self._gz, self._fh):
+            if obj is None:
+                continue
+            try:
+                obj.close()
+            except Exception:
+                pass
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
 
     def __enter__(self):
         return self

@@ -1,0 +1,244 @@
+"""Tables from what the collector itself writes: host.json, commands.jsonl, raw/collector/processes.jsonl.
+
+These are not tool outputs, so they have no parser module in ``forensics/sources``; their rows use
+``source = "collector"`` and go through the same accounting (bad lines land in ``unparsed``).
+
+>>> from forensics.sources import ParseContext
+>>> line = (b'{"pid": 4242, "cmdline": ["python", "train.py"], "gpus": [0, 1], "gpu_uuids": ["GPU-a", "GPU-b"], '
+...         b'"cpus_allowed_list": "0-2,8", "mems_allowed_list": "0", "env": {"NCCL_IB_HCA": "mlx5_0", "HOME": "/root"}}')
+>>> res = parse_processes(line, ParseContext(host="node01", file="processes.jsonl"))
+>>> res.tables["processes"].select("pid", "command", "gpus", "cpus_allowed", "mems_allowed").row(0)
+(4242, 'python train.py', [0, 1], [0, 1, 2, 8], [0])
+>>> res.tables["process_env"].select("key", "value").rows()
+[('NCCL_IB_HCA', 'mlx5_0')]
+>>> res.unparsed.select("line_no", "text", "reason").rows()
+[(1, 'HOME', 'environment variable outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS dropped (value not kept)')]
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shlex
+from typing import Any
+
+import polars as pl
+
+from forensics import schema
+from forensics.sources._base import ParseContext, ParseResult, count_lines, result, unparsed_rows
+
+SOURCE = "collector"
+VERSION = 1
+ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_NCCL_")
+ENV_NAMES = ("OMP_NUM_THREADS",)
+_RANGE = re.compile(r"^\s*([0-9]+)(?:-([0-9]+))?(?::([0-9]+))?\s*$")
+MAX_LIST = 1 << 16
+
+
+def env_allowed(key: str) -> bool:
+    return key.startswith(ENV_PREFIXES) or key in ENV_NAMES
+
+
+def parse_cpu_list(text: str | None) -> list[int] | None:
+    """Kernel list format ("0-27,56-83", "0", "0-15:2") -> [ints]; None for empty or malformed."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return []
+    out: list[int] = []
+    for part in text.split(","):
+        m = _RANGE.match(part)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        step = int(m.group(3)) if m.group(3) else 1
+        if hi < lo or step < 1 or len(out) + (hi - lo) // step > MAX_LIST:
+            return None
+        out.extend(range(lo, hi + 1, step))
+    return out
+
+
+def parse_time(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+
+
+def _json_lines(data: bytes):
+    parts = data.decode("utf-8", errors="replace").split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    for i, text in enumerate(parts, start=1):
+        yield i, text[:-1] if text.endswith("\r") else text
+
+
+def _int_list(v: Any) -> list[int] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise ValueError("not a list of integers")
+    return v
+
+
+def _str_list(v: Any) -> list[str] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError("not a list of strings")
+    return v
+
+
+def parse_processes(data: bytes, ctx: ParseContext) -> ParseResult:
+    """raw/collector/processes.jsonl -> processes, process_env (only the allowed variables)."""
+    procs: list[dict] = []
+    envs: list[dict] = []
+    bad: list[tuple[int, str, str]] = []
+    lines = count_lines(data)
+    for line_no, text in _json_lines(data):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            bad.append((line_no, text, f"not a JSON object: {exc.msg}"))
+            continue
+        try:
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            pid = obj.get("pid")
+            if not isinstance(pid, int) or isinstance(pid, bool):
+                raise ValueError("pid missing or not an integer")
+            cmd = obj.get("cmdline")
+            if isinstance(cmd, list) and all(isinstance(x, str) for x in cmd):
+                command = " ".join(x if x and not re.search(r"\s", x) else shlex.quote(x) for x in cmd)
+            elif cmd is None or isinstance(cmd, str):
+                command = cmd
+            else:
+                raise ValueError("cmdline is neither a list of strings nor a string")
+            cpus = obj.get("cpus_allowed_list")
+            mems = obj.get("mems_allowed_list")
+            if cpus is not None and not isinstance(cpus, str) or mems is not None and not isinstance(mems, str):
+                raise ValueError("cpus/mems_allowed_list must be strings")
+            env = obj.get("env") or {}
+            if not isinstance(env, dict):
+                raise ValueError("env is not an object")
+            row = {
+                "line_no": line_no, "pid": pid, "command": command,
+                "gpus": _int_list(obj.get("gpus")), "gpu_uuids": _str_list(obj.get("gpu_uuids")),
+                "cpus_allowed": parse_cpu_list(cpus), "mems_allowed": parse_cpu_list(mems),
+                "cpus_allowed_list": cpus, "mems_allowed_list": mems,
+            }
+        except ValueError as exc:
+            bad.append((line_no, text[:4096], str(exc)))
+            continue
+        if row["cpus_allowed"] is None and cpus:
+            bad.append((line_no, cpus, "Cpus_allowed_list not in kernel list format"))
+        if row["mems_allowed"] is None and mems:
+            bad.append((line_no, mems, "Mems_allowed_list not in kernel list format"))
+        procs.append(row)
+        for key, value in sorted(env.items()):
+            if not env_allowed(key):
+                bad.append((line_no, key, "environment variable outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS dropped (value not kept)"))
+                continue
+            envs.append({"line_no": line_no, "pid": pid, "key": key, "value": value if isinstance(value, str) else json.dumps(value)})
+    # one line may be reported more than once above (bad lists, dropped keys): keep the first reason
+    seen: set[int] = set()
+    bad_unique = []
+    for r in sorted(bad, key=lambda r: r[0]):
+        if r[0] not in seen:
+            seen.add(r[0])
+            bad_unique.append(r)
+    tables = {
+        "processes": pl.DataFrame(procs, schema={k: v for k, v in schema.polars_schema("processes").items()
+                                                 if k in ("line_no", "pid", "command", "gpus", "gpu_uuids", "cpus_allowed",
+                                                          "mems_allowed", "cpus_allowed_list", "mems_allowed_list")}),
+        "process_env": pl.DataFrame(envs, schema={"line_no": pl.Int64, "pid": pl.Int64, "key": pl.String, "value": pl.String}),
+    }
+    return result(SOURCE, ctx, lines, tables, unparsed_rows(bad_unique, ctx, SOURCE))
+
+
+def parse_commands(data: bytes, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
+    """commands.jsonl -> (commands rows, unparsed rows, the entries as dicts)."""
+    rows, entries, bad = [], [], []
+    for line_no, text in _json_lines(data):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            argv = obj.get("argv")
+            if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                raise ValueError("argv is not a list of strings")
+            exit_code = obj.get("exit_code")
+            if exit_code is not None and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
+                raise ValueError("exit_code is not an integer")
+            nbytes = obj.get("bytes")
+            if nbytes is not None and (not isinstance(nbytes, int) or isinstance(nbytes, bool)):
+                raise ValueError("bytes is not an integer")
+
+            def s(key):
+                v = obj.get(key)
+                return v if isinstance(v, str) else (None if v is None else str(v))
+
+            rows.append({
+                "host": ctx.host, "name": s("name"), "argv": argv, "source": s("source"),
+                "start": parse_time(obj.get("start")), "end": parse_time(obj.get("end")),
+                "exit_code": exit_code, "bytes": nbytes, "truncated": bool(obj.get("truncated")),
+                "timed_out": bool(obj.get("timed_out")), "error": s("error"), "stderr_tail": s("stderr_tail"),
+                "raw_file": s("raw_file"),
+            })
+            entries.append(obj)
+        except (json.JSONDecodeError, ValueError) as exc:
+            bad.append((line_no, text[:4096], f"bad commands.jsonl entry: {getattr(exc, 'msg', exc)}"))
+    df = schema.conform(pl.DataFrame(rows, schema=schema.polars_schema("commands")), "commands", host=ctx.host)
+    return df, unparsed_rows(bad, ctx, SOURCE), entries
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _float(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def nics_frame(host: str, info: dict) -> pl.DataFrame:
+    rows = []
+    for nic in info.get("nics") or []:
+        if not isinstance(nic, dict) or not isinstance(nic.get("iface"), str):
+            continue
+        numa = _int(nic.get("numa_node"))
+        rows.append({
+            "host": host, "iface": nic["iface"], "pci_addr": _str(nic.get("pci_addr")),
+            "numa_node": None if numa is None or numa < 0 else numa, "driver": _str(nic.get("driver")),
+            "rdma_dev": _str(nic.get("rdma_dev")), "mac": _str(nic.get("mac")), "mtu": _int(nic.get("mtu")),
+            "speed_mbps": _int(nic.get("speed_mbps")) if (_int(nic.get("speed_mbps")) or 0) >= 0 else None,
+            "operstate": _str(nic.get("operstate")),
+        })
+    return schema.conform(pl.DataFrame(rows, schema=schema.polars_schema("nics")), "nics")
+
+
+def hosts_frame(host: str, info: dict, derived: dict) -> pl.DataFrame:
+    clock = info.get("clock") if isinstance(info.get("clock"), dict) else {}
+    row = {
+        "host": host, "hostname": _str(info.get("hostname")), "kernel": _str(info.get("kernel")),
+        "boot_time": parse_time(info.get("boot_time")), "timezone": _str(info.get("timezone")),
+        "utc_offset_s": _int(info.get("utc_offset_s")), "clock_wall": parse_time(clock.get("wall")),
+        "clock_monotonic_s": _float(clock.get("monotonic_s")), "ntp_offset_s": _float(clock.get("ntp_offset_s")),
+        "driver_version": derived.get("driver_version"), "cuda_version": derived.get("cuda_version"),
+        "nccl_version": derived.get("nccl_version"), "gpu_count": derived.get("gpu_count"),
+        "numa_nodes": derived.get("numa_nodes"), "clock_offset_s": None, "clock_offset_confidence": None,
+        "clock_offset_method": None,
+    }
+    return schema.conform(pl.DataFrame([row], schema=schema.polars_schema("hosts")), "hosts")

@@ -1,0 +1,355 @@
+"""Bundle-level ingest: every raw file of every host -> ``tables/<table>/host=<host>/part-0.parquet``.
+
+For each host listed in the manifest, each file under ``hosts/<host>/raw/<source>/`` is parsed by
+the registered source of that name, with a ParseContext built from host.json (time zone, boot
+time) and commands.jsonl (capture time = start of the command that wrote the file), plus
+``{"iface": <name>}`` for ``ethtool/<iface>.txt``. Files under ``raw/collector/`` are the
+collector's own (``processes.jsonl`` -> ``processes``/``process_env``; the clock reference files
+are provenance for host.json). host.json and commands.jsonl give ``hosts``, ``nics`` and
+``commands``. Every parsed file gets one ``coverage`` row; a file that cannot be parsed at all
+(no parser of that name yet, a parser exception) is recorded in ``coverage.error`` and never stops
+the rest. Lines no parser could use land in ``unparsed``.
+
+Partitions follow the ``host`` column of the rows (DuckDB's Hive partitioning takes the host
+from the directory name, so the directory must match what the rows say): a job log captured on
+node01 holding NCCL lines of node02 yields rows under ``host=node02``. One file per table per host.
+
+The tables are written to a temporary folder and renamed to ``tables/`` at the end, with
+``tables/_meta.json`` = ``{"parser_versions": {...}, "created_by": ..., "created_at": ...}``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from forensics import schema
+from forensics.bundle import collector_tables as ct
+from forensics.bundle.errors import BundleError
+from forensics.bundle.read import read_manifest
+from forensics.layout import HOSTS_DIR, TABLES_DIR
+from forensics import sources
+from forensics.sources import ParseContext
+
+META = "_meta.json"
+COLLECTOR_FILES = {"processes.jsonl": ct.parse_processes}
+CLOCK_FILES = ("chronyc-tracking.txt", "timedatectl.txt")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def parser_versions() -> dict[str, int]:
+    """Versions that tables built now carry: every registered source, plus the collector tables."""
+    out = {name: int(mod.VERSION) for name, mod in sources.registry().items()}
+    out[ct.SOURCE] = ct.VERSION
+    return out
+
+
+def partition_name(host: str | None, fallback: str) -> str:
+    h = host if host else fallback
+    safe = _UNSAFE.sub("_", h)
+    return "_" if safe in ("", ".", "..") else safe
+
+
+class TableSink:
+    """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+        self.rows: dict[tuple[str, str], int] = {}
+        self.listeners: list = []
+
+    def _writer(self, table: str, part: str) -> pq.ParquetWriter:
+        key = (table, part)
+        w = self.writers.get(key)
+        if w is None:
+            d = self.out / table / f"host={part}"
+            d.mkdir(parents=True, exist_ok=True)
+            w = pq.ParquetWriter(d / "part-0.parquet", schema.arrow_schema(table), compression="zstd")
+            self.writers[key] = w
+            self.rows[key] = 0
+        return w
+
+    def write(self, table: str, df: pl.DataFrame, default_host: str) -> None:
+        for fn in self.listeners:
+            fn(table, df)
+        if "host" in df.columns:
+            df = df.with_columns(pl.col("host").fill_null(default_host))
+            parts = df.partition_by("host", as_dict=True, maintain_order=True) if df.height else {(default_host,): df}
+        else:
+            parts = {(default_host,): df}
+        arrow_schema = schema.arrow_schema(table)
+        for (host,), part in parts.items():
+            w = self._writer(table, partition_name(host, default_host))
+            if part.height:
+                w.write_table(part.to_arrow().cast(arrow_schema))
+                self.rows[(table, partition_name(host, default_host))] += part.height
+
+    def ensure(self, table: str, host: str) -> None:
+        """Make sure an (empty) file exists for `table` of `host`."""
+        self._writer(table, partition_name(host, host))
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+    def table_rows(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for (t, _), n in self.rows.items():
+            out[t] = out.get(t, 0) + n
+        return dict(sorted(out.items()))
+
+
+def _read_json(path: Path) -> tuple[dict, str | None]:
+    if not path.is_file():
+        return {}, f"{path.name} missing"
+    try:
+        obj = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        return {}, f"{path.name}: not valid JSON ({exc.msg})"
+    if not isinstance(obj, dict):
+        return {}, f"{path.name}: not a JSON object"
+    return obj, None
+
+
+class _Derived:
+    """Facts for the hosts table gathered from frames as they stream past."""
+
+    def __init__(self):
+        self.by_host: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, table: str, df: pl.DataFrame) -> None:
+        if not df.height or "host" not in df.columns:
+            return
+        if table == "gpus":
+            for host, part in df.partition_by("host", as_dict=True).items():
+                d = self.by_host.setdefault(host[0], {})
+                d.setdefault("gpus", set()).update(x for x in part["gpu"].to_list() if x is not None)
+                for col in ("driver_version", "cuda_version"):
+                    vals = [v for v in part[col].to_list() if v]
+                    if vals and not d.get(col):
+                        d[col] = vals[0]
+        elif table == "numa_nodes":
+            for host, part in df.partition_by("host", as_dict=True).items():
+                d = self.by_host.setdefault(host[0], {})
+                d.setdefault("nodes", set()).update(x for x in part["node"].to_list() if x is not None)
+        elif table == "nccl_config":
+            ver = df.filter(pl.col("key").is_in(["version", "nccl_version"]) & pl.col("value").is_not_null())
+            for host, value in ver.select("host", "value").unique(subset="host", keep="first").iter_rows():
+                self.by_host.setdefault(host, {}).setdefault("nccl_version", value)
+
+    def for_host(self, host: str) -> dict:
+        d = self.by_host.get(host, {})
+        return {
+            "driver_version": d.get("driver_version"), "cuda_version": d.get("cuda_version"),
+            "nccl_version": d.get("nccl_version"),
+            "gpu_count": len(d["gpus"]) if d.get("gpus") else None,
+            "numa_nodes": len(d["nodes"]) if d.get("nodes") else None,
+        }
+
+
+def _coverage(host: str, source: str, file: str, version: int | None, lines: int | None, unparsed: int | None,
+              rows: dict | None, error: str | None) -> dict:
+    return {"host": host, "source": source, "file": file, "parser_version": version, "lines": lines,
+            "unparsed": unparsed, "rows": None if rows is None else json.dumps(rows, sort_keys=True), "error": error}
+
+
+def _raw_files(raw: Path) -> list[tuple[str, Path]]:
+    out = []
+    if not raw.is_dir():
+        return out
+    for src_dir in sorted(raw.iterdir()):
+        if not src_dir.is_dir() or src_dir.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(src_dir, followlinks=False):
+            dirnames.sort()
+            for name in sorted(filenames):
+                p = Path(dirpath) / name
+                if p.is_file() and not p.is_symlink():
+                    out.append((src_dir.name, p))
+    return out
+
+
+def _context(host: str, rel: str, source: str, path: Path, info: dict, starts: dict[str, dt.datetime]) -> ParseContext:
+    capture = starts.get(rel)
+    boot = ct.parse_time(info.get("boot_time"))
+    tz = info.get("timezone") if isinstance(info.get("timezone"), str) and info.get("timezone") else None
+    if tz:
+        try:
+            from forensics.timeutil import check_zone
+
+            check_zone(tz)
+        except ValueError:
+            tz = None
+    wall = ct.parse_time((info.get("clock") or {}).get("wall")) if isinstance(info.get("clock"), dict) else None
+    ref = capture or wall or boot
+    hints: dict[str, Any] = {}
+    files = info.get("files") if isinstance(info.get("files"), dict) else {}
+    extra = files.get(rel) if isinstance(files.get(rel), dict) else {}
+    if source == "ethtool" and not info.get("loose"):
+        name = path.name
+        hints["iface"] = name[: -len(".txt")] if name.endswith(".txt") else name
+    if isinstance(extra.get("hints"), dict):
+        hints.update(extra["hints"])
+    if extra.get("capture_time") and capture is None:
+        capture = ct.parse_time(extra.get("capture_time"))
+    return ParseContext(host=host, file=rel, tz=tz, boot_time=boot, capture_time=capture,
+                        year=ref.year if ref else None, hints=hints)
+
+
+def _capture_starts(host: str, entries: list[dict]) -> dict[str, dt.datetime]:
+    starts: dict[str, dt.datetime] = {}
+    for e in entries:
+        rf, start = e.get("raw_file"), ct.parse_time(e.get("start"))
+        if isinstance(rf, str) and start is not None:
+            if rf not in starts or start < starts[rf]:
+                starts[rf] = start
+    return starts
+
+
+def _parse_raw(sink: TableSink, host: str, source: str, path: Path, rel: str, ctx: ParseContext) -> dict:
+    from forensics.ingest import parse_path
+
+    if source == ct.SOURCE:
+        fn = COLLECTOR_FILES.get(path.name)
+        if fn is None:
+            return {}
+        try:
+            res = fn(path.read_bytes(), ctx)
+        except Exception as exc:  # noqa: BLE001 - recorded, never stops the ingest
+            return _coverage(host, source, rel, ct.VERSION, None, None, None, f"{type(exc).__name__}: {exc}")
+        for t, df in res.tables.items():
+            sink.write(t, df, host)
+        sink.write("unparsed", res.unparsed, host)
+        return _coverage(host, source, rel, ct.VERSION, res.lines, res.unparsed.height, res.rows(), None)
+    mod = sources.registry().get(source)
+    if mod is None:
+        return _coverage(host, source, rel, None, None, None, None, f"no parser for source {source!r}")
+    counts: dict[str, int] = {}
+
+    def to_sink(table: str, df: pl.DataFrame) -> None:
+        counts[table] = counts.get(table, 0) + df.height
+        sink.write(table, df, host)
+
+    try:
+        _, res = parse_path(path, source, ctx, sink=to_sink)
+    except Exception as exc:  # noqa: BLE001 - a broken parser or file must not stop the rest
+        last = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" at {Path(last[0].filename).name}:{last[0].lineno}" if last else ""
+        return _coverage(host, source, rel, int(mod.VERSION), None, None, counts or None,
+                         f"{type(exc).__name__}: {str(exc)[:300]}{where}")
+    sink.write("unparsed", res.unparsed, host)
+    for t in mod.TABLES:
+        counts.setdefault(t, 0)
+    return _coverage(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None)
+
+
+def ingest_bundle(root_dir: Path | str, progress=None) -> dict:
+    """Parse every raw file of the bundle tree at `root_dir` into its ``tables/`` folder.
+
+    Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
+    """
+    root = Path(root_dir)
+    manifest = read_manifest(root)
+    tables_dir = root / TABLES_DIR
+    tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+    sink = TableSink(tmp)
+    derived = _Derived()
+    sink.listeners.append(derived)
+    coverage: list[dict] = []
+    try:
+        for host in manifest["hosts"]:
+            hdir = root / HOSTS_DIR / host
+            info, info_err = _read_json(hdir / "host.json")
+            ctx0 = ParseContext(host=host, file=f"{HOSTS_DIR}/{host}/commands.jsonl")
+            entries: list[dict] = []
+            cmd_path = hdir / "commands.jsonl"
+            if cmd_path.is_file():
+                data = cmd_path.read_bytes()
+                cmds, bad, entries = ct.parse_commands(data, ctx0)
+                sink.write("commands", cmds, host)
+                sink.write("unparsed", bad, host)
+                coverage.append(_coverage(host, ct.SOURCE, ctx0.file, ct.VERSION, ct.count_lines(data), bad.height,
+                                          {"commands": cmds.height}, None))
+            if info_err and info_err != "host.json missing":
+                coverage.append(_coverage(host, ct.SOURCE, f"{HOSTS_DIR}/{host}/host.json", ct.VERSION, None, None, None, info_err))
+            sink.write("nics", ct.nics_frame(host, info), host)
+            starts = _capture_starts(host, entries)
+            for source, path in _raw_files(hdir / "raw"):
+                rel = path.relative_to(root).as_posix()
+                if source == ct.SOURCE and path.name in CLOCK_FILES:
+                    continue
+                ctx = _context(host, rel, source, path, info, starts)
+                if progress:
+                    progress(f"parsing {rel}")
+                cov = _parse_raw(sink, host, source, path, rel, ctx)
+                if cov:
+                    coverage.append(cov)
+            derived.by_host.setdefault(host, {})["_info"] = info
+        for host in manifest["hosts"]:
+            info = derived.by_host.get(host, {}).get("_info", {})
+            sink.write("hosts", ct.hosts_frame(host, info, derived.for_host(host)), host)
+            for t in ("unparsed", "commands", "nics", "coverage", "processes", "process_env"):
+                sink.ensure(t, host)
+        cov_df = pl.DataFrame(coverage, schema=schema.polars_schema("coverage"))
+        for host in manifest["hosts"]:
+            sink.write("coverage", cov_df.filter(pl.col("host") == host), host)
+        sink.close()
+        meta = {
+            "parser_versions": parser_versions(),
+            "created_by": _created_by(),
+            "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "hosts": list(manifest["hosts"]),
+        }
+        (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        old = None
+        if tables_dir.exists():
+            old = root / f".tables-old-{os.getpid()}"
+            os.replace(tables_dir, old)
+        os.replace(tmp, tables_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        try:
+            sink.close()
+        except Exception:  # noqa: BLE001
+            pass
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    errors = [{"file": c["file"], "error": c["error"]} for c in coverage if c["error"]]
+    return {"hosts": list(manifest["hosts"]), "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
+
+
+def _created_by() -> str:
+    import forensics
+
+    return f"forensics {forensics.__version__}"
+
+
+def tables_current(root: Path | str) -> bool:
+    """Whether ``tables/`` exists and was built by parsers at least as new as the registered ones."""
+    meta_path = Path(root) / TABLES_DIR / META
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return False
+    have = meta.get("parser_versions") if isinstance(meta, dict) else None
+    if not isinstance(have, dict):
+        return False
+    for name, version in parser_versions().items():
+        v = have.get(name)
+        if not isinstance(v, int) or v < version:
+            return False
+    return True
+
+
+__all__ = ["ingest_bundle", "tables_current", "parser_versions", "BundleError"]

@@ -1,0 +1,118 @@
+"""Writing bundles atomically (temporary file in the target folder, then rename).
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> out = write_items(d / "b.tar.zst", [("manifest.json", new_manifest(["node01"], "node")),
+...                                     ("hosts/node01/host.json", b'{"host": "node01"}')])
+>>> from forensics.bundle.read import open_bundle
+>>> open_bundle(out).hosts
+['node01']
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Iterable
+
+import forensics
+from forensics.bundle.errors import BundleError
+from forensics.collect.tarball import AtomicTar, compression_for
+from forensics.layout import FORMAT_VERSION, HOSTS_DIR, MANIFEST, TABLES_DIR, TRUTH_DIR
+
+ORDER = (MANIFEST, HOSTS_DIR, TABLES_DIR, TRUTH_DIR)
+
+
+def created_by() -> str:
+    return f"forensics {forensics.__version__}"
+
+
+def new_manifest(hosts: list[str], kind: str, redaction: dict | None = None, **extra) -> bytes:
+    """manifest.json bytes for format version 1."""
+    man = {
+        "format_version": FORMAT_VERSION,
+        "created_by": created_by(),
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "hosts": sorted(hosts),
+        "redaction": redaction,
+        "kind": kind,
+    }
+    man.update(extra)
+    return (json.dumps(man, indent=1) + "\n").encode()
+
+
+def check_out_path(out: Path | str) -> Path:
+    out = Path(out)
+    try:
+        compression_for(out)
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
+    if out.is_dir():
+        raise BundleError(f"{out}: is a directory")
+    if not out.parent.is_dir():
+        raise BundleError(f"{out.parent}: no such directory")
+    return out
+
+
+def _open(out: Path) -> AtomicTar:
+    try:
+        return AtomicTar(out)
+    except (ValueError, OSError) as exc:
+        raise BundleError(f"{out}: cannot write: {exc}") from None
+
+
+def write_items(out: Path | str, items: Iterable[tuple[str, bytes]]) -> Path:
+    """Write (arcname, bytes) members as a bundle at `out` (atomically)."""
+    out = check_out_path(out)
+    tar = _open(out)
+    try:
+        for name, data in items:
+            tar.add_bytes(name, data)
+    except BaseException:
+        tar.abort()
+        raise
+    tar.close()
+    return out
+
+
+def _tree_files(src: Path) -> list[tuple[str, Path]]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if p.is_symlink() or not p.is_file():
+                raise BundleError(f"{p}: not a regular file (staging trees hold regular files only)")
+            found.append((p.relative_to(src).as_posix(), p))
+        for name in dirnames:
+            if (Path(dirpath) / name).is_symlink():
+                raise BundleError(f"{Path(dirpath) / name}: symbolic link in a staging tree")
+
+    def key(item):
+        rel = item[0]
+        top = rel.split("/", 1)[0]
+        return (ORDER.index(top) if top in ORDER else len(ORDER), rel)
+
+    return sorted(found, key=key)
+
+
+def write_tree(src: Path | str, out: Path | str) -> Path:
+    """Write the bundle tree `src` (manifest.json, hosts/, tables/, ...) to the archive `out`.
+
+    manifest.json comes first, so a reader can check it before the rest.
+    """
+    src = Path(src)
+    out = check_out_path(out)
+    if not (src / MANIFEST).is_file():
+        raise BundleError(f"{src}: no manifest.json")
+    files = _tree_files(src)
+    tar = _open(out)
+    try:
+        for rel, p in files:
+            tar.add_file(rel, p)
+    except BaseException:
+        tar.abort()
+        raise
+    tar.close()
+    return out

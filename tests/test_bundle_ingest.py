@@ -1,0 +1,195 @@
+"""Bundle ingest (raw files -> tables/) and the load() cache."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import types
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import forensics.sources as sources
+from fixture_cases import cases, context_for
+from forensics import schema
+from forensics.bundle import load
+from forensics.bundle.ingest import ingest_bundle, tables_current
+from forensics.bundle.write import write_tree
+from forensics.sources import _base
+from stand_ins.kit import iso, make_tree
+
+
+def _fake_module(name, version=1, fail=False, foreign_host=None):
+    """A minimal source used to test the ingest plumbing independently of the real parsers."""
+    mod = types.ModuleType(f"fake_{name}")
+    mod.NAME, mod.VERSION, mod.TABLES, mod.DESCRIPTION = name, version, ("kernel_log",), "test source"
+    mod.sniff = lambda head: head.startswith(b"FAKE")
+
+    def parse(data, ctx):
+        if fail:
+            raise RuntimeError("parser exploded")
+        lines = _base.split_lines(data)
+        bad = pl.col("text").str.contains("BAD")
+        df = lines.filter(~bad).select(
+            "line_no", pl.col("text").alias("message"),
+            pl.lit(ctx.capture_time, dtype=pl.Datetime("us", "UTC")).alias("ts"),
+            pl.lit(ctx.hints.get("iface")).alias("iface"), pl.lit(ctx.tz).alias("raw_time"))
+        if foreign_host:
+            df = df.with_columns(pl.when(pl.col("message").str.contains(foreign_host)).then(pl.lit(foreign_host))
+                                 .otherwise(pl.lit(ctx.host)).alias("host"))
+        return _base.result(name, ctx, lines.height, {"kernel_log": df},
+                            _base.unparsed_frame(lines.filter(bad), "bad line", ctx, name))
+
+    mod.parse = parse
+    return mod
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    reg = {"dmesg": _fake_module("dmesg"), "ethtool": _fake_module("ethtool", foreign_host="node99"),
+           "sar": _fake_module("sar", fail=True)}
+    monkeypatch.setattr(sources, "registry", lambda: reg)
+    return reg
+
+
+T0 = dt.datetime(2026, 11, 30, 10, 15, 2, tzinfo=dt.timezone.utc)
+
+
+def _tree(tmp_path):
+    proc = {"pid": 4242, "cmdline": ["torchrun", "--nproc_per_node=8", "train.py"], "gpus": [0, 1],
+            "gpu_uuids": ["GPU-1", "GPU-2"], "cpus_allowed_list": "0-3,8", "mems_allowed_list": "0",
+            "env": {"NCCL_IB_HCA": "mlx5_0", "CUDA_VISIBLE_DEVICES": "0,1", "AWS_SECRET_ACCESS_KEY": "hunter2"}}
+    hosts = {
+        "node01": {
+            "info": {"timezone": "Europe/Berlin", "boot_time": iso(T0 - dt.timedelta(days=1)), "kernel": "5.15.0-112-generic",
+                     "clock": {"wall": iso(T0), "monotonic_s": 86400.5, "ntp_offset_s": 0.0012, "ntp_source": "chronyc"},
+                     "nics": [{"iface": "ens1f0np0", "pci_addr": "0000:18:00.0", "numa_node": 0, "driver": "mlx5_core",
+                               "rdma_dev": "mlx5_0", "mtu": 9000, "speed_mbps": 400000, "operstate": "up"},
+                              {"iface": "lo", "numa_node": -1, "speed_mbps": -1}]},
+            "raw": {"dmesg/dmesg.txt": b"FAKE one\nBAD two\nthree\n",
+                    "ethtool/ens1f0np0.txt": b"FAKE a\nnode99 says hi\n",
+                    "sar/sar-u.txt": b"FAKE\n",
+                    "iostat/iostat.txt": b"no parser registered for this one\n",
+                    "collector/processes.jsonl": (json.dumps(proc) + "\n{broken\n").encode(),
+                    "collector/chronyc-tracking.txt": b"Reference ID    : A9FEA97B (169.254.169.123)\n"},
+            "commands": [{"name": "dmesg", "argv": ["dmesg", "--time-format", "iso"], "source": "dmesg",
+                          "start": iso(T0), "end": iso(T0), "exit_code": 0, "bytes": 24, "truncated": False,
+                          "timed_out": False, "error": None, "stderr_tail": "", "raw_file": "hosts/node01/raw/dmesg/dmesg.txt"},
+                         {"name": "iostat", "argv": ["iostat"], "source": "iostat", "start": iso(T0), "end": None,
+                          "exit_code": None, "bytes": 0, "truncated": True, "timed_out": True, "error": "timed out",
+                          "raw_file": "hosts/node01/raw/iostat/iostat.txt"}],
+        },
+        "node02": {"raw": {"dmesg/dmesg.txt": b"FAKE node02\n"}},
+    }
+    return make_tree(tmp_path / "b", hosts)
+
+
+def _read(root, table, host):
+    return pl.read_parquet(root / "tables" / table / f"host={host}" / "part-0.parquet")
+
+
+def test_ingest_plumbing(tmp_path, fake_registry):
+    root = _tree(tmp_path)
+    summary = ingest_bundle(root)
+    assert summary["hosts"] == ["node01", "node02"]
+    errors = {e["file"]: e["error"] for e in summary["errors"]}
+    assert errors["hosts/node01/raw/iostat/iostat.txt"] == "no parser for source 'iostat'"
+    assert errors["hosts/node01/raw/sar/sar-u.txt"].startswith("RuntimeError: parser exploded")
+
+    kl = _read(root, "kernel_log", "node01")
+    dmesg = kl.filter(pl.col("source") == "dmesg")
+    assert dmesg["message"].to_list() == ["FAKE one", "three"] and dmesg["line_no"].to_list() == [1, 3]
+    assert dmesg["ts"].to_list() == [T0, T0]  # capture time from commands.jsonl
+    assert dmesg["raw_time"].to_list() == ["Europe/Berlin"] * 2  # tz from host.json
+    assert kl.filter(pl.col("source") == "ethtool")["iface"].to_list() == ["ens1f0np0"]  # hint from the file name
+    # rows naming another host go to that host's partition
+    assert _read(root, "kernel_log", "node99")["message"].to_list() == ["node99 says hi"]
+
+    up = _read(root, "unparsed", "node01")
+    assert ("hosts/node01/raw/dmesg/dmesg.txt", 2, "BAD two") in up.select("file", "line_no", "text").rows()
+    assert "hunter2" not in str(up.to_dicts())
+    procs = _read(root, "processes", "node01")
+    assert procs.select("pid", "command", "cpus_allowed", "mems_allowed").row(0) == (
+        4242, "torchrun --nproc_per_node=8 train.py", [0, 1, 2, 3, 8], [0])
+    env = _read(root, "process_env", "node01")
+    assert sorted(env["key"]) == ["CUDA_VISIBLE_DEVICES", "NCCL_IB_HCA"]
+
+    cov = _read(root, "coverage", "node01")
+    by_file = {r["file"]: r for r in cov.to_dicts()}
+    d = by_file["hosts/node01/raw/dmesg/dmesg.txt"]
+    assert (d["lines"], d["unparsed"], json.loads(d["rows"]), d["parser_version"]) == (3, 1, {"kernel_log": 2}, 1)
+    assert by_file["hosts/node01/raw/collector/processes.jsonl"]["unparsed"] == 2  # broken line + dropped variable
+    assert not any("chronyc" in f for f in by_file)
+
+    cmds = _read(root, "commands", "node01")
+    assert cmds.filter(pl.col("timed_out"))["name"].to_list() == ["iostat"]
+    nics = _read(root, "nics", "node01")
+    assert nics.filter(pl.col("iface") == "lo")["numa_node"].to_list() == [None]
+    hosts = _read(root, "hosts", "node01").row(0, named=True)
+    assert hosts["kernel"] == "5.15.0-112-generic" and hosts["ntp_offset_s"] == 0.0012
+    assert hosts["boot_time"] == T0 - dt.timedelta(days=1)
+    for table in ("coverage", "unparsed", "commands", "nics", "hosts", "processes"):
+        assert (root / "tables" / table / "host=node02" / "part-0.parquet").is_file()
+        assert _read(root, table, "node02").schema == schema.polars_schema(table)
+    meta = json.loads((root / "tables" / "_meta.json").read_text())
+    assert meta["parser_versions"] == {"collector": 1, "dmesg": 1, "ethtool": 1, "sar": 1}
+    assert tables_current(root)
+
+
+def test_load_caches_by_content(tmp_path, fake_registry, monkeypatch):
+    root = _tree(tmp_path)
+    tar = write_tree(root, tmp_path / "b.tar.zst")
+    cache = tmp_path / "cache"
+    calls = []
+    import forensics.bundle.ingest as ingest_mod
+
+    real = ingest_mod.ingest_bundle
+    monkeypatch.setattr(ingest_mod, "ingest_bundle", lambda r, progress=None: calls.append(r) or real(r))
+    r1 = load(tar, cache_dir=cache)
+    assert (r1 / "tables/kernel_log/host=node01/part-0.parquet").is_file() and len(calls) == 1
+    r2 = load(tar, cache_dir=cache)
+    assert r2 == r1 and len(calls) == 1, "second load must not re-parse"
+    monkeypatch.setenv("FORENSICS_CACHE_DIR", str(cache))
+    assert load(tar) == r1 and len(calls) == 1
+    fake_registry["dmesg"].VERSION = 2  # a newer parser: tables are rebuilt once
+    load(tar, cache_dir=cache)
+    load(tar, cache_dir=cache)
+    assert len(calls) == 2
+    assert json.loads((r1 / "tables/_meta.json").read_text())["parser_versions"]["dmesg"] == 2
+    # a directory bundle is ingested in place
+    d = load(root)
+    assert d == root and (root / "tables/_meta.json").is_file()
+
+
+REAL = [(s, f) for s, f in cases() if s in sources.registry()]
+
+
+@pytest.mark.skipif(not REAL, reason="no registered source has fixtures yet")
+@pytest.mark.parametrize("source,fixture", REAL, ids=[f.name for _, f in REAL])
+def test_ingest_matches_parsers(tmp_path, source, fixture):
+    """Tables written by ingest equal what the parser gives on the raw file with the same context."""
+    ref = context_for(fixture)
+    name = fixture.name
+    info = {"timezone": ref.tz or "UTC", "boot_time": iso(ref.boot_time)}
+    if ref.year and not ref.capture_time:
+        info["clock"] = {"wall": f"{ref.year}-06-01T00:00:00+00:00"}
+    rel = f"hosts/node01/raw/{source}/{name}"
+    cmds = [{"name": source, "argv": [source], "start": iso(ref.capture_time), "raw_file": rel}] if ref.capture_time else []
+    if ref.hints:
+        info["files"] = {rel: {"hints": ref.hints}}
+    info["loose"] = True  # no iface hint from the fixture's file name
+    root = make_tree(tmp_path / "b", {"node01": {"info": info, "raw": {f"{source}/{name}": fixture.read_bytes()},
+                                                 "commands": cmds}})
+    ingest_bundle(root)
+    ctx = _base.ParseContext(host="node01", file=rel, tz=info["timezone"], boot_time=ref.boot_time,
+                             capture_time=ref.capture_time, year=ref.year or (ref.capture_time.year if ref.capture_time else
+                             (ref.boot_time.year if ref.boot_time else None)), hints=dict(ref.hints))
+    expected = sources.get(source).parse(fixture.read_bytes(), ctx)
+    for table, df in expected.tables.items():
+        parts = sorted((root / "tables" / table).glob("host=*/part-0.parquet"))
+        got = pl.concat([pl.read_parquet(p) for p in parts]) if parts else schema.empty(table)
+        key = [c for c in ("host", "line_no", "sample_no") if c in df.columns]
+        assert_frame_equal(got.sort(key, maintain_order=True), df.sort(key, maintain_order=True), check_row_order=False)
+    cov = pl.concat([pl.read_parquet(p) for p in (root / "tables/coverage").glob("*/part-0.parquet")])
+    row = cov.filter(pl.col("file") == rel).row(0, named=True)
+    assert row["error"] is None and row["lines"] == expected.lines and row["unparsed"] == expected.unparsed.height
