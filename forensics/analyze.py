@@ -1,0 +1,76 @@
+"""`forensics analyze` as a library call: open, align, detect, and gather what the report shows."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+
+import polars as pl
+
+
+@dataclass
+class Analysis:
+    findings: pl.DataFrame
+    hosts: pl.DataFrame
+    coverage: pl.DataFrame
+    failed_commands: pl.DataFrame
+    errors: list[str] = field(default_factory=list)
+    bundle_paths: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        from forensics.cli._common import frame_to_json_rows
+
+        findings = frame_to_json_rows(self.findings)
+        for f in findings:
+            try:
+                f["evidence"] = json.loads(f["evidence"]) if f["evidence"] else {}
+            except (TypeError, ValueError):
+                pass
+        return {
+            "bundles": self.bundle_paths,
+            "findings": findings,
+            "hosts": frame_to_json_rows(self.hosts),
+            "coverage": frame_to_json_rows(self.coverage),
+            "failed_commands": frame_to_json_rows(self.failed_commands),
+            "errors": self.errors,
+        }
+
+
+def _safe(bundle, sql: str) -> pl.DataFrame:
+    try:
+        return bundle.sql(sql)
+    except Exception:
+        return pl.DataFrame()
+
+
+def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
+                   until: dt.datetime | None = None, progress=None, paths: list[str] | None = None) -> Analysis:
+    from forensics.detect.engine import run_all
+
+    findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+    hosts = _safe(bundle, "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "
+                          "clock_offset_confidence FROM hosts ORDER BY host")
+    coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines) AS lines, sum(unparsed) AS unparsed, "
+                             "count(error) AS failed_files FROM coverage GROUP BY source ORDER BY source")
+    failed = _safe(bundle, "SELECT host, name, array_to_string(argv, ' ') AS command, exit_code, timed_out, "
+                           "truncated, error FROM commands WHERE coalesce(exit_code, -1) <> 0 OR timed_out "
+                           "OR truncated OR error IS NOT NULL ORDER BY host, name")
+    return Analysis(findings, hosts, coverage, failed, errors, paths or [])
+
+
+def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress: bool = False) -> Analysis:
+    """Open (merging several bundles into one when more than one is given) and analyse."""
+    from forensics.cli._common import UserError
+    from forensics.db import open_bundle
+
+    paths = [str(p) for p in paths]
+    try:
+        if len(paths) == 1:
+            bundle = open_bundle(paths[0], cache_dir=cache_dir)
+        else:
+            from forensics.bundle.merge import merged_bundle
+
+            bundle = open_bundle(merged_bundle(paths, cache_dir=cache_dir), cache_dir=cache_dir)
+    except (OSError, ValueError) as exc:
+        raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths)

@@ -1,0 +1,72 @@
+"""`forensics analyze`: the ranked diagnosis of a bundle."""
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from forensics.cli._common import UserError
+
+
+class AnalyzeFormat(str, Enum):
+    text = "text"
+    json = "json"
+    md = "md"
+
+
+class FailOn(str, Enum):
+    info = "info"
+    warning = "warning"
+    critical = "critical"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("analyze")
+    def analyze_cmd(
+        bundles: list[Path] = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged"),
+        fmt: AnalyzeFormat = typer.Option(AnalyzeFormat.text, "--format", help="text|json|md"),
+        fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="exit 1 when a finding reaches this severity"),
+        since: Optional[str] = typer.Option(None, "--since", help="ignore findings ending before this time (ISO-8601, UTC if no zone)"),
+        until: Optional[str] = typer.Option(None, "--until", help="ignore findings starting after this time"),
+        only: Optional[list[str]] = typer.Option(None, "--only", help="only these finding kinds (repeat or comma-separate)"),
+        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+    ) -> None:
+        """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
+        from forensics.analyze import analyze_paths
+        from forensics.detect.catalog import KINDS, severity_rank
+        from forensics.timeutil import parse_when
+
+        kinds = None
+        if only:
+            kinds = {k.strip() for item in only for k in item.split(",") if k.strip()}
+            unknown = sorted(kinds - set(KINDS))
+            if unknown:
+                raise UserError(f"unknown finding kind(s) {', '.join(unknown)} (known: {', '.join(sorted(KINDS))})")
+        try:
+            t0 = parse_when(since) if since else None
+            t1 = parse_when(until) if until else None
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
+                                 progress=not quiet and sys.stderr.isatty())
+        if fmt is AnalyzeFormat.json:
+            sys.stdout.write(json.dumps(analysis.to_json(), default=str, indent=1) + "\n")
+        elif fmt is AnalyzeFormat.md:
+            from forensics.report.summary import render_markdown
+
+            sys.stdout.write(render_markdown(analysis))
+        else:
+            from rich.console import Console
+
+            from forensics.report.summary import render_text
+
+            render_text(analysis, Console(highlight=False))
+        if fail_on is not None:
+            worst = max((severity_rank(s) for s in analysis.findings["severity"].to_list()), default=-1)
+            if worst >= severity_rank(fail_on.value):
+                raise typer.Exit(1)

@@ -1,0 +1,191 @@
+"""Anomaly model: each host compared with its peers at the same moment.
+
+Features are computed per host x time window (SQL over the bundle's views), then normalised
+against the cluster at that window: z = (x - median over hosts) / scale, where scale is the
+median absolute deviation with a floor (absolute per feature and 5% of the median), so that the
+normal jitter of healthy peers never looks extreme. An IsolationForest (fixed seed) scores the
+windows; a window is anomalous when the forest isolates it (decision < 0) and at least one feature
+is `z_min` scales from the cluster. Consecutive anomalous windows of a host form one finding,
+naming its top contributing features. Findings already explained by a rule on the same host and
+time are dropped: the model is for what no rule names. A host whose GPU compute features
+(power, clocks, utilisation) deviate for most of the capture is reported as a `straggler`.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+import numpy as np
+import polars as pl
+
+from forensics import schema
+from forensics.detect.catalog import KINDS
+
+WINDOW_S = 30
+Z_MIN = 6.0
+MIN_WINDOWS = 3
+MIN_HOSTS = 3
+STRAGGLER_FRACTION = 0.5
+
+# feature -> absolute floor of its scale
+FLOORS = {
+    "gpu_util_pct": 5.0,
+    "gpu_util_min_pct": 10.0,
+    "gpu_power_w": 20.0,
+    "gpu_sm_clock_mhz": 60.0,
+    "gpu_temp_max_c": 4.0,
+    "cpu_busy_pct": 8.0,
+    "cpu_iowait_pct": 5.0,
+    "disk_util_max_pct": 10.0,
+    "disk_await_max_ms": 5.0,
+    "nic_tx_mb_s": 50.0,
+    "nic_pause_per_s": 100.0,
+}
+GPU_COMPUTE = {"gpu_util_pct", "gpu_util_min_pct", "gpu_power_w", "gpu_sm_clock_mhz"}
+
+FEATURES_SQL = """
+WITH g AS (
+  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w, gpu,
+         avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp
+  FROM gpu_samples WHERE ts IS NOT NULL GROUP BY ALL
+), gh AS (
+  SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
+         avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c
+  FROM g GROUP BY ALL
+), c AS (
+  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w,
+         avg(100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct) AS cpu_iowait_pct
+  FROM cpu_util WHERE ts IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false) GROUP BY ALL
+), d AS (
+  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms FROM (
+    SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w, device, avg(util_pct) AS u,
+           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a
+    FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
+), n0 AS (
+  SELECT host, iface, counter, ts, value,
+         value - lag(value) OVER (PARTITION BY host, iface, counter, queue ORDER BY ts) AS dv,
+         epoch(ts) - epoch(lag(ts) OVER (PARTITION BY host, iface, counter, queue ORDER BY ts)) AS dt
+  FROM nic_counters
+  WHERE ts IS NOT NULL AND queue IS NULL
+    AND (counter IN ('tx_bytes_phy', 'tx_bytes') OR counter LIKE '%%pause%%' AND counter NOT LIKE '%%duration%%'
+         AND counter NOT LIKE '%%storm%%' AND counter NOT LIKE '%%transition%%')
+), n AS (
+  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w,
+         sum(CASE WHEN counter IN ('tx_bytes_phy') OR (counter = 'tx_bytes') THEN greatest(dv, 0) / dt END) / 1e6 / count(DISTINCT ts) AS nic_tx_mb_s,
+         sum(CASE WHEN counter LIKE '%%pause%%' THEN greatest(dv, 0) / dt END) / count(DISTINCT ts) AS nic_pause_per_s
+  FROM n0 WHERE dt > 0 GROUP BY ALL
+), keys AS (
+  SELECT host, w FROM gh UNION SELECT host, w FROM c UNION SELECT host, w FROM d UNION SELECT host, w FROM n
+)
+SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (host, w), n.* EXCLUDE (host, w)
+FROM keys k
+LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w) LEFT JOIN n USING (host, w)
+ORDER BY k.w, k.host
+"""
+
+
+def features(bundle, window_s: int = WINDOW_S) -> pl.DataFrame:
+    return bundle.con.execute(FEATURES_SQL % {"w": window_s}).pl()
+
+
+def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Robust z-scores of every feature against the other hosts of the same window."""
+    cols = [c for c in FLOORS if c in feat.columns and feat[c].null_count() < feat.height]
+    exprs = []
+    for c in cols:
+        med = pl.col(c).median().over("w")
+        mad = (pl.col(c) - med).abs().median().over("w") * 1.4826
+        scale = pl.max_horizontal(mad, pl.lit(FLOORS[c]), med.abs() * 0.05)
+        exprs.append(((pl.col(c) - med) / scale).alias(c))
+    hosts_per_w = pl.col("host").n_unique().over("w")
+    z = feat.with_columns(hosts_per_w.alias("_n")).filter(pl.col("_n") >= MIN_HOSTS).select(
+        "host", "w", *exprs)
+    return z, cols
+
+
+def detect_anomalies(bundle, rule_findings: pl.DataFrame, window_s: int = WINDOW_S, z_min: float = Z_MIN) -> pl.DataFrame:
+    feat = features(bundle, window_s)
+    if feat.height == 0 or feat["host"].n_unique() < MIN_HOSTS:
+        return schema.empty("findings")
+    z, cols = peer_z(feat)
+    if z.height < 8 or not cols:
+        return schema.empty("findings")
+    from sklearn.ensemble import IsolationForest
+
+    x = z.select(cols).fill_null(0.0).fill_nan(0.0).to_numpy()
+    forest = IsolationForest(n_estimators=200, random_state=0, contamination="auto").fit(x)
+    decision = forest.decision_function(x)
+    zmax = np.abs(x).max(axis=1)
+    z = z.with_columns(
+        pl.Series("_flag", (decision < 0) & (zmax >= z_min)),
+        pl.Series("_decision", decision),
+    )
+    windows_total = z.select(pl.col("w").n_unique()).item()
+    out = []
+    for host, part in z.sort("w").group_by("host", maintain_order=True):
+        host = host[0]
+        flagged = part.filter(pl.col("_flag"))
+        if flagged.height < MIN_WINDOWS:
+            continue
+        ws = flagged["w"].to_list()
+        # episodes: consecutive windows, allowing one missing window
+        episodes, cur = [], [0]
+        for i in range(1, len(ws)):
+            if (ws[i] - ws[cur[-1]]).total_seconds() <= 2 * window_s:
+                cur.append(i)
+            else:
+                episodes.append(cur)
+                cur = [i]
+        episodes.append(cur)
+        for ep in episodes:
+            if len(ep) < MIN_WINDOWS:
+                continue
+            rows = flagged[ep]
+            mean_abs = {c: float(np.nanmean(np.abs(rows[c].fill_null(0.0).to_numpy()))) for c in cols}
+            signed = {c: float(np.nanmean(rows[c].fill_null(0.0).to_numpy())) for c in cols}
+            top = sorted(mean_abs, key=mean_abs.get, reverse=True)[:3]
+            start, end = ws[ep[0]], ws[ep[-1]] + dt.timedelta(seconds=window_s)
+            kind = "anomaly"
+            if top[0] in GPU_COMPUTE and len(ep) >= STRAGGLER_FRACTION * windows_total:
+                kind = "straggler"
+            out.append({
+                "kind": kind, "host": host, "start": start, "end": end, "top": top,
+                "z": {c: round(signed[c], 2) for c in top}, "windows": len(ep),
+                "score": float(min(1.0, 0.5 + 0.05 * mean_abs[top[0]])),
+            })
+    findings = []
+    for a in out:
+        if _explained(a, rule_findings):
+            continue
+        k = KINDS[a["kind"]]
+        feats = ", ".join(f"{c} {'+' if a['z'][c] > 0 else ''}{a['z'][c]:.1f} MAD" for c in a["top"])
+        what = "slower than its peers" if a["kind"] == "straggler" else "unlike its peers"
+        findings.append({
+            "id": f"{a['kind']}-" + hashlib.sha1(f"model|{a['host']}|{a['start']}".encode()).hexdigest()[:10],
+            "kind": a["kind"], "severity": "warning", "layer": k.layer,
+            "start": a["start"], "end": a["end"], "hosts": [a["host"]], "subject": a["top"][0],
+            "score": a["score"],
+            "summary": f"{a['host']} behaves {what} for {a['windows']} windows of {window_s} s: {feats}",
+            "evidence": json.dumps({"top_features": a["top"], "z_vs_peer_median": a["z"], "windows": a["windows"],
+                                    "window_s": window_s, "model": "IsolationForest(random_state=0) on peer z-scores"}),
+            "confirm": k.confirm, "remediation": k.remediation, "caused_by": None, "detector": "anomaly_model",
+        })
+    if not findings:
+        return schema.empty("findings")
+    return schema.conform(pl.DataFrame(findings), "findings")
+
+
+def _explained(a: dict, rules: pl.DataFrame) -> bool:
+    if rules.height == 0:
+        return False
+    for r in rules.iter_rows(named=True):
+        if a["host"] not in (r["hosts"] or []):
+            continue
+        if r["start"] is None or (r["start"] <= a["end"] and (r["end"] or r["start"]) >= a["start"]):
+            if a["kind"] == "straggler" and r["kind"] == "straggler":
+                return True
+            if a["kind"] == "anomaly" or r["kind"] in ("gpu_throttle", "numa_misplacement", "io_starvation",
+                                                         "cpu_saturation", "gpu_xid", "ecc_error", "straggler"):
+                return True
+    return False

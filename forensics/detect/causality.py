@@ -1,0 +1,84 @@
+"""Link consequences to their causes and rank findings, most likely root cause first.
+
+A finding of a consequence kind (NCCL transport errors, timeouts, busy-but-slow GPUs, stragglers,
+anomalies, follow-on Xids) whose window overlaps, or starts shortly after, a finding of a cause kind
+gets `caused_by` = that cause's id ("NCCL errors on nodes 2-8 follow the PFC storm on node 5 port
+mlx5_2"). Among several candidates the most root-like kind (catalog root_rank) wins, then the earliest.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from forensics.detect.catalog import KINDS, severity_rank
+
+FABRIC = ["pfc_storm", "packet_drops", "link_flap"]
+GPU_HW = ["gpu_xid", "ecc_error"]
+HOST_LOCAL = ["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation"]
+
+# consequence kind -> (candidate cause kinds, must the cause share a host?)
+CAUSES: dict[str, tuple[list[str], bool]] = {
+    "nccl_transport_error": (FABRIC + GPU_HW, False),
+    "collective_timeout": (FABRIC + GPU_HW + ["nccl_transport_error"] + HOST_LOCAL, False),
+    "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation"], False),
+    "straggler": (["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation"] + GPU_HW, True),
+    "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
+    "gpu_xid": (["gpu_xid", "ecc_error"], True),
+    "packet_drops": (["link_flap", "pfc_storm"], False),
+    "cpu_saturation": (["io_starvation"], True),
+}
+BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its consequence
+
+
+def _overlaps(cause: dict, effect: dict) -> bool:
+    cs, ce, es, ee = cause["start"], cause["end"], effect["start"], effect["end"]
+    if cs is None or es is None:
+        return cs is None and es is None  # untimed findings (configuration) link only to untimed ones
+    ce = ce or cs
+    ee = ee or es
+    return cs <= ee and ce + BEFORE >= es
+
+
+def link_and_rank(findings: pl.DataFrame) -> pl.DataFrame:
+    if findings.height == 0:
+        return findings
+    rows = findings.to_dicts()
+    for r in rows:
+        if r["caused_by"]:
+            continue
+        spec = CAUSES.get(r["kind"])
+        if not spec:
+            continue
+        kinds, same_host = spec
+        best = None
+        for c in rows:
+            if c is r or c["kind"] not in kinds or c["caused_by"] == r["id"]:
+                continue
+            if c["kind"] == r["kind"] and not (c["start"] and r["start"] and c["start"] < r["start"]):
+                continue  # a follow-on needs an earlier finding of its own kind
+            if same_host and not set(c["hosts"]) & set(r["hosts"]):
+                continue
+            if c["kind"] in ("nccl_misconfig",):
+                pass  # configuration holds for the whole window: no time condition
+            elif not _overlaps(c, r):
+                continue
+            key = (KINDS[c["kind"]].root_rank, c["start"] or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
+            if best is None or key < best[0]:
+                best = (key, c)
+        if best is not None:
+            r["caused_by"] = best[1]["id"]
+    far = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+
+    def order(r):
+        return (
+            r["caused_by"] is not None,
+            -severity_rank(r["severity"]),
+            KINDS[r["kind"]].root_rank,
+            -(r["score"] or 0.0),
+            r["start"] or far,
+            r["id"],
+        )
+
+    rows.sort(key=order)
+    return pl.DataFrame(rows, schema=findings.schema)

@@ -1,0 +1,104 @@
+"""Run every detector over an open bundle and return one ranked `findings` frame."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+
+import polars as pl
+
+from forensics import schema
+from forensics.detect.catalog import KINDS, severity_rank
+from forensics.detect.rules import Rule, rules
+
+_USED_PARAM = re.compile(r"\$(\w+)")
+
+
+def _params_for(rule: Rule, overrides: dict | None) -> dict:
+    used = set(_USED_PARAM.findall(rule.sql))
+    vals = {k: v for k, v in rule.params.items() if k in used}
+    for k, v in (overrides or {}).items():
+        if k in used:
+            vals[k] = v
+    missing = used - set(vals)
+    if missing:
+        raise ValueError(f"detector {rule.name}: parameters without default: {sorted(missing)}")
+    return vals
+
+
+def run_rule(bundle, rule: Rule, overrides: dict | None = None) -> pl.DataFrame:
+    df = bundle.con.execute(rule.sql, _params_for(rule, overrides)).pl()
+    return _to_findings(df, rule)
+
+
+def _to_findings(df: pl.DataFrame, rule: Rule) -> pl.DataFrame:
+    if df.height == 0:
+        return schema.empty("findings")
+    kind = KINDS[rule.kind]
+    if "hosts" not in df.columns:
+        df = df.with_columns(pl.concat_list(pl.col("host")).alias("hosts"))
+    if "severity" not in df.columns:
+        df = df.with_columns(pl.lit(rule.severity).alias("severity"))
+    if "evidence" in df.columns and df.schema["evidence"] != pl.String:
+        df = df.with_columns(pl.col("evidence").map_elements(lambda v: json.dumps(v, default=str), return_dtype=pl.String))
+    out = df.select(
+        pl.lit(rule.kind).alias("kind"),
+        pl.col("severity").fill_null(rule.severity),
+        pl.lit(kind.layer).alias("layer"),
+        pl.col("start").cast(pl.Datetime("us", "UTC")),
+        pl.col("end").cast(pl.Datetime("us", "UTC")),
+        pl.col("hosts").cast(pl.List(pl.String)).list.unique(maintain_order=True).list.sort(),
+        pl.col("subject").cast(pl.String),
+        pl.col("score").cast(pl.Float64).clip(0.0, 1.0),
+        pl.col("summary").cast(pl.String),
+        pl.col("evidence").cast(pl.String) if "evidence" in df.columns else pl.lit("{}").alias("evidence"),
+        pl.lit(kind.confirm).alias("confirm"),
+        (pl.col("remediation") if "remediation" in df.columns else pl.lit(kind.remediation)).cast(pl.String).alias("remediation"),
+        pl.lit(None, dtype=pl.String).alias("caused_by"),
+        pl.lit(rule.name).alias("detector"),
+    )
+    ids = [
+        f"{rule.kind}-" + hashlib.sha1(f"{rule.name}|{','.join(h)}|{s}|{st}".encode()).hexdigest()[:10]
+        for h, s, st in zip(out["hosts"].to_list(), out["subject"].to_list(), out["start"].to_list())
+    ]
+    out = out.with_columns(pl.Series("id", ids, dtype=pl.String))
+    return schema.conform(out, "findings")
+
+
+def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
+            until: dt.datetime | None = None, overrides: dict | None = None,
+            anomaly: bool = True, progress=None) -> tuple[pl.DataFrame, list[str]]:
+    """All rule findings (+ anomaly findings), linked and ranked. Returns (findings, errors)."""
+    frames = []
+    errors: list[str] = []
+    selected = [r for r in rules() if not only or r.kind in only]
+    for rule in selected:
+        try:
+            frames.append(run_rule(bundle, rule, overrides))
+        except Exception as exc:  # one broken detector must not hide the others' findings
+            errors.append(f"detector {rule.name}: {str(exc).splitlines()[0]}")
+        if progress:
+            progress(rule.name)
+    findings = pl.concat(frames) if frames else schema.empty("findings")
+    if anomaly and (not only or "anomaly" in only):
+        from forensics.detect.anomaly import detect_anomalies
+
+        try:
+            findings = pl.concat([findings, detect_anomalies(bundle, findings)])
+        except Exception as exc:
+            errors.append(f"anomaly model: {str(exc).splitlines()[0]}")
+    findings = findings.unique(subset=["id"], keep="first", maintain_order=True)
+    if since is not None:
+        findings = findings.filter(pl.col("end").is_null() | (pl.col("end") >= since))
+    if until is not None:
+        findings = findings.filter(pl.col("start").is_null() | (pl.col("start") <= until))
+    from forensics.detect.causality import link_and_rank
+
+    return link_and_rank(findings), errors
+
+
+def max_severity(findings: pl.DataFrame) -> str | None:
+    if findings.height == 0:
+        return None
+    return max(findings["severity"].to_list(), key=severity_rank)

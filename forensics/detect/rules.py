@@ -1,0 +1,75 @@
+"""Signature rules: SQL files in queries/detectors/, each with its metadata in a comment header.
+
+    -- kind: pfc_storm
+    -- severity: critical
+    -- description: one line
+    -- param: min_pause_per_s = 1000   pause frames per second on one priority
+    SELECT host, subject, start, "end", score, summary, evidence [, severity] FROM ...
+
+A rule returns one row per finding: `host` (or `hosts` as a list), `subject`, `start`, `end`,
+`score` in [0, 1], `summary`, `evidence` (JSON text); an optional `severity` column overrides the
+header's. Thresholds are DuckDB named parameters (`$min_pause_per_s`) with the header's defaults.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from forensics.resources import data_dir
+
+_HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*?)\s*$")
+_PARAM = re.compile(r"^(\w+)\s*=\s*(\S+)\s*(.*)$")
+
+
+@dataclass
+class Rule:
+    name: str
+    kind: str
+    severity: str
+    description: str
+    sql: str
+    path: Path
+    params: dict[str, float | int | str] = field(default_factory=dict)
+    param_help: dict[str, str] = field(default_factory=dict)
+
+
+def _value(text: str):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text.strip("'\"")
+
+
+def parse_rule(path: Path) -> Rule:
+    meta: dict[str, str] = {}
+    params: dict = {}
+    helps: dict = {}
+    for line in path.read_text().splitlines():
+        m = _HEADER.match(line)
+        if not m:
+            if line.strip() and not line.startswith("--"):
+                break
+            continue
+        key, value = m.groups()
+        if key == "param":
+            pm = _PARAM.match(value)
+            if not pm:
+                raise ValueError(f"{path.name}: bad param line {value!r}")
+            params[pm.group(1)] = _value(pm.group(2))
+            helps[pm.group(1)] = pm.group(3)
+        else:
+            meta[key] = value
+    for required in ("kind", "severity", "description"):
+        if required not in meta:
+            raise ValueError(f"{path.name}: header lacks '-- {required}:'")
+    return Rule(path.stem, meta["kind"], meta["severity"], meta["description"], path.read_text(), path, params, helps)
+
+
+@lru_cache(maxsize=None)
+def rules() -> tuple[Rule, ...]:
+    d = data_dir("queries") / "detectors"
+    return tuple(parse_rule(p) for p in sorted(d.glob("*.sql")))

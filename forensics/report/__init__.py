@@ -1,0 +1,1 @@
+"""Reports: render findings and views (never raw tables)."""

@@ -1,0 +1,126 @@
+"""Text (terminal) and Markdown renderings of an analysis."""
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from forensics.detect.catalog import KINDS
+
+_LAYER = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
+          "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
+_COLOUR = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _when(ts) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
+
+
+def _window(f: dict) -> str:
+    if f["start"] is None:
+        return "configuration (whole capture)"
+    dur = (f["end"] - f["start"]).total_seconds() if f["end"] else 0
+    return f"{_when(f['start'])} .. {_when(f['end'])} UTC ({dur:.0f} s)"
+
+
+def _hosts(f: dict, limit: int = 6) -> str:
+    hs = f["hosts"] or []
+    return ", ".join(hs[:limit]) + (f" (+{len(hs) - limit} more)" if len(hs) > limit else "")
+
+
+def _evidence_line(f: dict, limit: int = 6) -> str:
+    try:
+        ev = json.loads(f["evidence"]) if f["evidence"] else {}
+    except ValueError:
+        return f["evidence"] or ""
+    if not isinstance(ev, dict):
+        return str(ev)
+    parts = []
+    for k, v in list(ev.items())[:limit]:
+        if isinstance(v, float):
+            v = f"{v:.4g}"
+        elif isinstance(v, (list, dict)):
+            v = json.dumps(v, default=str)
+            v = v if len(v) < 80 else v[:77] + "..."
+        parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def render_text(analysis, console) -> None:
+    f_rows = analysis.findings.to_dicts()
+    by_id = {f["id"]: f for f in f_rows}
+    roots = [f for f in f_rows if not f["caused_by"]]
+    console.print(f"[bold]forensics analyze[/bold]: {len(f_rows)} findings, {len(roots)} root causes, "
+                  f"{analysis.hosts.height} hosts")
+    if not f_rows:
+        console.print("[green]No findings: nothing abnormal detected in the bundle.[/green]")
+    for i, f in enumerate(f_rows, 1):
+        col = _COLOUR.get(f["severity"], "")
+        layer = _LAYER.get(f["layer"], f["layer"])
+        head = f"{i}. [{col}]{f['severity'].upper()}[/{col}] [bold]{f['kind']}[/bold] ({layer})"
+        console.print(head + f"  score {f['score']:.2f}")
+        console.print(f"   {f['summary']}")
+        console.print(f"   hosts: {_hosts(f)}   subject: {f['subject'] or '-'}")
+        console.print(f"   when:  {_window(f)}")
+        if f["caused_by"] and f["caused_by"] in by_id:
+            c = by_id[f["caused_by"]]
+            console.print(f"   [italic]follows {c['kind']} on {_hosts(c, 3)} {c['subject'] or ''} ({c['id']})[/italic]")
+        ev = _evidence_line(f)
+        if ev:
+            console.print(f"   evidence: {ev}", markup=False)
+        console.print(f"   confirm: {f['confirm']}", markup=False)
+        if not f["caused_by"]:
+            console.print(f"   do: {f['remediation']}", markup=False)
+    _render_coverage_text(analysis, console)
+
+
+def _render_coverage_text(analysis, console) -> None:
+    if analysis.coverage.height:
+        parts = []
+        for r in analysis.coverage.iter_rows(named=True):
+            lines = r["lines"] or 0
+            pct = 100.0 * (lines - (r["unparsed"] or 0)) / lines if lines else 100.0
+            parts.append(f"{r['source']} {r['files']} files {pct:.1f}%")
+        console.print("parsing coverage: " + "; ".join(parts))
+    if analysis.failed_commands.height:
+        console.print(f"[yellow]{analysis.failed_commands.height} collection commands failed, timed out or "
+                      f"were truncated:[/yellow]")
+        for r in analysis.failed_commands.head(10).iter_rows(named=True):
+            why = r["error"] or ("timed out" if r["timed_out"] else "truncated" if r["truncated"] else f"exit {r['exit_code']}")
+            console.print(f"   {r['host']}: {r['command']} ({why})", markup=False)
+    for e in analysis.errors:
+        console.print(f"[red]error:[/red] {e}", markup=False)
+
+
+def render_markdown(analysis, max_findings: int = 12) -> str:
+    """A ticket comment: at most ~60 lines."""
+    f_rows = analysis.findings.to_dicts()
+    by_id = {f["id"]: f for f in f_rows}
+    out = [f"### forensics analyze: {len(f_rows)} findings on {analysis.hosts.height} hosts", ""]
+    if not f_rows:
+        out.append("No findings: nothing abnormal detected.")
+    roots = [f for f in f_rows if not f["caused_by"]]
+    if roots:
+        top = roots[0]
+        out += [f"**Most likely root cause:** `{top['kind']}` ({_LAYER.get(top['layer'], top['layer'])}) on "
+                f"{_hosts(top)} {('`' + top['subject'] + '`') if top['subject'] else ''}: {top['summary']}", "",
+                f"*Do:* {top['remediation']}", "", f"*Confirm:* `{top['confirm']}`", ""]
+    if f_rows:
+        out += ["| # | severity | kind | hosts | subject | window (UTC) | summary |", "|---|---|---|---|---|---|---|"]
+        for i, f in enumerate(f_rows[:max_findings], 1):
+            cause = f" (follows {by_id[f['caused_by']]['kind']})" if f["caused_by"] in by_id else ""
+            summary = (f["summary"] or "").replace("|", "\\|")
+            out.append(f"| {i} | {f['severity']} | {f['kind']} | {_hosts(f, 3)} | {f['subject'] or ''} | "
+                       f"{_window(f)} | {summary}{cause} |")
+        if len(f_rows) > max_findings:
+            out.append(f"\n{len(f_rows) - max_findings} more findings: run `forensics analyze --format json`.")
+    if analysis.coverage.height:
+        cov = ", ".join(f"{r['source']} {r['files']}" for r in analysis.coverage.iter_rows(named=True))
+        out += ["", f"Parsed files per source: {cov}."]
+    if analysis.failed_commands.height:
+        out.append(f"{analysis.failed_commands.height} collection commands failed or were truncated.")
+    return "\n".join(out[:62]) + "\n"
+
+
+def kinds_help() -> str:
+    return ", ".join(sorted(KINDS))

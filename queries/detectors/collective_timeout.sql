@@ -1,0 +1,30 @@
+-- kind: collective_timeout
+-- severity: critical
+-- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for
+WITH t AS (
+  SELECT host, rank, seq, op_type, timeout_ms, ran_ms, ts, file, line_no
+  FROM nccl_log WHERE kind = 'watchdog_timeout'
+), lc AS (
+  SELECT host, rank, max(seq) AS last_completed FROM nccl_log
+  WHERE kind = 'last_completed' AND seq IS NOT NULL GROUP BY ALL
+), agg AS (
+  SELECT min(ts) AS start, max(ts) AS "end", count(*) AS n, list(DISTINCT host ORDER BY host) AS hosts,
+         list(DISTINCT rank ORDER BY rank) FILTER (WHERE rank IS NOT NULL) AS ranks,
+         min(seq) AS min_seq, max(seq) AS max_seq, any_value(op_type) AS op_type, max(timeout_ms) AS timeout_ms,
+         min(line_no) AS first_line, any_value(file) AS file
+  FROM t
+), slow AS (
+  SELECT host, rank, last_completed FROM lc ORDER BY last_completed, host, rank LIMIT 1
+)
+SELECT agg.hosts AS hosts,
+       coalesce('rank ' || slow.rank, 'SeqNum ' || agg.min_seq) AS subject,
+       agg.start, agg."end", 0.9 AS score,
+       agg.n || ' watchdog timeouts (' || coalesce(agg.op_type, '?') || ', SeqNum ' || agg.min_seq
+         || CASE WHEN agg.max_seq <> agg.min_seq THEN '-' || agg.max_seq ELSE '' END
+         || ', timeout ' || coalesce(agg.timeout_ms / 1000, 0) || ' s) on ' || len(agg.hosts) || ' hosts'
+         || coalesce('; lowest last completed work ' || slow.last_completed || ' on ' || slow.host || ' rank ' || slow.rank, '') AS summary,
+       to_json({timeouts: agg.n, ranks: agg.ranks, seq_min: agg.min_seq, seq_max: agg.max_seq, op_type: agg.op_type,
+                timeout_ms: agg.timeout_ms, straggler_host: slow.host, straggler_rank: slow.rank,
+                straggler_last_completed: slow.last_completed, first: {file: agg.file, line_no: agg.first_line}})::VARCHAR AS evidence
+FROM agg LEFT JOIN slow ON true
+WHERE agg.n > 0

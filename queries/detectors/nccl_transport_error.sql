@@ -1,0 +1,28 @@
+-- kind: nccl_transport_error
+-- severity: critical
+-- description: NCCL transport errors per host: IB completion errors (status, vendor error), socket failures, remote hang-ups, refused connections
+-- param: min_lines = 1   error lines needed on a host
+WITH e AS (
+  SELECT host, kind, ts, ib_status, vendor_err, peer_addr, message, file, line_no, cuda_dev, rank
+  FROM nccl_log
+  WHERE kind IN ('ib_completion_error', 'socket_error', 'connect_error', 'remote_closed')
+), g AS (
+  SELECT host, min(ts) AS start, max(ts) AS "end", count(*) AS n,
+         list(DISTINCT kind ORDER BY kind) AS kinds,
+         list(DISTINCT ib_status ORDER BY ib_status) FILTER (WHERE ib_status IS NOT NULL) AS statuses,
+         list(DISTINCT vendor_err ORDER BY vendor_err) FILTER (WHERE vendor_err IS NOT NULL) AS vendor_errs,
+         list(DISTINCT peer_addr ORDER BY peer_addr) FILTER (WHERE peer_addr IS NOT NULL) AS peers,
+         arg_min(message, coalesce(epoch(ts), line_no)) AS first_message,
+         min(line_no) AS first_line, any_value(file) AS file
+  FROM e GROUP BY host
+)
+SELECT host, array_to_string(kinds, ',') AS subject, start, "end",
+       least(1.0, 0.6 + 0.05 * n) AS score,
+       n || ' NCCL transport error lines on ' || host
+         || CASE WHEN len(statuses) > 0 THEN ' (IB completion status ' || array_to_string(statuses, '/')
+                 || coalesce(', vendor err ' || array_to_string(vendor_errs, '/'), '') || ')' ELSE '' END
+         || CASE WHEN len(peers) > 0 THEN ' with peers ' || array_to_string(peers[1:4], ', ') ELSE '' END AS summary,
+       to_json({lines: n, kinds: kinds, ib_status: statuses, vendor_err: vendor_errs, peers: peers,
+                first_message: left(first_message, 300), first: {file: file, line_no: first_line}})::VARCHAR AS evidence
+FROM g WHERE n >= $min_lines
+ORDER BY start NULLS LAST
