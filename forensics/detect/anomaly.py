@@ -86,7 +86,7 @@ ORDER BY k.w, k.host
 
 
 def features(bundle, window_s: int = WINDOW_S) -> pl.DataFrame:
-    return bundle.con.execute(FEATURES_SQL % {"w": window_s}).pl()
+    return bundle.con.sql(FEATURES_SQL % {"w": window_s}).pl()
 
 
 def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:

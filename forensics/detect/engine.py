@@ -28,7 +28,7 @@ def _params_for(rule: Rule, overrides: dict | None) -> dict:
 
 
 def run_rule(bundle, rule: Rule, overrides: dict | None = None) -> pl.DataFrame:
-    df = bundle.con.execute(rule.sql, _params_for(rule, overrides)).pl()
+    df = bundle.con.sql(rule.sql, params=_params_for(rule, overrides) or None).pl()
     return _to_findings(df, rule)
 
 

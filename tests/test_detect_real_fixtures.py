@@ -1,0 +1,49 @@
+"""On real captured outputs, the matching signature rules fire (and others stay quiet)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forensics.db import open_bundle
+from forensics.detect.engine import run_all
+from table_bundles import from_fixtures
+
+
+def findings_for(tmp_path, items):
+    bundle = open_bundle(from_fixtures(tmp_path, items))
+    findings, errors = run_all(bundle)
+    assert errors == []
+    return findings
+
+
+def test_xid_119_gsp_timeout_on_xe9680(tmp_path):
+    f = findings_for(tmp_path, [("xe9680", "dmesg", "dmesg--gpud-xe9680-ctime-xid119-gsp.txt")])
+    xid = f.filter(f["kind"] == "gpu_xid").to_dicts()
+    assert len(xid) == 1
+    ev = json.loads(xid[0]["evidence"])
+    assert ev["root_xid"] == 119 and ev["pci_addr"] == "0000:9b:00.0"
+    assert xid[0]["severity"] == "critical" and xid[0]["hosts"] == ["xe9680"]
+    assert set(f["kind"]) == {"gpu_xid"}
+
+
+def test_xid_13_then_43_is_an_application_fault_with_13_as_root(tmp_path):
+    f = findings_for(tmp_path, [("n2", "dmesg", "dmesg--gpud-decode-iso-xid13-xid43.txt")])
+    xid = f.filter(f["kind"] == "gpu_xid").to_dicts()
+    assert len(xid) == 1
+    ev = json.loads(xid[0]["evidence"])
+    assert ev["root_xid"] == 13 and ev["xids"] == [13, 43]
+    assert xid[0]["severity"] == "warning"  # 13 and 43 follow application faults
+
+
+def test_xid_79_fallen_off_the_bus(tmp_path):
+    f = findings_for(tmp_path, [("n3", "dmesg", "dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt")])
+    ev = json.loads(f.filter(f["kind"] == "gpu_xid")["evidence"][0])
+    assert ev["root_xid"] == 79
+
+
+@pytest.mark.parametrize("name", ["dmesg--mlnx-ofed47-raw-mlx5-cable-plugged.txt",
+                                  "dmesg--gpud-journalctl-short-iso-peermem.txt"])
+def test_no_xid_no_gpu_finding(tmp_path, name):
+    f = findings_for(tmp_path, [("n1", "dmesg", name)])
+    assert "gpu_xid" not in set(f["kind"])
