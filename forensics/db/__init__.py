@@ -1,0 +1,152 @@
+"""The SQL layer: a bundle's parsed tables and derived views in DuckDB.
+
+>>> b = open_bundle("incident.tar")                                    # doctest: +SKIP
+>>> b.sql("SELECT host, count(*) AS n FROM events WHERE severity = $s GROUP BY host", s="critical")  # doctest: +SKIP
+
+:func:`open_bundle` gets a directory of parsed Parquet tables (``tables/<table>/host=<h>/*.parquet``)
+from :func:`forensics.bundle.load` (which extracts safely and caches parsed tables by the bundle's
+hash) or takes a directory that already has ``tables/``, and opens an in-memory DuckDB catalog over
+it (see :mod:`forensics.db._build` for its layout, ``queries/views/`` for the views and macros).
+
+Ad hoc SQL through :meth:`Bundle.sql` is confined (see :mod:`forensics.db.safety`): one SELECT,
+no file access outside the bundle's tables, no settings changes. The connection itself
+(:attr:`Bundle.con`) is locked down the same way; detectors may still create temporary tables or
+views in it (memory only).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from forensics.db import _build, safety
+from forensics.db.safety import QueryError, RefusedQuery
+from forensics.layout import TABLES_DIR
+
+__all__ = ["Bundle", "BundleError", "QueryError", "RefusedQuery", "open_bundle", "connect"]
+
+
+class BundleError(ValueError):
+    """The input cannot be opened as a bundle (one clear line)."""
+
+
+def _resolve(path: Path, cache_dir: Path | None) -> Path:
+    """Directory with tables/ for `path` (a tar, a raw bundle directory, or a parsed directory)."""
+    if not path.exists():
+        raise BundleError(f"{path}: no such file or directory")
+    try:
+        from forensics.bundle import load  # extraction, ingest and the parsed-table cache
+    except ImportError:
+        load = None
+    if path.is_dir() and (path / TABLES_DIR).is_dir() and (load is None or not (path / "hosts").is_dir()):
+        return path  # already parsed (or only tables: nothing to re-parse from)
+    if load is None:
+        raise BundleError(f"{path}: not a directory with parsed tables/ (bundle loading is unavailable)")
+    try:
+        out = load(path, cache_dir=cache_dir)
+    except (OSError, ValueError) as exc:
+        raise BundleError(str(exc).splitlines()[0] if str(exc) else f"{path}: cannot be loaded") from None
+    return Path(getattr(out, "root", out))
+
+
+def connect(root: Path, materialize: bool = False, database: str = ":memory:") -> tuple[duckdb.DuckDBPyConnection, dict]:
+    """A DuckDB connection with the whole catalog of the bundle directory `root` built.
+
+    Returns (connection, info) where info has ``present`` (tables with data), ``views`` (derived
+    views), ``hosts`` and ``clock`` (the offsets frame). Not locked down: see :func:`open_bundle`.
+    """
+    from forensics import timeline
+
+    con = duckdb.connect(database)
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET parquet_metadata_cache = true")
+        present = _build.create_base(con, root, materialize=materialize)
+        clock = timeline.clock_offsets(con)
+        timeline.store_offsets(con, clock)
+        views = _build.create_views(con)
+    except Exception:
+        con.close()
+        raise
+    hosts = [r[0] for r in con.execute("SELECT host FROM raw.bundle_hosts ORDER BY host").fetchall()]
+    return con, {"present": present, "views": views, "hosts": hosts, "clock": clock}
+
+
+class Bundle:
+    """An opened bundle: ``.sql()``, ``.tables``, ``.views``, ``.hosts``, ``.con``, ``.root``."""
+
+    def __init__(self, root: Path, con: duckdb.DuckDBPyConnection, info: dict, confined: bool, open_s: float):
+        self.root = root
+        self.con = con
+        self.tables: list[str] = info["present"]
+        self.views: list[str] = info["views"]
+        self.hosts: list[str] = info["hosts"]
+        self.clock: pl.DataFrame = info["clock"]
+        self.confined = confined
+        self.open_seconds = open_s
+
+    @property
+    def names(self) -> list[str]:
+        """Every relation users can query in schema main (tables, views), sorted."""
+        rows = self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    @property
+    def meta(self) -> dict:
+        p = self.root / TABLES_DIR / "_meta.json"
+        try:
+            return json.loads(p.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def sql(self, query: str, /, **params: Any) -> pl.DataFrame:
+        """Run one read-only SELECT with named parameters (``$name``) and return a polars frame."""
+        st = safety.check(query)
+        wanted = set(getattr(st, "named_parameters", set()) or set())
+        missing = sorted(wanted - set(params))
+        if missing:
+            raise QueryError(f"missing value for parameter{'s' if len(missing) > 1 else ''} "
+                             + ", ".join("$" + m for m in missing))
+        extra = sorted(set(params) - wanted)
+        if extra:
+            raise QueryError("unknown parameter" + ("s " if len(extra) > 1 else " ") + ", ".join(extra)
+                             + (f" (the query uses {', '.join('$' + w for w in sorted(wanted))})" if wanted else
+                                " (the query uses none)"))
+        try:
+            rel = self.con.sql(query, params=params) if params else self.con.sql(query)
+            return rel.pl() if rel is not None else pl.DataFrame()
+        except duckdb.Error as exc:
+            raise QueryError(safety.first_line(exc)) from None
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Bundle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Bundle {self.root} hosts={len(self.hosts)} tables={len(self.tables)}>"
+
+
+def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confined: bool = True) -> Bundle:
+    """Open a bundle (tar, raw directory, or a directory with parsed ``tables/``) for SQL.
+
+    Parsing happens at most once per bundle (the cache of :func:`forensics.bundle.load`); opening an
+    already parsed bundle only builds views. With ``confined=False`` the connection is not locked
+    down (trusted internal use such as ``forensics export``).
+    """
+    t0 = time.perf_counter()
+    root = _resolve(Path(path), Path(cache_dir) if cache_dir else None)
+    con, info = connect(root)
+    if confined:
+        safety.lock_down(con, root / TABLES_DIR)
+    return Bundle(root, con, info, confined, time.perf_counter() - t0)

@@ -1,0 +1,156 @@
+"""Building the DuckDB catalog of a bundle: base relations, clock offsets, views.
+
+Layout of the catalog (the same for an opened bundle and for an exported ``.duckdb`` file):
+
+- schema ``raw``: one relation per table of ``schemas/`` exactly as parsed (a view over the
+  bundle's Parquet files when a bundle is opened, a real table in an export), plus
+  ``raw.clock_offsets`` (the per-host estimate of :mod:`forensics.timeline`) and ``raw.bundle_hosts``
+  (every host that has a partition in any table);
+- schema ``main``: what users query. Every table name of ``schemas/`` (``kernel_log``,
+  ``nic_counters``, ...), where ``hosts``, ``gpus`` and ``nccl_log`` are enriched views defined in
+  ``queries/views/``, and the derived views (``events``, ``nic_rates``, ``gpu_episodes``, ...) and
+  macros of ``queries/views/*.sql``.
+
+Parquet is read with ``hive_partitioning=false``: the ``host`` column lives inside every file
+(``tables/<table>/host=<host>/part-0.parquet``), and the directory name must neither duplicate it
+nor override it.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from forensics import schema
+from forensics.layout import TABLES_DIR
+from forensics.resources import data_dir
+
+_DUCK = {"string": "VARCHAR", "int32": "INTEGER", "int64": "BIGINT", "float64": "DOUBLE", "bool": "BOOLEAN"}
+_VIEW_FILE = re.compile(r"^(\d+)_([a-z][a-z0-9_]*)\.sql$")
+
+
+def duck_type(t: str) -> str:
+    """DuckDB type of a schema type string (``timestamp[us, tz=UTC]`` -> ``TIMESTAMPTZ``)."""
+    if t in _DUCK:
+        return _DUCK[t]
+    if t.startswith("timestamp["):
+        return "TIMESTAMPTZ"
+    m = re.fullmatch(r"list<(\w+)>", t)
+    if m:
+        return _DUCK[m.group(1)] + "[]"
+    raise ValueError(f"unknown schema type {t!r}")
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def table_files(root: Path, table: str) -> list[Path]:
+    """Parquet files of `table` in a bundle directory (``tables/<table>/*/*.parquet``), sorted."""
+    d = root / TABLES_DIR / table
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.glob("*/*.parquet") if p.is_file())
+
+
+def partition_hosts(root: Path) -> list[str]:
+    """Hosts that have a ``host=<name>`` partition in any table (cheap: directory names only)."""
+    hosts: set[str] = set()
+    tdir = root / TABLES_DIR
+    if tdir.is_dir():
+        for p in tdir.glob("*/host=*"):
+            if p.is_dir():
+                hosts.add(p.name[len("host="):])
+    return sorted(hosts)
+
+
+def _empty_select(table: str) -> str:
+    cols = ", ".join(f"CAST(NULL AS {duck_type(c['type'])}) AS {quote_ident(c['name'])}"
+                     for c in schema.load(table)["columns"])
+    return f"SELECT {cols} WHERE false"
+
+
+def _parquet_select(table: str, files: list[Path]) -> str:
+    """SELECT over the files giving exactly the schema's columns and types.
+
+    Files written by an older parser may lack a column added to the schema since (it reads as
+    NULL), or differ between hosts (then columns are matched by name across files).
+    """
+    expected = schema.arrow_schema(table)
+    schemas = [pq.read_schema(f) for f in files]
+    same = all(s.equals(schemas[0]) for s in schemas[1:])
+    present = set(schemas[0].names) if same else set().union(*(s.names for s in schemas))
+    exprs = []
+    for field in expected:
+        name = quote_ident(field.name)
+        dt = duck_type(next(c["type"] for c in schema.load(table)["columns"] if c["name"] == field.name))
+        if field.name not in present:
+            exprs.append(f"CAST(NULL AS {dt}) AS {name}")
+        elif same and schemas[0].field(field.name).type == field.type:
+            exprs.append(name)
+        elif same and pa.types.is_timestamp(field.type) and pa.types.is_timestamp(schemas[0].field(field.name).type) \
+                and schemas[0].field(field.name).type.tz is None:
+            exprs.append(f"timezone('UTC', {name}) AS {name}")  # naive UTC written by an old writer
+        else:
+            exprs.append(f"CAST({name} AS {dt}) AS {name}")
+    flist = "[" + ", ".join(quote_str(str(f)) for f in files) + "]"
+    opts = "hive_partitioning = false" + ("" if same else ", union_by_name = true")
+    return f"SELECT {', '.join(exprs)} FROM read_parquet({flist}, {opts})"
+
+
+def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False) -> list[str]:
+    """raw.<table> for every schema table; returns the tables that have data in the bundle."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    present = []
+    kind = "TABLE" if materialize else "VIEW"
+    for table in schema.table_names():
+        files = table_files(root, table)
+        sql = _parquet_select(table, files) if files else _empty_select(table)
+        if files:
+            present.append(table)
+        con.execute(f"CREATE OR REPLACE {kind} raw.{quote_ident(table)} AS {sql}")
+    hosts = partition_hosts(root)
+    con.execute("CREATE OR REPLACE TABLE raw.bundle_hosts (host VARCHAR)")
+    if hosts:
+        con.executemany("INSERT INTO raw.bundle_hosts VALUES (?)", [[h] for h in hosts])
+    return present
+
+
+def view_files() -> list[tuple[str, Path]]:
+    """(name, path) of ``queries/views/NN_<name>.sql`` in file order."""
+    out = []
+    for p in sorted(data_dir("queries").joinpath("views").glob("*.sql")):
+        m = _VIEW_FILE.match(p.name)
+        if not m:
+            raise ValueError(f"view file {p.name} must be named NN_<name>.sql")
+        out.append((m.group(2), p))
+    return out
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """main.<table> aliases and the views/macros of queries/views/; returns the derived view names.
+
+    Files run in name order (their numeric prefix is the dependency order). A file named after a
+    schema table replaces the plain alias of that table (``hosts``, ``gpus``, ``nccl_log``).
+    """
+    files = view_files()
+    defined = {name for name, _ in files}
+    for table in schema.table_names():
+        if table not in defined:
+            con.execute(f"CREATE OR REPLACE VIEW main.{quote_ident(table)} AS SELECT * FROM raw.{quote_ident(table)}")
+    derived = []
+    for name, path in files:
+        try:
+            con.execute(path.read_text())
+        except duckdb.Error as exc:
+            raise RuntimeError(f"queries/views/{path.name}: {str(exc).splitlines()[0]}") from exc
+        if name not in schema.table_names() and not name.startswith("macros"):
+            derived.append(name)
+    return derived

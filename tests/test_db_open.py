@@ -1,0 +1,81 @@
+"""open_bundle: every schema table is a view with the schema's columns and types, present or not."""
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import forensics
+from forensics import schema
+from forensics.db import BundleError, QueryError
+from test_db_kit import at, bundle_dir, write_table
+
+
+def test_every_table_is_queryable_with_schema_types_in_an_empty_bundle(tmp_path):
+    (tmp_path / "tables").mkdir()
+    b = forensics.open_bundle(tmp_path)
+    assert b.tables == [] and b.hosts == []
+    for table in schema.table_names():
+        df = b.sql(f"SELECT * FROM {table}")
+        assert df.height == 0
+        if table not in ("hosts", "gpus"):  # enriched views add columns
+            assert dict(df.schema) == schema.polars_schema(table), table
+    assert {"events", "nic_rates", "gpu_episodes", "disk_episodes", "iowait_episodes"} <= set(b.names)
+
+
+def test_partitioned_parquet_keeps_host_from_the_file_not_the_directory(tmp_path):
+    root = bundle_dir(tmp_path, {"kernel_log": [
+        {"host": "node01", "ts": at(0), "message": "a"},
+        {"host": "node02", "ts": at(1), "message": "b"},
+        {"host": "node02", "ts": at(2), "message": "c"},
+    ]})
+    b = forensics.open_bundle(root)
+    assert b.tables == ["kernel_log"]
+    assert b.hosts == ["node01", "node02"]
+    df = b.sql("SELECT * FROM kernel_log ORDER BY ts")
+    assert df.columns == list(schema.polars_schema("kernel_log"))  # no extra hive 'host' column
+    assert df["host"].to_list() == ["node01", "node02", "node02"]
+    assert df["ts"].dtype == pl.Datetime("us", "UTC")
+    assert b.sql("SELECT host, count(*) AS n FROM kernel_log GROUP BY host ORDER BY host").rows() == [
+        ("node01", 1), ("node02", 2)]
+
+
+def test_files_from_an_older_parser_lacking_a_column_read_as_null(tmp_path):
+    root = tmp_path / "b"
+    write_table(root, "kernel_log", [{"host": "n1", "message": "new", "xid": 79}])
+    old = schema.conform(pl.DataFrame({"host": ["n2"], "message": ["old"]}), "kernel_log").drop("xid", "xid_text")
+    d = root / "tables" / "kernel_log" / "host=n2"
+    d.mkdir(parents=True)
+    pq.write_table(old.to_arrow(), d / "part-0.parquet")
+    b = forensics.open_bundle(root)
+    rows = b.sql("SELECT host, message, xid FROM kernel_log ORDER BY host").rows()
+    assert rows == [("n1", "new", 79), ("n2", "old", None)]
+
+
+def test_a_table_missing_a_column_everywhere_still_has_it(tmp_path):
+    d = tmp_path / "tables" / "nics" / "host=n1"
+    d.mkdir(parents=True)
+    pq.write_table(pa.table({"host": ["n1"], "iface": ["eth0"]}), d / "part-0.parquet")
+    b = forensics.open_bundle(tmp_path)
+    df = b.sql("SELECT * FROM nics")
+    assert dict(df.schema) == schema.polars_schema("nics")
+    assert df.row(0, named=True)["iface"] == "eth0" and df.row(0, named=True)["numa_node"] is None
+
+
+def test_named_parameters_and_errors(tmp_path):
+    root = bundle_dir(tmp_path, {"kernel_log": [{"host": "n1", "message": "x", "xid": 79},
+                                                {"host": "n2", "message": "y", "xid": 13}]})
+    b = forensics.open_bundle(root)
+    assert b.sql("SELECT host FROM kernel_log WHERE xid = $x", x=79)["host"].to_list() == ["n1"]
+    with pytest.raises(QueryError, match=r"missing value for parameter \$x"):
+        b.sql("SELECT host FROM kernel_log WHERE xid = $x")
+    with pytest.raises(QueryError, match="unknown parameter y"):
+        b.sql("SELECT host FROM kernel_log WHERE xid = $x", x=1, y=2)
+    with pytest.raises(QueryError, match="no_such_table"):
+        b.sql("SELECT * FROM no_such_table")
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(BundleError, match="no such file"):
+        forensics.open_bundle(tmp_path / "nope.tar")
