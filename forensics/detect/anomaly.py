@@ -45,48 +45,14 @@ FLOORS = {
 GPU_COMPUTE = {"gpu_util_pct", "gpu_util_min_pct", "gpu_power_w", "gpu_sm_clock_mhz"}
 
 FEATURES_SQL = """
-WITH g AS (
-  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w, gpu,
-         avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp
-  FROM gpu_samples WHERE ts IS NOT NULL GROUP BY ALL
-), gh AS (
-  SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
-         avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c
-  FROM g GROUP BY ALL
-), c AS (
-  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w,
-         avg(100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct) AS cpu_iowait_pct
-  FROM cpu_util WHERE ts IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false) GROUP BY ALL
-), d AS (
-  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms FROM (
-    SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w, device, avg(util_pct) AS u,
-           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a
-    FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
-), n0 AS (
-  SELECT host, iface, counter, ts, value,
-         value - lag(value) OVER (PARTITION BY host, iface, counter, queue ORDER BY ts) AS dv,
-         epoch(ts) - epoch(lag(ts) OVER (PARTITION BY host, iface, counter, queue ORDER BY ts)) AS dt
-  FROM nic_counters
-  WHERE ts IS NOT NULL AND queue IS NULL
-    AND (counter IN ('tx_bytes_phy', 'tx_bytes') OR counter LIKE '%%pause%%' AND counter NOT LIKE '%%duration%%'
-         AND counter NOT LIKE '%%storm%%' AND counter NOT LIKE '%%transition%%')
-), n AS (
-  SELECT host, time_bucket(INTERVAL (%(w)d) SECOND, ts) AS w,
-         sum(CASE WHEN counter IN ('tx_bytes_phy') OR (counter = 'tx_bytes') THEN greatest(dv, 0) / dt END) / 1e6 / count(DISTINCT ts) AS nic_tx_mb_s,
-         sum(CASE WHEN counter LIKE '%%pause%%' THEN greatest(dv, 0) / dt END) / count(DISTINCT ts) AS nic_pause_per_s
-  FROM n0 WHERE dt > 0 GROUP BY ALL
-), keys AS (
-  SELECT host, w FROM gh UNION SELECT host, w FROM c UNION SELECT host, w FROM d UNION SELECT host, w FROM n
-)
-SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (host, w), n.* EXCLUDE (host, w)
-FROM keys k
-LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w) LEFT JOIN n USING (host, w)
-ORDER BY k.w, k.host
+SELECT h.*, n.nic_tx_mb_s, n.nic_pause_per_s
+FROM det_host_windows h LEFT JOIN det_nic_windows n USING (host, w)
+ORDER BY h.w, h.host
 """
 
 
-def features(bundle, window_s: int = WINDOW_S) -> pl.DataFrame:
-    return bundle.con.sql(FEATURES_SQL % {"w": window_s}).pl()
+def features(bundle) -> pl.DataFrame:
+    return bundle.con.sql(FEATURES_SQL).pl()
 
 
 def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
@@ -104,8 +70,9 @@ def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return z, cols
 
 
-def detect_anomalies(bundle, rule_findings: pl.DataFrame, window_s: int = WINDOW_S, z_min: float = Z_MIN) -> pl.DataFrame:
-    feat = features(bundle, window_s)
+def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN) -> pl.DataFrame:
+    window_s = WINDOW_S  # the width of det_host_windows (queries/detectors/_host_windows.sql)
+    feat = features(bundle)
     if feat.height == 0 or feat["host"].n_unique() < MIN_HOSTS:
         return schema.empty("findings")
     z, cols = peer_z(feat)

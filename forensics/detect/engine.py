@@ -10,7 +10,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.detect.catalog import KINDS, severity_rank
-from forensics.detect.rules import Rule, rules
+from forensics.detect.rules import Rule, prepare, rules
 
 _USED_PARAM = re.compile(r"\$(\w+)")
 
@@ -72,6 +72,7 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
     """All rule findings (+ anomaly findings), linked and ranked. Returns (findings, errors)."""
     frames = []
     errors: list[str] = []
+    prepare(bundle.con)
     selected = [r for r in rules() if not only or r.kind in only]
     for rule in selected:
         try:

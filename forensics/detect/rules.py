@@ -6,6 +6,9 @@
     -- param: min_pause_per_s = 1000   pause frames per second on one priority
     SELECT host, subject, start, "end", score, summary, evidence [, severity] FROM ...
 
+Files named ``_*.sql`` are not rules: they create temporary views shared by the rules and the
+anomaly model (:func:`prepare` runs them first).
+
 A rule returns one row per finding: `host` (or `hosts` as a list), `subject`, `start`, `end`,
 `score` in [0, 1], `summary`, `evidence` (JSON text); an optional `severity` column overrides the
 header's. Thresholds are DuckDB named parameters (`$min_pause_per_s`) with the header's defaults.
@@ -72,4 +75,17 @@ def parse_rule(path: Path) -> Rule:
 @lru_cache(maxsize=None)
 def rules() -> tuple[Rule, ...]:
     d = data_dir("queries") / "detectors"
-    return tuple(parse_rule(p) for p in sorted(d.glob("*.sql")))
+    return tuple(parse_rule(p) for p in sorted(d.glob("*.sql")) if not p.name.startswith("_"))
+
+
+@lru_cache(maxsize=None)
+def setup_scripts() -> tuple[tuple[str, str], ...]:
+    """(name, SQL) of queries/detectors/_*.sql: temporary views shared by rules and the model."""
+    d = data_dir("queries") / "detectors"
+    return tuple((p.stem, p.read_text()) for p in sorted(d.glob("_*.sql")))
+
+
+def prepare(con) -> None:
+    """Create the detectors' shared temporary views on a bundle connection."""
+    for _name, sql in setup_scripts():
+        con.execute(sql)

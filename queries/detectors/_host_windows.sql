@@ -1,0 +1,67 @@
+-- Shared by detectors and the anomaly model: per host x 30 s window features (a temporary view).
+CREATE OR REPLACE TEMP VIEW det_gpu_windows AS
+SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+       avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp,
+       count(*) AS samples,
+       count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
+       max(power_limit_w) AS power_limit
+FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
+GROUP BY ALL;
+
+CREATE OR REPLACE TEMP VIEW det_host_windows AS
+WITH gh AS (
+  SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
+         avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
+  FROM det_gpu_windows GROUP BY ALL
+), c AS (
+  SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+         avg(100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct) AS cpu_iowait_pct
+  FROM cpu_util WHERE ts IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false) GROUP BY ALL
+), d AS (
+  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb) AS disk_read_kb_s,
+         arg_max(device, u) AS busiest_device FROM (
+    SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, device, avg(util_pct) AS u,
+           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
+           avg(coalesce(rkb_s, kb_read_s, 0)) AS rkb
+    FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
+), q AS (
+  SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
+  FROM sar_queue WHERE ts IS NOT NULL GROUP BY ALL
+), keys AS (
+  SELECT host, w FROM gh UNION SELECT host, w FROM c UNION SELECT host, w FROM d
+)
+SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (host, w), q.* EXCLUDE (host, w)
+FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w)
+LEFT JOIN q USING (host, w);
+
+-- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs.
+CREATE OR REPLACE TEMP VIEW det_nic_class AS
+SELECT r.*,
+       CASE
+         WHEN regexp_matches(counter, 'pause_storm') THEN 'storm_event'
+         WHEN regexp_matches(counter, '(pause_duration|pfc_pri[0-9]+_(rx|tx)_duration_us|pause_time)') THEN 'pause_time_us'
+         WHEN regexp_matches(counter, '(pause|pxoff|xoff|pfc)') AND NOT regexp_matches(counter, '(transition|xon|_duration|ena_frames_pri[0-9]+$)')
+           THEN 'pause_frames'
+         WHEN regexp_matches(counter, '(pfc_ena_frames_pri[0-9]+)') THEN 'pause_frames'
+         WHEN regexp_matches(counter, '(discard|drop|out_of_buffer|missed_err|no_buffer|fifo_err|buffer_passed_thres)')
+              AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)') THEN 'drops'
+         WHEN regexp_matches(counter, '(crc_err|symbol_err|fcs_err|align_err|length_err|in_range_len)') THEN 'errors'
+         WHEN regexp_matches(counter, '(link_down_events|carrier_changes|link_down_count)') THEN 'link_down'
+         WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'rx_bytes_phy', 'rx_bytes') AND queue IS NULL THEN 'bytes'
+       END AS class,
+       CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
+            WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir,
+       coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global') AS prio
+FROM nic_rates r;
+
+CREATE OR REPLACE TEMP VIEW det_nic_windows AS
+WITH b AS (
+  SELECT host, iface, ts, counter, class, rate_per_s,
+         bool_or(counter = 'tx_bytes_phy') OVER (PARTITION BY host, iface) AS has_phy
+  FROM det_nic_class WHERE class IN ('bytes', 'pause_frames')
+)
+SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+       sum(rate_per_s) FILTER (WHERE counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END)
+         / count(DISTINCT ts) / 1e6 AS nic_tx_mb_s,
+       sum(rate_per_s) FILTER (WHERE class = 'pause_frames') / count(DISTINCT ts) AS nic_pause_per_s
+FROM b GROUP BY ALL;

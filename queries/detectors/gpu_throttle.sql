@@ -1,0 +1,45 @@
+-- kind: gpu_throttle
+-- severity: warning
+-- description: thermal and hardware throttling episodes per GPU (HW/SW thermal slowdown, HW slowdown, power brake), with durations, temperatures and the SM clock lost
+-- param: min_duration_s = 10   shortest episode reported
+-- param: max_gap_s = 5   samples further apart than this split an episode
+WITH s AS (
+  SELECT host, gpu, ts, temp_c, sm_clock_mhz, power_w, file, line_no,
+         coalesce(reason_hw_thermal_slowdown, false) AS hw_thermal,
+         coalesce(reason_sw_thermal_slowdown, false) AS sw_thermal,
+         coalesce(reason_hw_slowdown, false) AS hw_slow,
+         coalesce(reason_hw_power_brake, false) AS brake
+  FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL
+), f AS (
+  SELECT *, (hw_thermal OR sw_thermal OR hw_slow OR brake) AS thr FROM s
+), marked AS (
+  SELECT *, CASE WHEN thr AND (NOT coalesce(lag(thr) OVER w, false)
+                 OR epoch(ts) - epoch(lag(ts) OVER w) > $max_gap_s) THEN 1 ELSE 0 END AS starts
+  FROM f WINDOW w AS (PARTITION BY host, gpu ORDER BY ts)
+), islands AS (
+  SELECT *, sum(starts) OVER (PARTITION BY host, gpu ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM marked
+), base AS (
+  SELECT host, gpu, median(sm_clock_mhz) AS clk_normal, median(temp_c) AS temp_normal FROM f WHERE NOT thr GROUP BY ALL
+), ep AS (
+  SELECT host, gpu, ep, min(ts) AS start, max(ts) AS "end", count(*) AS samples,
+         bool_or(hw_thermal) AS hw_thermal, bool_or(sw_thermal) AS sw_thermal, bool_or(hw_slow) AS hw_slow,
+         bool_or(brake) AS brake, max(temp_c) AS temp_max, min(sm_clock_mhz) AS clk_min, avg(sm_clock_mhz) AS clk_avg,
+         min(line_no) AS first_line, any_value(file) AS file
+  FROM islands WHERE thr GROUP BY ALL
+)
+SELECT e.host, 'GPU' || e.gpu AS subject, e.start, e."end",
+       least(1.0, 0.6 + epoch(e."end" - e.start) / 600) AS score,
+       CASE WHEN e.hw_thermal OR e.brake THEN 'critical' ELSE 'warning' END AS severity,
+       'GPU' || e.gpu || ' on ' || e.host || ' throttled ('
+         || concat_ws(', ', CASE WHEN e.hw_thermal THEN 'HW Thermal Slowdown' END, CASE WHEN e.sw_thermal THEN 'SW Thermal Slowdown' END,
+                      CASE WHEN e.hw_slow THEN 'HW Slowdown' END, CASE WHEN e.brake THEN 'HW Power Brake' END)
+         || ') for ' || round(epoch(e."end" - e.start))::BIGINT || ' s, up to ' || coalesce(e.temp_max::VARCHAR, '?') || ' C, SM clock '
+         || coalesce(round(e.clk_avg)::BIGINT::VARCHAR, '?') || ' MHz'
+         || coalesce(' vs ' || round(b.clk_normal)::BIGINT || ' MHz unthrottled', '') AS summary,
+       to_json({duration_s: epoch(e."end" - e.start), samples: e.samples, hw_thermal: e.hw_thermal, sw_thermal: e.sw_thermal,
+                hw_slowdown: e.hw_slow, power_brake: e.brake, temp_max_c: e.temp_max, temp_normal_c: b.temp_normal,
+                sm_clock_min_mhz: e.clk_min, sm_clock_avg_mhz: round(e.clk_avg, 1), sm_clock_normal_mhz: b.clk_normal,
+                first: {file: e.file, line_no: e.first_line}})::VARCHAR AS evidence
+FROM ep e LEFT JOIN base b USING (host, gpu)
+WHERE epoch(e."end" - e.start) >= $min_duration_s
+ORDER BY e.start

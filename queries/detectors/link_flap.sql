@@ -1,0 +1,35 @@
+-- kind: link_flap
+-- severity: critical
+-- description: NIC links going down (and up) during the capture: kernel Link down/up messages and link-down counters
+-- param: min_downs = 1   link-down events needed
+WITH k AS (
+  SELECT host, coalesce(iface, regexp_extract(message, '([A-Za-z0-9_.-]+): [Ll]ink (is )?[Dd]own', 1)) AS iface, ts,
+         CASE WHEN regexp_matches(message, '([Ll]ink (is )?[Dd]own|NIC Link is Down|carrier lost|Lost carrier)') THEN 'down'
+              WHEN regexp_matches(message, '([Ll]ink (is )?[Uu]p|NIC Link is Up|link becomes ready|Gained carrier)') THEN 'up' END AS ev,
+         message, file, line_no
+  FROM kernel_log
+  WHERE regexp_matches(message, '([Ll]ink (is )?([Dd]own|[Uu]p)|carrier|Link is Up|Link is Down)')
+    AND NOT regexp_matches(message, '(veth|cali|docker|cni|flannel|virbr|br-)')
+), kd AS (
+  SELECT host, iface, min(ts) FILTER (WHERE ev = 'down') AS first_down, max(ts) AS last_event,
+         count(*) FILTER (WHERE ev = 'down') AS downs, count(*) FILTER (WHERE ev = 'up') AS ups,
+         arg_min(message, coalesce(epoch(ts), line_no)) FILTER (WHERE ev = 'down') AS first_message,
+         min(line_no) FILTER (WHERE ev = 'down') AS first_line, any_value(file) AS file
+  FROM k WHERE ev IS NOT NULL AND iface IS NOT NULL AND iface <> '' GROUP BY ALL
+), cd AS (
+  SELECT host, iface, min(ts_start) AS first_down, max(ts) AS last_event, sum(delta) AS downs
+  FROM det_nic_class WHERE class = 'link_down' AND delta > 0 GROUP BY ALL
+), j AS (
+  SELECT coalesce(kd.host, cd.host) AS host, coalesce(kd.iface, cd.iface) AS iface,
+         least(kd.first_down, cd.first_down) AS start, greatest(kd.last_event, cd.last_event) AS "end",
+         greatest(coalesce(kd.downs, 0), coalesce(cd.downs, 0)) AS downs, kd.ups, cd.downs AS counter_downs,
+         kd.downs AS log_downs, kd.first_message, kd.first_line, kd.file
+  FROM kd FULL OUTER JOIN cd ON kd.host = cd.host AND kd.iface = cd.iface
+)
+SELECT host, iface AS subject, start, coalesce("end", start) AS "end", least(1.0, 0.75 + 0.05 * downs) AS score,
+       'Link ' || iface || ' on ' || host || ' went down ' || downs || ' time(s)'
+         || coalesce(' and came back ' || ups || ' time(s)', '') || coalesce(' (link_down counter +' || counter_downs || ')', '') AS summary,
+       to_json({iface: iface, downs: downs, ups: ups, counter_downs: counter_downs, log_downs: log_downs,
+                first_message: first_message, first: {file: file, line_no: first_line}})::VARCHAR AS evidence
+FROM j WHERE downs >= $min_downs
+ORDER BY start

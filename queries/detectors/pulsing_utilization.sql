@@ -1,0 +1,34 @@
+-- kind: pulsing_utilization
+-- severity: warning
+-- description: GPUs taking turns between ~100% and ~0% utilisation (a serialised pipeline), found per GPU over time and across the host's GPUs
+-- param: min_share = 0.2   fraction of samples both at >= 90% and at <= 10% utilisation
+-- param: min_swings = 6   high/low transitions needed
+-- param: min_gpus = 2   GPUs of a host that pulse
+WITH s AS (
+  SELECT host, gpu, ts, util_pct, util_pct >= 90 AS hi, util_pct <= 10 AS lo FROM gpu_samples
+  WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
+), st AS (
+  SELECT *, CASE WHEN hi THEN 1 WHEN lo THEN -1 END AS state FROM s
+), sw AS (
+  SELECT host, gpu, ts, state, lag(state) OVER (PARTITION BY host, gpu ORDER BY ts) AS prev FROM st WHERE state IS NOT NULL
+), per_gpu AS (
+  SELECT host, gpu, count(*) AS samples, avg(hi::INT) AS share_hi, avg(lo::INT) AS share_lo, min(ts) AS t0, max(ts) AS t1
+  FROM s GROUP BY ALL
+), swings AS (
+  SELECT host, gpu, count(*) FILTER (WHERE state IS NOT NULL AND prev IS NOT NULL AND state <> prev) AS swings FROM sw GROUP BY ALL
+), pulsing AS (
+  SELECT p.*, w.swings FROM per_gpu p JOIN swings w USING (host, gpu)
+  WHERE p.share_hi >= $min_share AND p.share_lo >= $min_share AND w.swings >= $min_swings
+), turns AS (
+  -- at each moment, how many of the host's pulsing GPUs are busy: turn-taking keeps it between all and none
+  SELECT s.host, s.ts, avg(s.hi::INT) AS busy_share FROM s JOIN pulsing p USING (host, gpu) GROUP BY ALL
+)
+SELECT p.host, 'GPU' || string_agg(p.gpu::VARCHAR, ',GPU' ORDER BY p.gpu) AS subject, min(p.t0) AS start, max(p.t1) AS "end",
+       least(1.0, 0.6 + count(*) / 20) AS score,
+       count(*) || ' GPUs on ' || p.host || ' swing between >=90% and <=10% utilisation (' || round(100 * avg(p.share_hi))::BIGINT
+         || '% of samples busy, ' || round(100 * avg(p.share_lo))::BIGINT || '% idle, ' || sum(p.swings)
+         || ' swings); at a typical moment ' || round(100 * (SELECT median(busy_share) FROM turns t WHERE t.host = p.host))::BIGINT
+         || '% of them are busy: they take turns' AS summary,
+       to_json({gpus: list(p.gpu ORDER BY p.gpu), share_busy: round(avg(p.share_hi), 3), share_idle: round(avg(p.share_lo), 3),
+                swings: sum(p.swings)})::VARCHAR AS evidence
+FROM pulsing p GROUP BY p.host HAVING count(*) >= $min_gpus
