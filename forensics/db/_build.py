@@ -5,7 +5,7 @@ Layout of the catalog (the same for an opened bundle and for an exported ``.duck
 - schema ``raw``: one relation per table of ``schemas/`` exactly as parsed (a view over the
   bundle's Parquet files when a bundle is opened, a real table in an export), plus
   ``raw.clock_offsets`` (the per-host estimate of :mod:`forensics.timeline`) and ``raw.bundle_hosts``
-  (every host that has a partition in any table);
+  (every host named by the rows of any table, read from the Parquet footers);
 - schema ``main``: what users query. Every table name of ``schemas/`` (``kernel_log``,
   ``nic_counters``, ...), where ``hosts``, ``gpus`` and ``nccl_log`` are enriched views defined in
   ``queries/views/``, and the derived views (``events``, ``nic_rates``, ``gpu_episodes``, ...) and
@@ -60,15 +60,27 @@ def table_files(root: Path, table: str) -> list[Path]:
     return sorted(p for p in d.glob("*/*.parquet") if p.is_file())
 
 
-def partition_hosts(root: Path) -> list[str]:
-    """Hosts that have a ``host=<name>`` partition in any table (cheap: directory names only)."""
-    hosts: set[str] = set()
-    tdir = root / TABLES_DIR
-    if tdir.is_dir():
-        for p in tdir.glob("*/host=*"):
-            if p.is_dir():
-                hosts.add(p.name[len("host="):])
-    return sorted(hosts)
+class FileInfo:
+    """Footer facts of one Parquet file: its Arrow schema and the hosts its rows name."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        md = pq.ParquetFile(path).metadata
+        self.schema = md.schema.to_arrow_schema()
+        self.hosts = self._hosts(md)
+
+    def _hosts(self, md) -> set[str]:
+        if "host" not in self.schema.names or md.num_rows == 0:
+            return set()
+        idx = self.schema.names.index("host")
+        out: set[str] = set()
+        for i in range(md.num_row_groups):
+            st = md.row_group(i).column(idx).statistics
+            if st is None or not st.has_min_max or st.min != st.max or st.null_count:
+                col = pq.read_table(self.path, columns=["host"]).column("host")
+                return set(col.drop_null().unique().to_pylist())
+            out.add(st.min.decode() if isinstance(st.min, bytes) else st.min)
+        return out
 
 
 def _empty_select(table: str) -> str:
@@ -77,14 +89,15 @@ def _empty_select(table: str) -> str:
     return f"SELECT {cols} WHERE false"
 
 
-def _parquet_select(table: str, files: list[Path]) -> str:
+def _parquet_select(table: str, infos: list[FileInfo]) -> str:
     """SELECT over the files giving exactly the schema's columns and types.
 
     Files written by an older parser may lack a column added to the schema since (it reads as
     NULL), or differ between hosts (then columns are matched by name across files).
     """
     expected = schema.arrow_schema(table)
-    schemas = [pq.read_schema(f) for f in files]
+    files = [i.path for i in infos]
+    schemas = [i.schema for i in infos]
     same = all(s.equals(schemas[0]) for s in schemas[1:])
     present = set(schemas[0].names) if same else set().union(*(s.names for s in schemas))
     exprs = []
@@ -110,13 +123,21 @@ def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = 
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     present = []
     kind = "TABLE" if materialize else "VIEW"
+    hosts: set[str] = set()
     for table in schema.table_names():
-        files = table_files(root, table)
-        sql = _parquet_select(table, files) if files else _empty_select(table)
-        if files:
+        infos = []
+        for f in table_files(root, table):
+            try:
+                infos.append(FileInfo(f))
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise ValueError(f"{f.relative_to(root)}: not a readable Parquet file ({exc})") from None
+        sql = _parquet_select(table, infos) if infos else _empty_select(table)
+        if infos:
             present.append(table)
+        for i in infos:
+            hosts |= i.hosts
         con.execute(f"CREATE OR REPLACE {kind} raw.{quote_ident(table)} AS {sql}")
-    hosts = partition_hosts(root)
+    hosts = sorted(hosts)
     con.execute("CREATE OR REPLACE TABLE raw.bundle_hosts (host VARCHAR)")
     if hosts:
         con.executemany("INSERT INTO raw.bundle_hosts VALUES (?)", [[h] for h in hosts])

@@ -3,8 +3,11 @@
 --   host, source (parser), kind, severity (info | warning | critical), subject (gpu3, eth2,
 --   rank5, nvme0n1, ...), message, origin (table or view the event comes from), file, line_no.
 -- Kinds: kernel messages by content (xid, link_down, link_up, pcie_error, thermal, oom, hung_task,
--- nic_error, other); NCCL lines as nccl_<kind> (nccl_warn for unclassified WARN lines,
--- watchdog_timeout, watchdog_exception, ...); gpu_throttle_start/_end (gpu_episodes);
+-- nic_error, other); NCCL lines as nccl_<kind of nccl_log> (nccl_version, nccl_init_complete,
+-- nccl_net, nccl_gdr, nccl_env, nccl_ib_completion_error, nccl_socket_error, nccl_connect_error,
+-- nccl_remote_closed, nccl_error_chain, nccl_abort, nccl_error; nccl_warn for other WARN lines);
+-- PyTorch lines as watchdog_timeout, watchdog_exception, watchdog_last_enqueued,
+-- watchdog_last_completed, pytorch_exception, pytorch_error, process_terminate; gpu_throttle_start/_end (gpu_episodes);
 -- gpu_ecc_dbe, gpu_ecc_sbe, gpu_remap_pending, gpu_remap_failure (gpu_samples increments/flags);
 -- nic_link_down_counter, nic_pause_storm (ethtool counter increments); disk_saturated,
 -- cpu_iowait (episode starts); command_failed (collector commands that failed or timed out).
@@ -44,21 +47,27 @@ WITH kl AS (
 
     UNION ALL
     SELECT ts, ts_quality, host, source,
-        CASE WHEN kind IS NULL OR kind = 'other' THEN
-                 CASE WHEN level = 'WARN' THEN 'nccl_warn' WHEN level IN ('ERROR', 'ABORT') THEN 'nccl_error' ELSE 'nccl_other' END
-             WHEN kind LIKE 'watchdog_%' THEN kind
+        CASE WHEN kind IS NULL OR kind IN ('other', 'pytorch') THEN
+                 CASE WHEN level = 'WARN' THEN 'nccl_warn' WHEN level IN ('ERROR', 'FATAL') THEN 'pytorch_error'
+                      WHEN level = 'ABORT' THEN 'nccl_abort' ELSE 'nccl_other' END
+             WHEN kind IN ('watchdog_timeout', 'watchdog_exception', 'nccl_error') THEN kind
+             WHEN kind IN ('last_enqueued', 'last_completed') THEN 'watchdog_' || kind
+             WHEN kind = 'terminate' THEN 'process_terminate'
+             WHEN kind = 'exception_raised' THEN 'pytorch_exception'
              ELSE 'nccl_' || kind END AS kind,
-        CASE WHEN kind IN ('watchdog_timeout', 'watchdog_exception') OR level = 'ABORT' THEN 'critical'
+        CASE WHEN kind IN ('watchdog_timeout', 'watchdog_exception', 'abort', 'terminate') OR level IN ('ABORT', 'FATAL')
+                 THEN 'critical'
              WHEN level IN ('WARN', 'ERROR')
-                  OR kind IN ('ib_completion_error', 'socket_error', 'connect_error', 'remote_closed', 'error_chain') THEN 'warning'
+                  OR kind IN ('ib_completion_error', 'socket_error', 'connect_error', 'remote_closed', 'error_chain',
+                              'nccl_error', 'exception_raised') THEN 'warning'
              ELSE 'info' END AS severity,
         coalesce('rank' || rank, 'pid' || pid, 'gpu' || cuda_dev) AS subject,
         message, 'nccl_log' AS origin, file, line_no
     FROM nccl_log
-    WHERE level IN ('WARN', 'ERROR', 'ABORT')
+    WHERE level IN ('WARN', 'ERROR', 'ABORT', 'FATAL')
        OR kind IN ('version', 'init_complete', 'net', 'gdr', 'env', 'watchdog_timeout', 'watchdog_exception',
                    'last_enqueued', 'last_completed', 'ib_completion_error', 'socket_error', 'connect_error',
-                   'remote_closed', 'error_chain')
+                   'remote_closed', 'error_chain', 'abort', 'nccl_error', 'terminate', 'exception_raised')
 
     UNION ALL
     SELECT b.ts, e.ts_quality, e.host, 'nvidia_smi', b.kind,
