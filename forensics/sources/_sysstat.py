@@ -1,0 +1,414 @@
+"""What the sysstat parsers (iostat, sar) share: banner, dates and times, numbers, column maps, rows.
+
+sysstat prints local times and dates in the format of the locale it ran under (C: ``11/30/21``,
+en_US: ``11/30/2021 10:15:02 AM``, de_DE: ``30.11.2021``, zh_CN: ``2017年01月12日`` and
+``14时28分00秒``, ``S_TIME_FORMAT=ISO``: ``2021-11-30`` and ``2021-11-30T10:15:02+0100``).
+Day and month order of ``NN/NN/NN`` dates is decided per file: a first field above 12 means
+day/month (en_GB), a second one above 12 means month/day; when no date tells, month/day (C and
+en_US) is assumed and the result's meta says so.
+
+>>> parse_date("2017年01月12日")
+datetime.date(2017, 1, 12)
+>>> parse_date("30.10.2020"), parse_date("01/01/70"), parse_date("04/23/2019")
+(datetime.date(2020, 10, 30), datetime.date(1970, 1, 1), datetime.date(2019, 4, 23))
+>>> parse_tod(["03:59:48", "PM", "eth0"]), parse_tod(["14时28分00秒", "x"])
+((57588, 2), (52080, 1))
+>>> banner("Linux 3.10.0-957.el7.x86_64 (lqdocker) \\t08/11/2020 \\t_x86_64_\\t(16 CPU)")["host"]
+'lqdocker'
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import polars as pl
+
+from forensics import schema
+from forensics.sources._base import NULL_TOKENS, local_to_utc
+
+# ---------------------------------------------------------------- banner, dates, times
+
+BANNER_RE = re.compile(
+    r"^(?P<sys>Linux|GNU/Linux)\s+(?P<release>\S+)\s+\((?P<host>[^()\s]*)\)\s+(?P<date>\S+)"
+    r"(?:\s+_(?P<arch>\S+?)_)?(?:\s+\((?P<ncpu>[0-9]+)\s+CPU\))?\s*$"
+)
+_DATE_ISO = re.compile(r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})$")
+_DATE_CJK = re.compile(r"^([0-9]{4})年([0-9]{1,2})月([0-9]{1,2})日$")
+_DATE_YMD = re.compile(r"^([0-9]{4})[/.]([0-9]{1,2})[/.]([0-9]{1,2})$")
+_DATE_NNY = re.compile(r"^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{2}|[0-9]{4})$")
+_TIME_24 = re.compile(r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})$")
+_TIME_CJK = re.compile(r"^([0-9]{1,2})[时時]([0-9]{2})分([0-9]{2})秒$")
+_AMPM = {"AM": 0, "PM": 12, "am": 0, "pm": 12}
+_TS_ISO = re.compile(
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+)
+
+
+def _year(y: str) -> int:
+    n = int(y)
+    if len(y) == 2:  # POSIX %y: 69-99 -> 19xx, 00-68 -> 20xx
+        n += 1900 if n >= 69 else 2000
+    return n
+
+
+def date_order(dates: list[str]) -> tuple[str, bool]:
+    """'mdy' or 'dmy' for the NN/NN/NN dates of one file, and whether it was assumed."""
+    for s in dates:
+        m = _DATE_NNY.match(s)
+        if not m:
+            continue
+        if m.group(2) == ".":
+            return "dmy", False
+        a, b = int(m.group(1)), int(m.group(3))
+        if a > 12 >= b:
+            return "dmy", False
+        if b > 12 >= a:
+            return "mdy", False
+    return "mdy", any(_DATE_NNY.match(s) and _DATE_NNY.match(s).group(2) != "." for s in dates)
+
+
+def parse_date(s: str, order: str = "mdy") -> dt.date | None:
+    """A date as sysstat prints it under some locale (None when it is not one)."""
+    s = s.strip()
+    try:
+        for rx in (_DATE_ISO, _DATE_CJK, _DATE_YMD):
+            m = rx.match(s)
+            if m:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        m = _DATE_NNY.match(s)
+        if m:
+            a, b, y = int(m.group(1)), int(m.group(3)), _year(m.group(4))
+            if m.group(2) == "." or m.group(2) == "-" or order == "dmy":
+                a, b = b, a
+            return dt.date(y, a, b)
+    except ValueError:
+        return None
+    return None
+
+
+def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
+    """(seconds since midnight, tokens consumed) for a leading time of day, 24 h, 12 h or CJK."""
+    if not tokens:
+        return None
+    m = _TIME_24.match(tokens[0]) or _TIME_CJK.match(tokens[0])
+    if not m:
+        return None
+    h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if mi > 59 or se > 60:
+        return None
+    if len(tokens) > 1 and tokens[1] in _AMPM:
+        if not 1 <= h <= 12:
+            return None
+        return ((h % 12) + _AMPM[tokens[1]]) * 3600 + mi * 60 + min(se, 59), 2
+    if h > 23:
+        return None
+    return h * 3600 + mi * 60 + min(se, 59), 1
+
+
+def parse_timestamp(s: str, order: str = "mdy") -> tuple[dt.datetime | None, bool]:
+    """A full date and time (iostat -t, JSON "timestamp"); (datetime, exact).
+
+    exact is True when the text carries its UTC offset (ISO form); the datetime is then aware.
+    """
+    s = s.strip()
+    m = _TS_ISO.match(s)
+    if m:
+        try:
+            d = dt.datetime(*(int(m.group(i)) for i in range(1, 7)))
+        except ValueError:
+            return None, False
+        z = m.group(7)
+        if not z:
+            return d, False
+        if z == "Z":
+            return d.replace(tzinfo=dt.timezone.utc), True
+        z = z.replace(":", "")
+        off = dt.timedelta(hours=int(z[1:3]), minutes=int(z[3:5]))
+        return d.replace(tzinfo=dt.timezone(off if z[0] == "+" else -off)).astimezone(dt.timezone.utc), True
+    parts = s.split()
+    if len(parts) < 2:
+        return None, False
+    day = parse_date(parts[0], order)
+    tod = parse_tod(parts[1:])
+    if day is None or tod is None or 1 + tod[1] != len(parts):
+        return None, False
+    return dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=tod[0]), False
+
+
+def looks_like_timestamp_line(s: str) -> bool:
+    return parse_timestamp(s)[0] is not None
+
+
+def banner(line: str) -> dict[str, str] | None:
+    """Fields of the ``Linux <release> (<host>) <date> _<arch>_ (<n> CPU)`` first line, or None."""
+    m = BANNER_RE.match(line.strip())
+    return m.groupdict() if m else None
+
+
+# ---------------------------------------------------------------- numbers
+
+_NUM = re.compile(r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$")
+_HUMAN = re.compile(r"^[0-9]+(?:[.,][0-9]+)?[kKMGTPE]B?$")
+
+
+class BadValue(ValueError):
+    """A value that is neither a number nor one of the 'not available' tokens."""
+
+
+def value(tok: str) -> float | None:
+    """A sysstat number (decimal comma of de_DE and friends accepted); N/A tokens -> None.
+
+    >>> value("12,50"), value("N/A"), value("-3.85")
+    (12.5, None, -3.85)
+    """
+    t = tok.strip()
+    if t in NULL_TOKENS:
+        return None
+    if _NUM.match(t):
+        return float(t.replace(",", "."))
+    if _HUMAN.match(t):
+        raise BadValue(f"human-readable value {t!r} (--human/-h output is not converted)")
+    raise BadValue(f"not a number: {t[:40]!r}")
+
+
+def is_number(tok: str) -> bool:
+    return bool(_NUM.match(tok.strip()))
+
+
+# ---------------------------------------------------------------- column maps
+# header name (text and sadf -d) or JSON key -> (table column, factor); int columns are marked.
+
+DISK_COLS: dict[str, tuple[str, float]] = {
+    "rrqm/s": ("rrqm_s", 1), "wrqm/s": ("wrqm_s", 1), "drqm/s": ("drqm_s", 1),
+    "r/s": ("r_s", 1), "w/s": ("w_s", 1), "d/s": ("d_s", 1), "f/s": ("f_s", 1),
+    "rkB/s": ("rkb_s", 1), "wkB/s": ("wkb_s", 1), "dkB/s": ("dkb_s", 1),
+    "rMB/s": ("rkb_s", 1024), "wMB/s": ("wkb_s", 1024), "dMB/s": ("dkb_s", 1024),
+    "rsec/s": ("rkb_s", 0.5), "wsec/s": ("wkb_s", 0.5), "dsec/s": ("dkb_s", 0.5),
+    "rd_sec/s": ("rkb_s", 0.5), "wr_sec/s": ("wkb_s", 0.5), "dc_sec/s": ("dkb_s", 0.5),
+    "%rrqm": ("rrqm_pct", 1), "%wrqm": ("wrqm_pct", 1), "%drqm": ("drqm_pct", 1),
+    "r_await": ("r_await_ms", 1), "w_await": ("w_await_ms", 1), "d_await": ("d_await_ms", 1),
+    "f_await": ("f_await_ms", 1), "await": ("await_ms", 1),
+    "rareq-sz": ("rareq_sz_kb", 1), "wareq-sz": ("wareq_sz_kb", 1), "dareq-sz": ("dareq_sz_kb", 1),
+    "areq-sz": ("areq_sz_kb", 1), "avgrq-sz": ("avgrq_sz_sectors", 1),
+    "aqu-sz": ("aqu_sz", 1), "avgqu-sz": ("aqu_sz", 1), "svctm": ("svctm_ms", 1),
+    "%util": ("util_pct", 1), "tps": ("tps", 1),
+    "kB_read/s": ("kb_read_s", 1), "kB_wrtn/s": ("kb_wrtn_s", 1), "kB_dscd/s": ("kb_dscd_s", 1),
+    "MB_read/s": ("kb_read_s", 1024), "MB_wrtn/s": ("kb_wrtn_s", 1024), "MB_dscd/s": ("kb_dscd_s", 1024),
+    "Blk_read/s": ("kb_read_s", 0.5), "Blk_wrtn/s": ("kb_wrtn_s", 0.5), "Blk_dscd/s": ("kb_dscd_s", 0.5),
+    "kB_read": ("kb_read", 1), "kB_wrtn": ("kb_wrtn", 1), "kB_dscd": ("kb_dscd", 1),
+    "MB_read": ("kb_read", 1024), "MB_wrtn": ("kb_wrtn", 1024), "MB_dscd": ("kb_dscd", 1024),
+    "Blk_read": ("kb_read", 0.5), "Blk_wrtn": ("kb_wrtn", 0.5), "Blk_dscd": ("kb_dscd", 0.5),
+}
+DISK_JSON = {  # iostat -o JSON and sadf -j keys that differ from the text headers
+    **DISK_COLS, "rrqm": ("rrqm_pct", 1), "wrqm": ("wrqm_pct", 1), "drqm": ("drqm_pct", 1),
+    "util": ("util_pct", 1), "util-percent": ("util_pct", 1),
+    "rkB": ("rkb_s", 1), "wkB": ("wkb_s", 1), "dkB": ("dkb_s", 1),
+    "rd_sec": ("rkb_s", 0.5), "wr_sec": ("wkb_s", 0.5), "dc_sec": ("dkb_s", 0.5),
+}
+CPU_COLS = {
+    **{k: (v, 1) for k, v in {
+        "%user": "user_pct", "%usr": "user_pct", "%nice": "nice_pct", "%system": "system_pct",
+        "%sys": "system_pct", "%iowait": "iowait_pct", "%steal": "steal_pct", "%irq": "irq_pct",
+        "%soft": "soft_pct", "%guest": "guest_pct", "%gnice": "gnice_pct", "%idle": "idle_pct"}.items()},
+}
+CPU_JSON = {k.lstrip("%"): v for k, v in CPU_COLS.items()}
+NET_DEV_COLS = {
+    "rxpck/s": ("rxpck_s", 1), "txpck/s": ("txpck_s", 1), "rxkB/s": ("rxkb_s", 1), "txkB/s": ("txkb_s", 1),
+    "rxbyt/s": ("rxkb_s", 1 / 1024), "txbyt/s": ("txkb_s", 1 / 1024),
+    "rxcmp/s": ("rxcmp_s", 1), "txcmp/s": ("txcmp_s", 1), "rxmcst/s": ("rxmcst_s", 1),
+    "%ifutil": ("ifutil_pct", 1),
+}
+NET_DEV_JSON = {"rxpck": ("rxpck_s", 1), "txpck": ("txpck_s", 1), "rxkB": ("rxkb_s", 1), "txkB": ("txkb_s", 1),
+                "rxcmp": ("rxcmp_s", 1), "txcmp": ("txcmp_s", 1), "rxmcst": ("rxmcst_s", 1),
+                "ifutil-percent": ("ifutil_pct", 1)}
+_EDEV = ("rxerr", "txerr", "coll", "rxdrop", "txdrop", "txcarr", "rxfram", "rxfifo", "txfifo")
+NET_EDEV_COLS = {f"{k}/s": (f"{k}_s", 1) for k in _EDEV}
+NET_EDEV_JSON = {k: (f"{k}_s", 1) for k in _EDEV}
+MEM_COLS = {
+    "kbmemfree": ("kbmemfree", 1), "kbavail": ("kbavail", 1), "kbmemused": ("kbmemused", 1),
+    "%memused": ("memused_pct", 1), "kbbuffers": ("kbbuffers", 1), "kbcached": ("kbcached", 1),
+    "kbcommit": ("kbcommit", 1), "%commit": ("commit_pct", 1), "kbactive": ("kbactive", 1),
+    "kbinact": ("kbinact", 1), "kbdirty": ("kbdirty", 1), "kbshmem": ("kbshmem", 1),
+    "kbanonpg": ("kbanonpg", 1), "kbslab": ("kbslab", 1), "kbkstack": ("kbkstack", 1),
+    "kbpgtbl": ("kbpgtbl", 1), "kbvmused": ("kbvmused", 1),
+}
+MEM_JSON = {"memfree": ("kbmemfree", 1), "avail": ("kbavail", 1), "memused": ("kbmemused", 1),
+            "memused-percent": ("memused_pct", 1), "buffers": ("kbbuffers", 1), "cached": ("kbcached", 1),
+            "commit": ("kbcommit", 1), "commit-percent": ("commit_pct", 1), "active": ("kbactive", 1),
+            "inactive": ("kbinact", 1), "dirty": ("kbdirty", 1), "shared": ("kbshmem", 1),
+            "anonpg": ("kbanonpg", 1), "slab": ("kbslab", 1), "kstack": ("kbkstack", 1),
+            "pgtbl": ("kbpgtbl", 1), "vmused": ("kbvmused", 1)}
+QUEUE_COLS = {"runq-sz": ("runq_sz", 1), "plist-sz": ("plist_sz", 1), "ldavg-1": ("ldavg_1", 1),
+              "ldavg-5": ("ldavg_5", 1), "ldavg-15": ("ldavg_15", 1), "blocked": ("blocked", 1)}
+
+# columns whose values are text, not numbers (sar -m USB, sar -m BAT)
+TEXT_COLS = {"idvendor", "idprod", "manufact", "product", "status"}
+_ITEM_HDR = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+_PER_CPU_HDR = re.compile(r"^CPU[0-9]+$")
+
+
+def is_item_header(h: str) -> bool:
+    """Upper-case header names (CPU, IFACE, DEV, INTR, TTY, FCHOST, FILESYSTEM, ...) name the row's item.
+
+    Per-CPU value columns (CPU0, CPU1, ... of sar -I) are values, not items.
+    """
+    return bool(_ITEM_HDR.match(h)) and not _PER_CPU_HDR.match(h)
+
+
+# ---------------------------------------------------------------- row collection
+
+
+@dataclass
+class Rows:
+    """Rows per table as dicts, with their time: a naive local datetime or an aware UTC one.
+
+    Each row has the table's columns plus ``_local`` / ``_exact`` / ``_q`` (quality when the time
+    is known) and ``_key`` (sort key of its interval, for sample numbering by rank).
+    """
+
+    tables: tuple[str, ...]
+    data: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self.data.setdefault(table, []).append(row)
+
+    def frames(self, tz: str | None, rank_samples: bool) -> dict[str, pl.DataFrame]:
+        if rank_samples:
+            keys = sorted({r["_key"] for rows in self.data.values() for r in rows if r.get("_key") is not None})
+            rank = {k: i for i, k in enumerate(keys)}
+            for rows in self.data.values():
+                for r in rows:
+                    r["sample_no"] = rank.get(r.get("_key"))
+        return {t: _frame(t, self.data.get(t, []), tz) for t in self.tables}
+
+
+def _frame(table: str, rows: list[dict[str, Any]], tz: str | None) -> pl.DataFrame:
+    sch = schema.polars_schema(table)
+    if not rows:
+        return schema.empty(table)
+    cols = {}
+    for name, dtype in sch.items():
+        if name in ("ts", "ts_quality"):
+            continue
+        if any(name in r for r in rows):
+            vals = [r.get(name) for r in rows]
+            if dtype == pl.Int64:
+                vals = [None if v is None else int(round(v)) for v in vals]
+            cols[name] = pl.Series(name, vals, dtype=dtype)
+    cols["_local"] = pl.Series("_local", [r.get("_local") for r in rows], dtype=pl.Datetime("us"))
+    cols["_exact"] = pl.Series("_exact", [r.get("_exact") for r in rows], dtype=pl.Datetime("us", "UTC"))
+    cols["_q"] = pl.Series("_q", [r.get("_q") for r in rows], dtype=pl.String)
+    df = pl.DataFrame(cols)
+    ts = pl.coalesce(pl.col("_exact"), local_to_utc(pl.col("_local"), tz))
+    df = df.with_columns(ts.alias("ts")).with_columns(
+        pl.when(pl.col("ts").is_null()).then(pl.lit("none")).otherwise(pl.col("_q")).alias("ts_quality")
+    )
+    return df.drop("_local", "_exact", "_q")
+
+
+def typed_values(pairs: list[tuple[str, str]], cmap: dict[str, tuple[str, float]]) -> tuple[dict[str, Any], list[tuple[str, float | None]]]:
+    """Map (header, text) pairs through `cmap`: (row columns, unmapped numeric (header, value))."""
+    row: dict[str, Any] = {}
+    rest: list[tuple[str, float | None]] = []
+    for h, tok in pairs:
+        v = value(tok)
+        if h in cmap:
+            col, f = cmap[h]
+            row[col] = None if v is None else v * f
+        else:
+            rest.append((h, v))
+    return row, rest
+
+
+def generic_values(pairs: list[tuple[str, str]]) -> tuple[str | None, list[tuple[str, float | None]]]:
+    """(item, metrics) of one row of a section this project has no table for.
+
+    Upper-case headers name the item; text columns (USB/battery) join it as ``name=value``; every
+    other value must be a number.
+    """
+    item: list[str] = []
+    metrics: list[tuple[str, float | None]] = []
+    for h, tok in pairs:
+        if is_item_header(h):
+            item.append(tok)
+        elif h in TEXT_COLS:
+            item.append(f"{h}={tok}")
+        else:
+            metrics.append((h, value(tok)))
+    return (" ".join(item) if item else None), metrics
+
+
+# ---------------------------------------------------------------- sysstat JSON (iostat -o JSON, sadf -j)
+
+
+class JsonError(ValueError):
+    pass
+
+
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')
+_DEC = json.JSONDecoder()
+
+
+class JsonLines:
+    """Feed sysstat's JSON line by line: ``on_open(path)`` / ``on_value(path, value)`` callbacks.
+
+    sysstat writes one object member or one array element per line, so walking the lines keeps the
+    line number of every record and survives a truncated document. `path` lists the member names
+    from the root (array levels add nothing); ``on_open`` fires when an object opens as an array
+    element (a new statistics record, for instance).
+    """
+
+    def __init__(self, on_open: Callable[[list[str], int], None], on_value: Callable[[list[str], Any, int], None]):
+        self.stack: list[tuple[str | None, str]] = []
+        self.on_open, self.on_value = on_open, on_value
+
+    def path(self) -> list[str]:
+        return [k for k, _ in self.stack if k is not None]
+
+    def feed(self, line: str, line_no: int) -> None:
+        s = line.strip()
+        i, n = 0, len(s)
+        while i < n:
+            c = s[i]
+            if c in " \t\r,":
+                i += 1
+            elif c in "}]":
+                if not self.stack or self.stack[-1][1] != ("{" if c == "}" else "["):
+                    raise JsonError(f"unbalanced {c!r}")
+                self.stack.pop()
+                i += 1
+            else:
+                key = None
+                m = _KEY.match(s, i)
+                if m and (not self.stack or self.stack[-1][1] == "{"):
+                    key, i = json.loads('"' + m.group(1) + '"'), m.end()
+                    if i >= n:
+                        raise JsonError("member without value")
+                elif self.stack and self.stack[-1][1] == "{":
+                    raise JsonError("expected a member name")
+                try:
+                    val, end = _DEC.raw_decode(s, i)
+                except ValueError:
+                    if s[i] in "{[":
+                        self.stack.append((key, s[i]))
+                        if s[i] == "{" and key is None and len(self.stack) > 1 and self.stack[-2][1] == "[":
+                            self.on_open(self.path(), line_no)
+                        i += 1
+                        continue
+                    raise JsonError(f"bad JSON at column {i + 1}") from None
+                self.on_value(self.path() + ([key] if key is not None else []), val, line_no)
+                i = end
+
+
+def json_tok(v: Any) -> str:
+    """A JSON number back to text for the shared converters (None -> N/A)."""
+    if v is None:
+        return "N/A"
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise BadValue(f"unexpected JSON value {str(v)[:40]!r}")
+    return str(v)

@@ -1,0 +1,318 @@
+"""iostat (sysstat 5-12): device reports into ``disk_io``, avg-cpu blocks into ``cpu_util``.
+
+Reads every column set sysstat has printed, text and ``-o JSON``:
+
+- ``-x`` old (sysstat <= 11.4): ``Device: rrqm/s wrqm/s r/s w/s rkB/s wkB/s avgrq-sz avgqu-sz await
+  r_await w_await svctm %util`` (sysstat 9: ``rsec/s wsec/s`` and no r_await/w_await);
+  sysstat 11.5-11.7: ``r/s w/s rkB/s wkB/s rrqm/s wrqm/s %rrqm %wrqm r_await w_await aqu-sz rareq-sz
+  wareq-sz svctm %util``; sysstat 12: ``r/s rkB/s rrqm/s %rrqm r_await rareq-sz w/s ... d/s dkB/s
+  drqm/s %drqm d_await dareq-sz f/s f_await aqu-sz %util``. Old and new names land in the same
+  columns (avgqu-sz and aqu-sz -> ``aqu_sz``); ``-m`` MB and sector columns are converted to kB.
+- basic (no ``-x``): ``tps kB_read/s kB_wrtn/s [kB_dscd/s] kB_read kB_wrtn [kB_dscd]`` and the
+  ``MB_``/``Blk_`` variants (cumulative MB/blocks become kB, rounded to whole kB).
+- ``-t`` timestamp lines in the C/en_US/en_GB/de/ISO forms (``11/30/2021 10:15:02 AM``,
+  ``11/10/14 17:44:13``, ``2026-11-30T10:15:02+0100``), sysstat 5 ``Time:`` lines, ``-z``, ``-p``
+  partitions, ``-N`` names, several runs concatenated (each banner starts a new run).
+- the banner ``Linux 5.8.0 (host) <date> _x86_64_ (8 CPU)`` (host -> meta["hosts"], the date for
+  ``Time:`` lines); avg-cpu rows get ``cpu`` = "all".
+
+Times: ``-t`` times are local, converted with ctx.tz (ts_quality "local"); ISO times with an offset
+are "exact". Reports without a time get ts null ("none"), or, when ctx.hints has "interval_s" and
+ctx.capture_time is known, capture_time + report_no * interval ("sampled").
+``sample_no`` is the report number (0-based) in the file. ``since_boot`` is true for the first
+report of each run: iostat's first report averages since boot -- unless it ran with ``-y``, which
+the output does not show (pass ctx.hints["y"] = True to say so).
+Columns sysstat added that no disk_io column holds are listed in meta["ignored_columns"].
+
+>>> from forensics.sources._base import ParseContext
+>>> sample = (b"Linux 3.10.0-1062.1.2.el7.x86_64 (localhost.localdomain) \\t11/30/2021 \\t_x86_64_\\t(1 CPU)\\n\\n"
+...     b"avg-cpu:  %user   %nice %system %iowait  %steal   %idle\\n"
+...     b"           0.14    0.00    0.16    0.00    0.00   99.70\\n\\n"
+...     b"Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util\\n"
+...     b"sda               0.00     0.02    0.13    0.11     5.27     1.10    52.53     0.00    0.88    0.53    1.29   0.52   0.01\\n")
+>>> res = parse(sample, ParseContext(host="node01"))
+>>> res.tables["disk_io"].select("device", "r_s", "rkb_s", "aqu_sz", "r_await_ms", "util_pct", "since_boot").rows()
+[('sda', 0.13, 5.27, 0.0, 0.53, 0.01, True)]
+>>> res.tables["cpu_util"].select("cpu", "user_pct", "idle_pct", "ts_quality").rows()
+[('all', 0.14, 99.7, 'none')]
+>>> res.lines, res.unparsed.height, res.meta["hosts"]
+(7, 0, ['localhost.localdomain'])
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources import _sysstat as S
+from forensics.sources._base import ParseContext, ParseResult, head_text, result, split_lines, unparsed_rows
+
+NAME = "iostat"
+VERSION = 1
+TABLES = ("disk_io", "cpu_util")
+DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"
+
+_SNIFF_TEXT = re.compile(r"(?m)^(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
+_SNIFF_JSON = re.compile(r'"(?:disk_device|avg-cpu)"\s*:')
+_DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
+
+
+def sniff(head: bytes) -> bool:
+    text = head_text(head)
+    if text.lstrip().startswith("{"):
+        return '"sysstat"' in text[:400] and bool(_SNIFF_JSON.search(text))
+    return bool(_SNIFF_TEXT.search(text))
+
+
+class _State:
+    """Report bookkeeping shared by the text and JSON readers."""
+
+    def __init__(self, ctx: ParseContext):
+        self.ctx = ctx
+        self.rows = S.Rows(TABLES)
+        self.bad: list[tuple[int, str, str]] = []
+        self.report = -1
+        self.run_start = 0
+        self.has_cpu = self.has_dev = False
+        self.ts: dt.datetime | None = None
+        self.exact = False
+        self.host: str | None = None
+        self.hosts: list[str] = []
+        self.day: dt.date | None = None
+        self.ignored: set[str] = set()
+        self.variant: str | None = None
+        interval = ctx.hints.get("interval_s") if ctx.hints else None
+        self.interval = float(interval) if interval else None
+        self.no_since_boot = bool(ctx.hints.get("y")) if ctx.hints else False
+
+    def new_run(self, host: str | None) -> None:
+        self.run_start = self.report + 1
+        if host:
+            self.host = host
+            if host not in self.hosts:
+                self.hosts.append(host)
+
+    def new_report(self, ts: dt.datetime | None = None, exact: bool = False) -> None:
+        self.report += 1
+        self.has_cpu = self.has_dev = False
+        self.ts, self.exact = ts, exact
+
+    def base(self, line_no: int) -> dict[str, Any]:
+        if self.report < 0:
+            self.new_report()
+        row: dict[str, Any] = {
+            "line_no": line_no,
+            "sample_no": self.report,
+            "since_boot": self.report == self.run_start and not self.no_since_boot,
+        }
+        if not self.ctx.host and self.host:
+            row["host"] = self.host
+        if self.ts is not None:
+            row["_exact" if self.exact else "_local"] = self.ts
+            row["_q"] = "exact" if self.exact else "local"
+        elif self.interval and self.ctx.capture_time:
+            cap = self.ctx.capture_time
+            cap = cap if cap.tzinfo else cap.replace(tzinfo=dt.timezone.utc)
+            row["_exact"] = cap + dt.timedelta(seconds=self.interval * self.report)
+            row["_q"] = "sampled"
+        return row
+
+    def cpu_row(self, line_no: int, pairs: list[tuple[str, str]], cmap: dict) -> None:
+        row, rest = S.typed_values(pairs, cmap)
+        self.ignored.update(h for h, _ in rest)
+        self.rows.add("cpu_util", {**self.base(line_no), "cpu": "all", **row})
+        self.has_cpu = True
+
+    def disk_row(self, line_no: int, device: str, pairs: list[tuple[str, str]], cmap: dict) -> None:
+        row, rest = S.typed_values(pairs, cmap)
+        self.ignored.update(h for h, _ in rest)
+        self.rows.add("disk_io", {**self.base(line_no), "device": device, **row})
+        self.has_dev = True
+
+    def finish(self, n_lines: int, **meta: Any) -> ParseResult:
+        tables = self.rows.frames(self.ctx.tz, rank_samples=False)
+        up = unparsed_rows(self.bad, self.ctx, NAME) if self.bad else None
+        return result(NAME, self.ctx, n_lines, tables, up, hosts=self.hosts, variant=self.variant,
+                      reports=self.report + 1, ignored_columns=sorted(self.ignored), **meta)
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    lines = split_lines(data)
+    texts = lines["text"].to_list()
+    first = next((t.strip() for t in texts if t.strip()), "")
+    if first.startswith("{"):
+        return _parse_json(texts, ctx)
+    return _parse_text(texts, ctx)
+
+
+def _variant(cols: list[str]) -> str:
+    if "tps" in cols:
+        return "basic"
+    if "f/s" in cols or "d/s" in cols:
+        return "x-sysstat12"
+    if "rareq-sz" in cols:
+        return "x-sysstat11.5"
+    return "x-old"
+
+
+def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
+    st = _State(ctx)
+    dates = [t.split()[0] for t in texts if t[:1].isdigit() and len(t) < 64 and t.split()]
+    dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
+    order, assumed = S.date_order(dates)
+    mode: str | None = None
+    cpu_cols: list[str] = []
+    dev_cols: list[str] = []
+    dev_last = False
+    for i, text in enumerate(texts):
+        ln = i + 1
+        s = text.strip()
+        if not s:
+            if mode == "cpu":
+                mode = None
+            continue
+        if s.startswith(MARKER_PREFIX):
+            continue
+        toks = s.split()
+        b = S.banner(s)
+        if b:
+            st.new_run(b["host"])
+            st.day = S.parse_date(b["date"], order)
+            mode = None
+            continue
+        if toks[0] == "avg-cpu:":
+            cpu_cols = toks[1:]
+            if not cpu_cols or any(c not in S.CPU_COLS for c in cpu_cols):
+                st.bad.append((ln, text, "avg-cpu header with unknown columns"))
+                mode = None
+                continue
+            if st.report < 0 or st.has_cpu or st.has_dev:
+                st.new_report()
+            mode = "cpu"
+            continue
+        if toks[0] in ("Device:", "Device") or (len(toks) > 1 and toks[-1] in ("Device:", "Device")):
+            dev_last = toks[0] not in ("Device:", "Device")
+            dev_cols = toks[:-1] if dev_last else toks[1:]
+            if not any(c in S.DISK_COLS for c in dev_cols):
+                st.bad.append((ln, text, "Device header without known iostat columns"))
+                mode = None
+                continue
+            if st.report < 0 or st.has_dev:
+                st.new_report()
+            st.variant = st.variant or _variant(dev_cols)
+            mode = "dev"
+            continue
+        if toks[0][:1].isdigit():
+            ts, exact = S.parse_timestamp(s, order)
+            if ts is not None:
+                st.new_report(ts, exact)
+                mode = None
+                continue
+        if toks[0] == "Time:":  # sysstat 5: "Time: 03:59:48 PM", the date is the banner's
+            tod = S.parse_tod(toks[1:])
+            if tod and 1 + tod[1] == len(toks):
+                ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0]) if st.day else None
+                st.new_report(ts, False)
+                mode = None
+                continue
+        try:
+            if mode == "cpu":
+                if len(toks) != len(cpu_cols):
+                    raise S.BadValue(f"{len(toks)} values for {len(cpu_cols)} avg-cpu columns")
+                st.cpu_row(ln, list(zip(cpu_cols, toks)), S.CPU_COLS)
+                mode = None
+            elif mode == "dev":
+                if len(toks) != len(dev_cols) + 1:
+                    raise S.BadValue(f"{len(toks)} fields for a device and {len(dev_cols)} columns")
+                dev, vals = (toks[-1], toks[:-1]) if dev_last else (toks[0], toks[1:])
+                if S.is_number(dev):
+                    raise S.BadValue(f"device name {dev!r} is a number")
+                st.disk_row(ln, dev, list(zip(dev_cols, vals)), S.DISK_COLS)
+            else:
+                st.bad.append((ln, text, "not iostat output (no header before it)"))
+        except S.BadValue as e:
+            st.bad.append((ln, text, str(e)))
+    meta = {"date_order": order, "date_order_assumed": assumed}
+    return st.finish(len(texts), **meta)
+
+
+def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
+    st = _State(ctx)
+    st.variant = "json"
+    found = [m.group(1).split()[0] for t in texts[:5000] for m in _DATEISH.finditer(t) if m.group(1).split()]
+    order, assumed = S.date_order(found)
+
+    def on_open(path: list[str], ln: int) -> None:
+        if path == ["sysstat", "hosts", "statistics"]:
+            st.new_report()
+        elif path == ["sysstat", "hosts"]:
+            st.new_run(None)
+
+    def walk(path: list[str], val: dict, ln: int) -> None:
+        for k, v in val.items():
+            on_value(path + [k], v, ln)
+
+    def on_value(path: list[str], val: Any, ln: int) -> None:
+        if path in ([], ["sysstat"]) and isinstance(val, dict):
+            return walk(path, val, ln)
+        if path[:2] != ["sysstat", "hosts"]:
+            raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+        rest = path[2:]
+        if not rest:
+            for h in val if isinstance(val, list) else [val]:
+                if not isinstance(h, dict):
+                    raise S.JsonError("host entry is not an object")
+                st.new_run(None)
+                walk(path, h, ln)
+            return
+        if rest[0] == "statistics":
+            sub = rest[1:]
+            if not sub:
+                for e in val if isinstance(val, list) else [val]:
+                    if not isinstance(e, dict):
+                        raise S.JsonError("statistics entry is not an object")
+                    st.new_report()
+                    walk(path, e, ln)
+            elif sub == ["timestamp"]:
+                ts, exact = S.parse_timestamp(str(val), order)
+                if ts is None and st.day is not None:
+                    tod = S.parse_tod(str(val).split())
+                    if tod and tod[1] == len(str(val).split()):
+                        ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0])
+                if ts is None:
+                    raise S.JsonError(f"timestamp {str(val)[:40]!r} not understood")
+                st.ts, st.exact = ts, exact
+            elif sub == ["avg-cpu"] and isinstance(val, dict):
+                st.cpu_row(ln, [(k, _tok(v)) for k, v in val.items()], S.CPU_JSON)
+            elif sub == ["disk"]:
+                for d in val if isinstance(val, list) else [val]:
+                    if not isinstance(d, dict) or not isinstance(d.get("disk_device"), str):
+                        raise S.JsonError("disk entry without disk_device")
+                    pairs = [(k, _tok(v)) for k, v in d.items() if k != "disk_device"]
+                    st.disk_row(ln, d["disk_device"], pairs, S.DISK_JSON)
+            else:
+                raise S.JsonError(f"unexpected statistics member {'.'.join(sub)!r}")
+            return
+        if len(rest) == 1 and not isinstance(val, (dict, list)):
+            if rest[0] == "nodename" and isinstance(val, str):
+                st.host = val
+                if val not in st.hosts:
+                    st.hosts.append(val)
+            elif rest[0] == "date":
+                st.day = S.parse_date(str(val), order)
+            return
+        raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+
+    walker = S.JsonLines(on_open, on_value)
+    for i, text in enumerate(texts):
+        if not text.strip():
+            continue
+        try:
+            walker.feed(text, i + 1)
+        except (S.JsonError, S.BadValue) as e:
+            st.bad.append((i + 1, text, f"iostat JSON: {e}"))
+    return st.finish(len(texts), date_order=order, date_order_assumed=assumed)
+
+
+_tok = S.json_tok

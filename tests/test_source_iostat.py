@@ -1,0 +1,241 @@
+"""iostat: values that matter, per column set, time format and report kind (hand-checked against the fixtures)."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from forensics.sources import ParseContext, iostat, sar
+
+FIX = Path(__file__).parent / "fixtures" / "iostat"
+UTC = dt.timezone.utc
+BANNER = "Linux 5.15.0-112-generic (gpu-node07) \t11/30/2021 \t_x86_64_\t(8 CPU)\n\n"
+OLD_HDR = "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util\n"
+OLD_ROW = "sda               0.00     0.02    0.13    0.11     5.27     1.10    52.53     0.00    0.88    0.53    1.29   0.52   0.01\n"
+CPU = "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n           0.14    0.00    0.16    0.00    0.00   99.70\n\n"
+
+
+def parse_file(name: str, **ctx) -> iostat.ParseResult:
+    return iostat.parse((FIX / name).read_bytes(), ParseContext(host="n1", file=name, **ctx))
+
+
+def parse_text(text: str, **ctx):
+    ctx.setdefault("host", "n1")
+    return iostat.parse(text.encode(), ParseContext(file="t", **ctx))
+
+
+def row(df: pl.DataFrame, **where) -> dict:
+    for k, v in where.items():
+        df = df.filter(pl.col(k) == v)
+    assert df.height == 1, (where, df.height)
+    return df.row(0, named=True)
+
+
+def test_old_columns_sysstat10():
+    r = parse_file("iostat--centos77-x-old-columns.txt")
+    sda = row(r.tables["disk_io"], device="sda")
+    assert (sda["rrqm_s"], sda["wrqm_s"], sda["r_s"], sda["w_s"]) == (0.0, 0.02, 0.13, 0.11)
+    assert (sda["rkb_s"], sda["wkb_s"], sda["avgrq_sz_sectors"], sda["aqu_sz"]) == (5.27, 1.10, 52.53, 0.0)
+    assert (sda["await_ms"], sda["r_await_ms"], sda["w_await_ms"], sda["svctm_ms"], sda["util_pct"]) == (0.88, 0.53, 1.29, 0.52, 0.01)
+    assert sda["rareq_sz_kb"] is None and sda["f_s"] is None
+    assert r.meta["variant"] == "x-old" and r.meta["hosts"] == ["localhost.localdomain"]
+
+
+def test_new_columns_sysstat12_land_in_the_same_columns():
+    r = parse_file("iostat--ubuntu2010-x-new-columns.txt")
+    assert r.tables["disk_io"].height == 14 and r.unparsed.height == 0
+    sda = row(r.tables["disk_io"], device="sda")
+    assert (sda["r_s"], sda["rkb_s"], sda["rrqm_s"], sda["rrqm_pct"], sda["r_await_ms"], sda["rareq_sz_kb"]) == (
+        2.67, 100.76, 0.66, 19.76, 0.36, 37.75)
+    assert (sda["w_s"], sda["wkb_s"], sda["wrqm_s"], sda["wrqm_pct"], sda["w_await_ms"], sda["wareq_sz_kb"]) == (
+        2.81, 129.44, 4.42, 61.15, 0.42, 46.11)
+    assert (sda["d_s"], sda["dkb_s"], sda["f_s"], sda["f_await_ms"], sda["aqu_sz"], sda["util_pct"]) == (0, 0, 0, 0, 0, 0.41)
+    assert sda["svctm_ms"] is None and sda["avgrq_sz_sectors"] is None
+    # the same queue-length meaning under both names
+    old = row(parse_file("iostat--centos77-x-old-columns.txt").tables["disk_io"], device="dm-0")
+    assert old["aqu_sz"] == 0.0 and r.meta["variant"] == "x-sysstat12"
+
+
+def test_sysstat11_intermediate_columns():
+    r = parse_file("iostat--ubuntu1804-x-sysstat11-columns.txt")
+    sda = row(r.tables["disk_io"], device="sda")
+    assert (sda["r_s"], sda["w_s"], sda["rkb_s"], sda["wkb_s"]) == (127.92, 67.15, 8595.16, 12457.33)
+    assert (sda["rrqm_pct"], sda["wrqm_pct"], sda["aqu_sz"], sda["rareq_sz_kb"], sda["wareq_sz_kb"]) == (10.99, 68.04, 0.79, 67.19, 185.52)
+    assert (sda["svctm_ms"], sda["util_pct"]) == (0.78, 15.14)
+    assert r.meta["variant"] == "x-sysstat11.5"
+    assert row(r.tables["cpu_util"], cpu="all")["user_pct"] == 39.64
+
+
+def test_megabyte_columns_become_kilobytes():
+    mx = row(parse_file("iostat--centos77-mx-old-columns-mb.txt").tables["disk_io"], device="sda")
+    assert mx["rkb_s"] == pytest.approx(0.01 * 1024) and mx["avgrq_sz_sectors"] == 52.51
+    m = row(parse_file("iostat--centos77-m-basic-mb.txt").tables["disk_io"], device="sda")
+    assert m["kb_read"] == 198 * 1024 and m["kb_wrtn"] == 41 * 1024 and m["kb_read_s"] == pytest.approx(10.24)
+
+
+def test_sectors_of_sysstat9_become_kilobytes():
+    text = BANNER + "Device:         rrqm/s   wrqm/s     r/s     w/s   rsec/s   wsec/s avgrq-sz avgqu-sz   await  svctm  %util\n" \
+        "sda               0.05     1.27    0.42    0.84    14.46    16.90    24.93     0.00    3.56   1.01   0.13\n"
+    sda = row(parse_text(text).tables["disk_io"], device="sda")
+    assert sda["rkb_s"] == pytest.approx(7.23) and sda["wkb_s"] == pytest.approx(8.45) and sda["r_await_ms"] is None
+
+
+def test_basic_report_with_discard_columns():
+    r = parse_file("iostat--ubuntu2010-basic-dscd.txt")
+    sda = row(r.tables["disk_io"], device="sda")
+    assert (sda["tps"], sda["kb_read_s"], sda["kb_wrtn_s"], sda["kb_dscd_s"]) == (5.58, 103.76, 133.05, 0.0)
+    assert (sda["kb_read"], sda["kb_wrtn"], sda["kb_dscd"]) == (541026, 693732, 0)
+    assert r.meta["variant"] == "basic"
+
+
+def test_first_report_is_since_boot_and_sample_numbers():
+    r = parse_file("iostat--centos77-basic-3-reports.txt")
+    d = r.tables["disk_io"]
+    assert d["sample_no"].to_list() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert d["since_boot"].to_list() == [True] * 3 + [False] * 6
+    assert r.tables["cpu_util"]["since_boot"].to_list() == [True, False, False]
+    assert row(d, device="sda", sample_no=0)["kb_read"] == 203305
+    assert (d["ts_quality"] == "none").all() and d["ts"].null_count() == 9
+    # -y cannot be seen in the output: the caller may say so
+    r = parse_file("iostat--centos77-basic-3-reports.txt", hints={"y": True})
+    assert not r.tables["disk_io"]["since_boot"].any()
+
+
+def test_each_banner_starts_a_new_run():
+    text = BANNER + CPU + OLD_HDR + OLD_ROW + "\n" + CPU + OLD_HDR + OLD_ROW + "\n" + BANNER + CPU + OLD_HDR + OLD_ROW
+    d = parse_text(text).tables["disk_io"]
+    assert d["sample_no"].to_list() == [0, 1, 2] and d["since_boot"].to_list() == [True, False, True]
+
+
+def test_two_digit_year_timestamps_local_to_utc():
+    r = parse_file("iostat--xt-two-digit-year.txt", tz="Europe/Paris")
+    c = r.tables["cpu_util"]
+    assert c["ts"].to_list() == [dt.datetime(2014, 11, 10, 16, 44, 13, tzinfo=UTC), dt.datetime(2014, 11, 10, 16, 44, 15, tzinfo=UTC)]
+    assert c["ts_quality"].to_list() == ["local", "local"] and c["sample_no"].to_list() == [0, 1]
+    d = r.tables["disk_io"]
+    assert d["wkb_s"].to_list() == [102.62, 42.0] and d["since_boot"].to_list() == [True, False]
+
+
+@pytest.mark.parametrize("stamp,tz,expected,quality", [
+    ("11/30/2021 10:15:02 AM", "America/New_York", dt.datetime(2021, 11, 30, 15, 15, 2, tzinfo=UTC), "local"),
+    ("11/30/2021 12:05:00 AM", "UTC", dt.datetime(2021, 11, 30, 0, 5, 0, tzinfo=UTC), "local"),
+    ("11/30/2021 03:59:48 PM", "Asia/Tokyo", dt.datetime(2021, 11, 30, 6, 59, 48, tzinfo=UTC), "local"),
+    ("2021-11-30T10:15:02+0100", "Asia/Tokyo", dt.datetime(2021, 11, 30, 9, 15, 2, tzinfo=UTC), "exact"),
+    ("30/11/21 10:15:02", "Europe/London", dt.datetime(2021, 11, 30, 10, 15, 2, tzinfo=UTC), "local"),
+    ("30.11.2021 10:15:02", "Europe/Berlin", dt.datetime(2021, 11, 30, 9, 15, 2, tzinfo=UTC), "local"),
+])
+def test_t_timestamp_formats(stamp, tz, expected, quality):
+    text = BANNER.replace("11/30/2021", stamp.split()[0].split("T")[0]) + stamp + "\n" + CPU + OLD_HDR + OLD_ROW
+    r = parse_text(text, tz=tz)
+    assert r.unparsed.height == 0, r.unparsed["reason"].to_list()
+    for t in ("cpu_util", "disk_io"):
+        assert r.tables[t]["ts"].to_list() == [expected] and r.tables[t]["ts_quality"].to_list() == [quality]
+
+
+def test_sysstat5_time_lines_and_block_columns():
+    text = ("Linux 2.4.22-1.2188.nptl (localhost.localdomain)        05/01/2004\n\nTime: 03:59:48 PM\n"
+            "Device:            tps   Blk_read/s   Blk_wrtn/s   Blk_read   Blk_wrtn\n"
+            "dev3-0            1.00         8.00         0.00          8          0\n")
+    r = parse_text(text, tz="UTC")
+    d = row(r.tables["disk_io"], device="dev3-0")
+    assert (d["kb_read_s"], d["kb_read"]) == (4.0, 4) and d["ts"] == dt.datetime(2004, 5, 1, 15, 59, 48, tzinfo=UTC)
+
+
+def test_partitions_and_device_mapper_names():
+    text = BANNER + OLD_HDR + OLD_ROW + OLD_ROW.replace("sda  ", "sda1 ") + OLD_ROW.replace("sda        ", "centos-root")
+    d = parse_text(text).tables["disk_io"]
+    assert d["device"].to_list() == ["sda", "sda1", "centos-root"] and d["sample_no"].to_list() == [0, 0, 0]
+
+
+def test_sampled_times_from_interval_hint():
+    cap = dt.datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+    r = parse_file("iostat--centos77-basic-3-reports.txt", capture_time=cap, hints={"interval_s": 5})
+    c = r.tables["cpu_util"]
+    assert c["ts"].to_list() == [cap, cap + dt.timedelta(seconds=5), cap + dt.timedelta(seconds=10)]
+    assert c["ts_quality"].to_list() == ["sampled"] * 3
+
+
+def test_json_basic_with_locale_date():
+    r = parse_file("iostat--json-basic-de-date.json")
+    nv = row(r.tables["disk_io"], device="nvme0n1")
+    assert (nv["tps"], nv["kb_read_s"], nv["kb_wrtn_s"], nv["kb_read"], nv["kb_wrtn"]) == (213.21, 68.44, 1832.81, 5958762, 159566317)
+    assert nv["line_no"] == 16 and nv["since_boot"]
+    assert row(r.tables["cpu_util"], cpu="all")["user_pct"] == 10.67
+    assert r.meta["hosts"] == ["BDT233"] and r.meta["date_order"] == "dmy"
+
+
+JSON_X = """{"sysstat": {
+\t"hosts": [
+\t\t{
+\t\t\t"nodename": "gpu-node07",
+\t\t\t"sysname": "Linux",
+\t\t\t"release": "5.15.0-78-generic",
+\t\t\t"machine": "x86_64",
+\t\t\t"number-of-cpus": 8,
+\t\t\t"date": "08/05/23",
+\t\t\t"statistics": [
+\t\t\t\t{
+\t\t\t\t\t"timestamp": "08/05/23 14:00:00",
+\t\t\t\t\t"disk": [
+\t\t\t\t\t\t{"disk_device": "loop22", "r/s": 0.30, "w/s": 0.00, "d/s": 0.00, "f/s": 0.00, "rMB/s": 0.01, "wMB/s": 0.00, "dMB/s": 0.00, "rrqm/s": 0.00, "wrqm/s": 0.00, "drqm/s": 0.00, "rrqm": 0.00, "wrqm": 0.00, "drqm": 0.00, "r_await": 0.16, "w_await": 0.00, "d_await": 0.00, "f_await": 0.00, "rareq-sz": 22.91, "wareq-sz": 0.00, "dareq-sz": 0.00, "aqu-sz": 0.00, "util": 0.02}
+\t\t\t\t\t]
+\t\t\t\t},
+\t\t\t\t{
+\t\t\t\t\t"timestamp": "08/05/23 14:00:05",
+\t\t\t\t\t"disk": [
+\t\t\t\t\t\t{"disk_device": "loop37", "r/s": 0.69, "w/s": 0.00, "d/s": 0.00, "f/s": 0.00, "rMB/s": 0.04, "wMB/s": 0.00, "dMB/s": 0.00, "rrqm/s": 0.00, "wrqm/s": 0.00, "drqm/s": 0.00, "rrqm": 0.00, "wrqm": 0.00, "drqm": 0.00, "r_await": 0.27, "w_await": 0.00, "d_await": 0.00, "f_await": 0.00, "rareq-sz": 55.50, "wareq-sz": 0.00, "dareq-sz": 0.00, "aqu-sz": 0.00, "util": 0.08}
+\t\t\t\t\t]
+\t\t\t\t}
+\t\t\t]
+\t\t}
+\t]
+}}
+"""
+
+
+def test_json_extended_keys_and_timestamps():
+    r = parse_text(JSON_X, host=None, tz="Europe/Berlin")
+    d = r.tables["disk_io"]
+    assert d["device"].to_list() == ["loop22", "loop37"] and d["host"].to_list() == ["gpu-node07"] * 2
+    a = d.row(0, named=True)
+    assert (a["rkb_s"], a["rareq_sz_kb"], a["util_pct"], a["rrqm_pct"], a["line_no"]) == (pytest.approx(10.24), 22.91, 0.02, 0.0, 14)
+    assert d["ts"].to_list() == [dt.datetime(2023, 8, 5, 12, 0, 0, tzinfo=UTC), dt.datetime(2023, 8, 5, 12, 0, 5, tzinfo=UTC)]
+    assert d["since_boot"].to_list() == [True, False] and d["sample_no"].to_list() == [0, 1]
+
+
+def test_json_truncated_keeps_complete_records():
+    data = (FIX / "iostat--json-basic-de-date.json").read_bytes()
+    cut = data[: data.index(b'"loop7"') + 20]
+    r = iostat.parse(cut, ParseContext(host="n1", file="cut"))
+    assert r.tables["disk_io"]["device"].to_list() == ["loop0"]
+    assert r.unparsed["line_no"].to_list() == [15] and "JSON" in r.unparsed["reason"][0]
+
+
+def test_bad_values_go_to_unparsed_with_a_reason():
+    text = (BANNER + CPU + OLD_HDR + OLD_ROW + OLD_ROW.replace("0.13", "0.1x").replace("sda ", "sdb ")
+            + OLD_ROW.replace("5.27", "5.3k").replace("sda ", "sdc ") + "sdd 1 2 3\n")
+    r = parse_text(text)
+    assert r.tables["disk_io"]["device"].to_list() == ["sda"]
+    reasons = dict(zip(r.unparsed["line_no"].to_list(), r.unparsed["reason"].to_list()))
+    assert "not a number" in reasons[8] and "human-readable" in reasons[9] and "fields" in reasons[10]
+    assert r.lines == 10
+
+
+def test_na_values_are_null_on_purpose():
+    text = BANNER + OLD_HDR + OLD_ROW.replace("0.52", " N/A")
+    d = row(parse_text(text).tables["disk_io"], device="sda")
+    assert d["svctm_ms"] is None and d["util_pct"] == 0.01
+
+
+def test_sniffers_tell_iostat_from_sar():
+    for f in sorted(FIX.glob("iostat--*")):
+        if f.name.endswith(".expected.json"):
+            continue
+        assert iostat.sniff(f.read_bytes()), f.name
+        assert not sar.sniff(f.read_bytes()), f.name
+    for f in sorted((FIX.parent / "sar").glob("sar--*")):
+        if not f.name.endswith(".expected.json"):
+            assert not iostat.sniff(f.read_bytes()), f.name
+    assert not iostat.sniff(b"[    0.000000] Linux version 5.15.0\n")
