@@ -175,9 +175,7 @@ def test_ingest_matches_parsers(tmp_path, source, fixture):
         info["clock"] = {"wall": f"{ref.year}-06-01T00:00:00+00:00"}
     rel = f"hosts/node01/raw/{source}/{name}"
     cmds = [{"name": source, "argv": [source], "start": iso(ref.capture_time), "raw_file": rel}] if ref.capture_time else []
-    if ref.hints:
-        info["files"] = {rel: {"hints": ref.hints}}
-    info["loose"] = True  # no iface hint from the fixture's file name
+    info["files"] = {rel: {"origin": "loose", "hints": dict(ref.hints)}}  # no iface hint from the file name
     root = make_tree(tmp_path / "b", {"node01": {"info": info, "raw": {f"{source}/{name}": fixture.read_bytes()},
                                                  "commands": cmds}})
     ingest_bundle(root)

@@ -3,7 +3,10 @@
 For each host listed in the manifest, each file under ``hosts/<host>/raw/<source>/`` is parsed by
 the registered source of that name, with a ParseContext built from host.json (time zone, boot
 time) and commands.jsonl (capture time = start of the command that wrote the file), plus
-``{"iface": <name>}`` for ``ethtool/<iface>.txt``. Files under ``raw/collector/`` are the
+``{"iface": <name>}`` for ``ethtool/<iface>.txt``. Raw files that did not come from the collector
+(loose files, sosreports, bug reports) are listed in host.json ``files`` (``{"<path in bundle>":
+{"origin": ..., "original": ..., "hints": {...}, "capture_time": ...}}``), whose hints replace the
+file-name rule. Files under ``raw/collector/`` are the
 collector's own (``processes.jsonl`` -> ``processes``/``process_env``; the clock reference files
 are provenance for host.json). host.json and commands.jsonl give ``hosts``, ``nics`` and
 ``commands``. Every parsed file gets one ``coverage`` row; a file that cannot be parsed at all
@@ -194,10 +197,12 @@ def _context(host: str, rel: str, source: str, path: Path, info: dict, starts: d
     ref = capture or wall or boot
     hints: dict[str, Any] = {}
     files = info.get("files") if isinstance(info.get("files"), dict) else {}
-    extra = files.get(rel) if isinstance(files.get(rel), dict) else {}
-    if source == "ethtool" and not info.get("loose"):
-        name = path.name
-        hints["iface"] = name[: -len(".txt")] if name.endswith(".txt") else name
+    extra = files.get(rel) if isinstance(files.get(rel), dict) else None
+    if extra is None:
+        extra = {}
+        if source == "ethtool":  # collector layout: raw/ethtool/<iface>.txt
+            name = path.name
+            hints["iface"] = name[: -len(".txt")] if name.endswith(".txt") else name
     if isinstance(extra.get("hints"), dict):
         hints.update(extra["hints"])
     if extra.get("capture_time") and capture is None:
@@ -273,7 +278,7 @@ def ingest_bundle(root_dir: Path | str, progress=None) -> dict:
             ctx0 = ParseContext(host=host, file=f"{HOSTS_DIR}/{host}/commands.jsonl")
             entries: list[dict] = []
             cmd_path = hdir / "commands.jsonl"
-            if cmd_path.is_file():
+            if cmd_path.is_file() and cmd_path.stat().st_size:
                 data = cmd_path.read_bytes()
                 cmds, bad, entries = ct.parse_commands(data, ctx0)
                 sink.write("commands", cmds, host)

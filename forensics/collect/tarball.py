@@ -29,7 +29,7 @@ def compression_for(path):
 class AtomicTar(object):
     """Write a tar (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.zst``/``.tzst``) atomically."""
 
-    def __init__(self, path, mtime=None, level=None):
+    def __init__(self, path, mtime=None, level=None, mode=None):
         self.path = str(path)
         comp = compression_for(self.path)
         if comp == "zst":
@@ -40,6 +40,11 @@ class AtomicTar(object):
         self.mtime = int(time.time()) if mtime is None else int(mtime)
         folder = os.path.dirname(os.path.abspath(self.path))
         fd, self.tmp = tempfile.mkstemp(prefix=".forensics-", suffix=".partial", dir=folder)
+        if mode is None:  # mkstemp makes 0600; by default a bundle gets the usual file mode
+            umask = os.umask(0o022)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(self.tmp, mode)
         self._fh = os.fdopen(fd, "wb")
         self._gz = None
         if comp == "gz":

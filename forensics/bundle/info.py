@@ -1,0 +1,124 @@
+"""`forensics info`: what a bundle holds (hosts, sources with samples and time spans, failed commands)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import polars as pl
+
+from forensics.bundle.cache import load
+from forensics.bundle.read import read_manifest
+from forensics.layout import TABLES_DIR
+
+TS_COLUMNS = ("ts", "start")
+
+
+def _table(root: Path, table: str) -> pl.DataFrame | None:
+    files = sorted((root / TABLES_DIR / table).glob("host=*/part-0.parquet"))
+    if not files:
+        return None
+    return pl.read_parquet(files, hive_partitioning=False)
+
+
+def _iso(v) -> str | None:
+    return v.isoformat() if isinstance(v, dt.datetime) else None
+
+
+def bundle_info(path: Path | str, cache_dir: Path | str | None = None) -> dict:
+    root = load(path, cache_dir=cache_dir)
+    man = read_manifest(root)
+    out: dict = {
+        "bundle": str(path), "format_version": man["format_version"], "kind": man.get("kind"),
+        "created_by": man.get("created_by"), "created_at": man.get("created_at"),
+        "redacted": man.get("redaction") is not None, "hosts": [], "sources": [], "commands": {}, "parse_errors": [],
+    }
+    hosts = _table(root, "hosts")
+    for h in man["hosts"]:
+        row = hosts.filter(pl.col("host") == h).row(0, named=True) if hosts is not None and hosts.filter(pl.col("host") == h).height else {}
+        out["hosts"].append({
+            "host": h, "hostname": row.get("hostname"), "kernel": row.get("kernel"), "timezone": row.get("timezone"),
+            "boot_time": _iso(row.get("boot_time")), "driver_version": row.get("driver_version"),
+            "gpu_count": row.get("gpu_count"), "numa_nodes": row.get("numa_nodes"),
+        })
+    cov = _table(root, "coverage")
+    spans: dict[tuple[str, str], dict] = {}
+    for tdir in sorted((root / TABLES_DIR).iterdir()) if (root / TABLES_DIR).is_dir() else []:
+        if not tdir.is_dir() or tdir.name in ("coverage", "unparsed", "hosts", "nics", "commands"):
+            continue
+        df = _table(root, tdir.name)
+        if df is None or not df.height or "source" not in df.columns:
+            continue
+        ts = next((c for c in TS_COLUMNS if c in df.columns), None)
+        aggs = [pl.len().alias("rows")]
+        if ts:
+            aggs += [pl.col(ts).min().alias("first"), pl.col(ts).max().alias("last")]
+        if "sample_no" in df.columns:
+            aggs.append(pl.struct("file", "sample_no").n_unique().alias("samples"))
+        for r in df.group_by("host", "source").agg(aggs).iter_rows(named=True):
+            s = spans.setdefault((r["host"], r["source"]), {"rows": {}, "first": None, "last": None, "samples": 0})
+            s["rows"][tdir.name] = r["rows"]
+            for k, fn in (("first", min), ("last", max)):
+                if r.get(k) is not None:
+                    s[k] = r[k] if s[k] is None else fn(s[k], r[k])
+            s["samples"] = max(s["samples"], r.get("samples") or 0)
+    if cov is not None:
+        agg = cov.group_by("host", "source").agg(
+            pl.len().alias("files"), pl.col("lines").sum().alias("lines"), pl.col("unparsed").sum().alias("unparsed"),
+            pl.col("error").drop_nulls().len().alias("errors"),
+        ).sort("host", "source")
+        for r in agg.iter_rows(named=True):
+            s = spans.pop((r["host"], r["source"]), {"rows": {}, "first": None, "last": None, "samples": 0})
+            out["sources"].append({**r, "samples": s["samples"], "rows": s["rows"], "first": _iso(s["first"]), "last": _iso(s["last"])})
+        for r in cov.filter(pl.col("error").is_not_null()).sort("host", "file").iter_rows(named=True):
+            out["parse_errors"].append({"host": r["host"], "file": r["file"], "error": r["error"]})
+    for (h, src), s in sorted(spans.items()):  # rows under hosts named by content only
+        out["sources"].append({"host": h, "source": src, "files": 0, "lines": None, "unparsed": None, "errors": 0,
+                               "samples": s["samples"], "rows": s["rows"], "first": _iso(s["first"]), "last": _iso(s["last"])})
+    cmds = _table(root, "commands")
+    if cmds is not None:
+        bad = cmds.filter(pl.col("error").is_not_null() | (pl.col("exit_code").fill_null(0) != 0) | pl.col("truncated")
+                          | pl.col("timed_out"))
+        out["commands"] = {
+            "run": cmds.height,
+            "failed": cmds.filter(pl.col("error").is_not_null() | (pl.col("exit_code").fill_null(0) != 0) | pl.col("timed_out")).height,
+            "truncated": cmds.filter(pl.col("truncated")).height,
+            "problems": [
+                {"host": r["host"], "name": r["name"], "argv": r["argv"], "exit_code": r["exit_code"], "error": r["error"],
+                 "truncated": r["truncated"], "timed_out": r["timed_out"]}
+                for r in bad.sort("host", "name").iter_rows(named=True)
+            ],
+        }
+    return out
+
+
+def render_text(info: dict) -> str:
+    lines = [f"bundle {info['bundle']}: format {info['format_version']}, kind {info['kind']}, "
+             f"created {info['created_at']} by {info['created_by']}" + (", redacted" if info["redacted"] else "")]
+    lines.append(f"hosts ({len(info['hosts'])}):")
+    for h in info["hosts"]:
+        extra = ", ".join(f"{k} {h[k]}" for k in ("kernel", "timezone", "boot_time", "driver_version", "gpu_count") if h.get(k))
+        lines.append(f"  {h['host']}" + (f"  ({extra})" if extra else ""))
+    lines.append("sources:")
+    lines.append(f"  {'host':<16} {'source':<11} {'files':>5} {'lines':>9} {'unparsed':>8} {'samples':>7}  rows / span")
+    for s in info["sources"]:
+        rows = ", ".join(f"{t} {n}" for t, n in sorted(s["rows"].items())) or "-"
+        span = f"  {s['first']} .. {s['last']}" if s.get("first") else ""
+        err = f"  [{s['errors']} file(s) not parsed]" if s.get("errors") else ""
+        lines.append(f"  {s['host']:<16} {s['source']:<11} {s['files']:>5} {s['lines'] if s['lines'] is not None else '-':>9} "
+                     f"{s['unparsed'] if s['unparsed'] is not None else '-':>8} {s['samples'] or '-':>7}  {rows}{span}{err}")
+    c = info.get("commands") or {}
+    if c:
+        lines.append(f"commands: {c['run']} run, {c['failed']} failed, {c['truncated']} truncated")
+        for p in c["problems"]:
+            what = p["error"] or ("timed out" if p["timed_out"] else f"exit {p['exit_code']}" if p["exit_code"] else "")
+            if p["truncated"]:
+                what = (what + ", " if what else "") + "output truncated"
+            lines.append(f"  {p['host']}: {p['name']}: {what}")
+    for e in info["parse_errors"]:
+        lines.append(f"not parsed: {e['file']}: {e['error']}")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(info: dict) -> str:
+    return json.dumps(info, indent=1, default=str) + "\n"

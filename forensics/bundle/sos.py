@@ -1,0 +1,122 @@
+"""Which files of a sosreport hold outputs our parsers read, and what the report says about its host.
+
+sos stores each command's output under ``sos_commands/<plugin>/<command with spaces as _>``:
+``kernel/dmesg``, ``networking/ethtool_-S_<iface>``, ``numa/numactl_--hardware``,
+``nvidia/nvidia-smi_-q`` (and ``nvidia-smi_-q_-d_PERFORMANCE``, ``nvidia-smi_--query-gpu=..._--format_csv``),
+``sar/sarDD`` (``sar -A -f saDD`` text); the sysstat daily text reports are copied to
+``var/log/sa/sarDD`` (``var/log/sysstat/`` on Debian/Ubuntu). Host facts come from
+``sos_commands/host/hostname`` (older: ``general/hostname``) or ``etc/hostname``, the kernel from
+``sos_commands/kernel/uname_-a``, the zone from ``timedatectl`` output or ``etc/timezone``.
+
+>>> pick("sos_commands/networking/ethtool_-S_ens1f0np0")
+('ethtool', 'ens1f0np0.txt', {'iface': 'ens1f0np0'})
+>>> pick("sos_commands/kernel/dmesg"), pick("var/log/sa/sar30"), pick("sos_commands/networking/ethtool_-i_eth0")
+(('dmesg', 'dmesg.txt', {}), ('sar', 'sar30.txt', {}), None)
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^sos_commands/kernel/dmesg(?:_.*)?$"), "dmesg"),
+    (re.compile(r"^sos_commands/networking/ethtool_-S_(?P<iface>[^/]+)$"), "ethtool"),
+    (re.compile(r"^sos_commands/numa/numactl_(?:--hardware|-H)$"), "numactl"),
+    (re.compile(r"^sos_commands/nvidia/nvidia-smi_(?:-q|--query)(?:_-d_[A-Z_,]+)?$"), "nvidia_smi"),
+    (re.compile(r"^sos_commands/nvidia/nvidia-smi_-q_-x$"), "nvidia_smi"),
+    (re.compile(r"^sos_commands/nvidia/nvidia-smi_--query-gpu.*$"), "nvidia_smi"),
+    (re.compile(r"^sos_commands/nvidia/nvidia-smi_topo_-m$"), "nvidia_smi"),
+    (re.compile(r"^sos_commands/sar/sar[0-9]+$"), "sar"),
+    (re.compile(r"^var/log/(?:sa|sysstat)/sar[0-9]+$"), "sar"),
+    (re.compile(r"^sos_commands/(?:block|sysstat|sar)/iostat.*$"), "iostat"),
+]
+FACT_FILES = ("sos_commands/host/hostname", "sos_commands/general/hostname", "etc/hostname",
+              "sos_commands/kernel/uname_-a", "sos_commands/date/timedatectl", "sos_commands/systemd/timedatectl",
+              "etc/timezone")
+
+
+def pick(rel: str) -> tuple[str, str, dict] | None:
+    """(source, raw file name, hints) for a path inside the sosreport, or None when we do not read it."""
+    for rx, source in _RULES:
+        m = rx.match(rel)
+        if m:
+            name = rel.rsplit("/", 1)[-1]
+            hints = {}
+            if source == "ethtool":
+                hints["iface"] = m.group("iface")
+                name = m.group("iface")
+            if name.startswith("nvidia-smi_--query-gpu"):
+                name = "query-gpu"
+                return source, name + ".csv", hints
+            return source, name + ".txt", hints
+    return None
+
+
+def wanted(rel_in_archive: str) -> bool:
+    """select() for extracting a sosreport tarball: the files we read plus the host facts."""
+    parts = rel_in_archive.split("/", 1)
+    rel = parts[1] if len(parts) == 2 else parts[0]
+    return pick(rel) is not None or rel in FACT_FILES or pick(rel_in_archive) is not None or rel_in_archive in FACT_FILES
+
+
+def find_root(tree: Path) -> Path | None:
+    """The sosreport folder (holding sos_commands/) in `tree` or its single child, else None."""
+    if (tree / "sos_commands").is_dir():
+        return tree
+    kids = [p for p in tree.iterdir() if p.is_dir() and not p.is_symlink()] if tree.is_dir() else []
+    for k in kids:
+        if (k / "sos_commands").is_dir():
+            return k
+    return None
+
+
+def _first_line(p: Path) -> str | None:
+    try:
+        if p.is_file() and not p.is_symlink():
+            for ln in p.read_text(errors="replace").splitlines():
+                if ln.strip():
+                    return ln.strip()
+    except OSError:
+        return None
+    return None
+
+
+def facts(root: Path) -> dict:
+    """hostname, kernel, timezone as far as the report tells."""
+    out: dict = {}
+    for rel in FACT_FILES[:3]:
+        h = _first_line(root / rel)
+        if h:
+            out["hostname"] = h
+            break
+    if "hostname" not in out:
+        m = re.match(r"^sosreport-(.+?)-(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{8}|[0-9]+)", root.name)
+        if m:
+            out["hostname"] = m.group(1)
+    uname = _first_line(root / "sos_commands/kernel/uname_-a")
+    if uname and len(uname.split()) >= 3:
+        out["kernel"] = uname.split()[2]
+    for rel in ("sos_commands/date/timedatectl", "sos_commands/systemd/timedatectl"):
+        p = root / rel
+        if p.is_file() and not p.is_symlink():
+            m = re.search(r"Time zone:\s*([A-Za-z0-9_+\-/]+)", p.read_text(errors="replace"))
+            if m:
+                out["timezone"] = m.group(1)
+                break
+    if "timezone" not in out:
+        tz = _first_line(root / "etc/timezone")
+        if tz:
+            out["timezone"] = tz
+    return out
+
+
+def raw_files(root: Path) -> list[tuple[Path, str, str, dict]]:
+    """(path, source, raw name, hints) for every sosreport file we read."""
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        hit = pick(p.relative_to(root).as_posix())
+        if hit:
+            out.append((p, *hit))
+    return out
