@@ -90,7 +90,7 @@ def robust_center(diffs: list[float], coarse: bool = False) -> tuple[float, floa
     return c, statistics.median(abs(d - c) for d in kept)
 
 
-def _link_anchors(rows: list[tuple[str, float, str]]) -> list[tuple[str, str, str, float, bool]]:
+def anchors_from_link_rows(rows: list[tuple[str, float, str]]) -> list[tuple[str, str, str, float, bool]]:
     """Group link-down messages of different hosts within LINK_WINDOW_S (one per host per group)."""
     out = []
     group: list[tuple[str, float, str]] = []
@@ -125,7 +125,7 @@ def anchors(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         if max(ts) - min(ts) > SPREAD_MAX_S:
             continue  # the host's ranks disagree: not one moment (or a reused id)
         rows.append((host, kind, key, statistics.median(ts), _coarse(ts)))
-    rows.extend(_link_anchors(con.execute(_LINK_SQL).fetchall()))
+    rows.extend(anchors_from_link_rows(con.execute(_LINK_SQL).fetchall()))
     # an anchor seen by one host only says nothing
     count: dict[str, int] = defaultdict(int)
     for r in rows:
