@@ -47,3 +47,38 @@ def test_xid_79_fallen_off_the_bus(tmp_path):
 def test_no_xid_no_gpu_finding(tmp_path, name):
     f = findings_for(tmp_path, [("n1", "dmesg", name)])
     assert "gpu_xid" not in set(f["kind"])
+
+
+def test_ib_completion_status_12_vendor_129_on_roce(tmp_path):
+    f = findings_for(tmp_path, [("h", "nccl", "nccl--nccl-issue1814-ib-completion-status12-vendor129-roce.txt")])
+    t = f.filter(f["kind"] == "nccl_transport_error").to_dicts()
+    assert len(t) == 1
+    ev = json.loads(t[0]["evidence"])
+    assert 12 in ev["ib_status"] and 129 in ev["vendor_err"]
+    assert t[0]["severity"] == "critical"
+
+
+def test_broken_pipe_and_remote_close_on_p4d(tmp_path):
+    f = findings_for(tmp_path, [("h", "nccl", "nccl--nccl-issue795-aws-p4d-broken-pipe-remote-peer-closed-nccl2.14.3.txt")])
+    t = f.filter(f["kind"] == "nccl_transport_error").to_dicts()
+    assert len(t) == 1
+    assert {"remote_closed", "socket_error"} <= set(json.loads(t[0]["evidence"])["kinds"])
+
+
+def test_socket_transport_is_a_misconfiguration(tmp_path):
+    f = findings_for(tmp_path, [("h", "nccl", "nccl--aws-2xa10g-nccl2.11.4-socket-nccltests-allreduce.txt")])
+    m = f.filter(f["kind"] == "nccl_misconfig").to_dicts()
+    assert [x["subject"] for x in m] == ["NCCL_NET=Socket"]
+
+
+def test_watchdog_timeout_reports_sequence_number(tmp_path):
+    f = findings_for(tmp_path, [("h", "nccl", "nccl--pytorch-watchdog-ofa271-old-format-8xv100.txt")])
+    t = f.filter(f["kind"] == "collective_timeout").to_dicts()
+    assert len(t) == 1
+    ev = json.loads(t[0]["evidence"])
+    assert ev["seq_min"] == 469508 and ev["op_type"] == "ALLREDUCE" and ev["timeout_ms"] == 1800000
+
+
+def test_gdrdma_channels_are_not_a_misconfiguration(tmp_path):
+    f = findings_for(tmp_path, [("h", "nccl", "nccl--issue707-a100-gdrdma-channels.txt")])
+    assert "GPUDirect RDMA off" not in set(f.filter(f["kind"] == "nccl_misconfig")["subject"])
