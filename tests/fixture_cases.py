@@ -14,7 +14,7 @@ def cases(source: str | None = None) -> list[tuple[str, Path]]:
         if not d.is_dir() or (source and d.name != source):
             continue
         for f in sorted(d.iterdir()):
-            if f.name.startswith(d.name + "--") and not f.name.endswith(".expected.json") and f.is_file():
+            if f.name.startswith(d.name + "--") and not f.name.endswith((".expected.json", ".ctx.json")) and f.is_file():
                 out.append((d.name, f))
     return out
 
