@@ -1,0 +1,295 @@
+"""ethtool -S parser: hand-checked values from the real fixtures, queue naming rules, bad input."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from forensics.layout import format_marker
+from forensics.sources import ParseContext, ethtool
+from forensics.sources._base import marker_split, split_lines
+
+FIX = Path(__file__).parent / "fixtures" / "ethtool"
+REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures-real"
+UTC = dt.timezone.utc
+
+
+def parse(name_or_bytes, **ctx):
+    data = name_or_bytes if isinstance(name_or_bytes, bytes) else (FIX / name_or_bytes).read_bytes()
+    res = ethtool.parse(data, ParseContext(host="h1", file="f.txt", **ctx))
+    assert res.lines == split_lines(data).height
+    nos = res.unparsed["line_no"].to_list()
+    assert len(nos) == len(set(nos))
+    used = set(res.tables["nic_counters"]["line_no"].to_list())
+    assert not used & set(nos), "a line both produced a row and is unparsed"
+    return res
+
+
+def one(res, raw_name, sample_no=None):
+    t = res.tables["nic_counters"].filter(pl.col("raw_name") == raw_name)
+    if sample_no is not None:
+        t = t.filter(pl.col("sample_no") == sample_no)
+    assert t.height == 1, (raw_name, t)
+    return t.row(0, named=True)
+
+
+# --- real fixtures: the values that matter -------------------------------------------------------
+
+def test_mlx5_grep_excerpt_pause_and_pci_counters():
+    res = parse("ethtool--mlx5-cx4lx-grep-pause-pci.txt")
+    t = res.tables["nic_counters"]
+    assert t.height == 17 and res.unparsed.height == 0  # line 1 is the command: structure
+    assert one(res, "tx_pause_ctrl_phy")["value"] == 1266552
+    assert one(res, "tx_global_pause_duration")["value"] == 555665182
+    assert one(res, "tx_pci_signal_integrity")["value"] == 3
+    assert one(res, "tx_pause_storm_error_events")["value"] == 0
+    assert one(res, "tx_pause_storm_warning_events")["queue"] is None
+    assert set(t["iface"]) == {"eth03"}  # from "# ethtool -S eth03 | grep ..."
+    assert set(t["ts_quality"]) == {"none"} and t["ts"].null_count() == t.height
+    assert "command" in res.meta["variant"]
+
+
+def test_mlx5_xdp_huge_values_and_channels():
+    res = parse("ethtool--mlx5-xdp-kernel5.15-nonzero.txt")
+    assert res.unparsed.height == 0
+    assert one(res, "rx_discards_phy")["value"] == 58_591_428_329
+    assert one(res, "rx_out_of_buffer")["value"] == 990_473_555
+    r = one(res, "rx_prio0_discards")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_prio0_discards", None, 58_591_314_012)
+    r = one(res, "ch0_events")
+    assert (r["counter"], r["queue"], r["value"]) == ("ch_events", 0, 55)
+    r = one(res, "rx0_xdp_drop")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_xdp_drop", 0, 3_753_342_954)
+    # the device-wide counter keeps queue null beside the per-channel one of the same name
+    agg = one(res, "rx_xdp_drop")
+    assert (agg["counter"], agg["queue"], agg["value"]) == ("rx_xdp_drop", None, 3_753_342_954)
+    assert one(res, "tx_global_pause_duration")["value"] == 771_103_810
+
+
+def test_bnxt_queue_prefix_and_priorities_are_not_queues():
+    res = parse("ethtool--bnxt_en-12q-queue-prefixed.txt")
+    t = res.tables["nic_counters"]
+    assert res.unparsed.height == 0 and t.height == 499
+    q = t.filter(pl.col("queue").is_not_null())
+    assert q["queue"].n_unique() == 12 and q.height == 12 * 24
+    r = t.filter((pl.col("counter") == "rx_ucast_packets") & (pl.col("queue") == 0)).row(0, named=True)
+    assert (r["raw_name"], r["value"], r["line_no"]) == ("rx_ucast_packets", 10_198_513_532, 2)
+    assert t.filter((pl.col("counter") == "rx_discards") & (pl.col("queue") == 1))["value"].item() == 10_611_365
+    for name in ("rx_pfc_ena_frames_pri3", "pfc_pri3_rx_duration_us", "rx_discard_packets_cos0",
+                 "tx_pfc_ena_frames_pri7", "rx_bytes_pri3"):
+        r = one(res, name)
+        assert (r["counter"], r["queue"]) == (name, None)
+    assert one(res, "rx_bytes")["value"] == 577_687_185_962_088  # port total, not queue 0
+    assert one(res, "rx_bits")["value"] == 4_621_497_487_696_704
+
+
+def test_virtio_noheader_with_capture_time_and_iface_hint():
+    cap = dt.datetime(2019, 1, 10, 8, 0, tzinfo=UTC)
+    res = parse("ethtool--virtio_net-2q-noheader.txt", capture_time=cap, hints={"iface": "eth0"})
+    r = one(res, "rx_queue_1_bytes")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_bytes", 1, 4_819_127_125)
+    assert (r["ts"], r["ts_quality"], r["iface"], r["sample_no"]) == (cap, "sampled", "eth0", 0)
+    res = parse("ethtool--virtio_net-2q-noheader.txt")
+    r = one(res, "tx_queue_0_bytes")
+    assert (r["counter"], r["queue"], r["ts"], r["ts_quality"], r["iface"]) == ("tx_bytes", 0, None, "none", None)
+
+
+def test_ice_nic_suffix_and_priority_xoff():
+    res = parse("ethtool--ice-e810-nic-suffix-cut.txt")
+    r = one(res, "tx_bytes.nic")
+    assert (r["counter"], r["queue"], r["value"]) == ("tx_bytes.nic", None, 74_057_390_445)
+    r = one(res, "tx_priority_3_xoff.nic")
+    assert (r["counter"], r["queue"]) == ("tx_priority_3_xoff.nic", None)
+    r = one(res, "tx_queue_9_packets")
+    assert (r["counter"], r["queue"], r["value"]) == ("tx_packets", 9, 2_032_857)
+    assert one(res, "rx_queue_2_bytes")["value"] == 29_867_186
+
+
+def test_intel_dotted_queue_names_i40e_iavf_sfc():
+    res = parse("ethtool--i40e-unindented-noheader.txt")
+    r = one(res, "tx-0.tx_packets")
+    assert (r["counter"], r["queue"], r["value"]) == ("tx_packets", 0, 27_274_035_294)
+    assert one(res, "rx-11.rx_bytes")["queue"] == 11
+    for name in ("port.tx_priority_3_xoff", "veb.tc_3_rx_bytes", "port.rx_size_1522"):
+        assert one(res, name)["queue"] is None
+    res = parse("ethtool--iavf-16q-dot-names.txt")
+    r = one(res, "rx-8.packets")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_packets", 8, 69_038)
+    res = parse("ethtool--sfc-xdp-cpu-queues.txt")
+    r = one(res, "tx-xdp-cpu-5.tx_packets")
+    assert (r["counter"], r["queue"]) == ("tx_xdp_cpu_tx_packets", 5)
+    r = one(res, "rx-11.rx_packets")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_packets", 11, 60)
+    assert one(res, "port_rx_dp_di_dropped_packets")["queue"] is None
+
+
+def test_ena_be2net_vmxnet3_dpaa2_queue_schemes():
+    res = parse("ethtool--ena-4q-unindented-noheader.txt")
+    r = one(res, "queue_3_rx_bytes")
+    assert (r["counter"], r["queue"], r["value"]) == ("rx_bytes", 3, 66_809_815_952)
+    res = parse("ethtool--be2net-rxq-txq-prefixed.txt")
+    t = res.tables["nic_counters"]
+    assert t.filter((pl.col("counter") == "rx_compl_err") & (pl.col("queue") == 8))["value"].item() == 93_862
+    assert t.filter((pl.col("counter") == "tx_pkts") & (pl.col("queue") == 7))["value"].item() == 8_958_932
+    res = parse("ethtool--vmxnet3-queue-sections.txt")
+    t = res.tables["nic_counters"]
+    assert t.height == 67 and res.unparsed.height == 0  # 4 "Queue#" headers + banner are structure
+    assert t.filter((pl.col("counter") == "TSO pkts tx") & (pl.col("queue") == 1))["value"].item() == 620
+    assert t.filter((pl.col("counter") == "LRO byte rx") & (pl.col("queue") == 0))["value"].item() == 27_010_018
+    assert one(res, "tx timeout count")["queue"] is None  # back at the top level after the sections
+    res = parse("ethtool--fsl_dpaa2_eth-bracket-groups.txt")
+    r = one(res, "[hw] rx frames")
+    assert (r["counter"], r["queue"], r["value"]) == ("[hw] rx frames", None, 92_343_581)
+
+
+def test_ixgbe_watch_header_gives_local_time_and_iface():
+    res = parse("ethtool--ixgbe-watch-header-2013.txt", tz="Europe/Berlin")
+    r = one(res, "rx_errors")
+    assert r["value"] == 4_141_831_567 and r["iface"] == "eth1"
+    assert r["ts"] == dt.datetime(2013, 4, 16, 6, 23, 27, tzinfo=UTC) and r["ts_quality"] == "local"
+    r = one(res, "tx_queue_1_packets")
+    assert (r["counter"], r["queue"], r["value"]) == ("tx_packets", 1, 26)
+    assert one(res, "tx_flow_control_xoff")["value"] == 3
+    assert res.unparsed.height == 0
+
+
+def test_grep_excerpts_each_command_is_a_snapshot_labels_unparsed():
+    res = parse("ethtool--grep-excerpts-mlx5-ixgbe-ice-labelled.txt")
+    assert res.unparsed["line_no"].to_list() == [1, 13, 20]
+    assert set(res.unparsed["reason"]) == {"not a 'name: value' counter line"}
+    t = res.tables["nic_counters"]
+    assert t.group_by("sample_no").len().sort("sample_no")["len"].to_list() == [9, 4, 32]
+    assert one(res, "tx_flow_control_xoff")["sample_no"] == 1
+    r = one(res, "rx_priority_3_xoff.nic")
+    assert (r["sample_no"], r["queue"], r["iface"]) == (2, None, "eth03")
+
+
+def test_marker_series_samples_times_and_old_mlx5_names():
+    name = "ethtool--mlx5_core-series-2snapshots-markers.txt"
+    res = parse(name)
+    t = res.tables["nic_counters"]
+    assert res.unparsed.height == 0 and t.height == 294
+    assert set(t["iface"]) == {"p3p1"} and set(t["ts_quality"]) == {"sampled"}
+    by = t.group_by("sample_no").agg(pl.len(), pl.col("ts").first()).sort("sample_no")
+    assert by["len"].to_list() == [113, 181]
+    assert by["ts"].to_list() == [dt.datetime(2018, 10, 20, 12, tzinfo=UTC), dt.datetime(2018, 10, 21, 12, tzinfo=UTC)]
+    assert one(res, "rx_packets", 0)["value"] == 5_487_361
+    assert one(res, "rx_packets", 1)["value"] == 845_320_277
+    r = one(res, "tx1_0_packets")  # old mlx5 tx<channel>_<tc>_name
+    assert (r["counter"], r["queue"], r["value"]) == ("tx_0_packets", 1, 14_384)
+    r = one(res, "tx0_xmit_more")
+    assert (r["counter"], r["queue"], r["sample_no"]) == ("tx_xmit_more", 0, 1)
+    assert one(res, "rx_prio3_packets")["queue"] is None
+    assert one(res, "link_down_events_phy")["value"] == 0
+    # snapshot numbering agrees with the shared marker_split
+    ms = marker_split(split_lines((FIX / name).read_bytes()))
+    ref = dict(zip(ms["line_no"].to_list(), ms["sample_no"].to_list()))
+    assert all(ref[ln] == s for ln, s in zip(t["line_no"].to_list(), t["sample_no"].to_list()))
+
+
+# --- rules on small inputs built from real lines -------------------------------------------------
+
+def test_driver_padded_names_are_trimmed():
+    # bcm63xx/cxgb drivers pad their ethtool strings ("TxOctetsOK          "); ethtool prints them as is
+    data = b"NIC statistics:\n     TxOctetsOK          : 1462856966524\n     RxErrors            : 0   \n"
+    res = parse(data)
+    assert res.tables["nic_counters"]["raw_name"].to_list() == ["TxOctetsOK", "RxErrors"]
+    assert one(res, "TxOctetsOK")["value"] == 1_462_856_966_524
+
+
+def test_values_beyond_int64_and_non_integers_are_reported():
+    data = (b"     rx_bytes: 9223372036854775807\n"
+            b"     rx_bits: 18446744073709551615\n"
+            b"     rx_more: 18446744073709551616\n"
+            b"     rx_neg: -1\n     rx_plus: +5\n     rx_frac: 1.5\n     rx_empty:\n"
+            b"     rx_na: N/A\n     rx_text: abc\n")
+    res = parse(data)
+    assert one(res, "rx_bytes")["value"] == 2**63 - 1
+    assert one(res, "rx_na")["value"] is None  # N/A is null on purpose
+    reasons = dict(zip(res.unparsed["line_no"].to_list(), res.unparsed["reason"].to_list()))
+    assert "2^63-1" in reasons[2] and "2^64-1" in reasons[3]
+    assert reasons[4] == reasons[5] == reasons[6] == reasons[9] == "value is not an unsigned integer"
+    assert reasons[7] == "no value after the colon"
+    assert res.tables["nic_counters"].height == 2
+
+
+def test_markers_malformed_and_lines_before_first_marker():
+    t0 = dt.datetime(2026, 11, 30, 10, 15, 2, 123456, tzinfo=UTC)
+    data = ("     rx_bytes: 1\n"
+            + format_marker(t0, "ethtool -S eth2") + "\n     rx_bytes: 2\n"
+            + "#### forensics-sample ts=garbage\n     rx_bytes: 3\n"
+            + format_marker(t0 + dt.timedelta(seconds=5), ["ethtool", "-S", "eth2"]) + "\n     rx_bytes: 4\n"
+            ).encode()
+    res = parse(data, hints={"iface": "ethX"})
+    t = res.tables["nic_counters"]
+    assert t["value"].to_list() == [2, 3, 4] and t["sample_no"].to_list() == [0, 1, 2]
+    assert t["ts"].to_list() == [t0, None, t0 + dt.timedelta(seconds=5)]
+    assert t["ts_quality"].to_list() == ["sampled", "none", "sampled"]
+    assert t["iface"].to_list() == ["eth2", "ethX", "eth2"]  # the malformed marker has no argv
+    reasons = dict(zip(res.unparsed["line_no"].to_list(), res.unparsed["reason"].to_list()))
+    assert reasons == {1: "line before the first forensics-sample marker", 4: "malformed forensics-sample marker line"}
+
+
+def test_prompt_command_line_gives_iface_and_host():
+    # from isc-projects/ethq issue #8 (mlx5_core on Ubuntu 16.04)
+    data = b"leinen@zhdk0192:~$ sudo ethtool -S p3p1\nNIC statistics:\n     rx_packets: 5487361\n     rx_bytes: 1063043816\n"
+    res = parse(data, hints={"iface": "other"})
+    assert set(res.tables["nic_counters"]["iface"]) == {"p3p1"}
+    assert res.meta["hosts"] == ["zhdk0192"] and res.unparsed.height == 0
+
+
+def test_sosreport_file_name_gives_iface():
+    data = b"     rx_pause_frames: 95331\n     rx_constant_pause_events: 0\n     tx_pause_frames: 0\n"
+    res = ethtool.parse(data, ParseContext(file="sosreport-x/sos_commands/networking/ethtool_-S_eth1"))
+    assert set(res.tables["nic_counters"]["iface"]) == {"eth1"}
+    assert one(res, "rx_pause_frames")["value"] == 95_331
+
+
+def test_crlf_gives_the_same_rows():
+    data = (FIX / "ethtool--bnxt_en-12q-queue-prefixed.txt").read_bytes()
+    a = parse(data).tables["nic_counters"].drop("file")
+    b = parse(data.replace(b"\n", b"\r\n")).tables["nic_counters"].drop("file")
+    assert a.equals(b)
+
+
+@pytest.mark.parametrize("data", [b"", b"\n", b"\x00\x00\n\x00", bytes(range(256)) * 8, b"x" * (5 << 20) + b"\n",
+                                  "caf\xe9: 1\n".encode("latin-1"), b"rx_bytes: 12", b"[0]: rx_x: y\n[9999999999]: a: 1\n",
+                                  b"     Tx Queue#: 0\n       TSO pkts tx: 1\n     Tx Queue#: x\n"])
+def test_bad_input_is_accounted(data):
+    res = parse(data)
+    t = res.tables["nic_counters"]
+    assert t.height + res.unparsed.height <= res.lines
+
+
+def test_fast_line_split_matches_split_lines():
+    samples = [f.read_bytes() for f in sorted(FIX.glob("ethtool--*.txt"))]
+    samples += [b"", b"\n", b"a", b"a\r\n\r\nb\r", b"\r", b"\n\n\n", b"x\ry\n", bytes(range(256))]
+    for data in samples:
+        assert ethtool._lines(data).equals(split_lines(data))
+
+
+# --- sniffing ------------------------------------------------------------------------------------
+
+def test_sniff_accepts_every_fixture_variant():
+    for f in sorted(FIX.glob("ethtool--*.txt")):
+        assert ethtool.sniff(f.read_bytes()), f.name
+    assert ethtool.sniff(format_marker(dt.datetime.now(UTC), "ethtool -S eth2").encode() + b"\n     rx_bytes: 1\n")
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="shared real fixtures not present")
+def test_sniff_rejects_other_tools_outputs():
+    others = [p for d in ("nvidia_smi_q", "numactl_h", "sar", "iostat", "dmesg", "nccl_log", "nvidia_smi_csv",
+                          "nvidia_smi_topo", "misc") for p in sorted((REAL / d).glob("*"))]
+    assert others
+    for p in others:
+        assert not ethtool.sniff(p.read_bytes()), p.name
+
+
+def test_sniff_rejects_key_value_formats():
+    nvsmi = (b"==============NVSMI LOG==============\n\nTimestamp                                 : Mon Nov 30\n"
+             b"Driver Version                            : 535.129.03\nAttached GPUs                             : 1\n")
+    assert not ethtool.sniff(nvsmi)
+    assert not ethtool.sniff(b"driver: mlx5_core\nversion: 5.0-0\nfirmware-version: 14.23.1020 (MT_2420110034)\n")
+    assert not ethtool.sniff(b"")
