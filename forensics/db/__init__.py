@@ -121,8 +121,20 @@ class Bundle:
         try:
             rel = self.con.sql(query, params=params) if params else self.con.sql(query)
             return rel.pl() if rel is not None else pl.DataFrame()
+        except duckdb.PermissionException as exc:
+            raise RefusedQuery("refused: the query may only read the bundle's tables and views ("
+                               + safety.first_line(exc).split(": ", 1)[-1] + ")") from None
         except duckdb.Error as exc:
             raise QueryError(safety.first_line(exc)) from None
+
+    def query(self, name: str, /, **params: Any) -> pl.DataFrame:
+        """Run the named query ``queries/<name>.sql``; string values are converted to the declared types."""
+        from forensics.db import named
+
+        q = named.get(name)
+        values = q.bind(params)
+        used = set(getattr(safety.check(q.sql), "named_parameters", set()) or set())
+        return self.sql(q.sql, **{k: v for k, v in values.items() if k in used})
 
     def close(self) -> None:
         self.con.close()

@@ -1,4 +1,4 @@
--- Scalar macros for user SQL (documented in `forensics queries --macros` and the README).
+-- Scalar macros for user SQL (listed by `forensics queries --views`).
 -- bucket(ts, seconds): start of the ts's time bucket of `seconds` (aligned to the epoch).
 CREATE OR REPLACE MACRO bucket(ts, seconds) AS
     make_timestamptz(CAST(floor(epoch_us(ts) / (seconds * 1e6)) * seconds * 1e6 AS BIGINT));

@@ -1,6 +1,6 @@
--- hosts: one row per host of the bundle (every host with a partition in any table, plus host.json
--- rows), host.json facts, versions and counts filled from the parsed tables where host.json has
--- none, and the clock offset estimated by forensics.timeline (ts_aligned = ts - clock_offset_s).
+-- hosts: one row per host of the bundle (every host the tables' rows name, plus host.json rows):
+-- host.json facts, versions and counts filled from the parsed tables where host.json has none,
+-- and the clock offset estimated by forensics.timeline (ts_aligned = ts - clock_offset_s).
 CREATE OR REPLACE VIEW hosts AS
 WITH h AS (
     SELECT host,

@@ -73,10 +73,13 @@ WITH kl AS (
     SELECT b.ts, e.ts_quality, e.host, 'nvidia_smi', b.kind,
         CASE WHEN e.reason LIKE 'hw_%' THEN 'critical' ELSE 'warning' END,
         'gpu' || e.gpu,
-        replace(e.reason, '_', ' ') || CASE WHEN b.kind = 'gpu_throttle_start' THEN ' active' ELSE ' ended' END
-            || ' for ' || round(e.duration_s, 1) || ' s'
-            || coalesce(', SM clock down to ' || round(e.min_sm_clock_mhz) || ' MHz', '')
-            || coalesce(', max ' || round(e.max_temp_c) || ' C', ''),
+        replace(e.reason, '_', ' ')
+            || CASE WHEN b.kind = 'gpu_throttle_start'
+                    THEN ' active' || CASE WHEN e.ongoing THEN ' (still at the last sample, ' ELSE ' (for ' END
+                         || round(e.duration_s, 1) || ' s'
+                         || coalesce(', SM clock down to ' || round(e.min_sm_clock_mhz) || ' MHz', '')
+                         || coalesce(', max ' || round(e.max_temp_c) || ' C', '') || ')'
+                    ELSE ' ended after ' || round(e.duration_s, 1) || ' s' END,
         'gpu_episodes', NULL, NULL
     FROM gpu_episodes e,
          LATERAL (SELECT e.start AS ts, 'gpu_throttle_start' AS kind

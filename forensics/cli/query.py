@@ -1,0 +1,258 @@
+"""`forensics query`, `forensics queries`, `forensics timeline`, `forensics export`."""
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from forensics.cli._common import OutFormat, UserError, emit_frame
+
+TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
+
+
+class TimelineFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
+class Severity(str, Enum):
+    info = "info"
+    warning = "warning"
+    critical = "critical"
+
+
+def _open(bundle: Path, cache_dir: Path | None):
+    from forensics.db import BundleError, open_bundle
+
+    try:
+        return open_bundle(bundle, cache_dir=cache_dir)
+    except (BundleError, ValueError, OSError) as exc:
+        raise UserError(str(exc).splitlines()[0] if str(exc) else f"{bundle}: cannot be opened") from None
+
+
+def _params(items: list[str] | None) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--param {item!r}: use --param key=value")
+        out[key.strip()] = value
+    return out
+
+
+def _adhoc_value(text: str):
+    """Typed value for a parameter of ad hoc SQL: integer, float, true/false, else the string."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "null":
+        return None
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    cache_opt = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)")
+
+    @app.command("query")
+    def query_cmd(
+        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        sql: Optional[str] = typer.Argument(None, help="one SELECT statement; '-' reads it from standard input"),
+        file: Optional[Path] = typer.Option(None, "--file", "-f", help="read the SQL from this file"),
+        name: Optional[str] = typer.Option(None, "--name", "-n", help="run a named query (see `forensics queries`)"),
+        param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="key=value for $key in the SQL (repeatable)"),
+        fmt: OutFormat = typer.Option(OutFormat.table, "--format", help="table|csv|json|parquet"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="write to this file instead of standard output"),
+        limit: Optional[int] = typer.Option(None, "--limit", help=f"at most N rows (table output shows {TABLE_ROWS} by default)"),
+        cache_dir: Optional[Path] = cache_opt,
+    ) -> None:
+        """Run read-only DuckDB SQL over a bundle's tables and views (events, nic_rates, gpu_episodes, ...)."""
+        from forensics.db import QueryError
+        from forensics.db import named
+
+        given = sum(x is not None for x in (sql, file, name))
+        if given != 1:
+            raise UserError("give exactly one of SQL, --file F.sql or --name NAME")
+        params = _params(param)
+        nq = None
+        if name is not None:
+            try:
+                nq = named.get(name)
+            except QueryError as exc:
+                raise UserError(str(exc)) from None
+        elif file is not None:
+            try:
+                sql = file.read_text()
+            except OSError as exc:
+                raise UserError(f"{file}: {exc.strerror or exc}") from None
+        elif sql == "-":
+            sql = sys.stdin.read()
+        b = _open(bundle, cache_dir)
+        try:
+            if nq is not None:
+                df = b.query(nq.name, **params)
+            else:
+                df = b.sql(sql, **{k: _adhoc_value(v) for k, v in params.items()})
+        except QueryError as exc:
+            raise UserError(str(exc)) from None
+        finally:
+            b.close()
+        if limit is not None:
+            df = df.head(max(limit, 0))
+        elif fmt is OutFormat.table and df.height > TABLE_ROWS:
+            print(f"forensics: showing {TABLE_ROWS} of {df.height} rows (use --limit N or --format csv|json|parquet)",
+                  file=sys.stderr)
+            df = df.head(TABLE_ROWS)
+        emit_frame(df, fmt, out, title=name)
+
+    @app.command("queries")
+    def queries_cmd(
+        views: bool = typer.Option(False, "--views", help="also list the views and SQL macros every bundle has"),
+    ) -> None:
+        """List the named queries (queries/*.sql) with their descriptions and parameters."""
+        from forensics.db import named
+
+        for q in named.catalog().values():
+            print(f"{q.name:<18} {q.description}")
+            for p in q.params.values():
+                print(f"{'':<20}--param {p.describe()}")
+        if views:
+            from forensics.db._build import view_files
+
+            print("\nviews and macros (queries/views/):")
+            for _, path in view_files():
+                for item, desc in _view_docs(path):
+                    print(f"  {item:<34} {desc}")
+
+    @app.command("timeline")
+    def timeline_cmd(
+        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        host: Optional[list[str]] = typer.Option(None, "--host", help="only these hosts (repeat or comma-separate)"),
+        since: Optional[str] = typer.Option(None, "--since", help="from this time (ISO-8601, UTC if no zone; aligned time)"),
+        until: Optional[str] = typer.Option(None, "--until", help="before this time"),
+        kind: Optional[list[str]] = typer.Option(None, "--kind", help="only these event kinds; '*' wildcards (nccl_*)"),
+        severity: Severity = typer.Option(Severity.info, "--severity", help="lowest severity shown: info|warning|critical"),
+        limit: Optional[int] = typer.Option(None, "--limit", help="at most N events"),
+        fmt: TimelineFormat = typer.Option(TimelineFormat.text, "--format", help="text|json|csv"),
+        cache_dir: Optional[Path] = cache_opt,
+    ) -> None:
+        """The merged timeline of every host (clock-aligned), colour-coded by severity."""
+        from forensics.db import QueryError
+        from forensics.timeutil import parse_when
+
+        try:
+            t0 = parse_when(since) if since else None
+            t1 = parse_when(until) if until else None
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        hosts = _split(host)
+        kinds = [k.replace("*", "%") for k in _split(kind)]
+        b = _open(bundle, cache_dir)
+        try:
+            df = b.sql(
+                "SELECT ts_aligned, ts, ts_quality, host, severity, kind, subject, message, origin, file, line_no "
+                "FROM events WHERE severity_rank(severity) >= severity_rank($sev) "
+                "AND ($since IS NULL OR ts_aligned >= $since) AND ($until IS NULL OR ts_aligned < $until) "
+                "AND (len($hosts) = 0 OR list_contains($hosts, host)) "
+                "AND (len($kinds) = 0 OR list_bool_or([kind LIKE k FOR k IN $kinds])) "
+                "ORDER BY ts_aligned NULLS LAST, host, file, line_no"
+                + (" LIMIT $limit" if limit is not None else ""),
+                sev=severity.value, since=t0, until=t1, hosts=hosts, kinds=kinds,
+                **({"limit": max(limit, 0)} if limit is not None else {}),
+            )
+        except QueryError as exc:
+            raise UserError(str(exc)) from None
+        finally:
+            b.close()
+        if fmt is not TimelineFormat.text:
+            emit_frame(df, OutFormat(fmt.value))
+            return
+        _print_timeline(df)
+
+    @app.command("export")
+    def export_cmd(
+        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        duckdb_file: Optional[Path] = typer.Option(None, "--duckdb", help="write a DuckDB database file with every table and view"),
+        parquet_dir: Optional[Path] = typer.Option(None, "--parquet", help="write a Hive-partitioned Parquet dataset (DIR/<table>/host=<h>/)"),
+        cache_dir: Optional[Path] = cache_opt,
+    ) -> None:
+        """Export a bundle's tables and views for the DuckDB CLI or any SQL/dataframe tool."""
+        from forensics.db import BundleError, _resolve
+        from forensics.db.export import export_duckdb, export_parquet
+
+        if (duckdb_file is None) == (parquet_dir is None):
+            raise UserError("give exactly one of --duckdb FILE.duckdb or --parquet DIR")
+        try:
+            root = _resolve(bundle, cache_dir)
+            if duckdb_file is not None:
+                counts = export_duckdb(root, duckdb_file)
+                target = duckdb_file
+            else:
+                counts = export_parquet(root, parquet_dir)
+                target = parquet_dir
+        except (BundleError, ValueError, OSError) as exc:
+            raise UserError(str(exc).splitlines()[0] if str(exc) else "export failed") from None
+        rows = sum(counts.values())
+        print(f"{target}: {len(counts)} tables and views, {rows} rows", file=sys.stderr)
+
+
+def _view_docs(path: Path) -> list[tuple[str, str]]:
+    """(name, first sentence of its comment) of each view/macro a queries/views file defines."""
+    import re
+
+    text = path.read_text()
+    lines = text.splitlines()
+    out = []
+    for m in re.finditer(r"CREATE OR REPLACE (?:VIEW|MACRO) ([a-z_]+)(\([^)]*\))?", text):
+        name = m.group(1)
+        desc = ""
+        for i, line in enumerate(lines):
+            if re.match(rf"--\s*{name}(\([^)]*\))?:", line):
+                doc = [line.split(":", 1)[1].strip()]
+                for nxt in lines[i + 1:]:
+                    if not nxt.startswith("--") or re.match(r"--\s*[a-z_]+(\([^)]*\))?:", nxt):
+                        break
+                    doc.append(nxt.lstrip("- ").strip())
+                desc = " ".join(doc)
+                break
+        first = re.split(r"(?<=[a-z0-9)%])\. ", desc)[0].rstrip(".")
+        out.append((name + (m.group(2) or ""), first[:120]))
+    return out
+
+
+_STYLE = {"critical": "bold red", "warning": "yellow", "info": ""}
+_TAG = {"critical": "CRIT", "warning": "WARN", "info": "info"}
+
+
+def _print_timeline(df) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=True)
+    if df.height == 0:
+        print("(no events)", file=sys.stderr)
+        return
+    hw = max(4, min(24, max(len(h or "") for h in df["host"])))
+    kw = max(4, min(26, max(len(k or "") for k in df["kind"])))
+    for r in df.iter_rows(named=True):
+        t = r["ts_aligned"]
+        if t is None:
+            when = "(no time)".ljust(24)
+        else:
+            when = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+            when += "~" if r["ts_quality"] == "interpolated" else " "
+        line = Text(f"{when} {(r['host'] or ''):<{hw}} {_TAG.get(r['severity'], '?'):<4} {(r['kind'] or ''):<{kw}} "
+                    f"{(r['subject'] or '-'):<10} {r['message'] or ''}", style=_STYLE.get(r["severity"], ""))
+        console.print(line)

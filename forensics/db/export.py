@@ -1,0 +1,92 @@
+"""Exports of an opened catalog: a DuckDB database file, or a Hive-partitioned Parquet dataset."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from forensics.db import connect
+from forensics.db._build import quote_ident, quote_str
+
+
+def export_duckdb(root: Path, out: Path) -> dict[str, int]:
+    """Write ``out`` (.duckdb): schema raw with every parsed table (as tables), main with the same
+    views and macros as an opened bundle. Atomic: built beside `out`, then renamed. Returns row counts."""
+    out = Path(out)
+    if out.exists() and out.is_dir():
+        raise ValueError(f"{out}: is a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    os.unlink(tmp)  # DuckDB creates the file itself
+    try:
+        con, info = connect(root, materialize=True, database=tmp)
+        try:
+            counts = _counts(con)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, out)
+    except BaseException:
+        for p in (tmp, tmp + ".wal"):
+            if os.path.exists(p):
+                os.unlink(p)
+        raise
+    return counts
+
+
+def _relations(con) -> list[tuple[str, bool]]:
+    """(name, has a host column) of every relation of schema main."""
+    rows = con.execute(
+        "SELECT t.table_name, bool_or(c.column_name = 'host') FROM information_schema.tables t "
+        "JOIN information_schema.columns c ON c.table_schema = t.table_schema AND c.table_name = t.table_name "
+        "WHERE t.table_schema = 'main' GROUP BY t.table_name ORDER BY t.table_name"
+    ).fetchall()
+    return [(r[0], bool(r[1])) for r in rows]
+
+
+def _counts(con) -> dict[str, int]:
+    return {name: con.execute(f"SELECT count(*) FROM main.{quote_ident(name)}").fetchone()[0]
+            for name, _ in _relations(con)}
+
+
+def export_parquet(root: Path, out_dir: Path) -> dict[str, int]:
+    """Write every table and view as ``out_dir/<name>/host=<host>/*.parquet`` (Hive partitions: the
+    host is in the directory name, not in the files), relations without a host column (or without
+    rows) as ``out_dir/<name>/part-0.parquet``, and ``out_dir/_export.json`` with the row counts.
+    `out_dir` must not exist or be empty; it is built beside and renamed into place."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise ValueError(f"{out_dir}: exists and is not an empty directory")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent))
+    try:
+        con, _ = connect(root)
+        try:
+            counts = {}
+            for name, has_host in _relations(con):
+                n = con.execute(f"SELECT count(*) FROM main.{quote_ident(name)}").fetchone()[0]
+                counts[name] = n
+                target = tmp / name
+                target.mkdir()
+                src = f"(SELECT * FROM main.{quote_ident(name)})"
+                if has_host and n:
+                    con.execute(f"COPY {src} TO {quote_str(str(target))} "
+                                "(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (host), OVERWRITE_OR_IGNORE)")
+                else:
+                    con.execute(f"COPY {src} TO {quote_str(str(target / 'part-0.parquet'))} (FORMAT parquet, COMPRESSION zstd)")
+        finally:
+            con.close()
+        (tmp / "_export.json").write_text(json.dumps({"rows": counts, "partitioning": "hive (host)"}, indent=1) + "\n")
+        if out_dir.exists():
+            out_dir.rmdir()
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return counts
+
+
+__all__ = ["export_duckdb", "export_parquet"]

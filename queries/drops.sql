@@ -1,0 +1,32 @@
+-- Drops, discards and errors per host and interface (ethtool -S counters and sar -n EDEV), largest first.
+-- @param host VARCHAR = NULL          only this host
+-- @param min_total DOUBLE = 1         only counters that increased by at least this much
+WITH c AS (
+    SELECT host, iface, counter,
+           CASE WHEN regexp_matches(counter, '(?i)(discard|drop|out_of_buffer|missed|no_?buf|buffer_overflow|fifo|oversize)')
+                THEN 'drop' ELSE 'error' END AS class,
+           CAST(sum(delta) AS DOUBLE) AS total, max(rate_per_s) AS peak_per_s,
+           min(ts_aligned) FILTER (WHERE delta > 0) AS first_seen, max(ts_aligned) FILTER (WHERE delta > 0) AS last_seen,
+           count(*) FILTER (WHERE reset) AS resets
+    FROM nic_rates
+    WHERE regexp_matches(counter, '(?i)(discard|drop|out_of_buffer|missed|no_?buf|buffer_overflow|fifo|err|crc|symbol|fcs|align|oversize)')
+      AND NOT regexp_matches(counter, '(?i)(pause|storm|xdp_redirect|_ok$)')
+      AND ($host IS NULL OR host = $host)
+    GROUP BY ALL
+), s AS (
+    SELECT e.host, e.iface, 'sar.' || m.metric AS counter,
+           CASE WHEN m.metric LIKE '%drop%' OR m.metric LIKE '%fifo%' THEN 'drop' ELSE 'error' END AS class,
+           sum(m.rate * coalesce(e.dt_s, 0)) AS total, max(m.rate) AS peak_per_s,
+           min(e.ts) FILTER (WHERE m.rate > 0) AS first_seen, max(e.ts) FILTER (WHERE m.rate > 0) AS last_seen,
+           0 AS resets
+    FROM (SELECT *, (epoch_us(ts) - epoch_us(lag(ts) OVER (PARTITION BY host, iface ORDER BY ts))) / 1e6 AS dt_s
+          FROM sar_net_edev WHERE $host IS NULL OR host = $host) e,
+         LATERAL (VALUES ('rxerr_s', e.rxerr_s), ('txerr_s', e.txerr_s), ('rxdrop_s', e.rxdrop_s),
+                         ('txdrop_s', e.txdrop_s), ('rxfifo_s', e.rxfifo_s), ('txfifo_s', e.txfifo_s),
+                         ('rxfram_s', e.rxfram_s), ('txcarr_s', e.txcarr_s)) m(metric, rate)
+    WHERE m.rate IS NOT NULL
+    GROUP BY ALL
+)
+SELECT * FROM (SELECT * FROM c UNION ALL SELECT * FROM s)
+WHERE total >= $min_total OR peak_per_s >= $min_total
+ORDER BY total DESC, host, iface, counter;
