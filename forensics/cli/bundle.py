@@ -60,3 +60,40 @@ def register(app: typer.Typer) -> None:
 
         info = _user_errors(bundle_info, bundle)
         sys.stdout.write(render_json(info) if fmt is InfoFormat.json else render_text(info))
+
+    @app.command("collect")
+    def collect_cmd(
+        duration: float = typer.Option(60.0, "--duration", help="seconds to sample (0: one snapshot of each)"),
+        interval: float = typer.Option(5.0, "--interval", help="seconds between samples"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="bundle to write (.tar, .tar.gz, .tar.zst); default <host>-<UTC time>.tar.gz"),
+        nccl_log: List[str] = typer.Option([], "--nccl-log", metavar="GLOB", help="NCCL log files to include (repeatable); default: $NCCL_DEBUG_FILE"),
+        pid: List[int] = typer.Option([], "--pid", help="also record this process (repeatable)"),
+        host: Optional[str] = typer.Option(None, "--host", help="host name to use in the bundle (default: short hostname)"),
+        quiet: bool = typer.Option(False, "--quiet", help="no progress lines"),
+        zipapp: Optional[Path] = typer.Option(None, "--zipapp", help="instead of collecting, write the collector as a single-file zipapp"),
+    ) -> None:
+        """Capture this node's evidence (dmesg, ethtool -S, iostat, sar, numactl, nvidia-smi, NCCL logs, GPU processes)."""
+        if zipapp is not None:
+            _write_zipapp(zipapp)
+            return
+        from forensics.collect.main import run
+
+        code = run(duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
+                   argv=["forensics", "collect"] + sys.argv[2:])
+        if code:
+            raise typer.Exit(code)
+
+    @app.command("zipapp")
+    def zipapp_cmd(out: Path = typer.Argument(Path("forensics-collect.pyz"), help="zipapp to write")) -> None:
+        """Write the collector as a single-file zipapp: `python3 forensics-collect.pyz --duration 60` on any node."""
+        _write_zipapp(out)
+
+
+def _write_zipapp(out: Path) -> None:
+    from forensics.collect.zipapp import build
+
+    if not out.parent.is_dir():
+        raise UserError(f"{out.parent}: no such directory")
+    path = _user_errors(build, out)
+    print(f"{path}: run it on a node with `python3 {path.name} --duration 60 --interval 5` (Python >= 3.8, no install)",
+          file=sys.stderr)

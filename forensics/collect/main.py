@@ -1,0 +1,459 @@
+"""`forensics collect`: capture a node's raw outputs into a bundle (standard library only, Python 3.8).
+
+Runs every spec of :mod:`forensics.collect.specs` (missing or failing commands are recorded in
+commands.jsonl and never stop the rest), samples the snapshot and stream specs for ``--duration``
+seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes (command line,
+affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables only), the NIC inventory and the clock
+reference, and writes a bundle atomically. On SIGINT/SIGTERM it stops its commands, writes a valid
+bundle with what it has and exits non-zero (130/143). When the parsing dependencies are importable,
+the bundle also gets its Parquet tables.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+from forensics.collect import node, proc
+from forensics.collect.specs import SPECS
+from forensics.collect.tarball import AtomicTar, compression_for
+from forensics.layout import FORMAT_VERSION, format_marker
+
+NCCL_CAP = 512 << 20
+STREAM_GRACE_S = 10.0
+
+
+def version():
+    try:
+        import forensics
+
+        return forensics.__version__
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+class _Either(object):
+    """is_set() of any of several events (what proc.run polls)."""
+
+    def __init__(self, *events):
+        self.events = events
+
+    def is_set(self):
+        return any(e.is_set() for e in self.events)
+
+
+class Collector(object):
+    def __init__(self, duration, interval, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None):
+        self.duration = max(0.0, float(duration))
+        self.interval = max(0.1, float(interval))
+        short, self.hostname = node.host_name()
+        self.host = host or short
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.out = os.path.abspath(out or "%s-%s.tar.gz" % (self.host, stamp))
+        compression_for(self.out)  # ValueError for an unknown suffix
+        folder = os.path.dirname(self.out)
+        if not os.path.isdir(folder):
+            raise ValueError("output folder does not exist: %s" % folder)
+        self.nccl_globs = node.nccl_globs(list(nccl_logs), hostname=self.hostname)
+        self.pids = [int(p) for p in pids]
+        self.quiet = quiet
+        self.argv = list(argv if argv is not None else sys.argv)
+        self.stage = tempfile.mkdtemp(prefix=".forensics-collect-", dir=folder)
+        self.hdir = os.path.join(self.stage, "hosts", self.host)
+        os.makedirs(os.path.join(self.hdir, "raw"))
+        self.entries = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()  # interrupt
+        self.end_streams = threading.Event()  # normal end of sampling (for streams that run until told)
+        self.interrupted = None
+        self.env = proc.command_env()
+        self.started = proc.utcnow()
+        self.capped = set()
+
+    # ------------------------------------------------------------------ helpers
+
+    def say(self, msg):
+        if not self.quiet:
+            sys.stderr.write("forensics collect: %s: %s\n" % (self.host, msg))
+            sys.stderr.flush()
+
+    def raw(self, source, name):
+        d = os.path.join(self.hdir, "raw", source)
+        if not os.path.isdir(d):
+            os.makedirs(d)
+        rel = "hosts/%s/raw/%s/%s" % (self.host, source, name)
+        return os.path.join(d, name), rel
+
+    def record(self, name, source, res, rel, **extra):
+        entry = {
+            "name": name, "argv": res.argv, "source": source, "start": proc.iso(res.start),
+            "end": proc.iso(res.end) if res.end else None, "exit_code": res.exit_code, "bytes": res.bytes,
+            "truncated": res.truncated, "timed_out": res.timed_out, "error": res.error,
+            "stderr_tail": res.stderr_tail[-2048:], "raw_file": rel,
+        }
+        entry.update(extra)
+        with self.lock:
+            self.entries.append(entry)
+
+    def skipped(self, name, source, argv, why):
+        res = proc.Result(argv)
+        res.end = res.start
+        res.error = why
+        self.record(name, source, res, None)
+
+    def _fill(self, argv, **values):
+        return [a.format(**values) if "{" in a else a for a in argv]
+
+    def _n(self):
+        return max(1, int(round(self.duration / self.interval)))
+
+    # ------------------------------------------------------------------ running specs
+
+    def run_once(self, spec, argvs, timeout=None, expected_stop=False, stop=None):
+        """Run the first argv that works (fallbacks after it); output kept from the last one tried."""
+        path, rel = self.raw(spec.source, spec.raw)
+        res = None
+        todo = [list(a) for a in argvs]
+        while todo:
+            argv = todo.pop(0)
+            if self.stop.is_set():
+                self.skipped(spec.name, spec.source, argv, "skipped (collection interrupted)")
+                return None
+            res = proc.run(argv, proc.CappedFile(path, spec.cap, append=False), timeout or spec.timeout,
+                           stop=stop or self.stop, expected_stop=expected_stop, env=self.env)
+            if res.error == "not found":  # fallbacks with the same missing program cannot help
+                todo = [a for a in todo if a[0] != argv[0]]
+            good = res.ok() or (expected_stop and res.error is None and res.bytes > 0)
+            self.record(spec.name, spec.source, res, rel if (good or not todo) else None)
+            if good or res.stopped:
+                break
+        if res is not None and not (res.ok() or res.bytes) and os.path.exists(path) and os.path.getsize(path) == 0:
+            os.unlink(path)
+            with self.lock:
+                for e in self.entries:
+                    if e.get("raw_file") == rel and e["name"] == spec.name:
+                        e["raw_file"] = None
+        return res
+
+    def run_snapshot(self, spec, sample, ifaces):
+        """One sample of a snapshot spec: each output preceded by a marker line, appended to its raw file."""
+        items = [{"iface": i} for i in ifaces] if spec.expand == "iface" else [{}]
+        for values in items:
+            if self.stop.is_set():
+                return
+            argv = self._fill(spec.argv, **values)
+            path, rel = self.raw(spec.source, spec.raw.format(**values))
+            size = os.path.getsize(path) if os.path.exists(path) else 0
+            if size >= spec.cap:
+                if rel not in self.capped:
+                    self.capped.add(rel)
+                    self.skipped(spec.name, spec.source, argv, "byte cap of %d reached: later samples not kept" % spec.cap)
+                continue
+            part = path + ".part"
+            res = proc.run(argv, proc.CappedFile(part, max(1 << 20, spec.cap - size), append=False), spec.timeout,
+                           stop=self.stop, env=self.env)
+            kept = None
+            if res.bytes:  # the marker (time of this sample) and the output, appended to the series
+                with open(path, "ab") as fh, open(part, "rb") as src:
+                    fh.write((format_marker(res.start, argv) + "\n").encode())
+                    shutil.copyfileobj(src, fh, 1 << 20)
+                kept = rel
+            if os.path.exists(part):
+                os.unlink(part)
+            self.record(spec.name, spec.source, res, kept, sample=sample)
+
+    def stream(self, spec):
+        """Thread body of a stream spec (one long-running sampler, or one run when duration is 0)."""
+        try:
+            if self.duration <= 0:
+                argvs = [list(spec.argv_once or spec.argv)]
+                argvs += [[a for a in fb if a not in ("-lms", "{interval_ms}")] for fb in spec.fallbacks]
+                argvs = [self._fill(a, interval="1", count="1", interval_ms="1000") for a in argvs]
+                self.run_once(spec, argvs)
+                return
+            n = self._n()
+            iv = self.interval
+            values = {"interval": str(max(1, int(round(iv)))), "count": str(n + 1 if spec.source == "iostat" else n),
+                      "interval_ms": str(max(100, int(iv * 1000)))}
+            argvs = [self._fill(spec.argv, **values)] + [self._fill(fb, **values) for fb in spec.fallbacks]
+            if spec.until_stopped:
+                self.run_once(spec, argvs, timeout=self.duration + STREAM_GRACE_S, expected_stop=True,
+                              stop=_Either(self.stop, self.end_streams))
+            else:
+                self.run_once(spec, argvs, timeout=(n + 2) * max(1, int(round(iv))) + STREAM_GRACE_S)
+        except Exception as exc:  # noqa: BLE001 - one spec must never take the collection down
+            self.skipped(spec.name, spec.source, list(spec.argv), "collector error: %s" % exc)
+
+    # ------------------------------------------------------------------ the collection
+
+    def collect(self):
+        t0 = time.monotonic()
+        inventory = node.nics()
+        ifaces = node.ethtool_ifaces(inventory)
+        self.say("collecting for %gs every %gs; %d interface(s) to sample%s" % (
+            self.duration, self.interval, len(ifaces), "" if not self.nccl_globs else "; NCCL logs " + ", ".join(self.nccl_globs)))
+        streams = [s for s in SPECS if s.mode == "stream"]
+        threads = []
+        for spec in streams:
+            t = threading.Thread(target=self.stream, args=(spec,), name=spec.name, daemon=True)
+            t.start()
+            threads.append(t)
+        oneshots = threading.Thread(target=self.start_specs, name="one-shots", daemon=True)
+        oneshots.start()
+        snaps = [s for s in SPECS if s.mode == "snapshot"]
+        n = self._n() if self.duration > 0 else 0
+        last_run = {}
+        k = 0
+        while k <= n and not self.stop.is_set():
+            todo = [s for s in snaps if k == 0 or time.monotonic() - last_run.get(s.name, 0) >= s.min_interval - 0.01]
+            workers = []
+            for spec in todo:
+                last_run[spec.name] = time.monotonic()
+                w = threading.Thread(target=self.run_snapshot, args=(spec, k, ifaces), daemon=True)
+                w.start()
+                workers.append(w)
+            for w in workers:
+                w.join()
+            self.say("sample %d/%d at %.0fs: %s" % (k + 1, n + 1, time.monotonic() - t0,
+                                                    ", ".join(s.name for s in todo) or "streams only"))
+            k += 1
+            while k < n and t0 + (k + 1) * self.interval <= time.monotonic():
+                k += 1  # a sample took longer than an interval: skip the ticks already missed
+            due = t0 + k * self.interval
+            if k > n or self.stop.wait(max(0.0, due - time.monotonic())):
+                break
+        oneshots.join()
+        self.end_streams.set()
+        for t in threads:
+            t.join(timeout=STREAM_GRACE_S + 5)
+        for spec in SPECS:
+            if spec.mode == "once" and spec.when == "end":
+                if self.stop.is_set():
+                    self.skipped(spec.name, spec.source, list(spec.argv), "skipped (collection interrupted)")
+                else:
+                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks])
+        self.copy_nccl_logs()
+        return inventory
+
+    def start_specs(self):
+        """One-shot commands of the start (alongside the first samples), then the GPU processes."""
+        try:
+            for spec in SPECS:
+                if spec.mode == "once" and spec.when == "start":
+                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks])
+            self.processes()
+        except Exception as exc:  # noqa: BLE001
+            self.say("collector error in one-shot commands: %s" % exc)
+
+    def processes(self):
+        """GPU processes (from nvidia-smi compute apps, plus --pid) -> raw/collector/processes.jsonl."""
+        apps_path, _ = self.raw("collector", "compute-apps.csv")
+        idx_path, _ = self.raw("collector", "gpu-index.csv")
+
+        def text(p):
+            try:
+                with open(p, "rb") as fh:
+                    return fh.read().decode("utf-8", "replace")
+            except OSError:
+                return ""
+
+        apps = node.parse_compute_apps(text(apps_path), text(idx_path))
+        pids = sorted(set(apps) | set(self.pids))
+        if not pids:
+            return
+        path, rel = self.raw("collector", "processes.jsonl")
+        with open(path, "w") as fh:
+            for pid in pids:
+                info = node.process_info(pid)
+                info.update(apps.get(pid, {"gpus": [], "gpu_uuids": []}))
+                if pid in self.pids:
+                    info["requested"] = True
+                fh.write(json.dumps(info, sort_keys=True) + "\n")
+        self.say("recorded %d GPU process(es)" % len(pids))
+
+    def copy_nccl_logs(self):
+        seen = set()
+        for pattern in self.nccl_globs:
+            matches = sorted(glob.glob(os.path.expanduser(pattern)))
+            if not matches:
+                self.skipped("nccl_log", "nccl", ["copy", pattern], "no file matches")
+            for src in matches:
+                real = os.path.realpath(src)
+                if real in seen or not os.path.isfile(real):
+                    continue
+                seen.add(real)
+                if self.stop.is_set():
+                    self.skipped("nccl_log", "nccl", ["copy", src], "skipped (collection interrupted)")
+                    continue
+                name = os.path.basename(src) or "nccl.log"
+                path, rel = self.raw("nccl", name)
+                i = 1
+                while os.path.exists(path):
+                    i += 1
+                    path, rel = self.raw("nccl", "%s-%d" % (name, i))
+                res = proc.Result(["copy", src])
+                out = proc.CappedFile(path, NCCL_CAP, append=False)
+                try:
+                    with open(src, "rb") as fh:
+                        for block in iter(lambda: fh.read(1 << 20), b""):
+                            out.write(block)
+                    res.exit_code = 0
+                except OSError as exc:
+                    res.error = "cannot read: %s" % (exc.strerror or exc)
+                res.bytes = out.close()
+                res.truncated = out.truncated
+                res.end = proc.utcnow()
+                self.record("nccl_log", "nccl", res, rel)
+
+    # ------------------------------------------------------------------ writing the bundle
+
+    def _text(self, source, name):
+        p = os.path.join(self.hdir, "raw", source, name)
+        try:
+            with open(p, "rb") as fh:
+                return fh.read(1 << 20).decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    def write(self, inventory):
+        wall, mono = node.clock_reference()
+        boot, btime = node.boot_time(wall, mono)
+        offset, ntp_source = node.ntp_offset(self._text("collector", "chronyc-tracking.txt"),
+                                             self._text("collector", "timedatectl.txt"))
+        host_json = {
+            "host": self.host, "hostname": self.hostname, "kernel": platform.release(),
+            "boot_time": node.utc_iso(boot), "boot_time_btime": node.utc_iso(btime) if btime else None,
+            "timezone": node.timezone_name(), "utc_offset_s": node.utc_offset_s(),
+            "clock": {"wall": node.utc_iso(wall), "monotonic_s": round(mono, 6), "ntp_offset_s": offset,
+                      "ntp_source": ntp_source},
+            "collector": {"version": version(), "python": platform.python_version(), "argv": self.argv,
+                          "interrupted": self.interrupted is not None, "signal": self.interrupted,
+                          "duration_s": self.duration, "interval_s": self.interval,
+                          "started": proc.iso(self.started), "ended": proc.iso(proc.utcnow())},
+            "nics": [dict((k, v) for k, v in n.items() if k not in ("physical", "bond")) for n in inventory],
+        }
+        with open(os.path.join(self.hdir, "host.json"), "w") as fh:
+            json.dump(host_json, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        with open(os.path.join(self.hdir, "commands.jsonl"), "w") as fh:
+            for e in sorted(self.entries, key=lambda e: e["start"]):
+                fh.write(json.dumps(e, sort_keys=True) + "\n")
+        manifest = {"format_version": FORMAT_VERSION, "created_by": "forensics %s (collect)" % version(),
+                    "created_at": proc.iso(proc.utcnow()), "hosts": [self.host], "redaction": None, "kind": "node"}
+        with open(os.path.join(self.stage, "manifest.json"), "w") as fh:
+            json.dump(manifest, fh, indent=1)
+            fh.write("\n")
+        self.tables()
+        tar = AtomicTar(self.out, mode=0o600)  # the bundle holds command lines of the node's processes
+        try:
+            tar.add_file("manifest.json", os.path.join(self.stage, "manifest.json"))
+            for top in ("hosts", "tables"):
+                base = os.path.join(self.stage, top)
+                for dirpath, dirnames, filenames in os.walk(base):
+                    dirnames.sort()
+                    for name in sorted(filenames):
+                        p = os.path.join(dirpath, name)
+                        tar.add_file(os.path.relpath(p, self.stage).replace(os.sep, "/"), p)
+        except BaseException:
+            tar.abort()
+            raise
+        tar.close()
+
+    def tables(self):
+        """Parse the raw outputs into tables/ when the parsing dependencies are importable here."""
+        try:
+            from forensics.bundle.ingest import ingest_bundle
+        except ImportError:
+            self.say("parsing libraries not available here: tables will be built by `forensics bundle`/`analyze`")
+            return
+        try:
+            summary = ingest_bundle(self.stage)
+            self.say("parsed %d raw file(s) into tables" % summary["files"])
+        except Exception as exc:  # noqa: BLE001 - raw outputs are the product; tables can be rebuilt later
+            self.say("parsing failed (%s); the bundle holds the raw outputs only" % exc)
+
+    def cleanup(self):
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="forensics collect", description="Capture this node's GPU/NIC/CPU/NCCL evidence into a bundle.")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds to sample (0: one snapshot of each)")
+    p.add_argument("--interval", type=float, default=5.0, help="seconds between samples")
+    p.add_argument("--out", help="bundle to write (.tar, .tar.gz, .tar.zst); default <host>-<UTC time>.tar.gz")
+    p.add_argument("--nccl-log", action="append", default=[], metavar="GLOB", help="NCCL log files to include (repeatable); default: $NCCL_DEBUG_FILE")
+    p.add_argument("--pid", action="append", default=[], type=int, metavar="PID", help="also record this process (repeatable)")
+    p.add_argument("--host", help="host name to use in the bundle (default: short hostname)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None):
+    """Collect and write the bundle; returns the exit status (0, 2 for bad options, 130/143 when interrupted)."""
+    if host is not None:
+        import re
+
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$", host):
+            sys.stderr.write("forensics: error: --host must be letters, digits, '.', '_', '-'\n")
+            return 2
+    if interval <= 0 or duration < 0:
+        sys.stderr.write("forensics: error: --interval must be > 0 and --duration >= 0\n")
+        return 2
+    try:
+        c = Collector(duration, interval, out, nccl_logs, pids, host, quiet, argv)
+    except (ValueError, OSError) as exc:
+        sys.stderr.write("forensics: error: %s\n" % exc)
+        return 2
+
+    def on_signal(signum, frame):
+        name = signal.Signals(signum).name
+        if c.interrupted is None:
+            c.interrupted = name
+            c.say("%s received: stopping, writing what was collected" % name)
+        c.stop.set()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            old[s] = signal.signal(s, on_signal)
+    try:
+        inventory = []
+        try:
+            inventory = c.collect()
+        except Exception as exc:  # noqa: BLE001 - still write what we have
+            c.say("collection error: %s" % exc)
+            c.interrupted = c.interrupted or "error"
+        try:
+            c.write(inventory)
+        except (OSError, ValueError) as exc:
+            sys.stderr.write("forensics: error: cannot write %s: %s\n" % (c.out, exc))
+            return 2
+    finally:
+        c.cleanup()
+        for s, h in old.items():
+            signal.signal(s, h)
+    failed = sum(1 for e in c.entries if e.get("error"))
+    if c.interrupted:
+        sys.stderr.write("forensics collect: interrupted (%s): partial bundle written to %s (%d commands, %d failed)\n"
+                         % (c.interrupted, c.out, len(c.entries), failed))
+        return {"SIGINT": 130, "SIGTERM": 143}.get(c.interrupted, 1)
+    c.say("wrote %s (%d commands, %d failed or missing)" % (c.out, len(c.entries), failed))
+    return 0
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return run(args.duration, args.interval, args.out, args.nccl_log, args.pid, args.host, args.quiet,
+               argv=["forensics-collect"] + list(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

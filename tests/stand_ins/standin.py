@@ -1,0 +1,98 @@
+"""Stand-in for the node tools the collector runs (nvidia-smi, ethtool, iostat, sar, numactl, dmesg, ...).
+
+Installed under each tool's name in a bin folder put first on PATH (see kit.make_bin). What it does
+is read from the JSON file named by $STANDIN_CONFIG:
+
+    {"<tool>": {"mode": "replay", "file": "<fixture>", "by_arg": {"<argument>": "<fixture>"}, ...}}
+
+("mode_by_arg": {"<all arguments>": "<mode>"} overrides the mode for one invocation.) Modes: replay (print a real captured output), loop (print it, then keep running until killed, like
+`nvidia-smi -l`), hang (sleep, ignore SIGTERM, with a child that sleeps too), fail (message on
+stderr, exit 1), garbage (random bytes), huge (100 MB of lines). Every start is appended to
+$STANDIN_LOG with its argv and pid, so a test can check that none is left running.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+TOOL = os.path.basename(sys.argv[0])  # main(tool) sets it when run through a wrapper
+ARGS = sys.argv[1:]
+
+
+def log():
+    path = os.environ.get("STANDIN_LOG")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"tool": TOOL, "argv": ARGS, "pid": os.getpid()}) + "\n")
+
+
+def pick(cfg):
+    """The fixture for this invocation: by_arg matches any argument (interface, sar flag, nvidia-smi option)."""
+    by_arg = cfg.get("by_arg") or {}
+    joined = " ".join(ARGS)
+    for test in (lambda k: k == joined, lambda k: k in ARGS, lambda k: any(a.startswith(k) for a in ARGS)):
+        for key, path in by_arg.items():
+            if test(key):
+                return path
+    return cfg.get("file")
+
+
+def emit(path):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def main(tool=None):
+    global TOOL
+    TOOL = tool or TOOL
+    log()
+    with open(os.environ["STANDIN_CONFIG"]) as fh:
+        cfg = json.load(fh).get(TOOL, {})
+    mode = cfg.get("mode", "replay")
+    for key, m in (cfg.get("mode_by_arg") or {}).items():
+        if key == " ".join(ARGS):
+            mode = m
+    if mode == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # a child in our group
+        sys.stdout.write("starting...\n")
+        sys.stdout.flush()
+        time.sleep(3600)
+        return 0
+    if mode == "fail":
+        sys.stderr.write("%s: %s\n" % (TOOL, cfg.get("message", "Operation not permitted")))
+        return cfg.get("code", 1)
+    if mode == "garbage":
+        rnd = random.Random(7)
+        sys.stdout.buffer.write(bytes(rnd.getrandbits(8) for _ in range(20000)))
+        return 0
+    if mode == "huge":
+        line = b"x" * 99 + b"\n"
+        block = line * 10000  # 1 MB
+        for _ in range(100):
+            sys.stdout.buffer.write(block)
+        sys.stdout.flush()
+        return 0
+    special = cfg.get("text", {})
+    for key, text in special.items():  # generated answers (e.g. compute apps with the test's pids)
+        if key in " ".join(ARGS):
+            sys.stdout.write(text)
+            return 0
+    path = pick(cfg)
+    if path is None:
+        sys.stderr.write("%s: no stand-in output for %s\n" % (TOOL, ARGS))
+        return 2
+    emit(path)
+    if mode == "loop" or (mode == "replay" and cfg.get("loop_on") and any(a in ARGS for a in cfg["loop_on"])):
+        while True:
+            time.sleep(0.2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
