@@ -68,9 +68,31 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
         if len(paths) == 1:
             bundle = open_bundle(paths[0], cache_dir=cache_dir)
         else:
-            from forensics.bundle.merge import merged_bundle
-
             bundle = open_bundle(merged_bundle(paths, cache_dir=cache_dir), cache_dir=cache_dir)
     except (OSError, ValueError) as exc:
         raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths)
+
+
+def merged_bundle(paths: list[str], cache_dir=None):
+    """One bundle merging several (node bundles, loose files), built once and kept in the cache.
+
+    Node bundles of different hosts merge; the same host given twice is an error, as with
+    `forensics bundle` without --merge."""
+    import hashlib
+    from pathlib import Path
+
+    from forensics.bundle.build import build_bundle
+    from forensics.bundle.cache import cache_root, file_sha256
+
+    key = hashlib.sha256()
+    for p in paths:
+        q = Path(p)
+        key.update(str(q.resolve()).encode())
+        key.update(file_sha256(q).encode() if q.is_file() else str(q.stat().st_mtime_ns).encode())
+    root = cache_root(cache_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / f"merged-{key.hexdigest()[:20]}.tar"
+    if not out.exists():
+        build_bundle([Path(p) for p in paths], out)
+    return out

@@ -1,0 +1,63 @@
+"""Score findings against a simulator's ground truth (truth/labels.json). Used by
+benchmarks/detection_eval.py and the tests; never by detection itself.
+
+A finding matches a truth entry (a fault or an effect) when the kinds are equal, they share a host,
+the subjects agree where both name one (one contains the other's interface/GPU token), and their
+windows overlap (with `slack_s` of tolerance for sampling and clock offsets).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+_TOKEN = re.compile(r"(GPU\s?\d+|mlx5_\d+|[a-z]+\d+[a-z0-9]*|rank \d+|\d{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)", re.I)
+
+
+def _ts(v):
+    if v is None or isinstance(v, dt.datetime):
+        return v
+    return dt.datetime.fromisoformat(str(v).replace("Z", "+00:00"))
+
+
+def _tokens(s: str | None) -> set[str]:
+    return {t.lower().replace(" ", "") for t in _TOKEN.findall(s or "")}
+
+
+def matches(finding: dict, truth: dict, slack_s: float = 90.0) -> bool:
+    if finding["kind"] != truth["kind"]:
+        return False
+    if truth.get("hosts") and not set(finding["hosts"] or []) & set(truth["hosts"]):
+        return False
+    ft, tt = _tokens(finding.get("subject")), _tokens(truth.get("subject"))
+    if ft and tt and not ft & tt:
+        return False
+    fs, fe = _ts(finding.get("start")), _ts(finding.get("end"))
+    ts, te = _ts(truth.get("start")), _ts(truth.get("end"))
+    if fs is None or ts is None:
+        return True  # configuration findings have no window
+    slack = dt.timedelta(seconds=slack_s)
+    return fs <= (te or ts) + slack and (fe or fs) + slack >= ts
+
+
+def score_bundle(findings: list[dict], labels: dict, min_severity: str = "warning") -> dict:
+    from forensics.detect.catalog import severity_rank
+
+    faults = labels.get("faults", [])
+    effects = labels.get("effects", [])
+    counted = [f for f in findings if severity_rank(f["severity"]) >= severity_rank(min_severity)]
+    per_kind: dict[str, dict] = {}
+
+    def k(kind):
+        return per_kind.setdefault(kind, {"tp": 0, "fp": 0, "faults": 0, "found": 0})
+
+    for f in counted:
+        ok = any(matches(f, t) for t in faults + effects)
+        k(f["kind"])["tp" if ok else "fp"] += 1
+    for t in faults:
+        k(t["kind"])["faults"] += 1
+        if any(matches(f, t) for f in counted):
+            k(t["kind"])["found"] += 1
+    roots = [f for f in counted if not f.get("caused_by")]
+    first_ok = bool(roots) and any(matches(roots[0], t) for t in faults) if faults else None
+    false = [f for f in counted if not any(matches(f, t) for t in faults + effects)]
+    return {"per_kind": per_kind, "root_first": first_ok, "false_findings": false}
