@@ -1,0 +1,227 @@
+"""``numactl -H`` / ``numactl --hardware`` -> ``numa_nodes`` and ``numa_distances``.
+
+What numactl prints (numactl.c ``hardware()``; old and new versions)::
+
+    available: 2 nodes (0-1)              # newer numactl lists sparse sets: "(0,2-3)"
+    node 0 cpus: 0 2 4 6 ...              # empty for CPU-less memory nodes (CXL, HBM, PMem)
+    node 0 size: 515020 MB                # "<not available>" -> null
+    node 0 free: 509047 MB
+    node distances:
+    node   0   1                          # header: "% 3d " (old) or "% 4d " (new) columns, trailing space
+      0:  10  21
+      1:  21  10
+
+also ``node N cpus: 0-13, 56-69 (28)`` (``--cpu-compress``), ``No distance information available.``,
+and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
+``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
+cell (``line_no`` = its row). Repeated outputs (a new ``available:`` line or a snapshot marker)
+each yield their rows. Shell prompts, pasted commands and anything else go to ``unparsed``.
+
+>>> from forensics.sources._base import ParseContext
+>>> sample = b'''$ numactl -H
+... available: 2 nodes (0-1)
+... node 0 cpus: 0 2 4 6 8 10 12 14 16 18 20 22 24 26 28 30 32 34 36 38 40 42 44 46 48 50 52 54 56 58 60 62 64 66 68 70 72 74 76 78 80 82 84 86 88 90 92 94
+... node 0 size: 515020 MB
+... node 0 free: 509047 MB
+... node 1 cpus: 1 3 5 7 9 11 13 15 17 19 21 23 25 27 29 31 33 35 37 39 41 43 45 47 49 51 53 55 57 59 61 63 65 67 69 71 73 75 77 79 81 83 85 87 89 91 93 95
+... node 1 size: 516037 MB
+... node 1 free: 489964 MB
+... node distances:
+... node   0   1 
+...   0:  10  21 
+...   1:  21  10 
+... '''
+>>> res = parse(sample, ParseContext(host="della-j11g1"))
+>>> res.tables["numa_nodes"].select("node", "cpu_count", "mem_total_mb", "mem_free_mb").rows()
+[(0, 48, 515020, 509047), (1, 48, 516037, 489964)]
+>>> res.tables["numa_distances"].select("node", "to_node", "distance").rows()
+[(0, 0, 10), (0, 1, 21), (1, 0, 21), (1, 1, 10)]
+>>> res.unparsed.select("line_no", "reason").rows()
+[(1, 'shell prompt or command line, not numactl output')]
+"""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import ParseContext, ParseResult, head_text, result, split_lines, unparsed_rows
+
+NAME = "numactl"
+VERSION = 1
+TABLES = ("numa_nodes", "numa_distances")
+DESCRIPTION = "numactl -H / --hardware: NUMA nodes (CPUs, memory size/free) and the distance matrix"
+
+_AVAILABLE = re.compile(r"^available: ([0-9]+) nodes \(([0-9,\- ]*)\)\s*$")
+_NODE = re.compile(r"^node ([0-9]+) (cpus|size|free):(.*)$")
+_MEM = re.compile(r"^\s*([0-9]+) MB\s*$")
+_CPU_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
+_DIST_HEADER = re.compile(r"^node((?:\s+[0-9]+)+)\s*$")
+_DIST_ROW = re.compile(r"^\s*([0-9]+):((?:\s+[0-9]+)+)\s*$")
+_SNIFF = re.compile(r"(?m)^(?:available: [0-9]+ nodes \(|node [0-9]+ cpus:|No NUMA available on this system)")
+_NO_NUMA = "No NUMA available on this system"
+_NO_DIST = "No distance information available."
+_NOT = "not numactl -H output"
+_PROMPT = "shell prompt or command line, not numactl output"
+_COMMAND = re.compile(r"(?:^|[\s$#>])numactl(?:\s|$)")
+
+
+def sniff(head: bytes) -> bool:
+    """True for numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line."""
+    text = head_text(head)
+    return bool(_SNIFF.search(text)) and ("available:" in text or "No NUMA" in text or " size: " in text)
+
+
+def _cpus(text: str) -> list[int] | None:
+    """'0 1 2 3' or '0-13, 56-69 (28)' (--cpu-compress) -> CPU list; '' -> []; None if not CPUs."""
+    text = text.strip()
+    count = None
+    m = re.search(r"\(([0-9]+)\)$", text)
+    if m:
+        count = int(m.group(1))
+        text = text[: m.start()].strip()
+    plain = text.replace(" ", "")
+    if plain.isascii() and (plain.isdigit() or not plain):  # the usual "0 2 4 ..." form, in C
+        out = list(map(int, text.split()))
+        if (count is not None and count != len(out)) or (out and max(out) > 2**31 - 1):
+            return None
+        return out
+    toks = text.replace(",", " ").split()
+    out: list[int] = []
+    for tok in toks:
+        r = _CPU_RANGE.match(tok)
+        if not r:
+            return None
+        lo = int(r.group(1))
+        hi = int(r.group(2)) if r.group(2) is not None else lo
+        if hi < lo or hi - lo > 1 << 16:
+            return None
+        out.extend(range(lo, hi + 1))
+    if count is not None and count != len(out):
+        return None
+    if any(c > 2**31 - 1 for c in out):
+        return None
+    return out
+
+
+def _mem(text: str) -> tuple[bool, int | None]:
+    """' 515020 MB' -> (True, 515020); ' <not available>' -> (True, None); else (False, None)."""
+    if text.strip() == "<not available>":
+        return True, None
+    m = _MEM.match(text)
+    if not m or len(m.group(1)) > 18:
+        return False, None
+    return True, int(m.group(1))
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    lines = split_lines(data)
+    n = lines.height
+    nodes: dict[tuple[int, int], dict] = {}  # (snapshot, node) -> row
+    dists: list[dict] = []
+    bad: list[tuple[int, str, str]] = []
+    snap = 0
+    header: list[int] | None = None  # distance matrix columns, once "node distances:" and its header are seen
+    in_matrix = False
+    numa_available = None
+    for line_no, text in zip(lines["line_no"].to_list(), lines["text"].to_list()):
+        s = text.rstrip()
+        if not s.strip():
+            continue
+        if s.startswith(MARKER_PREFIX):
+            snap += 1
+            header, in_matrix = None, False
+            continue
+        m = _AVAILABLE.match(s)
+        if m:
+            if any(k[0] == snap for k in nodes) or in_matrix:
+                snap += 1  # a second output without a marker
+            header, in_matrix = None, False
+            numa_available = True
+            continue
+        if s.strip() == _NO_NUMA:
+            numa_available = False
+            continue
+        if s.strip() == _NO_DIST:
+            in_matrix = False
+            continue
+        m = _NODE.match(s)
+        if m:
+            in_matrix = False
+            node, what, value = int(m.group(1)), m.group(2), m.group(3)
+            if node > 2**31 - 1:
+                bad.append((line_no, text, "node number out of range"))
+                continue
+            if what == "cpus":
+                cpus = _cpus(value)
+                if cpus is None:
+                    bad.append((line_no, text, "CPU list does not convert"))
+                    continue
+                row = nodes.setdefault((snap, node), {"line_no": line_no, "node": node})
+                if "cpus" in row:
+                    bad.append((line_no, text, f"node {node} cpus listed twice"))
+                    continue
+                row["cpus"] = cpus
+                row["cpu_count"] = len(cpus)
+            else:
+                ok, mb = _mem(value)
+                if not ok:
+                    bad.append((line_no, text, f"node {what} does not convert (expected 'N MB')"))
+                    continue
+                row = nodes.setdefault((snap, node), {"line_no": line_no, "node": node})
+                key = "mem_total_mb" if what == "size" else "mem_free_mb"
+                if key in row:
+                    bad.append((line_no, text, f"node {node} {what} listed twice"))
+                    continue
+                row[key] = mb
+            continue
+        if s.strip() == "node distances:":
+            in_matrix, header = True, None
+            continue
+        if in_matrix and header is None:
+            m = _DIST_HEADER.match(s)
+            if m:
+                header = [int(x) for x in m.group(1).split()]
+                continue
+        if in_matrix and header is not None:
+            m = _DIST_ROW.match(s)
+            if m:
+                frm = int(m.group(1))
+                vals = [int(x) for x in m.group(2).split()]
+                if len(vals) != len(header):
+                    bad.append((line_no, text, f"distance row has {len(vals)} values for {len(header)} nodes"))
+                    continue
+                if any(v > 2**31 - 1 for v in vals) or frm > 2**31 - 1:
+                    bad.append((line_no, text, "distance out of range"))
+                    continue
+                dists.extend({"line_no": line_no, "node": frm, "to_node": to, "distance": v}
+                             for to, v in zip(header, vals))
+                continue
+        bad.append((line_no, text, _PROMPT if _COMMAND.search(s) else _NOT))
+
+    node_rows = sorted(nodes.values(), key=lambda r: r["line_no"])
+    nodes_df = pl.DataFrame(
+        {
+            "line_no": pl.Series([r["line_no"] for r in node_rows], dtype=pl.Int64),
+            "node": pl.Series([r["node"] for r in node_rows], dtype=pl.Int32),
+            "cpus": pl.Series([r.get("cpus") for r in node_rows], dtype=pl.List(pl.Int32)),
+            "cpu_count": pl.Series([r.get("cpu_count") for r in node_rows], dtype=pl.Int32),
+            "mem_total_mb": pl.Series([r.get("mem_total_mb") for r in node_rows], dtype=pl.Int64),
+            "mem_free_mb": pl.Series([r.get("mem_free_mb") for r in node_rows], dtype=pl.Int64),
+        }
+    )
+    dist_df = pl.DataFrame(
+        {
+            "line_no": pl.Series([d["line_no"] for d in dists], dtype=pl.Int64),
+            "node": pl.Series([d["node"] for d in dists], dtype=pl.Int32),
+            "to_node": pl.Series([d["to_node"] for d in dists], dtype=pl.Int32),
+            "distance": pl.Series([d["distance"] for d in dists], dtype=pl.Int32),
+        }
+    )
+    meta: dict = {"hosts": []}
+    if numa_available is not None:
+        meta["numa_available"] = numa_available
+        meta["variant"] = "numactl-H" if numa_available else "no-numa"
+    unparsed = unparsed_rows(bad, ctx, NAME) if bad else None
+    return result(NAME, ctx, n, {"numa_nodes": nodes_df, "numa_distances": dist_df}, unparsed, **meta)

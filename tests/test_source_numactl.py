@@ -1,0 +1,185 @@
+"""numactl -H parser: node CPUs/memory and distances of real outputs (1, 2, 4 and 8 nodes,
+CPU-less HBM nodes), prompts, the no-NUMA case, numactl's other printing forms, bad input."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from forensics.layout import format_marker
+from forensics.sources import ParseContext, detect, numactl
+from forensics.sources._base import split_lines
+
+FIX = Path(__file__).parent / "fixtures" / "numactl"
+REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures-real"
+
+
+def parse(name_or_bytes):
+    data = name_or_bytes if isinstance(name_or_bytes, bytes) else (FIX / name_or_bytes).read_bytes()
+    res = numactl.parse(data, ParseContext(host="n1", file="numactl-H.txt"))
+    assert res.lines == split_lines(data).height
+    nos = res.unparsed["line_no"].to_list()
+    assert len(nos) == len(set(nos))
+    used = set(res.tables["numa_nodes"]["line_no"]) | set(res.tables["numa_distances"]["line_no"])
+    assert not used & set(nos)
+    return res
+
+
+def node(res, n):
+    t = res.tables["numa_nodes"].filter(pl.col("node") == n)
+    assert t.height == 1
+    return t.row(0, named=True)
+
+
+def matrix(res):
+    return {(r["node"], r["to_node"]): r["distance"] for r in res.tables["numa_distances"].iter_rows(named=True)}
+
+
+def test_two_nodes_interleaved_cpus_and_prompt_line():
+    res = parse("numactl--princeton-della-2node-spr8468-prompt.txt")
+    assert res.unparsed.rows() == [("n1", "numactl", "numactl-H.txt", 1, "$ numactl -H",
+                                    "shell prompt or command line, not numactl output")]
+    n0, n1 = node(res, 0), node(res, 1)
+    assert n0["cpus"] == list(range(0, 96, 2)) and n1["cpus"] == list(range(1, 96, 2))
+    assert (n0["cpu_count"], n0["mem_total_mb"], n0["mem_free_mb"], n0["line_no"]) == (48, 515020, 509047, 3)
+    assert (n1["mem_total_mb"], n1["mem_free_mb"]) == (516037, 489964)
+    assert matrix(res) == {(0, 0): 10, (0, 1): 21, (1, 0): 21, (1, 1): 10}
+    assert res.tables["numa_distances"].filter(pl.col("node") == 1)["line_no"].to_list() == [12, 12]
+
+
+def test_eight_nodes_snc4_trailing_spaces():
+    res = parse("numactl--leonardo-dcgp-8node-snc4-trailing-space.txt")
+    assert res.tables["numa_nodes"].height == 8 and res.tables["numa_distances"].height == 64
+    assert node(res, 7)["cpus"] == list(range(98, 112)) and node(res, 7)["mem_free_mb"] == 63087
+    d = matrix(res)
+    assert d[(0, 1)] == 12 and d[(0, 4)] == 21 and d[(5, 4)] == 12 and all(d[(i, i)] == 10 for i in range(8))
+    assert res.unparsed["line_no"].to_list() == [1]
+
+
+def test_eight_nodes_amd_epyc_naples_without_prompt():
+    res = parse("numactl--rrze-naples-epyc7451-8node.txt")
+    assert res.unparsed.height == 0
+    assert node(res, 0)["cpus"] == [0, 1, 2, 3, 4, 5, 48, 49, 50, 51, 52, 53]
+    assert (node(res, 5)["mem_total_mb"], node(res, 5)["mem_free_mb"]) == (16124, 15775)
+    d = matrix(res)
+    assert d[(0, 3)] == 16 and d[(3, 4)] == 32 and d[(7, 0)] == 32 and d[(6, 7)] == 16
+
+
+def test_cpuless_hbm_nodes_of_xeon_max():
+    res = parse("numactl--alcf-aurora-xeonmax-hbm-cpuless-nodes.txt")
+    assert node(res, 0)["cpu_count"] == 104 and node(res, 1)["cpus"][-1] == 207
+    for n in (2, 3):
+        r = node(res, n)
+        assert r["cpus"] == [] and r["cpu_count"] == 0 and r["mem_total_mb"] == 65536
+    assert node(res, 3)["mem_free_mb"] == 64146
+    d = matrix(res)
+    assert d[(0, 2)] == 13 and d[(0, 3)] == 23 and d[(1, 3)] == 13  # each socket's HBM is nearest
+    assert res.unparsed["reason"].to_list() == ["shell prompt or command line, not numactl output"]
+
+
+def test_single_node():
+    res = parse("numactl--sigma-ibo-1node-prompt.txt")
+    assert res.tables["numa_nodes"].select("node", "cpu_count", "mem_total_mb", "mem_free_mb").rows() == [(0, 14, 31772, 10107)]
+    assert matrix(res) == {(0, 0): 10}
+
+
+def test_no_numa_available():
+    res = parse(b"No NUMA available on this system\n")
+    assert res.unparsed.height == 0 and res.tables["numa_nodes"].height == 0
+    assert res.meta["numa_available"] is False and res.meta["variant"] == "no-numa"
+
+
+# numactl's own printing forms (numactl.c hardware(), print_node_cpus(), print_distances(), fmt_mem())
+
+def test_sparse_nodes_new_header_width_and_cpu_compress():
+    data = (b"available: 3 nodes (0,2-3)\n"
+            b"node 0 cpus: 0-13, 56-69 (28)\n"
+            b"node 0 size: 63565 MB\n"
+            b"node 0 free: 61356 MB\n"
+            b"node 2 cpus:\n"
+            b"node 2 size: <not available>\n"
+            b"node 2 free: <not available>\n"
+            b"node 3 cpus: 14 15\n"
+            b"node 3 size: 0 MB\n"
+            b"node 3 free: 0 MB\n"
+            b"node distances:\n"
+            b"node     0    2    3 \n"
+            b"   0:   10   20   40 \n"
+            b"   2:   20   10  255 \n"
+            b"   3:   40  255   10 \n")
+    res = parse(data)
+    assert res.unparsed.height == 0
+    assert node(res, 0)["cpus"] == list(range(0, 14)) + list(range(56, 70)) and node(res, 0)["cpu_count"] == 28
+    assert node(res, 2)["mem_total_mb"] is None and node(res, 2)["mem_free_mb"] is None
+    assert node(res, 3)["mem_total_mb"] == 0
+    assert matrix(res)[(2, 3)] == 255 and matrix(res)[(3, 0)] == 40
+    no_dist = parse(b"available: 1 nodes (0)\nnode 0 cpus: 0 1\nnode 0 size: 100 MB\nnode 0 free: 50 MB\n"
+                    b"No distance information available.\n")
+    assert no_dist.unparsed.height == 0 and no_dist.tables["numa_distances"].height == 0
+
+
+def test_values_that_do_not_convert_are_reported_not_zeroed():
+    data = (b"available: 2 nodes (0-1)\n"
+            b"node 0 cpus: 0 1 x\n"
+            b"node 0 size: 12 GB\n"
+            b"node 0 free: 10 MB\n"
+            b"node 1 cpus: 0-3 (5)\n"
+            b"node distances:\n"
+            b"node   0   1 \n"
+            b"  0:  10  21 \n"
+            b"  1:  21 \n")
+    res = parse(data)
+    reasons = dict(zip(res.unparsed["line_no"], res.unparsed["reason"]))
+    assert reasons == {2: "CPU list does not convert", 3: "node size does not convert (expected 'N MB')",
+                       5: "CPU list does not convert", 9: "distance row has 1 values for 2 nodes"}
+    r = node(res, 0)
+    assert r["cpus"] is None and r["mem_total_mb"] is None and r["mem_free_mb"] == 10
+    assert matrix(res) == {(0, 0): 10, (0, 1): 21}
+
+
+def test_snapshots_with_markers_and_repeated_output():
+    one = (FIX / "numactl--sigma-ibo-1node-prompt.txt").read_bytes().split(b"\n", 1)[1]
+    import datetime as dt
+
+    m1 = format_marker(dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc), "numactl -H").encode()
+    m2 = format_marker(dt.datetime(2026, 11, 30, 10, 5, tzinfo=dt.timezone.utc), "numactl -H").encode()
+    res = parse(m1 + b"\n" + one + m2 + b"\n" + one)
+    assert res.unparsed.height == 0 and res.tables["numa_nodes"]["line_no"].to_list() == [3, 11]
+    again = parse(one + one)  # pasted twice without markers: a new "available:" starts a new output
+    assert again.unparsed.height == 0 and again.tables["numa_nodes"].height == 2
+
+
+# --- sniffing and bad input -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(FIX.glob("numactl--*.txt")), ids=lambda p: p.name)
+def test_sniff_fixtures(path):
+    assert numactl.sniff(path.read_bytes()) and detect(path.read_bytes()) == "numactl"
+
+
+@pytest.mark.parametrize("rel", ["dmesg/gpud-xe9680-h100-xid119-gsp-timeout-dmesg-T.txt",
+                                 "nvidia_smi_topo/princeton-della-8xh100-6nic-blank-affinity.txt",
+                                 "sar/jp-centos7.9-sar-r-memory.txt",
+                                 "nccl_log/aws-2xa10g-nccl2.11.4-socket-nccltests-allreduce.txt"])
+def test_sniff_rejects_other_tools(rel):
+    path = REAL / rel
+    if not path.is_file():
+        pytest.skip(f"{rel} not available")
+    assert not numactl.sniff(path.read_bytes())
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\n", b"available: 2 nodes (0-1)\nnode 0 cpus: 0 1 2", b"available: 1 nodes (0)\r\nnode 0 cpus: 0\r\n",
+    bytes(range(256)) * 4, b"node 99999999999 cpus: 1\nnode 0 size: 99999999999999999999999 MB\n",
+    b"node 0 cpus: 0-999999999999\n", b"node 0 cpus: " + b"123456 " * 750_000 + b"\n",
+], ids=["empty", "blank", "truncated", "crlf", "garbage", "huge-numbers", "huge-range", "5mb-line"])
+def test_bad_input_full_accounting(data):
+    res = parse(data)
+    assert res.tables["numa_nodes"].height <= res.lines
+
+
+def test_crlf_parses_like_lf():
+    lf = (FIX / "numactl--leonardo-dcgp-8node-snc4-trailing-space.txt").read_bytes()
+    a, b = parse(lf), parse(lf.replace(b"\n", b"\r\n"))
+    assert a.tables["numa_nodes"].equals(b.tables["numa_nodes"])
+    assert a.tables["numa_distances"].equals(b.tables["numa_distances"])
