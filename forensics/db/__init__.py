@@ -50,7 +50,7 @@ def _resolve(path: Path, cache_dir: Path | None) -> Path:
         out = load(path, cache_dir=cache_dir)
     except (OSError, ValueError) as exc:
         raise BundleError(str(exc).splitlines()[0] if str(exc) else f"{path}: cannot be loaded") from None
-    return Path(getattr(out, "root", out))
+    return out if isinstance(out, Path) else Path(getattr(out, "root", out))
 
 
 def connect(root: Path, materialize: bool = False, database: str = ":memory:") -> tuple[duckdb.DuckDBPyConnection, dict]:
