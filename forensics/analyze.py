@@ -50,7 +50,7 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
     hosts = _safe(bundle, "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "
                           "clock_offset_confidence FROM hosts ORDER BY host")
-    coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines) AS lines, sum(unparsed) AS unparsed, "
+    coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
                              "count(error) AS failed_files FROM coverage GROUP BY source ORDER BY source")
     failed = _safe(bundle, "SELECT host, name, array_to_string(argv, ' ') AS command, exit_code, timed_out, "
                            "truncated, error FROM commands WHERE coalesce(exit_code, -1) <> 0 OR timed_out "
