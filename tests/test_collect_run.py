@@ -224,8 +224,8 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
     log = node_env(cfg)
     caps = {s.name: (s.timeout, s.cap) for s in SPECS}
     monkeypatch.setattr(proc, "KILL_GRACE_S", 0.5)
-    for s in SPECS:  # scaled down so the test stays short
-        s.timeout = min(s.timeout, 1.0)
+    for s in SPECS:  # scaled down so the test stays short (the hanging dmesg waits 1 s)
+        s.timeout = 1.0 if s.name == "dmesg" else min(s.timeout, 20.0)
         s.cap = min(s.cap, 1 << 20)
     try:
         t0 = time.monotonic()
@@ -241,7 +241,7 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
         by.setdefault(c["name"], []).append(c)
     dm = by["dmesg"][0]
     assert dm["timed_out"] and dm["exit_code"] is None and dm["error"].startswith("timed out")
-    assert len(by["dmesg"]) == 3  # --time-format iso, plain, then journalctl (missing)
+    assert len(by["dmesg"]) == 2  # --time-format iso (hangs: plain dmesg is not tried), then journalctl (missing)
     assert by["dmesg"][-1]["error"] == "not found"
     eth = by["ethtool_s"][0]
     assert eth["exit_code"] == 1 and "bad command line" in eth["stderr_tail"] and eth["raw_file"] is None

@@ -129,7 +129,7 @@ class Collector(object):
                 return None
             res = proc.run(argv, proc.CappedFile(path, spec.cap, append=False), timeout or spec.timeout,
                            stop=stop or self.stop, expected_stop=expected_stop, env=self.env)
-            if res.error == "not found":  # fallbacks with the same missing program cannot help
+            if res.error == "not found" or res.timed_out:  # the same program again would not help
                 todo = [a for a in todo if a[0] != argv[0]]
             good = res.ok() or (expected_stop and res.error is None and res.bytes > 0)
             self.record(spec.name, spec.source, res, rel if (good or not todo) else None)
