@@ -87,7 +87,7 @@ _UTC = pl.Datetime("us", "UTC")
 # --- line prefixes (anchored; applied to subsets routed by their first character) -------------
 RE_PRI = r"^<([0-9]{1,3})>"
 RE_DECODE = r"^(?P<dfac>[a-z0-9]+) *:(?P<dlvl>[a-z]+) *: "
-RE_RAW = r"^(?P<pfx>\[ *(?P<sec>[0-9]+)\.(?P<frac>[0-9]+)(?: <[ 0-9.]+>)?\] ?)"
+RE_RAW = r"^\[ *[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\] ?"
 RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
 RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"
@@ -125,7 +125,7 @@ RE_PCI_ANY = (r"(?:^|[^0-9A-Za-z:.]|PCI:)(?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-
               r"|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?:[^0-9A-Za-z]|$)")
 RE_PCI_CORE = r"(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?"
 RE_PCI_FULL = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
-RE_XID_AT = r"^(?:PCI:)?[0-9a-fA-F:.]+\): [0-9]{1,9}"  # after "NVRM: Xid ("
+RE_XID_AT = r"^NVRM: Xid \((?:PCI:)?[0-9a-fA-F:.]+\): [0-9]{1,9}"
 
 # sniffing (Python re on a few lines)
 _SNIFF = [re.compile(p) for p in (
@@ -165,13 +165,13 @@ def _boot_seconds(sec: pl.Expr, frac: pl.Expr) -> pl.Expr:
     return pl.concat_str([sec, pl.lit("."), frac]).cast(pl.Float64, strict=False)
 
 
-def _boot_ts(sec: pl.Expr, frac: pl.Expr, ctx: ParseContext) -> pl.Expr:
+def _boot_ts_from_seconds(seconds: pl.Expr, ctx: ParseContext) -> pl.Expr:
+    """boot time + seconds since boot (float seconds as printed: exact to the microsecond up to ~10^9 s)."""
     if ctx.boot_time is None:
         return pl.lit(None, dtype=_UTC)
     bt = ctx.boot_time
     bt = bt.replace(tzinfo=dt.timezone.utc) if bt.tzinfo is None else bt.astimezone(dt.timezone.utc)
-    us = sec.cast(pl.Int64, strict=False) * 1_000_000 + _micros(frac)
-    return pl.lit(bt).cast(_UTC) + pl.duration(microseconds=us)
+    return pl.lit(bt).cast(_UTC) + pl.duration(microseconds=(seconds * 1_000_000).round(0).cast(pl.Int64))
 
 
 def _naive(year: pl.Expr, mon: pl.Expr, day: pl.Expr, hms: pl.Expr) -> pl.Expr:
@@ -251,24 +251,22 @@ def _syslog_tail(df: pl.DataFrame, with_host: bool) -> pl.DataFrame:
 # --- the variants -------------------------------------------------------------------------------------
 
 def _parse_raw(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    df = df.with_columns(pl.col("rest").str.extract_groups(RE_RAW).alias("_g")).unnest("_g")
+    df = df.with_columns(_match(pl.col("rest"), RE_RAW).alias("pfx"))
     ok = df.filter(pl.col("pfx").is_not_null())
-    ok = ok.with_columns(_after("rest", "pfx").alias("msg0"),
-                         pl.concat_str([pl.col("sec"), pl.lit("."), pl.col("frac")]).alias("rt"))
+    ok = ok.with_columns(_after("rest", "pfx").alias("msg0"), _match(pl.col("pfx"), r"[0-9]+\.[0-9]+").alias("rt"))
+    ok = ok.with_columns(pl.col("rt").cast(pl.Float64, strict=False).alias("_bs"))
+    ts = _boot_ts_from_seconds(pl.col("_bs"), ctx)
+    quality = pl.lit("boot" if ctx.boot_time else "none")
     # journalctl -o short-monotonic: "[  12.345678] host kernel: msg"
     mono = ok["msg0"].str.contains(r"^[^ \[\]:]+ kernel: ").fill_null(False)
     parts = []
     if mono.any():
         j = _syslog_tail(ok.filter(mono), with_host=True)
-        parts.append(_finish(j, host_c=pl.col("host"), raw_time=pl.col("rt"),
-                             ts=_boot_ts(pl.col("sec"), pl.col("frac"), ctx),
-                             ts_quality=pl.lit("boot" if ctx.boot_time else "none"),
-                             boot_s=_boot_seconds(pl.col("sec"), pl.col("frac"))))
+        parts.append(_finish(j, host_c=pl.col("host"), raw_time=pl.col("rt"), ts=ts, ts_quality=quality,
+                             boot_s=pl.col("_bs")))
         ok = ok.filter(~mono)
-    parts.append(_finish(ok, raw_time=pl.col("rt"), message=pl.col("msg0"),
-                         ts=_boot_ts(pl.col("sec"), pl.col("frac"), ctx),
-                         ts_quality=pl.lit("boot" if ctx.boot_time else "none"),
-                         boot_s=_boot_seconds(pl.col("sec"), pl.col("frac"))))
+    parts.append(_finish(ok, raw_time=pl.col("rt"), message=pl.col("msg0"), ts=ts, ts_quality=quality,
+                         boot_s=pl.col("_bs")))
     return pl.concat(parts), df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
 
 
@@ -385,9 +383,8 @@ def _fields(df: pl.DataFrame) -> pl.DataFrame:
         _match(pl.when(noword.str.starts_with("[")).then(noword), RE_BRACKET).str.slice(1).str.strip_suffix("] ")
         .alias("brk"),
         # interface: "driver busid ifname:" already split; otherwise where RE_IFACE puts it
-        pl.when(pl.col("dif").is_null()).then(
-            _match(m, RE_IFACE).str.strip_suffix(":").str.strip_suffix(" ").str.strip_suffix(":")
-            .str.split(" ").list.last()).alias("_if"),
+        _match(pl.when(pl.col("dif").is_null()).then(m), RE_IFACE).str.strip_suffix(":").str.strip_suffix(" ")
+        .str.strip_suffix(":").str.split(" ").list.last().alias("_if"),
     )
     bus_pci = pl.col("bus").str.contains(RE_PCI_FULL).fill_null(False)
     other = _masked(pl.when(~bus_pci).then(m), r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}")
@@ -404,9 +401,13 @@ def _fields(df: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(pl.col("dif"), pl.col("_if")).alias("iface"),
     )
     # "NVRM: Xid (PCI:0000:18:00): 79, pid=..., GPU has fallen off the bus."
-    xm = _masked(m, "NVRM: Xid (", literal=True)
-    if df.select(xm.is_not_null().any()).item():
-        df = df.with_columns(xm.str.splitn("NVRM: Xid (", 2).struct.field("field_1").alias("_xafter"))
+    has = m.str.contains("NVRM: Xid (", literal=True).fill_null(False)
+    if df.select(has.any()).item():
+        at0 = m.str.starts_with("NVRM: Xid (")
+        # the text from "NVRM: Xid (" on (usually the whole message)
+        df = df.with_columns(pl.when(at0).then(m).when(has).then(
+            pl.concat_str([pl.lit("NVRM: Xid ("), m.str.splitn("NVRM: Xid (", 2).struct.field("field_1")]))
+            .alias("_xafter"))
         df = df.with_columns(_match(pl.col("_xafter"), RE_XID_AT).alias("_xhead"))
         head = pl.col("_xhead")
         df = df.with_columns(
