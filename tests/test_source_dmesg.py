@@ -324,3 +324,11 @@ def test_chunked_parse_equals_whole():
     shift = data[:cut].count(b"\n")
     joined = pl.concat([first, second.with_columns(pl.col("line_no") + shift)])
     assert joined.equals(whole)
+
+
+def test_sniff_syslog_file_with_other_programs():
+    lines = (FIX / "dmesg--lede-logread-igc-link-flap.txt").read_bytes().splitlines(keepends=True)
+    netifd = [ln for ln in lines if b"netifd" in ln]
+    kernel = [ln for ln in lines if b"kernel:" in ln]
+    assert dmesg.sniff(b"".join(netifd * 3 + kernel[:1]))  # /var/log/messages: mostly other programs
+    assert not dmesg.sniff(b"".join(netifd * 3))  # no kernel line at all: not a kernel log
