@@ -83,17 +83,18 @@ def test_member_over_size(tmp_path):
 
 
 def test_gzip_bomb_refused_before_writing(tmp_path):
-    # 64 MB of zeros compress to ~64 kB: the total limit refuses it from the header, before writing
+    # 32 MB of zeros compress to ~32 kB: the total limit refuses it from the header, before writing
     path = tmp_path / "bomb.tar.gz"
     with gzip.open(path, "wb", compresslevel=9) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
         info, data = member("manifest.json", MANIFEST)
         tar.addfile(info, io.BytesIO(data))
         for i in range(4):
             info = tarfile.TarInfo(f"hosts/node01/zero{i}")
-            info.size = 16 << 20
-            tar.addfile(info, io.BytesIO(bytes(16 << 20)))
+            info.size = 8 << 20
+            tar.addfile(info, io.BytesIO(bytes(8 << 20)))
     assert path.stat().st_size < 1 << 20
-    refused(path, Limits(max_total_bytes=24 << 20, max_member_bytes=32 << 20), "decompression bomb")
+    refused(path, Limits(max_total_bytes=12 << 20, max_member_bytes=32 << 20), "decompression bomb")
+    assert not (path.parent / "work").exists()
 
 
 def test_truncated_archives(tmp_path):

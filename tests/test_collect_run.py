@@ -131,6 +131,8 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
             log = node_env(replay_config(train.pid if i == 0 else None, variant=i), name=f"bin{i}")
             duration = "1" if i == 0 else "0"  # one sampled node, two single-snapshot nodes (keeps the test short)
             args = ["--duration", duration, "--interval", "0.5", "--out", str(tmp_path / f"{host}.tar.gz"), "--host", host, "--quiet"]
+            if i:
+                args.append("--raw-only")  # the merge parses them
             if nccl_fixture:
                 shutil.copy(nccl_fixture, nccl / f"nccl.{host}.4242.log")
                 args += ["--nccl-log", str(nccl / f"nccl.{host}.*.log")]
@@ -143,6 +145,7 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
 
     m = members(outs[0])
     assert [n for n in m if not n.startswith(("hosts/", "tables/"))] == ["manifest.json"]
+    assert "tables/_meta.json" in m and "tables/_meta.json" not in members(outs[1])
     host_json = json.loads(m["hosts/gpu-a01/host.json"])
     nic = {n["iface"]: n for n in host_json["nics"]}
     assert nic["ens1f0np0"]["pci_addr"] == "0000:18:00.0" and nic["ens1f0np0"]["numa_node"] == 0

@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
         pid: List[int] = typer.Option([], "--pid", help="also record this process (repeatable)"),
         host: Optional[str] = typer.Option(None, "--host", help="host name to use in the bundle (default: short hostname)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress lines"),
+        raw_only: bool = typer.Option(False, "--raw-only", help="do not parse into tables here (bundle/analyze do it later)"),
         zipapp: Optional[Path] = typer.Option(None, "--zipapp", help="instead of collecting, write the collector as a single-file zipapp"),
     ) -> None:
         """Capture this node's evidence (dmesg, ethtool -S, iostat, sar, numactl, nvidia-smi, NCCL logs, GPU processes)."""
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
         from forensics.collect.main import run
 
         code = run(duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
-                   argv=["forensics", "collect"] + sys.argv[2:])
+                   argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only)
         if code:
             raise typer.Exit(code)
 

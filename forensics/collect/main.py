@@ -51,7 +51,8 @@ class _Either(object):
 
 
 class Collector(object):
-    def __init__(self, duration, interval, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None):
+    def __init__(self, duration, interval, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None,
+                 raw_only=False):
         self.duration = max(0.0, float(duration))
         self.interval = max(0.1, float(interval))
         short, self.hostname = node.host_name()
@@ -65,6 +66,7 @@ class Collector(object):
         self.nccl_globs = node.nccl_globs(list(nccl_logs), hostname=self.hostname)
         self.pids = [int(p) for p in pids]
         self.quiet = quiet
+        self.raw_only = raw_only
         self.argv = list(argv if argv is not None else sys.argv)
         self.stage = tempfile.mkdtemp(prefix=".forensics-collect-", dir=folder)
         self.hdir = os.path.join(self.stage, "hosts", self.host)
@@ -87,8 +89,7 @@ class Collector(object):
 
     def raw(self, source, name):
         d = os.path.join(self.hdir, "raw", source)
-        if not os.path.isdir(d):
-            os.makedirs(d)
+        os.makedirs(d, exist_ok=True)  # several sampler threads may create it at once
         rel = "hosts/%s/raw/%s/%s" % (self.host, source, name)
         return os.path.join(d, name), rel
 
@@ -369,6 +370,8 @@ class Collector(object):
 
     def tables(self):
         """Parse the raw outputs into tables/ when the parsing dependencies are importable here."""
+        if self.raw_only:
+            return
         try:
             from forensics.bundle.ingest import ingest_bundle
         except ImportError:
@@ -392,11 +395,13 @@ def build_parser():
     p.add_argument("--nccl-log", action="append", default=[], metavar="GLOB", help="NCCL log files to include (repeatable); default: $NCCL_DEBUG_FILE")
     p.add_argument("--pid", action="append", default=[], type=int, metavar="PID", help="also record this process (repeatable)")
     p.add_argument("--host", help="host name to use in the bundle (default: short hostname)")
+    p.add_argument("--raw-only", action="store_true", help="do not parse into tables here (bundle/analyze do it later)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
 
-def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None):
+def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None,
+        raw_only=False):
     """Collect and write the bundle; returns the exit status (0, 2 for bad options, 130/143 when interrupted)."""
     if host is not None:
         import re
@@ -408,7 +413,7 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
         sys.stderr.write("forensics: error: --interval must be > 0 and --duration >= 0\n")
         return 2
     try:
-        c = Collector(duration, interval, out, nccl_logs, pids, host, quiet, argv)
+        c = Collector(duration, interval, out, nccl_logs, pids, host, quiet, argv, raw_only)
     except (ValueError, OSError) as exc:
         sys.stderr.write("forensics: error: %s\n" % exc)
         return 2
@@ -452,7 +457,7 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
 def main(argv=None):
     args = build_parser().parse_args(argv)
     return run(args.duration, args.interval, args.out, args.nccl_log, args.pid, args.host, args.quiet,
-               argv=["forensics-collect"] + list(sys.argv[1:] if argv is None else argv))
+               argv=["forensics-collect"] + list(sys.argv[1:] if argv is None else argv), raw_only=args.raw_only)
 
 
 if __name__ == "__main__":
