@@ -1,0 +1,338 @@
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` (single call or `-l N` series).
+
+The header names the fields as they were queried, with unit tags ("utilization.gpu [%]"); values
+carry units unless `nounits` ("100 %", "70.44 W", "1980 MHz"). Without a header the fields come
+from ``ctx.hints["query_fields"]`` or, failing that, from the shape of the rows when it matches one
+of the field lists in KNOWN_LISTS exactly; otherwise the rows are unparsed with the reason.
+
+Conversion is vectorised (polars). A row whose value does not convert is not half-kept: its line
+goes to unparsed naming the field. Samples: the k-th row of a GPU (index / bus id / uuid) after a
+marker or header line belongs to sample k, so `-l N` series and shell loops both number correctly.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+
+from forensics.layout import parse_marker
+from forensics.sources._base import marker_split
+from forensics.sources._nvsmi_common import NA_TOKENS, REASON_BITS
+
+# Aliases nvidia-smi accepts (`nvidia-smi --help-query-gpu`), folded to one spelling.
+ALIASES = {
+    "gpu_name": "name", "gpu_serial": "serial", "gpu_uuid": "uuid", "gpu_bus_id": "pci.bus_id",
+    "clocks.current.sm": "clocks.sm", "clocks.current.graphics": "clocks.gr", "clocks.current.memory": "clocks.mem",
+    "clocks.max.graphics": "clocks.max.gr", "clocks.max.memory": "clocks.max.mem",
+    "clocks.max.streaming_multiprocessor": "clocks.max.sm",
+    "pcie.link.gen.gpucurrent": "pcie.link.gen.current", "pcie.link.gen.gpumax": "pcie.link.gen.max",
+    "retired_pages.sbe": "retired_pages.single_bit_ecc.count", "retired_pages.dbe": "retired_pages.double_bit.count",
+}
+_REASON_SUFFIX = {
+    "gpu_idle": "reason_gpu_idle", "applications_clocks_setting": "reason_applications_clocks",
+    "sw_power_cap": "reason_sw_power_cap", "hw_slowdown": "reason_hw_slowdown",
+    "hw_thermal_slowdown": "reason_hw_thermal_slowdown", "hw_power_brake_slowdown": "reason_hw_power_brake",
+    "sync_boost": "reason_sync_boost", "sw_thermal_slowdown": "reason_sw_thermal_slowdown",
+    "display_clocks_setting": "reason_display_clocks",
+}
+
+# canonical field -> (column, kind, priority among fields feeding the same column; lower wins)
+SPECS: dict[str, tuple[str, str, int]] = {
+    "timestamp": ("_ts_local", "ts", 0),
+    "index": ("gpu", "int32", 0),
+    "uuid": ("uuid", "str", 0),
+    "pci.bus_id": ("pci_bus_id", "pci", 0),
+    "name": ("name", "str", 0),
+    "serial": ("serial", "str", 0),
+    "vbios_version": ("vbios", "str", 0),
+    "driver_version": ("driver_version", "str", 0),
+    "persistence_mode": ("persistence_mode", "str", 0),
+    "mig.mode.current": ("mig_mode", "str", 0),
+    "pstate": ("pstate", "pstate", 0),
+    "pcie.link.gen.max": ("pcie_gen_max", "int32", 0),
+    "pcie.link.gen.current": ("pcie_gen", "int32", 0),
+    "pcie.link.width.max": ("pcie_width_max", "int32", 0),
+    "pcie.link.width.current": ("pcie_width", "int32", 0),
+    "fan.speed": ("fan_pct", "num:%", 0),
+    "temperature.gpu": ("temp_c", "num:C", 0),
+    "temperature.memory": ("mem_temp_c", "num:C", 0),
+    "utilization.gpu": ("util_pct", "num:%", 0),
+    "utilization.memory": ("mem_util_pct", "num:%", 0),
+    "memory.total": ("mem_total_mib", "num:MiB", 0),
+    "memory.used": ("mem_used_mib", "num:MiB", 0),
+    "power.draw": ("power_w", "num:W", 0),
+    "power.draw.average": ("power_w", "num:W", 1),
+    "power.draw.instant": ("power_w", "num:W", 2),
+    "enforced.power.limit": ("power_limit_w", "num:W", 0),
+    "power.limit": ("power_limit_w", "num:W", 1),
+    "clocks.sm": ("sm_clock_mhz", "num:MHz", 0),
+    "clocks.gr": ("gr_clock_mhz", "num:MHz", 0),
+    "clocks.mem": ("mem_clock_mhz", "num:MHz", 0),
+    "clocks.max.sm": ("max_sm_clock_mhz", "num:MHz", 0),
+    "clocks_event_reasons.active": ("clocks_event_reasons", "mask", 0),
+    "ecc.errors.corrected.volatile.total": ("ecc_sbe_volatile", "int", 0),
+    "ecc.errors.uncorrected.volatile.total": ("ecc_dbe_volatile", "int", 0),
+    "ecc.errors.corrected.aggregate.total": ("ecc_sbe_aggregate", "int", 0),
+    "ecc.errors.uncorrected.aggregate.total": ("ecc_dbe_aggregate", "int", 0),
+    "retired_pages.single_bit_ecc.count": ("retired_pages_sbe", "int", 0),
+    "retired_pages.double_bit.count": ("retired_pages_dbe", "int", 0),
+    "retired_pages.pending": ("retired_pages_pending", "yesno", 0),
+    "remapped_rows.correctable": ("remapped_correctable", "int", 0),
+    "remapped_rows.uncorrectable": ("remapped_uncorrectable", "int", 0),
+    "remapped_rows.pending": ("remap_pending", "yesno", 0),
+    "remapped_rows.failure": ("remap_failure", "yesno", 0),
+}
+SPECS.update({f"clocks_event_reasons.{k}": (v, "flag", 0) for k, v in _REASON_SUFFIX.items()})
+SPECS.update({
+    "clocks_event_reasons_counters.sw_power_cap": ("clocks_event_sw_power_cap_us", "count:us", 0),
+    "clocks_event_reasons_counters.sync_boost": ("clocks_event_sync_boost_us", "count:us", 0),
+    "clocks_event_reasons_counters.sw_thermal_slowdown": ("clocks_event_sw_thermal_us", "count:us", 0),
+    "clocks_event_reasons_counters.hw_thermal_slowdown": ("clocks_event_hw_thermal_us", "count:us", 0),
+    "clocks_event_reasons_counters.hw_power_brake_slowdown": ("clocks_event_hw_power_brake_us", "count:us", 0),
+})
+# Everything else nvidia-smi can be asked for is read (its values are checked only for field count).
+OTHER_FIELDS = {
+    "count", "memory.free", "memory.reserved", "compute_mode", "compute_cap", "display_mode", "display_active",
+    "accounting.mode", "accounting.buffer_size", "driver_model.current", "driver_model.pending", "pci.domain",
+    "pci.bus", "pci.device", "pci.device_id", "pci.sub_device_id", "pcie.link.gen.hostmax", "mig.mode.pending",
+    "ecc.mode.current", "ecc.mode.pending", "power.management", "power.default_limit", "power.min_limit",
+    "power.max_limit", "clocks.video", "clocks.current.video", "clocks.max.video", "clocks.max.gr",
+    "clocks.max.mem", "clocks.applications.graphics", "clocks.applications.memory",
+    "clocks.default_applications.graphics", "clocks.default_applications.memory", "clocks_event_reasons.supported",
+    "temperature.gpu.tlimit", "inforom.img", "inforom.oem", "inforom.ecc", "inforom.pwr", "gom.current",
+    "gom.pending", "reset_status.reset_required", "reset_status.drain_and_reset_recommended", "fabric.state",
+    "fabric.status", "encoder.stats.sessioncount", "encoder.stats.averagefps", "encoder.stats.averagelatency",
+    "protected_memory.total", "protected_memory.used", "protected_memory.free", "vgpu_device_capability.fractional_multivgpu",
+    "pcie.link.width.max", "utilization.encoder", "utilization.decoder", "utilization.jpeg", "utilization.ofa",
+    "gpu_operation_mode.current", "platform.chassis_serial_number", "addressing_mode", "module_id",
+}
+
+# Field lists seen in real noheader captures, recognised by the shape of their rows.
+KNOWN_LISTS: tuple[tuple[str, ...], ...] = (
+    # NVIDIA's documented example query, used as-is by HPC job scripts (e.g. OmniOpt's gpu_usage_*.csv)
+    ("timestamp", "name", "pci.bus_id", "driver_version", "pstate", "pcie.link.gen.max", "pcie.link.gen.current",
+     "temperature.gpu", "utilization.gpu", "utilization.memory", "memory.total", "memory.free", "memory.used"),
+    # the one-liner of engineers watching utilisation pulse (`--query-gpu=index,utilization.gpu`)
+    ("index", "utilization.gpu"),
+)
+
+_FIELD_RE = r"[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\],]*\])?"
+_HEADER_RE = rf"^\s*{_FIELD_RE}(?:\s*,\s*{_FIELD_RE})*\s*$"
+_TS_RE = r"^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?$"
+_PCI_RE = r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-9A-Fa-f])$"
+_SHAPES = {
+    "ts": re.compile(_TS_RE),
+    "pci": re.compile(_PCI_RE),
+    "int": re.compile(r"^[0-9]+$"),
+    "int32": re.compile(r"^[0-9]+$"),
+    "pstate": re.compile(r"^P[0-9]{1,2}$"),
+    "str": re.compile(r"^.*[A-Za-z].*$"),
+    "version": re.compile(r"^[0-9]+(?:\.[0-9]+)+$"),
+}
+
+
+def canonical(field: str) -> str:
+    f = field.strip().lower()
+    f = re.sub(r"\s*\[[^\]]*\]$", "", f)
+    f = ALIASES.get(f, f)
+    if f.startswith("clocks_throttle_reasons."):
+        f = "clocks_event_reasons." + f.split(".", 1)[1]
+    return f
+
+
+def header_fields(line: str) -> list[str] | None:
+    """The canonical fields of a header line, or None when `line` is not a --query-gpu header."""
+    if not re.match(_HEADER_RE, line):
+        return None
+    fields = [canonical(f) for f in line.split(",")]
+    known = sum(1 for f in fields if f in SPECS or f in OTHER_FIELDS)
+    return fields if known and known * 2 >= len(fields) else None
+
+
+def _shape_ok(field: str, value: str) -> bool:
+    v = value.strip()
+    if v in NA_TOKENS:
+        return True
+    kind = "version" if field == "driver_version" else SPECS.get(field, ("", "str", 0))[1]
+    if kind.startswith(("num:", "count:")):
+        unit = kind.split(":", 1)[1]
+        return re.fullmatch(rf"-?[0-9]+(?:\.[0-9]+)?(?: ?{re.escape(unit)})?", v) is not None
+    rx = _SHAPES.get(kind)
+    return rx is None or rx.match(v) is not None
+
+
+def infer_fields(rows: list[str]) -> tuple[str, ...] | None:
+    """The one KNOWN_LISTS entry every row (up to 50) fits, else None."""
+    rows = [r for r in rows if r.strip()][:50]
+    if not rows:
+        return None
+    found = []
+    for fields in KNOWN_LISTS:
+        ok = True
+        for r in rows:
+            vals = r.split(",")
+            if len(vals) != len(fields) or not all(_shape_ok(f, v) for f, v in zip(fields, vals)):
+                ok = False
+                break
+        if ok:
+            found.append(fields)
+    return found[0] if len(found) == 1 else None
+
+
+def _hint_fields(ctx) -> list[str] | None:
+    q = (ctx.hints or {}).get("query_fields") if ctx is not None else None
+    if not q:
+        return None
+    if isinstance(q, str):
+        q = q.split(",")
+    return [canonical(str(f)) for f in q]
+
+
+def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:
+    """(value, bad) expressions for one raw field; N/A tokens give null and are not bad."""
+    na = raw.is_null() | raw.is_in(list(NA_TOKENS))
+    r = pl.when(na).then(None).otherwise(raw)
+    if kind == "ts":
+        val = pl.coalesce(r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False),
+                          r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S", strict=False))
+    elif kind in ("int", "int32"):
+        val = r.str.strip_suffix("x").cast(pl.Int64 if kind == "int" else pl.Int32, strict=False)
+    elif kind.startswith("count:"):
+        unit = re.escape(kind[6:])
+        val = (pl.when(r.str.contains(rf"^[0-9]+(?: ?{unit})?$"))
+               .then(r.str.replace(rf" ?{unit}$", "")).otherwise(None).cast(pl.Int64, strict=False))
+    elif kind.startswith("num:"):
+        unit = re.escape(kind[4:])
+        val = (pl.when(r.str.contains(rf"^-?[0-9]+(?:\.[0-9]+)?(?: ?{unit})?$"))
+               .then(r.str.replace(rf" ?{unit}$", "")).otherwise(None).cast(pl.Float64, strict=False))
+    elif kind == "pci":
+        low = r.str.to_lowercase()
+        val = pl.when(low.str.contains(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")).then(
+            low.str.replace(r"^0*([0-9a-f]{4}):", "$1:")).otherwise(None)
+    elif kind == "mask":
+        val = r.str.strip_prefix("0x").str.strip_prefix("0X").str.to_integer(base=16, strict=False)
+    elif kind == "flag":
+        low = r.str.to_lowercase()
+        val = pl.when(low == "active").then(True).when(low == "not active").then(False).otherwise(None)
+    elif kind == "yesno":
+        low = r.str.to_lowercase()
+        val = pl.when(low == "yes").then(True).when(low == "no").then(False).otherwise(None)
+    elif kind == "pstate":
+        val = pl.when(r.str.contains(r"^P[0-9]{1,2}$")).then(r).otherwise(None)
+    else:
+        val = r
+    return val, r.is_not_null() & val.is_null()
+
+
+def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
+    """Returns {"samples": frame, "gpus": frame, "unparsed": [(frame, reason expr)...], "meta": {...}}."""
+    df = marker_split(lines).with_columns(pl.col("text").str.strip_chars().alias("_s"))
+    texts = df["_s"].to_list()
+    is_hdr = [False] * len(texts)
+    fields_of: dict[int, list[str]] = {}
+    cand = df.filter(~pl.col("is_marker") & pl.col("_s").str.contains(_HEADER_RE))
+    for i in (cand["line_no"] - 1).to_list():
+        f = header_fields(texts[i])
+        if f:
+            is_hdr[i] = True
+            fields_of[i] = f
+    df = df.with_columns(pl.Series("_hdr", is_hdr, dtype=pl.Boolean))
+    df = df.with_columns(pl.col("_hdr").cum_sum().alias("_block"))
+    is_data = ~pl.col("is_marker") & ~pl.col("_hdr") & (pl.col("_s") != "")
+    unparsed: list[tuple[pl.DataFrame, Any]] = []
+    markers = df.filter(pl.col("is_marker"))
+    if markers.height:  # a marker line that does not parse still separates samples; report it
+        bad_marker = markers.filter(pl.Series([parse_marker(t) is None for t in markers["text"]], dtype=pl.Boolean))
+        if bad_marker.height:
+            unparsed.append((bad_marker, "malformed forensics-sample marker line"))
+    hdr_idx = sorted(fields_of)
+    block_fields: dict[int, tuple[str, ...] | None] = {b + 1: tuple(fields_of[i]) for b, i in enumerate(hdr_idx)}
+    meta: dict[str, Any] = {}
+    variant = "csv-header" if hdr_idx else None
+    # rows before any header: noheader capture
+    pre = df.filter(is_data & (pl.col("_block") == 0))
+    if pre.height:
+        hinted = _hint_fields(ctx)
+        if hinted:
+            block_fields[0] = tuple(hinted)
+            variant = variant or "csv-noheader-hinted"
+        else:
+            inferred = infer_fields(pre["_s"].head(50).to_list())
+            block_fields[0] = inferred
+            if inferred:
+                variant = variant or "csv-noheader-inferred"
+                meta["inferred_fields"] = list(inferred)
+            else:
+                unparsed.append((pre, "CSV without header: field list unknown (pass hints query_fields)"))
+                variant = variant or "csv-noheader-unknown"
+    meta["variant"] = variant or "csv"
+    by_fields: dict[tuple[str, ...], list[int]] = {}
+    for b, f in block_fields.items():
+        if f:
+            by_fields.setdefault(f, []).append(b)
+    samples, gpus = [], []
+    ignored: set[str] = set()
+    for fields, blocks in by_fields.items():
+        part = df.filter(is_data & pl.col("_block").is_in(blocks))
+        if not part.height:
+            continue
+        n = len(fields)
+        part = part.with_columns(pl.col("_s").str.count_matches(",", literal=True).alias("_n"))
+        wrong = part.filter(pl.col("_n") != n - 1)
+        if wrong.height:
+            unparsed.append((wrong, pl.format("{} fields where the header has " + str(n), pl.col("_n") + 1)))
+        part = part.filter(pl.col("_n") == n - 1)
+        if not part.height:
+            continue
+        mapped = [(i, f, SPECS[f]) for i, f in enumerate(fields) if f in SPECS]
+        ignored.update(f for f in fields if f not in SPECS)
+        # materialise each stage once: raw cells, converted values, then the checks
+        cells = part.select(pl.col("_s").str.split_exact(",", max(n - 1, 0)).struct.unnest())
+        part = part.with_columns([cells.get_column(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
+        conv = {i: _convert(pl.col(f"_r{i}"), spec[1]) for i, _, spec in mapped}
+        part = part.with_columns([conv[i][0].alias(f"_c{i}") for i, _, _ in mapped])
+        bads = [pl.col(f"_r{i}").is_not_null() & ~pl.col(f"_r{i}").is_in(list(NA_TOKENS)) & pl.col(f"_c{i}").is_null()
+                for i, _, _ in mapped]
+        if bads:
+            reasons = [pl.when(b).then(pl.format(f"{f}: unexpected value {{}}", pl.col(f"_r{i}").str.slice(0, 60)))
+                       for b, (i, f, _) in zip(bads, mapped)]
+            part = part.with_columns(pl.any_horizontal(bads).alias("_bad"))
+            bad_rows = part.filter(pl.col("_bad"))
+            if bad_rows.height:
+                unparsed.append((bad_rows.with_columns(pl.coalesce(reasons).alias("_why")), pl.col("_why")))
+            part = part.filter(~pl.col("_bad"))
+        by_col: dict[str, list[tuple[int, int]]] = {}
+        for i, _, (col, _kind, prio) in mapped:
+            by_col.setdefault(col, []).append((prio, i))
+        out_cols = [pl.coalesce([pl.col(f"_c{i}") for _, i in sorted(v)]).alias(c) for c, v in by_col.items()]
+        rows = part.select("line_no", pl.col("sample_no").alias("_seg"), "_block",
+                           pl.col("sample_ts").alias("_ts_utc"), *out_cols)
+        samples.append(rows)
+    meta["ignored_fields"] = sorted(ignored) if ignored else []
+    if not meta["ignored_fields"]:
+        del meta["ignored_fields"]
+    if not samples:
+        return {"samples": None, "gpus": None, "unparsed": unparsed, "meta": meta}
+    s = pl.concat(samples, how="diagonal_relaxed").sort("line_no")
+    if "clocks_event_reasons" in s.columns:  # explicit per-reason fields win over the decoded mask
+        mask = pl.col("clocks_event_reasons")
+        s = s.with_columns([
+            (pl.coalesce(pl.col(c), (mask & bit) != 0) if c in s.columns else (mask & bit) != 0).alias(c)
+            for c, bit in REASON_BITS.items()
+        ])
+    ident = [c for c in ("gpu", "pci_bus_id", "uuid") if c in s.columns]
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in ident], separator="|", ignore_nulls=True) if ident else pl.lit("")
+    s = s.with_columns(key.fill_null("").alias("_key"))
+    s = s.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(["_seg", "_block", "_key"]).alias("_occ"))
+    order = (s.select("_seg", "_block", "_occ").unique().sort("_seg", "_block", "_occ")
+             .with_row_index("sample_no").with_columns(pl.col("sample_no").cast(pl.Int64)))
+    s = s.join(order, on=["_seg", "_block", "_occ"], how="left").sort("line_no")
+    inventory = {"name", "serial", "vbios", "driver_version", "persistence_mode", "mig_mode", "pcie_gen_max",
+                 "pcie_width_max", "uuid", "pci_bus_id", "gpu"}
+    g = s.filter(pl.col("_key") != "").unique(subset="_key", keep="first", maintain_order=True)
+    gcols = [c for c in s.columns if c in inventory | {"power_limit_w", "max_sm_clock_mhz"}]
+    # inventory rows only when the query says more about a GPU than its index
+    gpus_df = g.select("line_no", *gcols) if ident and g.height and set(gcols) - {"gpu"} else None
+    s = s.drop("_seg", "_block", "_occ", "_key")
+    return {"samples": s, "gpus": gpus_df, "unparsed": unparsed, "meta": meta}

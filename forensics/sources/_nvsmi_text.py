@@ -1,0 +1,259 @@
+"""`nvidia-smi -q` / `-a` text (drivers 410 ... 580+), whole or partial (`-q -d PERFORMANCE,...`).
+
+The output is an indented tree of "Key : Value" lines and section headers. Each line is placed on
+its path from the GPU section ("Clocks Event Reasons" / "HW Slowdown" / "HW Thermal Slowdown"), and
+the paths that matter are mapped to columns; the rest of the tree (BAR1, encoder stats, MIG device
+subtrees, processes, "Clocks Event Reasons Counters", ...) is recognised structure, kept out of the
+tables. Snapshots start at a marker line, at a repeated NVSMI LOG banner, or when a GPU section
+repeats.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from forensics.layout import MARKER_PREFIX, parse_marker
+from forensics.sources._nvsmi_common import (
+    BadValue, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
+    yes_no,
+)
+
+_KV = re.compile(r"^( *)(\S(?:.*?\S)?) +: ?(.*)$")
+_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
+
+
+def _n(*units: str) -> Callable[[str], float | None]:
+    return lambda v: num(v, units)
+
+
+# path below the GPU header (lowercased) -> (column, converter)
+EXACT: dict[tuple[str, ...], tuple[str, Callable[[str], Any]]] = {
+    ("product name",): ("name", text),
+    ("product architecture",): ("architecture", text),
+    ("serial number",): ("serial", text),
+    ("gpu uuid",): ("uuid", text),
+    ("vbios version",): ("vbios", text),
+    ("persistence mode",): ("persistence_mode", text),
+    ("mig mode", "current"): ("mig_mode", text),
+    ("pci", "bus id"): ("pci_bus_id", pci_norm),
+    ("pci", "gpu link info", "pcie generation", "max"): ("pcie_gen_max", integer32),
+    ("pci", "gpu link info", "pcie generation", "current"): ("pcie_gen", integer32),
+    ("pci", "gpu link info", "link width", "max"): ("pcie_width_max", width),
+    ("pci", "gpu link info", "link width", "current"): ("pcie_width", width),
+    ("pci", "tx throughput"): ("pcie_tx_kb_s", _n("KB/s")),
+    ("pci", "rx throughput"): ("pcie_rx_kb_s", _n("KB/s")),
+    ("fan speed",): ("fan_pct", _n("%")),
+    ("performance state",): ("pstate", pstate),
+    ("fb memory usage", "total"): ("mem_total_mib", _n("MiB")),
+    ("fb memory usage", "used"): ("mem_used_mib", _n("MiB")),
+    ("utilization", "gpu"): ("util_pct", _n("%")),
+    ("utilization", "memory"): ("mem_util_pct", _n("%")),
+    ("retired pages", "single bit ecc"): ("retired_pages_sbe", integer),
+    ("retired pages", "double bit ecc"): ("retired_pages_dbe", integer),
+    ("retired pages", "pending"): ("retired_pages_pending", yes_no),
+    ("retired pages", "pending page blacklist"): ("retired_pages_pending", yes_no),
+    ("remapped rows", "correctable error"): ("remapped_correctable", integer),
+    ("remapped rows", "uncorrectable error"): ("remapped_uncorrectable", integer),
+    ("remapped rows", "pending"): ("remap_pending", yes_no),
+    ("remapped rows", "remapping failure occurred"): ("remap_failure", yes_no),
+    ("temperature", "gpu current temp"): ("temp_c", _n("C")),
+    ("temperature", "memory current temp"): ("mem_temp_c", _n("C")),
+    ("clocks", "graphics"): ("gr_clock_mhz", _n("MHz")),
+    ("clocks", "sm"): ("sm_clock_mhz", _n("MHz")),
+    ("clocks", "memory"): ("mem_clock_mhz", _n("MHz")),
+    ("max clocks", "sm"): ("max_sm_clock_mhz", _n("MHz")),
+}
+
+# "Clocks Throttle Reasons" (drivers < 535) and "Clocks Event Reasons" (535+); nested keys such as
+# "HW Slowdown" / "HW Thermal Slowdown" are matched on the last path element.
+REASON_SECTIONS = {"clocks throttle reasons", "clocks event reasons"}
+REASON_KEYS = {
+    "idle": "reason_gpu_idle",
+    "applications clocks setting": "reason_applications_clocks",
+    "sw power cap": "reason_sw_power_cap",
+    "hw slowdown": "reason_hw_slowdown",
+    "hw thermal slowdown": "reason_hw_thermal_slowdown",
+    "hw power brake slowdown": "reason_hw_power_brake",
+    "sync boost": "reason_sync_boost",
+    "sw thermal slowdown": "reason_sw_thermal_slowdown",
+    "display clock setting": "reason_display_clocks",
+}
+POWER_SECTIONS = {"power readings", "gpu power readings"}
+POWER_KEYS = {
+    "power draw": "_p_draw",
+    "average power draw": "_p_avg",
+    "instantaneous power draw": "_p_inst",
+    "enforced power limit": "_l_enf",
+    "current power limit": "_l_cur",
+    "power limit": "_l_plain",
+}
+# "Clocks Event Reasons Counters" (drivers 535+): cumulative microseconds per reason
+COUNTER_KEYS = {
+    "sw power capping": "clocks_event_sw_power_cap_us",
+    "sync boost": "clocks_event_sync_boost_us",
+    "sw thermal slowdown": "clocks_event_sw_thermal_us",
+    "hw thermal slowdown": "clocks_event_hw_thermal_us",
+    "hw power braking": "clocks_event_hw_power_brake_us",
+}
+ECC_CORRECTABLE = {"sram correctable", "dram correctable"}
+ECC_UNCORRECTABLE = {"sram uncorrectable", "dram uncorrectable", "sram uncorrectable parity",
+                     "sram uncorrectable sec-ded"}
+# first path elements under which something is mapped (everything else is skipped quickly)
+RELEVANT = ({p[0] for p in EXACT} | REASON_SECTIONS | POWER_SECTIONS
+            | {"ecc errors", "clocks event reasons counters"})
+TOP_KEYS = {"timestamp", "driver version", "cuda version", "attached gpus", "attached units"}
+
+
+@dataclass
+class Parts:
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+    unparsed: list[tuple[int, str, str]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    topo: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _assign(rec: dict[str, Any], path: tuple[str, ...], value: str) -> None:
+    """Put one value of the tree into the GPU record (raises BadValue)."""
+    hit = EXACT.get(path)
+    if hit:
+        col, conv = hit
+        rec[col] = conv(value)
+        return
+    head, leaf = path[0], path[-1]
+    if head in REASON_SECTIONS and leaf in REASON_KEYS:
+        rec[REASON_KEYS[leaf]] = active(value)
+    elif head == "clocks event reasons counters" and len(path) == 2 and leaf in COUNTER_KEYS:
+        rec[COUNTER_KEYS[leaf]] = integer(value, ("us",))
+    elif head in POWER_SECTIONS and len(path) == 2 and leaf in POWER_KEYS:
+        rec[POWER_KEYS[leaf]] = num(value, ("W",))
+    elif head == "ecc errors" and len(path) >= 3 and path[1] in ("volatile", "aggregate"):
+        kind = path[1]
+        if len(path) == 3 and leaf in ECC_CORRECTABLE:
+            rec.setdefault(f"_ecc_sbe_{kind}", []).append(integer(value))
+        elif len(path) == 3 and leaf in ECC_UNCORRECTABLE:
+            rec.setdefault(f"_ecc_dbe_{kind}", []).append(integer(value))
+        elif len(path) == 4 and leaf == "total" and path[2] in ("single bit", "double bit"):
+            rec[f"ecc_{'sbe' if path[2] == 'single bit' else 'dbe'}_{kind}"] = integer(value)
+
+
+def parse(texts: list[str], ctx) -> Parts:
+    out = Parts()
+    up = out.unparsed
+    snaps: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    gpu: dict[str, Any] | None = None
+    pending: tuple[int, str, int] | None = None  # a section header not yet shown to have entries
+    banners = 0
+
+    def new_snap(marker_ts=None) -> dict[str, Any]:
+        s = {"marker_ts": marker_ts, "local": None, "driver": None, "cuda": None, "banner": False,
+             "gpus": [], "pcis": set()}
+        snaps.append(s)
+        return s
+
+    inds: list[int] = []   # the open sections / parent keys above the current line: indents ...
+    names: list[str] = []  # ... and lowercased names
+    for ln, raw in enumerate(texts, start=1):
+        line = raw.rstrip()
+        body = line.lstrip(" ")
+        if not body:
+            continue
+        ind = len(line) - len(body)
+        if pending is not None:
+            if gpu is not None and ind > pending[2]:
+                pending = None
+            else:
+                up.append((pending[0], pending[1], "section header without entries"))
+                pending = None
+        if ind:  # the hot path: a line inside a GPU section
+            if gpu is None:
+                up.append((ln, raw, "indented line outside a GPU section"))
+                continue
+            while inds and inds[-1] >= ind:
+                inds.pop()
+                names.pop()
+            i = body.find(" : ")
+            if i < 0 and body.endswith(" :"):
+                i = len(body) - 2
+            if i > 0:
+                key = body[:i].rstrip().lower()
+                if names[0] in RELEVANT if names else (key,) in EXACT:
+                    path = (*names, key)
+                    try:
+                        _assign(gpu, path, body[i + 3:])
+                    except BadValue as exc:
+                        up.append((ln, raw, f"{' / '.join(path)}: {exc}"))
+                inds.append(ind)
+                names.append(key)
+            else:
+                inds.append(ind)
+                names.append(body.lower())
+                pending = (ln, raw, ind)
+            continue
+        inds, names = [], []
+        if line.startswith(MARKER_PREFIX):
+            p = parse_marker(line)
+            if p is None:
+                up.append((ln, raw, "malformed forensics-sample marker line"))
+                continue
+            cur, gpu = new_snap(p[0]), None
+            continue
+        if _BANNER.match(line):
+            banners += 1
+            if cur is None or cur["banner"] or cur["gpus"] or cur["local"] is not None:
+                cur = new_snap()
+            cur["banner"] = True
+            gpu = None
+            continue
+        m = _GPU.match(line)
+        if m:
+            pci = pci_norm(m.group(1))
+            if cur is None or pci in cur["pcis"]:
+                cur = new_snap()
+            cur["pcis"].add(pci)
+            gpu = {"line_no": ln, "pci_bus_id": pci}
+            cur["gpus"].append(gpu)
+            continue
+        kv = _KV.match(line)
+        key = kv.group(2).lower() if kv else None
+        if kv and (cur is not None or key in TOP_KEYS):
+            if cur is None or (key == "timestamp" and (cur["gpus"] or cur["local"] is not None)):
+                cur = new_snap()
+            gpu = None
+            value = kv.group(3)
+            try:
+                if key == "timestamp":
+                    cur["local"] = q_timestamp(value)
+                elif key == "driver version":
+                    cur["driver"] = text(value)
+                elif key == "cuda version":
+                    cur["cuda"] = text(value)
+            except BadValue as exc:
+                up.append((ln, raw, f"{key}: {exc}"))
+            continue
+        why = "unrecognised line" if cur is not None else "not nvidia-smi -q output (command or prompt line?)"
+        up.append((ln, raw, why))
+    if pending is not None:
+        up.append((pending[0], pending[1], "section header without entries"))
+
+    seen: set = set()
+    for no, snap in enumerate(snaps):
+        for idx, g in enumerate(snap["gpus"]):
+            finish_power(g)
+            finish_ecc(g)
+            g.update(gpu=idx, sample_no=no, driver_version=snap["driver"], cuda_version=snap["cuda"],
+                     _ts_utc=snap["marker_ts"], _ts_local=snap["local"])
+            out.samples.append(g)
+            key = g.get("pci_bus_id") or g.get("uuid") or idx
+            if key not in seen:
+                seen.add(key)
+                out.gpus.append(g)
+    out.meta = {"variant": "q-text" if banners else "q-text-partial",
+                "snapshots": sum(1 for s in snaps if s["gpus"])}
+    drivers = sorted({s["driver"] for s in snaps if s["driver"]})
+    if drivers:
+        out.meta["driver_version"] = drivers[0] if len(drivers) == 1 else drivers
+    return out

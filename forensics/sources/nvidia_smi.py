@@ -1,0 +1,171 @@
+"""nvidia-smi: GPU inventory, GPU state samples and the GPU/NIC topology matrix.
+
+Reads, recognised by content (one variant per file):
+
+* ``nvidia-smi -q`` / ``-a`` text of drivers 410 ... 580+ (``Clocks Throttle Reasons`` and
+  ``Clocks Event Reasons``, the ``...Counters`` section, old "Single/Double Bit" and new
+  "SRAM/DRAM Correctable/Uncorrectable" ECC, retired pages, remapped rows, ``Power Readings`` and
+  ``GPU Power Readings`` with "Power Draw" or "Average/Instantaneous Power Draw", MIG subtrees),
+  whole or partial (``-q -d PERFORMANCE,TEMPERATURE``), one or many snapshots (marker lines or
+  repeated banners). The ``Timestamp`` line is local time (-> UTC with ctx.tz, ``local``); a marker
+  line's time wins when present (``sampled``). One gpu_samples row per GPU section per snapshot,
+  one gpus row per GPU (first sighting); ``gpu`` is the position of the section in its snapshot,
+  which is nvidia-smi's index (PCI order), not the "Minor Number".
+* ``nvidia-smi -q -x`` XML (nvsmi_device_v10 ... v13, ``<clocks_event_reasons>`` or
+  ``<clocks_throttle_reasons>``, MIG), parsed with entity declarations refused, one document per
+  marker segment or ``<?xml`` declaration.
+* ``--query-gpu=... --format=csv`` with header (unit tags ``[%]``, ``[W]``, values with or without
+  units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape for the
+  field lists in ``_nvsmi_csv.KNOWN_LISTS``); the ``timestamp`` field is local time;
+  ``clocks_event_reasons.active`` / ``clocks_throttle_reasons.active`` bitmasks are decoded into
+  the ``reason_*`` flags (nvmlClocksEventReason bits).
+* ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the
+  "NIC Legend") and gpus (gpu, cpu_affinity, numa_node).
+
+PCI bus ids are normalised to ``dddd:bb:dd.f`` in lowercase. "N/A", "[N/A]", "[Not Supported]",
+"Requested functionality has been deprecated" become null on purpose; any other value that does not
+convert sends its line to unparsed.
+
+Example (the pulsing-utilisation one-liner of ../shared/seeds, ``index,utilization.gpu`` noheader):
+
+>>> from forensics.sources import ParseContext
+>>> ctx = ParseContext(host="node01", hints={"query_fields": ["index", "utilization.gpu"]})
+>>> res = parse(b"0, 100 %\\n1, 100 %\\n0, 0 %\\n1, 12 %\\n", ctx)
+>>> res.meta["variant"]
+'csv-noheader-hinted'
+>>> res.tables["gpu_samples"].select("sample_no", "gpu", "util_pct").rows()
+[(0, 0, 100.0), (0, 1, 100.0), (1, 0, 0.0), (1, 1, 12.0)]
+
+and a partial ``nvidia-smi -q -d PERFORMANCE`` of a V100 (driver 410.48):
+
+>>> q = b'''GPU 00000000:18:00.0
+...     Performance State               : P0
+...     Clocks Throttle Reasons
+...         Idle                        : Not Active
+...         SW Power Cap                : Active
+...         HW Slowdown                 : Not Active
+...             HW Thermal Slowdown     : Not Active
+... '''
+>>> res = parse(q, ParseContext(host="node01"))
+>>> res.tables["gpu_samples"].select("gpu", "pci_bus_id", "pstate", "reason_sw_power_cap",
+...                                  "reason_hw_thermal_slowdown", "ts_quality").rows()
+[(0, '0000:18:00.0', 'P0', True, False, 'none')]
+"""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from forensics import schema
+from forensics.layout import MARKER_PREFIX
+from forensics.sources import _nvsmi_csv, _nvsmi_text, _nvsmi_topo, _nvsmi_xml
+from forensics.sources._base import (
+    ParseContext, ParseResult, head_text, result, split_lines, unparsed_frame, unparsed_rows,
+)
+from forensics.sources._nvsmi_common import add_time, frame
+
+NAME = "nvidia_smi"
+VERSION = 1
+TABLES = ("gpus", "gpu_samples", "gpu_topo")
+DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV and topo -m: GPU inventory, samples "
+               "(util, power, clocks, throttle reasons, ECC, row remaps) and GPU/NIC topology")
+
+_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
+_GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
+_KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
+_XML = ("<?xml", "<nvidia_smi_log", "<!DOCTYPE nvidia_smi_log")
+_STRONG_CSV = {"timestamp", "index", "uuid", "pci.bus_id", "pstate", "driver_version", "vbios_version"}
+
+
+def _strong_header(fields: list[str]) -> bool:
+    """A header this specific to nvidia-smi: a known dotted field, or two identity fields and nothing unknown."""
+    known = [f in _nvsmi_csv.SPECS or f in _nvsmi_csv.OTHER_FIELDS for f in fields]
+    if any(k and "." in f for f, k in zip(fields, known)):
+        return True
+    return all(known) and len(_STRONG_CSV & set(fields)) >= 2
+
+
+def _variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
+    """'text' | 'xml' | 'csv' | 'topo' from the first decisive line, or None."""
+    rows: list[str] = []
+    seen = 0
+    for i, t in enumerate(texts):
+        s = t.strip()
+        if not s or t.startswith(MARKER_PREFIX):
+            continue
+        seen += 1
+        if seen > 400:
+            break
+        if s.startswith(_XML):
+            return "xml"
+        if _BANNER.match(t):
+            return "text"
+        if _GPU.match(t):
+            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            if not strict or _KV_INDENTED.match(nxt):
+                return "text"
+        h = _nvsmi_topo.header(t)
+        if h is not None:
+            if not strict or any(x.startswith(h[0]) and x[len(h[0]):len(h[0]) + 1] in ("\t", " ")
+                                 for x in texts[i + 1:i + 4]):
+                return "topo"
+        f = _nvsmi_csv.header_fields(t)
+        if f is not None and (not strict or _strong_header(f)):
+            return "csv"
+        rows.append(t)
+    if ctx is not None and (ctx.hints or {}).get("query_fields"):
+        return "csv"
+    if rows and _nvsmi_csv.infer_fields(rows) is not None:
+        return "csv"
+    return None
+
+
+def sniff(head: bytes) -> bool:
+    """True for any of the four nvidia-smi outputs this source reads."""
+    text = head_text(head)
+    lines = text.replace("\r", "").split("\n")
+    if len(head) >= 65536 and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    return _variant(lines, None, strict=True) is not None
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    lines = split_lines(data)
+    texts = lines["text"].to_list()
+    n = len(texts)
+    kind = _variant(texts, ctx)
+    if kind is None:
+        rest = lines.filter(pl.col("text").str.strip_chars() != "")
+        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m)", ctx, NAME)
+        return result(NAME, ctx, n, {}, up, variant="unknown")
+    if kind == "csv":
+        out = _nvsmi_csv.parse(lines, ctx)
+        ups = [unparsed_frame(f, r, ctx, NAME) for f, r in out["unparsed"] if f.height]
+        tables = {}
+        s = out["samples"]
+        if s is not None:
+            s = add_time(s, ctx.tz, ctx.capture_time, prefer_local=True)
+            s = s.select([c for c in s.columns if c in schema.polars_schema("gpu_samples")])
+        tables["gpu_samples"] = s if s is not None else frame("gpu_samples", [])
+        tables["gpus"] = out["gpus"] if out["gpus"] is not None else frame("gpus", [])
+        return result(NAME, ctx, n, tables, ups, **_tz_note(tables, ctx, out["meta"]))
+    mod = {"text": _nvsmi_text, "xml": _nvsmi_xml, "topo": _nvsmi_topo}[kind]
+    parts = mod.parse(texts, ctx)
+    up = unparsed_rows(parts.unparsed, ctx, NAME)
+    if kind == "topo":
+        tables = {"gpu_topo": frame("gpu_topo", parts.topo), "gpus": frame("gpus", parts.gpus)}
+    else:
+        helpers = {"_ts_utc": pl.Datetime("us", "UTC"), "_ts_local": pl.Datetime("us")}
+        samples = frame("gpu_samples", parts.samples, extra=helpers)
+        tables = {"gpu_samples": add_time(samples, ctx.tz, ctx.capture_time, prefer_local=False),
+                  "gpus": frame("gpus", parts.gpus)}
+    return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
+
+
+def _tz_note(tables: dict[str, pl.DataFrame], ctx: ParseContext, meta: dict) -> dict:
+    """Say so when local times were converted without a known zone (taken as UTC)."""
+    s = tables.get("gpu_samples")
+    if ctx.tz is None and s is not None and s.height and (s["ts_quality"] == "local").any():
+        meta = {**meta, "tz_assumed": "UTC"}
+    return meta

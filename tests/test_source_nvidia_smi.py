@@ -1,0 +1,371 @@
+"""nvidia_smi source: the values that matter, read from real fixtures (tests/fixtures/nvidia_smi/)."""
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+from pathlib import Path
+
+import polars as pl
+
+from forensics.layout import format_marker
+from forensics.sources import ParseContext, _nvsmi_common, nvidia_smi, registry
+from test_sources_conformance import check_accounting
+
+FX = Path(__file__).parent / "fixtures" / "nvidia_smi"
+UTC = dt.timezone.utc
+
+
+def load(name: str) -> bytes:
+    return (FX / f"nvidia_smi--{name}").read_bytes()
+
+
+def run(data: bytes, **ctx):
+    ctx.setdefault("host", "node01")
+    res = nvidia_smi.parse(data, ParseContext(**ctx))
+    check_accounting(res, data, "case")
+    return res
+
+
+def sample(res, i: int = 0) -> dict:
+    return res.tables["gpu_samples"].row(i, named=True)
+
+
+def gpu(res, i: int = 0) -> dict:
+    return res.tables["gpus"].row(i, named=True)
+
+
+def reasons(row: dict) -> dict:
+    return {k: row[k] for k in _nvsmi_common.REASON_COLUMNS}
+
+
+# ---------------------------------------------------------------- -q text
+
+
+def test_throttle_reasons_old_naming_v100_410():
+    data = load("q-v100-410-throttle-old-ecc.txt")
+    assert b"Clocks Throttle Reasons" in data
+    row = sample(run(data))
+    assert set(reasons(row).values()) == {False}
+    hot = data.replace(b"        SW Power Cap                : Not Active", b"        SW Power Cap                : Active")
+    hot = hot.replace(b"            HW Thermal Slowdown     : Not Active", b"            HW Thermal Slowdown     : Active")
+    row = sample(run(hot))
+    assert row["reason_sw_power_cap"] is True and row["reason_hw_thermal_slowdown"] is True
+    assert row["reason_hw_slowdown"] is False and row["reason_gpu_idle"] is False
+
+
+def test_throttle_reasons_new_naming_and_counters_kept_apart():
+    a10 = sample(run(load("q-a10-535-remap-pending.txt")))
+    assert a10["reason_gpu_idle"] is True and a10["reason_sw_power_cap"] is False
+    # 580: "Clocks Event Reasons Counters" repeats "SW Thermal Slowdown" with microseconds
+    res = run(load("q-rtx5080-580-event-counters.txt"))
+    row = sample(res)
+    assert res.unparsed.height == 0
+    assert row["reason_sw_thermal_slowdown"] is False
+    assert row["clocks_event_sw_power_cap_us"] == 12234991553
+    assert row["clocks_event_sw_thermal_us"] == 11591399010
+    assert row["clocks_event_hw_power_brake_us"] == 0
+
+
+def test_remapped_rows_pending_a10():
+    res = run(load("q-a10-535-remap-pending.txt"))
+    row = sample(res)
+    assert (row["remapped_correctable"], row["remapped_uncorrectable"]) == (0, 4)
+    assert row["remap_pending"] is True and row["remap_failure"] is False
+    # "Remapped Rows : N/A" (no remapper, TITAN/GeForce) leaves them null
+    row = sample(run(load("q-rtx5080-580-event-counters.txt")))
+    assert row["remapped_uncorrectable"] is None and row["remap_pending"] is None
+
+
+def test_ecc_old_and_new_layouts():
+    v100 = sample(run(load("q-v100-410-throttle-old-ecc.txt")))  # Single/Double Bit ... Total
+    assert (v100["ecc_sbe_volatile"], v100["ecc_dbe_volatile"], v100["ecc_sbe_aggregate"]) == (0, 0, 0)
+    assert (v100["retired_pages_sbe"], v100["retired_pages_dbe"], v100["retired_pages_pending"]) == (0, 0, False)
+    data = load("q-a10-535-remap-pending.txt")
+    vol = data.index(b"        Volatile")
+    bumped = (data[:vol] + data[vol:].replace(b"DRAM Correctable              : 0", b"DRAM Correctable              : 177", 1)
+              .replace(b"SRAM Uncorrectable            : 0", b"SRAM Uncorrectable            : 2", 1))
+    row = sample(run(bumped))
+    assert (row["ecc_sbe_volatile"], row["ecc_dbe_volatile"]) == (177, 2)
+    assert (row["ecc_sbe_aggregate"], row["ecc_dbe_aggregate"]) == (0, 0)
+    # ECC disabled (RTX 4090): every part N/A -> null, not 0
+    row = sample(run(load("q-2xrtx4090-535-multi-gpu-cut.txt")))
+    assert row["ecc_sbe_volatile"] is None and row["ecc_dbe_aggregate"] is None
+
+
+def test_power_temperature_clocks_h100():
+    res = run(load("q-a-h100-545-prompt.txt"))
+    row = sample(res)
+    assert (row["power_w"], row["power_limit_w"]) == (72.02, 700.0)
+    assert (row["temp_c"], row["mem_temp_c"]) == (33.0, 41.0)
+    assert (row["sm_clock_mhz"], row["gr_clock_mhz"], row["mem_clock_mhz"], row["max_sm_clock_mhz"]) == (345.0, 345.0, 2619.0, 1980.0)
+    assert (row["pcie_gen"], row["pcie_width"], row["pcie_tx_kb_s"], row["pcie_rx_kb_s"]) == (5, 16, 464.0, 2593.0)
+    assert row["uuid"] == "GPU-10f35015-e921-bfab-2eb8-4e9b6664d5f1" and row["pci_bus_id"] == "0000:19:00.0"
+    g = gpu(res)
+    assert (g["name"], g["architecture"], g["driver_version"], g["cuda_version"]) == ("NVIDIA H100 80GB HBM3", "Hopper", "545.23.08", "12.3")
+    assert (g["mig_mode"], g["persistence_mode"], g["pcie_gen_max"], g["vbios"]) == ("Disabled", "Enabled", 5, "96.00.74.00.0D")
+    # the shell prompt line is the one line not used
+    assert res.unparsed["line_no"].to_list() == [1]
+
+
+def test_power_old_enforced_limit_and_new_average_draw():
+    v100 = sample(run(load("q-v100-410-throttle-old-ecc.txt")))
+    assert (v100["power_w"], v100["power_limit_w"]) == (58.81, 250.0)
+    rtx = sample(run(load("q-rtx5080-580-event-counters.txt")))  # Average 12.72 / Instantaneous 14.47
+    assert (rtx["power_w"], rtx["power_limit_w"]) == (12.72, 80.0)
+
+
+def test_multi_gpu_index_is_position_not_minor_number():
+    res = run(load("q-2xrtx4090-535-multi-gpu-cut.txt"))
+    s = res.tables["gpu_samples"]
+    assert s["gpu"].to_list() == [0, 1]
+    assert s["pci_bus_id"].to_list() == ["0000:01:00.0", "0000:21:00.0"]
+    assert s["fan_pct"].to_list() == [100.0, 70.0]
+    assert s["mem_used_mib"].to_list() == [22078.0, 0.0]
+    assert res.tables["gpus"]["uuid"].to_list() == ["GPU-6b7298f4-721f-9e24-a277-9ec909ba76f0",
+                                                    "GPU-4962ecf4-ef69-e7c3-fe53-a434de2b7c37"]
+
+
+def test_local_timestamp_to_utc_and_marker_time_wins():
+    data = load("q-a10-535-remap-pending.txt")  # Timestamp : Wed Sep 25 10:40:24 2024
+    row = sample(run(data, tz="Europe/Berlin"))
+    assert row["ts"] == dt.datetime(2024, 9, 25, 8, 40, 24, tzinfo=UTC) and row["ts_quality"] == "local"
+    t0 = dt.datetime(2024, 9, 25, 8, 40, 30, tzinfo=UTC)
+    two = (format_marker(t0, ["nvidia-smi", "-q"]).encode() + b"\n" + data
+           + format_marker(t0 + dt.timedelta(seconds=30), ["nvidia-smi", "-q"]).encode() + b"\n" + data)
+    res = run(two, tz="Europe/Berlin")
+    s = res.tables["gpu_samples"]
+    assert s["sample_no"].to_list() == [0, 1]
+    assert s["ts"].to_list() == [t0, t0 + dt.timedelta(seconds=30)]
+    assert set(s["ts_quality"]) == {"sampled"}
+    assert res.tables["gpus"].height == 1 and res.unparsed.height == 0
+
+
+def test_repeated_banners_are_snapshots_and_no_time_is_flagged():
+    data = load("q-d-performance-v100-410.txt")
+    body = data.split(b"\n", 1)[1]  # without the command line
+    res = run(load("q-v100-410-throttle-old-ecc.txt") * 2)  # `nvidia-smi -q -l`: banner per report
+    assert res.tables["gpu_samples"]["sample_no"].to_list() == [0, 1]
+    res = run(body + body)  # partial output without banner: the GPU section repeating starts a snapshot
+    s = res.tables["gpu_samples"]
+    assert s["sample_no"].to_list() == [0, 1] and set(s["ts_quality"]) == {"none"}
+    cap = dt.datetime(2026, 11, 30, 10, 15, 2, tzinfo=UTC)
+    row = sample(run(body, capture_time=cap))
+    assert (row["ts"], row["ts_quality"]) == (cap, "sampled")
+
+
+def test_bad_value_goes_to_unparsed_rest_is_kept():
+    data = load("q-a10-535-remap-pending.txt").replace(b"GPU Current Temp                  : 33 C",
+                                                        b"GPU Current Temp                  : hot C")
+    res = run(data)
+    row = sample(res)
+    assert row["temp_c"] is None and row["power_w"] == 43.89
+    (bad,) = res.unparsed.iter_rows(named=True)
+    assert "hot" in bad["text"] and "gpu current temp" in bad["reason"]
+
+
+def test_na_tokens_are_null_on_purpose():
+    res = run(load("q-rtx5080-580-event-counters.txt"))  # "Requested functionality has been deprecated", "N/A", empty value
+    row, g = sample(res), gpu(res)
+    assert row["fan_pct"] is None and row["mem_temp_c"] is None and g["mig_mode"] is None
+    assert res.unparsed.height == 0
+
+
+# ---------------------------------------------------------------- -q -x XML
+
+
+def test_xml_mig_a100():
+    res = run(load("qx-a100-mig-535-v12.xml.txt"))
+    assert res.meta["variant"] == "q-xml" and res.meta["mig_devices"] == 4
+    assert res.tables["gpus"].height == 1 and res.tables["gpu_samples"].height == 1
+    row, g = sample(res), gpu(res)
+    assert g["mig_mode"] == "Enabled" and g["name"] == "NVIDIA A100-SXM4-80GB"
+    assert row["util_pct"] is None and row["mem_util_pct"] is None  # N/A under MIG
+    assert (row["power_w"], row["power_limit_w"], row["temp_c"], row["mem_temp_c"]) == (67.03, 500.0, 27.0, 44.0)
+    assert row["mem_total_mib"] == 81920.0 and row["remapped_uncorrectable"] is None  # <remapped_rows>N/A
+    assert reasons(row) == dict.fromkeys(_nvsmi_common.REASON_COLUMNS, False)
+
+
+def test_xml_throttle_naming_and_power_readings_v11():
+    res = run(load("qx-t4-515-v11-throttle.xml.txt"))
+    row = sample(res)
+    assert row["pci_bus_id"] == "0000:00:1e.0"
+    assert (row["power_w"], row["power_limit_w"], row["pcie_width"]) == (26.78, 70.0, 8)
+    assert (row["retired_pages_sbe"], row["retired_pages_pending"]) == (0, False)
+    hot = load("qx-t4-515-v11-throttle.xml.txt").replace(
+        b"<clocks_throttle_reason_hw_slowdown>Not Active", b"<clocks_throttle_reason_hw_slowdown>Active")
+    assert sample(run(hot))["reason_hw_slowdown"] is True
+
+
+def test_xml_hostile_entities_refused():
+    bomb = (b'<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [\n <!ENTITY a "aaaaaaaaaa">\n'
+            b' <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">\n]>\n'
+            b'<nvidia_smi_log><gpu id="00000000:01:00.0"><product_name>&c;</product_name></gpu></nvidia_smi_log>\n')
+    res = run(bomb)
+    assert res.tables["gpu_samples"].height == 0
+    assert res.unparsed.height == 7 and "ENTITY" in res.unparsed["reason"][0]
+    xxe = (b'<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
+           b'<nvidia_smi_log><gpu id="00000000:01:00.0"><serial>&x;</serial></gpu></nvidia_smi_log>\n')
+    assert run(xxe).tables["gpus"].height == 0
+
+
+def test_xml_truncated_and_multi_document():
+    doc = load("qx-t4-515-v11-throttle.xml.txt")
+    cut = doc[: doc.index(b"<fb_memory_usage>")]
+    res = run(cut)
+    assert res.tables["gpu_samples"].height == 0
+    assert res.unparsed["line_no"].min() == 8  # from the incomplete <gpu> on
+    assert "truncated" in res.unparsed["reason"][0]
+    t0 = dt.datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    two = (format_marker(t0).encode() + b"\n" + doc + b"\n" + format_marker(t0 + dt.timedelta(minutes=1)).encode()
+           + b"\n" + doc + b"\n" + format_marker(t0 + dt.timedelta(minutes=2)).encode() + b"\n" + cut)
+    res = run(two)
+    s = res.tables["gpu_samples"]
+    assert s["sample_no"].to_list() == [0, 1] and s["ts"].to_list() == [t0, t0 + dt.timedelta(minutes=1)]
+    assert res.tables["gpus"].height == 1 and res.unparsed.height > 0
+    # pasted with the command above and a prompt below: both lines reported, the GPU kept
+    small = load("qx-gtx1070ti-v10-trimmed.xml.txt")
+    res = run(b"$ nvidia-smi -q -x\n" + small + b"user@host:~$ \n")
+    assert res.tables["gpus"]["name"].to_list() == ["GeForce GTX 1070 Ti"]
+    assert res.unparsed["line_no"].to_list() == [1, 49]
+
+
+# ---------------------------------------------------------------- --query-gpu CSV
+
+
+def test_csv_units_stripped_header_with_units():
+    res = run(load("csv-header-units-2x3090-515.csv.txt"))
+    s = res.tables["gpu_samples"]
+    assert s.select("gpu", "util_pct", "mem_util_pct", "temp_c", "mem_total_mib", "mem_used_mib").rows() == [
+        (0, 1.0, 13.0, 42.0, 24576.0, 963.0), (1, 0.0, 0.0, 37.0, 24576.0, 1.0)]
+    assert res.tables["gpus"].select("gpu", "name", "driver_version").rows() == [
+        (0, "NVIDIA GeForce RTX 3090", "515.65.01"), (1, "NVIDIA GeForce RTX 3090", "515.65.01")]
+
+
+def test_csv_nounits_and_timestamp():
+    s = run(load("csv-header-nounits-16xv100-sxm3.csv.txt")).tables["gpu_samples"]
+    assert s.height == 16 and s["power_w"][1] == 383.55 and s["util_pct"][7] == 100.0
+    assert s["uuid"][0] == "GPU-ad466f2f-575d-d949-35e0-9a7d912d974e" and s["sample_no"].max() == 0
+    s = run(load("csv-header-units-timestamp-3090ti.csv.txt"), tz="America/New_York").tables["gpu_samples"]
+    assert s["ts"][0] == dt.datetime(2025, 9, 29, 1, 48, 26, 6000, tzinfo=UTC) and s["ts_quality"][0] == "local"
+    assert s["power_w"].to_list() == [8.48, 55.14, 451.06, 443.86]
+    assert s["sample_no"].to_list() == [0, 1, 2, 3]
+
+
+def test_csv_noheader_inferred_omniopt():
+    res = run(load("csv-noheader-a100-555-omniopt.csv.txt"))
+    assert res.meta["variant"] == "csv-noheader-inferred"
+    g = res.tables["gpus"]
+    assert g["pci_bus_id"].to_list() == ["0000:c1:00.0", "0000:40:00.0"]
+    assert set(g["driver_version"]) == {"555.42.06"} and set(g["pcie_gen_max"]) == {4}
+    s = res.tables["gpu_samples"]
+    assert s["mem_total_mib"][0] == 40960.0 and s["pstate"][0] == "P0"
+
+
+def test_seed_pulsing_sample_with_hints():
+    data = load("csv-noheader-index-util-pulsing-seed.csv.txt")
+    res = run(data, hints={"query_fields": ["index", "utilization.gpu"]})
+    assert res.meta["variant"] == "csv-noheader-hinted"
+    s = res.tables["gpu_samples"]
+    assert s.height == 40 and s["sample_no"].max() == 4
+    assert s.filter(pl.col("gpu") == 5)["util_pct"].to_list() == [1.0, 4.0, 97.0, 5.0, 3.0]
+    assert s.filter(pl.col("gpu") == 0)["util_pct"].to_list() == [100.0, 100.0, 100.0, 0.0, 12.0]
+    # the same field list as a comma string
+    res2 = run(data, hints={"query_fields": "index,utilization.gpu"})
+    assert res2.tables["gpu_samples"].equals(s)
+
+
+def test_csv_bitmask_decoding_both_field_names():
+    # constructed from the documented field names and the "0x%016x" mask format nvidia-smi prints
+    for name in ("clocks_event_reasons.active", "clocks_throttle_reasons.active"):
+        data = (f"timestamp, index, clocks.sm [MHz], {name}\n"
+                "2026/11/30 10:15:02.123, 0, 1980 MHz, 0x0000000000000004\n"
+                "2026/11/30 10:15:02.123, 1, 1410 MHz, 0x0000000000000044\n"
+                "2026/11/30 10:15:02.123, 2, 345 MHz, 0x0000000000000001\n").encode()
+        s = run(data).tables["gpu_samples"]
+        assert s["clocks_event_reasons"].to_list() == [4, 0x44, 1]
+        assert s["reason_sw_power_cap"].to_list() == [True, True, False]
+        assert s["reason_hw_thermal_slowdown"].to_list() == [False, True, False]
+        assert s["reason_gpu_idle"].to_list() == [False, False, True]
+        assert s["sm_clock_mhz"].to_list() == [1980.0, 1410.0, 345.0]
+
+
+def test_csv_bad_rows_reported():
+    data = load("csv-header-units-2x3090-515.csv.txt") + b"2, NVIDIA GeForce RTX 3090, 515.65.01, 40, lots %, 0 %, 24576 MiB, 1 MiB\n3, x\n"
+    res = run(data)
+    assert res.tables["gpu_samples"].height == 2
+    reasons_ = dict(zip(res.unparsed["line_no"], res.unparsed["reason"]))
+    assert "utilization.gpu" in reasons_[4] and "fields" in reasons_[5]
+    unknown = run(b"1, 2, 3\n", hints={"query_fields": "a.b,c.d,e.f"})
+    assert unknown.tables["gpu_samples"].height == 1  # unknown fields are read (counted), not mapped
+    res = run(b"7, 8, 9\n10, 11, 12\n")  # no header, no hint, no known shape: not taken for nvidia-smi
+    assert res.unparsed.height == 2 and "not recognised" in res.unparsed["reason"][0]
+    data = b"7, 8, 9\n" + b"index, utilization.gpu [%]\n0, 3 %\n"  # rows before the header
+    res = run(data)
+    assert res.unparsed["line_no"].to_list() == [1] and "query_fields" in res.unparsed["reason"][0]
+
+
+# ---------------------------------------------------------------- topo -m
+
+
+def test_topo_asymmetric_numa_4xa100():
+    res = run(load("topo-4xa100-numa-split-gpu-numa-id.txt"))
+    g = res.tables["gpus"]
+    assert g.select("gpu", "numa_node", "cpu_affinity").rows() == [
+        (0, 0, "0-31,64-95"), (1, 1, "32-63,96-127"), (2, 1, "32-63,96-127"), (3, 1, "32-63,96-127")]
+    t = res.tables["gpu_topo"]
+    assert t.height == 16 and set(t.filter(pl.col("device") != pl.col("peer"))["link"]) == {"NV12"}
+
+
+def test_topo_nic_legend_and_blank_cpu_affinity():
+    res = run(load("topo-8xh100-nic-legend-blank-affinity.txt"))
+    g = res.tables["gpus"]
+    assert g["cpu_affinity"].to_list()[:4] == [None] * 4 and g["cpu_affinity"][4] == "1"
+    assert g["numa_node"].to_list() == [0, 0, 0, 0, 1, 1, 1, 1]
+    t = res.tables["gpu_topo"]
+    pix = t.filter((pl.col("device") == "GPU0") & (pl.col("link") == "PIX"))["peer"].to_list()
+    assert pix == ["mlx5_0", "mlx5_1"]
+    assert "NIC0" not in set(t["device"]) | set(t["peer"])
+
+
+def test_topo_old_driver_mlx5_columns_and_numa_na():
+    t = run(load("topo-dgx1-8xv100-mlx5-columns.txt")).tables["gpu_topo"]
+    row = dict(t.filter(pl.col("device") == "GPU0").select("peer", "link").rows())
+    assert (row["mlx5_0"], row["mlx5_2"], row["mlx5_1"], row["mlx5_3"]) == ("PIX", "SYS", "PHB", "SYS")
+    g = run(load("topo-4xv100-p3-460-numa-na.txt")).tables["gpus"]  # "0-31\t\tN/A"
+    assert g["cpu_affinity"].to_list() == ["0-31"] * 4 and g["numa_node"].to_list() == [None] * 4
+    g = run(load("topo-4xa100-mlx5-numa-split-space-indented-header.txt")).tables["gpus"]
+    assert g["numa_node"].to_list() == [0, 0, 1, 1]
+
+
+# ---------------------------------------------------------------- detection, docs, bad input
+
+
+def test_sniffer_claims_no_other_source_fixture():
+    others = [p for p in (FX.parent).glob("*/*--*") if p.parent.name != "nvidia_smi" and not p.name.endswith(".json")]
+    claimed = [p.name for p in others if nvidia_smi.sniff(p.read_bytes()[:65536])]
+    assert claimed == []
+    assert nvidia_smi.sniff(load("q-d-performance-v100-410.txt"))
+    assert not nvidia_smi.sniff(b"name, uuid\nfoo, bar\n")
+    assert not nvidia_smi.sniff(b"GPU 0000:18:00.0\nnot indented\n")
+
+
+def test_quick_bad_inputs():
+    for data in (b"", b"\n\n", b"\x00\xff\xfe" * 100, b"GPU 00000000:18:00.0\n" + b"    x" * 400000,
+                 b"==============NVSMI LOG==============\r\nTimestamp : nonsense\r\n",
+                 b"\tGPU0\tGPU1\nGPU0\t X \tWHAT?\n", b"<nvidia_smi_log><gpu id='zz'>"):
+        run(data)
+
+
+def test_helper_doctests():
+    failures, tried = doctest.testmod(_nvsmi_common)
+    assert tried > 0 and failures == 0
+    assert "nvidia_smi" in registry()
+
+
+def test_collector_query_fields_are_all_mapped():
+    """Every field `forensics collect` asks --query-gpu for lands in a gpu_samples/gpus column."""
+    from forensics.collect import specs
+    from forensics.sources import _nvsmi_csv
+
+    for q in (specs.GPU_QUERY_FIELDS, specs.GPU_QUERY_FIELDS_OLD, specs.GPU_QUERY_FIELDS_MIN):
+        assert [f for f in q.split(",") if _nvsmi_csv.canonical(f) not in _nvsmi_csv.SPECS] == []
