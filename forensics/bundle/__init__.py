@@ -5,6 +5,8 @@
 - :mod:`forensics.bundle.read`: :func:`open_bundle`, :func:`extract` with all the refusals.
 - :mod:`forensics.bundle.write`: :func:`write_tree`, :func:`write_items` (atomic tar/.gz/.zst).
 - :mod:`forensics.bundle.ingest`: :func:`ingest_bundle` (raw files -> tables/).
+- :mod:`forensics.bundle.build`: :func:`build_bundle` (`forensics bundle`: merge bundles, loose files,
+  sosreports, nvidia-bug-reports); :mod:`forensics.bundle.info` (`forensics info`).
 """
 from __future__ import annotations
 

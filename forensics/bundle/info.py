@@ -42,39 +42,50 @@ def bundle_info(path: Path | str, cache_dir: Path | str | None = None) -> dict:
             "gpu_count": row.get("gpu_count"), "numa_nodes": row.get("numa_nodes"),
         })
     cov = _table(root, "coverage")
-    spans: dict[tuple[str, str], dict] = {}
+    # time spans and sample counts per raw file (rows may carry another host than the file's folder)
+    per_file: dict[str, dict] = {}
     for tdir in sorted((root / TABLES_DIR).iterdir()) if (root / TABLES_DIR).is_dir() else []:
         if not tdir.is_dir() or tdir.name in ("coverage", "unparsed", "hosts", "nics", "commands"):
             continue
         df = _table(root, tdir.name)
-        if df is None or not df.height or "source" not in df.columns:
+        if df is None or not df.height or "file" not in df.columns:
             continue
         ts = next((c for c in TS_COLUMNS if c in df.columns), None)
         aggs = [pl.len().alias("rows")]
         if ts:
             aggs += [pl.col(ts).min().alias("first"), pl.col(ts).max().alias("last")]
         if "sample_no" in df.columns:
-            aggs.append(pl.struct("file", "sample_no").n_unique().alias("samples"))
-        for r in df.group_by("host", "source").agg(aggs).iter_rows(named=True):
-            s = spans.setdefault((r["host"], r["source"]), {"rows": {}, "first": None, "last": None, "samples": 0})
-            s["rows"][tdir.name] = r["rows"]
+            aggs.append(pl.col("sample_no").n_unique().alias("samples"))
+        for r in df.group_by("file").agg(aggs).iter_rows(named=True):
+            s = per_file.setdefault(r["file"], {"first": None, "last": None, "samples": 0})
             for k, fn in (("first", min), ("last", max)):
                 if r.get(k) is not None:
                     s[k] = r[k] if s[k] is None else fn(s[k], r[k])
             s["samples"] = max(s["samples"], r.get("samples") or 0)
     if cov is not None:
-        agg = cov.group_by("host", "source").agg(
-            pl.len().alias("files"), pl.col("lines").sum().alias("lines"), pl.col("unparsed").sum().alias("unparsed"),
-            pl.col("error").drop_nulls().len().alias("errors"),
-        ).sort("host", "source")
-        for r in agg.iter_rows(named=True):
-            s = spans.pop((r["host"], r["source"]), {"rows": {}, "first": None, "last": None, "samples": 0})
-            out["sources"].append({**r, "samples": s["samples"], "rows": s["rows"], "first": _iso(s["first"]), "last": _iso(s["last"])})
-        for r in cov.filter(pl.col("error").is_not_null()).sort("host", "file").iter_rows(named=True):
-            out["parse_errors"].append({"host": r["host"], "file": r["file"], "error": r["error"]})
-    for (h, src), s in sorted(spans.items()):  # rows under hosts named by content only
-        out["sources"].append({"host": h, "source": src, "files": 0, "lines": None, "unparsed": None, "errors": 0,
-                               "samples": s["samples"], "rows": s["rows"], "first": _iso(s["first"]), "last": _iso(s["last"])})
+        groups: dict[tuple[str, str], dict] = {}
+        for r in cov.sort("host", "source", "file").iter_rows(named=True):
+            g = groups.setdefault((r["host"], r["source"]), {"host": r["host"], "source": r["source"], "files": 0, "lines": 0,
+                                                              "unparsed": 0, "errors": 0, "samples": 0, "rows": {},
+                                                              "first": None, "last": None})
+            g["files"] += 1
+            g["lines"] += r["lines"] or 0
+            g["unparsed"] += r["unparsed"] or 0
+            g["errors"] += 1 if r["error"] else 0
+            for t, n in (json.loads(r["rows"]) if r["rows"] else {}).items():
+                if n:
+                    g["rows"][t] = g["rows"].get(t, 0) + n
+            f = per_file.get(r["file"])
+            if f:
+                g["samples"] += f["samples"]
+                for k, fn in (("first", min), ("last", max)):
+                    if f[k] is not None:
+                        g[k] = f[k] if g[k] is None else fn(g[k], f[k])
+            if r["error"]:
+                out["parse_errors"].append({"host": r["host"], "file": r["file"], "error": r["error"]})
+        for g in groups.values():
+            g["first"], g["last"] = _iso(g["first"]), _iso(g["last"])
+            out["sources"].append(g)
     cmds = _table(root, "commands")
     if cmds is not None:
         bad = cmds.filter(pl.col("error").is_not_null() | (pl.col("exit_code").fill_null(0) != 0) | pl.col("truncated")

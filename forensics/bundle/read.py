@@ -274,7 +274,7 @@ def extract(path: Path | str, dest: Path | str, limits: Limits = DEFAULT_LIMITS,
         for member, rel, tar in iter_members(path, limits):
             if not rel:
                 continue
-            if select is not None and not member.isdir() and not select(rel):
+            if select is not None and not select(rel):  # (folders of selected files are made as needed)
                 scan.members += 1
                 if scan.members > limits.max_members:
                     raise BundleError(f"refusing bundle: more than {limits.max_members} members")
