@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from forensics.bundle.write import check_out_path, new_manifest, write_tree
 from forensics.layout import HOSTS_DIR, MANIFEST, TRUTH_DIR
 
 HOST_SNIFF_BYTES = 8 << 20
-_SAFE = __import__("re").compile(r"[^A-Za-z0-9._-]+")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def safe_name(name: str) -> str:
@@ -379,11 +380,11 @@ def _looks_like_tar(path: Path) -> bool:
     """A tar, possibly compressed: the first 512 decompressed bytes form a valid tar header."""
     import tarfile
 
-    from forensics.bundle.read import _open_stream
+    from forensics.bundle.read import open_stream
 
     try:
         with open(path, "rb") as fh:
-            stream = _open_stream(fh)
+            stream = open_stream(fh)
             block = stream.read(512)
     except Exception:  # noqa: BLE001 - anything unreadable is simply not a tar here
         return False

@@ -37,7 +37,6 @@ import pyarrow.parquet as pq
 
 from forensics import schema
 from forensics.bundle import collector_tables as ct
-from forensics.bundle.errors import BundleError
 from forensics.bundle.read import read_manifest
 from forensics.layout import HOSTS_DIR, TABLES_DIR
 from forensics import sources
@@ -357,4 +356,4 @@ def tables_current(root: Path | str) -> bool:
     return True
 
 
-__all__ = ["ingest_bundle", "tables_current", "parser_versions", "BundleError"]
+__all__ = ["ingest_bundle", "tables_current", "parser_versions"]

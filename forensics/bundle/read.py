@@ -143,7 +143,8 @@ def _sniff_compression(head: bytes) -> str:
     return "tar"
 
 
-def _open_stream(fh):
+def open_stream(fh):
+    """The decompressed stream of an archive file object (gzip, zstd, bzip2, xz or plain)."""
     head = fh.read(6)
     fh.seek(0)
     kind = _sniff_compression(head)
@@ -198,7 +199,7 @@ def iter_members(path: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[
         if os.fstat(raw.fileno()).st_size == 0:
             raise BundleError(f"{path}: empty file, not a tar bundle")
         try:
-            stream = _open_stream(raw)
+            stream = open_stream(raw)
             tar = tarfile.open(fileobj=stream, mode="r|")
         except BundleError:
             raise
@@ -444,10 +445,6 @@ def find_root(tree: Path) -> Path:
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink() and (entries[0] / MANIFEST).exists():
         return entries[0]
     return tree
-
-
-def is_archive(path: Path) -> bool:
-    return Path(path).is_file()
 
 
 def open_bundle(path: Path | str, workdir: Path | str | None = None, limits: Limits = DEFAULT_LIMITS) -> Bundle:

@@ -7,7 +7,7 @@ installed. Standard library only, Python 3.8 syntax.
 from __future__ import annotations
 
 import os
-import stat
+import pathlib
 import tempfile
 import time
 import zipfile
@@ -50,9 +50,4 @@ def build(out):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    try:
-        from pathlib import Path
-
-        return Path(out)
-    except ImportError:  # pragma: no cover
-        return out
+    return pathlib.Path(out)
