@@ -1,0 +1,219 @@
+"""Assemble a simulated bundle exactly as ``forensics collect`` + ``forensics bundle`` lay it out.
+
+Hosts are generated one at a time (memory stays bounded) and written in a fixed order; every
+member gets the same mtime and no wall clock is read anywhere, so the same arguments and seed give
+byte-identical archives.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from forensics import __version__
+from forensics.layout import FORMAT_VERSION, MANIFEST, TABLES_DIR, TRUTH_DIR, raw_path
+from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat
+from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
+from forensics.simulate.hardware import build_cluster
+from forensics.simulate.job import JobModel
+from forensics.simulate.plan import iso
+from forensics.simulate.scenarios import new_plan
+from forensics.simulate.series import HostModel
+
+
+class Simulation:
+    """The model of one run: cluster, plan (faults), job. Hosts are rendered on demand."""
+
+    def __init__(self, cfg: SimConfig):
+        self.cfg = cfg
+        self.cluster = build_cluster(cfg)
+        self.plan = new_plan(cfg, self.cluster)
+        self.model = JobModel(self.plan)
+
+    @property
+    def end_true(self) -> float:
+        return self.cfg.t0 + self.cfg.duration_s + 2.0
+
+    def labels(self) -> dict:
+        return {"scenario": self.cfg.scenario, "seed": self.cfg.seed, "faults": self.plan.faults,
+                "effects": self.plan.effects,
+                "clock_offsets_s": {h.name: round(h.offset_s, 6) for h in self.cluster.hosts}}
+
+    def manifest(self) -> bytes:
+        man = {"format_version": FORMAT_VERSION, "created_by": f"forensics {__version__}",
+               "created_at": iso(self.end_true + 60.0), "hosts": sorted(h.name for h in self.cluster.hosts),
+               "redaction": None, "kind": "simulated"}
+        return (json.dumps(man, indent=1) + "\n").encode()
+
+    def host_files(self, h: int) -> list[tuple[str, bytes]]:
+        """(member name, bytes) of one host, sorted by name."""
+        cfg, plan, model = self.cfg, self.plan, self.model
+        host = self.cluster.hosts[h]
+        hm = HostModel(model, h)
+        iv = cfg.interval_s
+        n = cfg.samples
+        start = cfg.t0 + host.jitter_s
+        end = start + cfg.duration_s
+        files: dict[str, bytes] = {}
+        cmds: list[dict] = []
+
+        def add(source, name, cmd_name, argv, data, t0, t1, src_kind=None, exit_code=0, stderr=""):
+            rel = raw_path(host.name, source, name)
+            files[rel] = data
+            cmds.append(fmt_host.command_entry(host, cmd_name, argv, src_kind or source, t0, t1, rel, len(data),
+                                               exit_code, stderr))
+
+        # one-off snapshots first, as the collector runs them
+        add("numactl", "numactl-H.txt", "numactl_H", ["numactl", "-H"], fmt_host.numactl(host, model, start),
+            start + 0.01, start + 0.02)
+        add("nvidia_smi", "topo-m.txt", "nvidia_smi_topo_m", ["nvidia-smi", "topo", "-m"], fmt_nvsmi.topo(host),
+            start + 0.03, start + 0.21)
+        add("nvidia_smi", "q-x.xml", "nvidia_smi_q_x", ["nvidia-smi", "-q", "-x"], fmt_nvsmi.q_xml(host, hm, start + 0.3),
+            start + 0.22, start + 0.61)
+        add("collector", "processes.jsonl", "processes",
+            ["nvidia-smi", "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader"],
+            fmt_host.processes_jsonl(host, plan, model, start + 0.7), start + 0.62, start + 0.75)
+        if host.ntp == "chronyc":
+            add("collector", "chronyc-tracking.txt", "chronyc_tracking", ["chronyc", "tracking"],
+                fmt_host.chronyc(host, start + 0.8), start + 0.76, start + 0.78)
+        else:
+            add("collector", "timedatectl.txt", "timedatectl", ["timedatectl"], fmt_host.timedatectl(host, start + 0.8),
+                start + 0.76, start + 0.79, exit_code=0)
+        # sampled series
+        s0 = start + 0.9
+        add("iostat", "iostat.txt", "iostat", ["iostat", "-x", "-t", fmt_interval(iv), str(n + 1)],
+            fmt_sysstat.iostat(hm, host, s0, iv, n), s0, s0 + n * iv)
+        for name, flag, fn, every in (("sar-u.txt", ["-u"], fmt_sysstat.sar_u, iv),
+                                      ("sar-P-ALL.txt", ["-P", "ALL"], fmt_sysstat.sar_p_all, cfg.every(PER_CPU_EVERY_S)),
+                                      ("sar-n-DEV.txt", ["-n", "DEV"], fmt_sysstat.sar_n_dev, iv),
+                                      ("sar-n-EDEV.txt", ["-n", "EDEV"], fmt_sysstat.sar_n_edev, iv),
+                                      ("sar-r.txt", ["-r"], fmt_sysstat.sar_r, iv),
+                                      ("sar-q.txt", ["-q"], fmt_sysstat.sar_q, iv)):
+            k = max(1, int(round(cfg.duration_s / every)))
+            add("sar", name, "sar_" + "_".join(x.lstrip("-") for x in flag), ["sar", *flag, fmt_interval(every), str(k)],
+                fn(hm, host, s0 + 0.01, every, k), s0 + 0.01, s0 + 0.01 + k * every)
+        times = s0 + 0.02 + iv * np.arange(n)
+        lost = plan.crash is not None and plan.crash.gpu_lost and any(hh == h for hh, _ in plan.crash.dead)
+        stderr = ""
+        if lost:
+            gg = [g for hh, g in plan.crash.dead if hh == h][0]
+            stderr = (f"Unable to determine the device handle for GPU{host.gpus[gg].pci[4:]}: GPU is lost.  "
+                      "Reboot the system to recover this GPU\n")
+        add("nvidia_smi", "query-gpu.csv", "nvidia_smi_query_gpu", fmt_nvsmi.csv_argv(iv),
+            fmt_nvsmi.query_csv(host, hm, times, iv), times[0], times[-1], stderr=stderr)
+        qe = cfg.every(NVSMI_Q_EVERY_S)
+        qt = s0 + 0.05 + qe * np.arange(int(cfg.duration_s // qe) + 1)
+        add("nvidia_smi", "q.txt", "nvidia_smi_q", ["nvidia-smi", "-q"], fmt_nvsmi.q_snapshots(host, hm, qt),
+            qt[0], qt[-1] + 0.4, stderr=stderr)
+        ce = cfg.every(COUNTER_EVERY_S)
+        ct = s0 + 0.03 + ce * np.arange(int(cfg.duration_s // ce) + 1)
+        for k, nic in enumerate(host.nics):
+            tk = ct + 0.004 * k
+            add("ethtool", f"{nic.iface}.txt", "ethtool_s", ["ethtool", "-S", nic.iface],
+                fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), tk + host.offset_s), tk[0], tk[-1] + 0.01)
+        # after sampling: the kernel log and the job's logs
+        cap = end + 1.2
+        add("dmesg", "dmesg.txt", "dmesg", ["dmesg", "--time-format", "iso"],
+            fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
+        for g in range(cfg.gpus_per_node):
+            pid = host.pid(g)
+            path = f"/var/log/nccl/nccl.{host.name}.{pid}.log"
+            add("nccl", f"nccl.{host.name}.{pid}.log", "nccl_log", ["cat", path],
+                fmt_nccl.nccl_file(self.cluster, plan, model, h, g), cap + 0.1, cap + 0.11)
+        wd = fmt_nccl.watchdog_log(self.cluster, plan, model, h)
+        if wd:
+            add("nccl", f"torchrun-{host.name}.log", "nccl_log", ["cat", f"/var/log/train/torchrun-{host.name}.log"], wd,
+                cap + 0.12, cap + 0.13)
+        argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
+                "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
+        base = f"hosts/{host.name}"
+        files[f"{base}/host.json"] = fmt_host.host_json(host, start, argv)
+        files[f"{base}/commands.jsonl"] = fmt_host.commands_jsonl(cmds)
+        return sorted(files.items())
+
+    def members(self) -> Iterator[tuple[str, bytes]]:
+        """Raw bundle members in archive order: manifest, hosts (sorted), truth."""
+        yield MANIFEST, self.manifest()
+        for h in sorted(range(self.cfg.nodes), key=lambda i: self.cluster.hosts[i].name):
+            yield from self.host_files(h)
+        yield f"{TRUTH_DIR}/labels.json", (json.dumps(self.labels(), indent=1) + "\n").encode()
+
+
+def ingest_available() -> bool:
+    try:
+        from forensics.bundle.ingest import ingest_bundle  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def write_bundle(cfg: SimConfig, out: Path | str, tables: bool | None = None,
+                 progress: Callable[[str], None] | None = None) -> dict:
+    """Simulate and write the bundle at `out` (.tar, .tar.gz, .tar.zst). With tables (default: when
+    the ingest layer is importable) the raw tree is parsed into tables/ as collect does."""
+    from forensics.collect.tarball import AtomicTar
+
+    sim = Simulation(cfg)
+    out = Path(out)
+    mtime = int(sim.end_true + 60)
+    if tables is None:
+        tables = ingest_available()
+    sizes: dict[str, int] = {}
+    tar = AtomicTar(out, mtime=mtime)
+    try:
+        if not tables:
+            for name, data in sim.members():
+                if progress and name.endswith("host.json"):
+                    progress(f"writing {name.split('/')[1]}")
+                tar.add_bytes(name, data)
+                sizes[name] = len(data)
+        else:
+            _write_with_tables(sim, tar, sizes, progress)
+    except BaseException:
+        tar.abort()
+        raise
+    tar.close()
+    return {"out": str(out), "members": len(sizes), "raw_bytes": sum(sizes.values()), "labels": sim.labels(),
+            "tables": bool(tables)}
+
+
+def _write_with_tables(sim: Simulation, tar, sizes: dict, progress) -> None:
+    from forensics.bundle.ingest import ingest_bundle
+
+    stage = Path(tempfile.mkdtemp(prefix="forensics-sim-"))
+    try:
+        truth = None
+        for name, data in sim.members():
+            if name.startswith(TRUTH_DIR + "/"):
+                truth = (name, data)
+                continue
+            p = stage / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        if progress:
+            progress("parsing raw outputs into tables")
+        ingest_bundle(stage)
+        meta = stage / TABLES_DIR / "_meta.json"
+        if meta.is_file():  # the ingest stamps its wall clock: replace it with the simulated time
+            m = json.loads(meta.read_text())
+            m["created_at"] = iso(sim.end_true + 60.0)
+            meta.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+        members = []
+        for p in sorted(stage.rglob("*")):
+            if p.is_file():
+                members.append(p.relative_to(stage).as_posix())
+        order = {MANIFEST: 0, "hosts": 1, TABLES_DIR: 2}
+        members.sort(key=lambda rel: (order.get(rel.split("/", 1)[0], 3), rel))
+        for rel in members:
+            data = (stage / rel).read_bytes()
+            tar.add_bytes(rel, data)
+            sizes[rel] = len(data)
+        if truth:
+            tar.add_bytes(*truth)
+            sizes[truth[0]] = len(truth[1])
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

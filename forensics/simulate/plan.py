@@ -1,0 +1,113 @@
+"""What a scenario changes in the model: factors over time, injected events, configuration, truth.
+
+Every array is indexed by whole seconds of *true* time from :attr:`Plan.grid0` (the job launch).
+Scenarios (:mod:`forensics.simulate.scenarios`) fill a Plan; the job model and the writers read it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from forensics.simulate.hardware import Cluster
+
+#: seconds the job has been running when the collection starts (NCCL init is in the logs)
+WARMUP_S = 150.0
+#: seconds from the job launch to the first training step (NCCL init, model load)
+INIT_S = 40.0
+
+
+@dataclass
+class Crash:
+    """The job dies: `dead` ranks stop at t_fail; `errors` ranks get NCCL errors and abort; the rest
+    hang in their all-reduce until the PyTorch watchdog timeout."""
+
+    t_fail: float
+    dead: list[tuple[int, int]]
+    timeout_s: float
+    cause: str
+    errors: dict[int, float] = field(default_factory=dict)     # rank -> time of its NCCL error
+    gpu_lost: bool = False
+
+
+@dataclass
+class Plan:
+    cluster: Cluster
+    grid0: float
+    t_end: float
+    comm_factor: np.ndarray = None
+    compute_factor: np.ndarray = None
+    data_wait: np.ndarray = None
+    clock_ratio: np.ndarray = None
+    reason_bits: np.ndarray = None
+    cpu_extra: np.ndarray = None
+    disk_load: np.ndarray = None
+    temp_override: dict = field(default_factory=dict)
+    pulsing: bool = False
+    crash: Crash | None = None
+    #: (host, iface) -> {counter: per-second increments (T,)}
+    nic_extra: dict = field(default_factory=dict)
+    #: (host, iface) -> [(t_down, t_up)]
+    link_down: dict = field(default_factory=dict)
+    #: (host, iface) -> traffic factor (T,) on that port (1 = normal)
+    nic_traffic: dict = field(default_factory=dict)
+    #: host -> [(true time, message)]
+    dmesg: dict = field(default_factory=dict)
+    #: rank -> [(true time, [lines without the host:pid:tid prefix], tid offset)]
+    nccl_warn: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+    transport: str = "ib"
+    gdr: bool = True
+    #: (host, gpu) -> NUMA node its process is pinned to
+    affinity: dict = field(default_factory=dict)
+    #: (host, gpu) -> [(true time, {"dbe": n, "sbe": n, "remap_unc": n, "pending": bool, "failure": bool})]
+    ecc: dict = field(default_factory=dict)
+    faults: list = field(default_factory=list)
+    effects: list = field(default_factory=list)
+
+    def __post_init__(self):
+        n, g = self.cluster.cfg.nodes, self.cluster.cfg.gpus_per_node
+        t = self.T
+        self.comm_factor = np.ones(t)
+        self.compute_factor = np.ones((n, g, t))
+        self.data_wait = np.zeros((n, t))
+        self.clock_ratio = np.ones((n, g, t))
+        self.reason_bits = np.zeros((n, g, t), dtype=np.int64)
+        self.cpu_extra = np.zeros((n, t))
+        self.disk_load = np.zeros((n, t))
+
+    @property
+    def T(self) -> int:
+        return int(np.ceil(self.t_end - self.grid0)) + 2
+
+    def idx(self, t: float) -> int:
+        return int(min(max(t - self.grid0, 0), self.T - 1))
+
+    def span(self, t0: float, t1: float) -> slice:
+        return slice(self.idx(t0), self.idx(t1) + 1)
+
+    def ramp(self, t0: float, t1: float, t_ramp: float, value: float, base: float = 1.0) -> np.ndarray:
+        """(T,) array: base outside [t0, t1], ramping linearly to `value` over t_ramp seconds."""
+        x = np.full(self.T, base, dtype=float)
+        secs = self.grid0 + np.arange(self.T)
+        inside = (secs >= t0) & (secs <= t1)
+        frac = np.clip((secs - t0) / max(t_ramp, 1e-9), 0, 1)
+        x[inside] = base + (value - base) * frac[inside]
+        return x
+
+    def add_dmesg(self, host: int, t: float, text: str) -> None:
+        self.dmesg.setdefault(host, []).append((t, text))
+
+    def add_nccl(self, rank: int, t: float, lines: list[str], thread: int = 1) -> None:
+        self.nccl_warn.setdefault(rank, []).append((t, lines, thread))
+
+    def truth(self, kind: str, hosts: list[str], subject: str | None, start: float, end: float | None,
+              signals: list[str], effect: bool = False) -> None:
+        entry = {"kind": kind, "hosts": sorted(hosts), "subject": subject, "start": iso(start),
+                 "end": iso(end) if end is not None else None, "signals": signals}
+        (self.effects if effect else self.faults).append(entry)
+
+
+def iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(round(t, 6), dt.timezone.utc).isoformat(timespec="microseconds")
