@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 
 import polars as pl
@@ -203,8 +204,8 @@ def test_values_beyond_int64_and_non_integers_are_reported():
     data = (b"     rx_bytes: 9223372036854775807\n"
             b"     rx_bits: 18446744073709551615\n"
             b"     rx_more: 18446744073709551616\n"
-            b"     rx_neg: -1\n     rx_plus: +5\n     rx_frac: 1.5\n     rx_empty:\n"
-            b"     rx_na: N/A\n     rx_text: abc\n")
+            b"     rx_neg: -1\n     rx_plus: +5\n     rx_frac: 1.5\n     rx_empty: \n"
+            b"     rx_na: N/A\n     rx_text: abc\n     rx_nocolon 5\n     rx_nospace:5\n     rx_tail: 7 \t\n")
     res = parse(data)
     assert one(res, "rx_bytes")["value"] == 2**63 - 1
     assert one(res, "rx_na")["value"] is None  # N/A is null on purpose
@@ -212,7 +213,9 @@ def test_values_beyond_int64_and_non_integers_are_reported():
     assert "2^63-1" in reasons[2] and "2^64-1" in reasons[3]
     assert reasons[4] == reasons[5] == reasons[6] == reasons[9] == "value is not an unsigned integer"
     assert reasons[7] == "no value after the colon"
-    assert res.tables["nic_counters"].height == 2
+    assert reasons[10] == reasons[11] == "not a 'name: value' counter line"
+    assert one(res, "rx_tail")["value"] == 7  # whitespace pasted after the value is forgiven
+    assert res.tables["nic_counters"].height == 3
 
 
 def test_markers_malformed_and_lines_before_first_marker():
@@ -265,9 +268,14 @@ def test_bad_input_is_accounted(data):
 
 def test_fast_line_split_matches_split_lines():
     samples = [f.read_bytes() for f in sorted(FIX.glob("ethtool--*.txt"))]
-    samples += [b"", b"\n", b"a", b"a\r\n\r\nb\r", b"\r", b"\n\n\n", b"x\ry\n", bytes(range(256))]
+    samples += [b"", b"\n", b"a", b"a\r\n\r\nb\r", b"\r", b"\r\r\n", b"\n\n\n", b"x\ry\n", bytes(range(256)),
+                b"\xef\xbb\xbf", b"\xef\xbb\xbfNIC statistics:\n", b'"a\n"b"\n', b"#x\n\x1f\x1e\x1d\x1c\n"]
+    rnd = random.Random(7)
+    alphabet = [b"\n", b"\r", b"a", b" ", b":", b'"', b"#", b"\t", b"\x00", b"\xff", b"\xe2\x82", b"\xac",
+                b"\xef\xbb\xbf", b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\x1f"]
+    samples += [b"".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(400)]
     for data in samples:
-        assert ethtool._lines(data).equals(split_lines(data))
+        assert ethtool._lines(data, min_bytes=0).equals(split_lines(data)), data
 
 
 # --- sniffing ------------------------------------------------------------------------------------
@@ -293,3 +301,22 @@ def test_sniff_rejects_key_value_formats():
     assert not ethtool.sniff(nvsmi)
     assert not ethtool.sniff(b"driver: mlx5_core\nversion: 5.0-0\nfirmware-version: 14.23.1020 (MT_2420110034)\n")
     assert not ethtool.sniff(b"")
+
+
+def test_block_wise_parsing_equals_whole(monkeypatch):
+    t0 = dt.datetime(2026, 11, 30, 10, 15, 2, tzinfo=UTC)
+    snaps = [(FIX / n).read_text() for n in ("ethtool--bnxt_en-12q-queue-prefixed.txt",
+                                             "ethtool--vmxnet3-queue-sections.txt",
+                                             "ethtool--mlx5-cx4lx-grep-pause-pci.txt")]
+    data = ("     rx_bytes: 1\n" + "".join(
+        (format_marker(t0 + dt.timedelta(seconds=i), f"ethtool -S eth{i % 2}") if i != 4
+         else "#### forensics-sample ts=bad") + "\n" + snaps[i % 3] for i in range(9))).encode()
+    whole = parse(data)
+    monkeypatch.setattr(ethtool, "BLOCK_BYTES", 3000)
+    assert len(ethtool._blocks(data, 3000)) >= 4
+    parts = parse(data)
+    assert parts.tables["nic_counters"].equals(whole.tables["nic_counters"])
+    assert parts.unparsed.equals(whole.unparsed) and parts.meta == whole.meta
+    t = whole.tables["nic_counters"]
+    assert t["sample_no"].unique().sort().to_list() == list(range(9))
+    assert t.filter(pl.col("sample_no") == 4)["ts"].null_count() == t.filter(pl.col("sample_no") == 4).height

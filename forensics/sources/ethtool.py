@@ -48,10 +48,11 @@ Priority / class-of-service / lane / size numbers are *not* queues: ``rx_prio3_p
 ``rx_pfc_ena_frames_pri3``, ``pfc_pri3_rx_duration_us``, ``rx_discard_packets_cos0``,
 ``tx_priority_3_xoff.nic``, ``rx_err_lane_0_phy`` keep their full name with queue null.
 
-How it runs: every line is split once at its first ``:`` and the value cast to u64 in polars;
+How it runs: every line is split once at its first ``": "`` and the value cast to u64 in polars;
 names are normalised once per distinct spelling (a few thousand in a 100 MB series) and joined
 back; only the rare other lines (headers, commands, ``[0]: x: 1`` prefixes, junk) take a slower
-path, and Python touches only command and marker lines.
+path, and Python touches only command and marker lines. A marker series is parsed in blocks of
+whole snapshots (``BLOCK_BYTES``), so memory stays bounded by the output, not by the input.
 
 Values must be unsigned decimal integers; ``N/A``/``[N/A]``/``[Not Supported]`` become null on
 purpose; a value above 2^63-1 (the int64 column; ethtool prints u64) or any other text goes to
@@ -86,6 +87,7 @@ from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._base import (
     ParseContext,
     ParseResult,
+    count_lines,
     head_text,
     result,
     split_lines,
@@ -157,22 +159,35 @@ def sniff(head: bytes) -> bool:
     return counters >= 3 and counters >= 0.9 * nonblank
 
 
+_MARKER_B = MARKER_PREFIX.encode()
+BLOCK_BYTES = 8 << 20  # a big series is parsed a run of whole snapshots at a time: bounded memory
 _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
 _TS = pl.Datetime("us", "UTC")
 
 
-def _lines(data: bytes) -> pl.DataFrame:
-    """The frame split_lines() returns (same lines, same numbers), split in polars: ~4x faster."""
-    text = data.decode("utf-8", errors="replace")
-    if not text:
-        return split_lines(b"")
-    df = pl.DataFrame({"text": [text]}).select(pl.col("text").str.split("\n").explode())
-    del text
-    if data.endswith(b"\n"):
-        df = df.slice(0, df.height - 1)
-    if b"\r" in data:
-        df = df.with_columns(pl.col("text").str.strip_suffix("\r"))
-    return df.with_row_index("line_no", offset=1).with_columns(pl.col("line_no").cast(pl.Int64))
+def _lines(data: bytes, min_bytes: int = 1 << 20) -> pl.DataFrame:
+    """The frame split_lines() returns (same lines, same numbers), read by polars' CSV reader.
+
+    For big inputs only (2x faster and a quarter of the memory on a 100 MB series): one column, a
+    separator byte absent from the data, no quoting; its one-trailing-CR rule is split_lines'. Any
+    doubt (no free separator byte, a reader error, another line count) falls back to split_lines.
+    """
+    if len(data) < min_bytes:
+        return split_lines(data)
+    sep = next((c for c in ("\x1f", "\x1e", "\x1d", "\x1c") if c.encode() not in data), None)
+    if sep is None:
+        return split_lines(data)
+    try:
+        df = pl.read_csv(data, has_header=False, separator=sep, quote_char=None, new_columns=["text"],
+                         encoding="utf8-lossy", infer_schema=False, comment_prefix=None)
+    except Exception:  # noqa: BLE001 - the reference splitter decides
+        return split_lines(data)
+    if df.height != count_lines(data) or df.columns != ["text"]:
+        return split_lines(data)
+    text = pl.col("text").fill_null("")
+    if data.startswith(b"\xef\xbb\xbf"):  # the CSV reader drops a BOM; split_lines keeps it
+        text = pl.when(pl.int_range(pl.len()) == 0).then("\ufeff" + text).otherwise(text)
+    return df.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no"), text.alias("text"))
 
 
 def _iface_of(command: str | None) -> str | None:
@@ -246,57 +261,58 @@ def _value_reason(v: pl.Expr) -> pl.Expr:
             .otherwise(pl.lit("value is not an unsigned integer")))
 
 
-def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
+                 unparsed: list[pl.DataFrame], features: set[str], hosts: set[str]) -> tuple[pl.DataFrame, int, int]:
+    """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
     df = _lines(data)
     n = df.height
-    if n == 0:
-        return result(NAME, ctx, 0, {"nic_counters": schema.empty("nic_counters")}, variant="empty")
-    unparsed: list[pl.DataFrame] = []
-    features: list[str] = []
-    meta: dict = {}
+    if line_offset:
+        df = df.with_columns(pl.col("line_no") + line_offset)
 
     # every line: marker?, "name: value" split, value as u64 (the hot path: no regex, no Python)
-    parts = pl.col("text").str.splitn(":", 2)
+    # ("%s: %llu" is ethtool's format; other spellings get a second chance on the slow path)
     df = df.with_columns(pl.col("text").str.starts_with(MARKER_PREFIX).alias("is_marker"),
-                         parts.struct.field("field_0").alias("k"),
-                         parts.struct.field("field_1").str.strip_chars(" \t").alias("v"))
+                         pl.col("text").str.find(": ", literal=True).cast(pl.Int64).alias("pos"))
+    df = df.with_columns(pl.col("text").str.head(pl.col("pos")).alias("k"),
+                         pl.col("text").str.slice(pl.col("pos") + 2).alias("v")).drop("pos")
     df = df.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"))
-    has_markers = bool(df["is_marker"].any())
+    n_markers = int(df["is_marker"].sum())
     ok_val = pl.col("u").is_not_null() & ~pl.col("v").str.starts_with("+")
     df = df.with_columns(pl.col("v").is_in(list(NA_VALUES)).alias("is_na"))
     df = df.with_columns(((ok_val | pl.col("is_na")).fill_null(False) & ~pl.col("is_marker")).alias("fast"))
     if has_markers:
-        features.append("markers")
+        features.add("markers")
         df = df.with_columns((pl.col("is_marker").cast(pl.Int64).cum_sum() - 1).alias("sample_no"))
     else:
         df = df.with_columns(pl.lit(0, dtype=pl.Int64).alias("sample_no"))
 
     # the other lines: structure (blank, header, shell command, watch header) or unparsed
-    cand = df.filter(~pl.col("fast") & ~pl.col("is_marker") & pl.col("text").str.contains("ethtool", literal=True))
+    cand = df.filter(~pl.col("fast") & ~pl.col("is_marker")).filter(pl.col("text").str.contains("ethtool", literal=True))
     cmd_rows: list[tuple[int, str | None, dt.datetime | None]] = []
-    hosts: set[str] = set()
     for line_no, text in cand.select("line_no", "text").iter_rows():
         m = _CMD.search(text)
         if m:
-            cmd_rows.append((line_no - 1, m.group(1) or m.group(2), _watch_ts(text, ctx.tz)))
+            cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), _watch_ts(text, ctx.tz)))
             h = _PROMPT_HOST.match(text)
             if h:
                 hosts.add(h.group(1))
-    if hosts:
-        meta["hosts"] = sorted(hosts)
     if cmd_rows:
-        features.append("command")
+        features.add("command")
         if any(r[2] is not None for r in cmd_rows):
-            features.append("watch")
+            features.add("watch")
+        never = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)  # a marker ends what a command line said
         idx = pl.Series([r[0] for r in cmd_rows], dtype=pl.Int64)
-        is_cmd = pl.Series("is_cmd", [False] * n, dtype=pl.Boolean).scatter(idx, True)
-        c_iface = pl.Series("cmd_iface", [None] * n, dtype=pl.String).scatter(
+        is_cmd = pl.repeat(False, n, dtype=pl.Boolean, eager=True).alias("is_cmd").scatter(idx, True)
+        c_iface = pl.repeat(None, n, dtype=pl.String, eager=True).alias("cmd_iface").scatter(
             idx, pl.Series([r[1] or "" for r in cmd_rows], dtype=pl.String))
-        c_ts = pl.Series("cmd_ts", [None] * n, dtype=_TS).scatter(
-            idx, pl.Series([r[2] or dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc) for r in cmd_rows], dtype=_TS))
-        df = df.with_columns(is_cmd, c_iface.forward_fill().replace("", None),
-                             c_ts.forward_fill().replace(dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), None),
-                             is_cmd.cum_sum().cast(pl.Int64).alias("seg"))
+        c_ts = pl.repeat(None, n, dtype=_TS, eager=True).alias("cmd_ts").scatter(
+            idx, pl.Series([r[2] or never for r in cmd_rows], dtype=_TS))
+        df = df.with_columns(is_cmd, c_iface, c_ts, is_cmd.cum_sum().cast(pl.Int64).alias("seg"))
+        df = df.with_columns(
+            pl.when(pl.col("is_marker")).then(pl.lit("")).otherwise(pl.col("cmd_iface")).forward_fill()
+            .replace("", None).alias("cmd_iface"),
+            pl.when(pl.col("is_marker")).then(pl.lit(never, dtype=_TS)).otherwise(pl.col("cmd_ts")).forward_fill()
+            .replace(never, None).alias("cmd_ts"))
     else:
         df = df.with_columns(pl.lit(False).alias("is_cmd"), pl.lit(None, dtype=pl.String).alias("cmd_iface"),
                              pl.lit(None, dtype=_TS).alias("cmd_ts"), pl.lit(0, dtype=pl.Int64).alias("seg"))
@@ -304,9 +320,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # vmxnet3: "Tx Queue#: N" opens a section of deeper-indented counters of queue N
     qhdr = (pl.col("k").str.strip_chars(" \t").is_in(["Tx Queue#", "Rx Queue#"]) & pl.col("fast")
             & pl.col("u").is_not_null() & (pl.col("u") <= 1 << 30))
-    if bool(df.select(pl.col("text").str.contains("x Queue#:", literal=True).any()).item()) and \
-            bool(df.select(qhdr.any()).item()):
-        features.append("queue-sections")
+    fast_keys = df.filter(pl.col("fast")).select("k").unique()
+    if bool(fast_keys.select(pl.col("k").str.strip_chars(" \t").is_in(["Tx Queue#", "Rx Queue#"]).any()).item()) \
+            and bool(df.select(qhdr.any()).item()):
+        features.add("queue-sections")
         indent = pl.col("text").str.len_bytes() - pl.col("text").str.strip_chars_start(" \t").str.len_bytes()
         df = df.with_columns(qhdr.fill_null(False).alias("is_qhdr"), indent.alias("indent"))
         df = df.with_columns(pl.when(pl.col("is_qhdr")).then(pl.col("indent")).forward_fill().alias("hdr_indent"))
@@ -337,26 +354,31 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # slow lines: per-queue prefixed counters ("[0]: x: 1", "rxq0: x: 1") / blank / header / unparsed
     slow = df.filter(~pl.col("fast") & ~pl.col("is_marker") & ~pl.col("is_cmd") & ~pl.col("is_qhdr"))
     kk = pl.col("k").str.strip_chars(" \t")
-    pref = slow.filter(kk.str.starts_with("[") | kk.str.starts_with("rxq") | kk.str.starts_with("txq"))
-    if pref.height:
-        lqn = pl.coalesce(kk.str.extract(r"^\[([0-9]+)\]$", 1), kk.str.extract(r"^[rt]xq([0-9]+)$", 1))
-        pref = pref.with_columns(lqn.cast(pl.Int32, strict=False).alias("lqn"))
-        rest = pl.col("v").str.splitn(":", 2)
-        pref = pref.filter(pl.col("lqn").is_not_null()).with_columns(
-            rest.struct.field("field_0").alias("k"), rest.struct.field("field_1").str.strip_chars(" \t").alias("v"))
-        pref = pref.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"),
-                                 pl.col("v").is_in(list(NA_VALUES)).alias("is_na"))
-        pref = pref.filter((ok_val | pl.col("is_na")).fill_null(False))
-        if pref.height:
-            features.append("queue-prefix")
-            slow = slow.join(pref.select("line_no"), on="line_no", how="anti", maintain_order="left")
+    lqn = pl.coalesce(kk.str.extract(r"^\[([0-9]+)\]$", 1), kk.str.extract(r"^[rt]xq([0-9]+)$", 1))
+    kmap = slow.select("k").unique().with_columns(lqn.cast(pl.Int32, strict=False).alias("lqn"))
+    slow = slow.join(kmap, on="k", how="left", maintain_order="left")
+    pos2 = pl.col("v").str.find(": ", literal=True).cast(pl.Int64)
+    is_pref = pl.col("lqn").is_not_null()
+    slow = slow.with_columns(
+        pl.when(is_pref).then(pl.col("v").str.head(pos2)).otherwise(pl.col("k")).alias("k2"),
+        pl.when(is_pref).then(pl.col("v").str.slice(pos2 + 2)).otherwise(pl.col("v")).str.strip_chars(" \t")
+        .alias("v2"))
+    slow = slow.with_columns(pl.col("v2").cast(pl.UInt64, strict=False).alias("u2"),
+                             pl.col("v2").is_in(list(NA_VALUES)).alias("na2"))
+    ok2 = ((pl.col("u2").is_not_null() & ~pl.col("v2").str.starts_with("+")) | pl.col("na2")).fill_null(False)
+    slow = slow.with_columns(ok2.alias("ok2"))
+    pref = slow.filter(pl.col("ok2")).with_columns(pl.col("k2").alias("k"), pl.col("u2").alias("u"),
+                                                   pl.col("na2").alias("is_na"))
+    slow = slow.filter(~pl.col("ok2"))
+    if bool(pref["lqn"].is_not_null().any()):
+        features.add("queue-prefix")
     slow = slow.with_columns(pl.col("text").str.strip_chars(" \t").alias("body"))
     is_header = pl.col("body") == "NIC statistics:"
     if bool(slow.select(is_header.any()).item()):
-        features.append("header")
+        features.add("header")
     slow = slow.filter((pl.col("body") != "") & ~is_header)
     if slow.height:
-        unparsed.append(unparsed_frame(slow, _value_reason(pl.col("v")), ctx, NAME))
+        unparsed.append(unparsed_frame(slow, _value_reason(pl.col("v2")), ctx, NAME))
 
     # counters: names mapped once per distinct spelling, then joined back
     cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
@@ -380,7 +402,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         hint_iface = fm.group(1) if fm else None
     hint = pl.lit(hint_iface, dtype=pl.String)
     if has_markers:
-        sample_no = pl.col("sample_no")
+        sample_no = pl.col("sample_no") + sample_offset
         ts = m_ts.gather(rows["sample_no"]).alias("ts") if rows.height else pl.lit(None, dtype=_TS)
         rows = rows.with_columns(ts, m_iface.gather(rows["sample_no"]).alias("m_iface") if rows.height
                                  else pl.lit(None, dtype=pl.String).alias("m_iface"))
@@ -407,8 +429,44 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         pl.col("raw_name"),
         pl.when(pl.col("is_na")).then(None).otherwise(pl.col("u")).cast(pl.Int64).alias("value"),
     )
-    if "header" not in features:
-        features.insert(0, "noheader")
-    meta["variant"] = "+".join(features)
+    return out, n, n_markers
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    n = count_lines(data)
+    if n == 0:
+        return result(NAME, ctx, 0, {"nic_counters": schema.empty("nic_counters")}, variant="empty")
+    has_markers = data.startswith(_MARKER_B) or b"\n" + _MARKER_B in data
+    unparsed: list[pl.DataFrame] = []
+    features: set[str] = set()
+    hosts: set[str] = set()
+    outs = []
+    lines = markers = 0
+    for a, b in _blocks(data, BLOCK_BYTES) if has_markers else [(0, len(data))]:
+        out, k, m = _parse_block(data[a:b] if (a, b) != (0, len(data)) else data, ctx, has_markers, lines, markers,
+                                 unparsed, features, hosts)
+        outs.append(out)
+        lines += k
+        markers += m
+    out = pl.concat(outs) if len(outs) > 1 else outs[0]
+    order = ["noheader" if "header" not in features else None] + [
+        f for f in ("markers", "command", "watch", "header", "queue-prefix", "queue-sections") if f in features]
+    meta: dict = {"variant": "+".join(f for f in order if f)}
+    if hosts:
+        meta["hosts"] = sorted(hosts)
     meta["ifaces"] = sorted(x for x in out["iface"].unique().to_list() if x is not None)
-    return result(NAME, ctx, n, {"nic_counters": out}, unparsed, **meta)
+    return result(NAME, ctx, lines, {"nic_counters": out}, unparsed, **meta)
+
+
+def _blocks(data: bytes, size: int) -> list[tuple[int, int]]:
+    """(start, end) byte ranges of about `size`, each but the first starting at a marker line."""
+    cuts = [0]
+    pos = size
+    while pos < len(data):
+        j = data.find(b"\n" + _MARKER_B, pos)
+        if j < 0:
+            break
+        cuts.append(j + 1)
+        pos = j + 1 + size
+    cuts.append(len(data))
+    return list(zip(cuts, cuts[1:]))
