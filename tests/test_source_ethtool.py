@@ -200,6 +200,17 @@ def test_driver_padded_names_are_trimmed():
     assert one(res, "TxOctetsOK")["value"] == 1_462_856_966_524
 
 
+def test_mlx5_per_priority_pfc_names_are_not_queues():
+    # names from mlx5 en_stats.c pport_per_prio_pfc_stats_desc ("rx_%s_pause", %s = "global" or "prio{i}");
+    # the fixtures hold the "global" instances, these lines spell the per-priority ones (values arbitrary)
+    fmts = ("rx_%s_pause", "rx_%s_pause_duration", "tx_%s_pause", "tx_%s_pause_duration", "rx_%s_pause_transition")
+    names = [f % f"prio{p}" for p in range(8) for f in fmts]
+    data = ("NIC statistics:\n" + "".join(f"     {n}: {i}\n" for i, n in enumerate(names))).encode()
+    t = parse(data).tables["nic_counters"]
+    assert t["counter"].to_list() == names and t["queue"].null_count() == len(names)
+    assert t.filter(pl.col("counter") == "tx_prio3_pause")["value"].item() == names.index("tx_prio3_pause")
+
+
 def test_values_beyond_int64_and_non_integers_are_reported():
     data = (b"     rx_bytes: 9223372036854775807\n"
             b"     rx_bits: 18446744073709551615\n"
