@@ -18,12 +18,16 @@ datetime.date(2017, 1, 12)
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 import polars as pl
 
 from forensics import schema
@@ -136,10 +140,6 @@ def parse_timestamp(s: str, order: str = "mdy") -> tuple[dt.datetime | None, boo
     if day is None or tod is None or 1 + tod[1] != len(parts):
         return None, False
     return dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=tod[0]), False
-
-
-def looks_like_timestamp_line(s: str) -> bool:
-    return parse_timestamp(s)[0] is not None
 
 
 def banner(line: str) -> dict[str, str] | None:
@@ -260,87 +260,231 @@ def is_item_header(h: str) -> bool:
     return bool(_ITEM_HDR.match(h)) and not _PER_CPU_HDR.match(h)
 
 
-# ---------------------------------------------------------------- row collection
+# ---------------------------------------------------------------- row collection (vectorised conversion)
+# Python only sorts lines into batches (one per section layout: same header, same target table);
+# numbers are converted, checked and unpivoted per batch with polars.
+
+EXTRA = ("host", "_lus", "_xus", "_q", "_key", "sample_no", "since_boot")
+_EXTRA_TYPES = {"host": pl.String, "_lus": pl.Int64, "_xus": pl.Int64, "_q": pl.String, "_key": pl.Int64,
+                "sample_no": pl.Int64, "since_boot": pl.Boolean}
+_NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
+_HUMAN_RX = r"^[0-9]+(?:[.,][0-9]+)?[kKMGTPE]B?$"
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+@contextlib.contextmanager
+def no_gc():
+    """Pause the cyclic garbage collector while a parser builds its many small lists and tuples.
+
+    They hold no cycles; without this, repeated full collections over the growing batches cost
+    more than the parsing itself (3x on a 60k-line iostat file).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def local_us(d: dt.datetime) -> int:
+    """Microseconds since the epoch of a naive local datetime (read as if it were UTC)."""
+    return (d - _EPOCH) // dt.timedelta(microseconds=1)
+
+
+def exact_us(d: dt.datetime) -> int:
+    return (d - _EPOCH_UTC) // dt.timedelta(microseconds=1)
 
 
 @dataclass
-class Rows:
-    """Rows per table as dicts, with their time: a naive local datetime or an aware UTC one.
+class Batch:
+    """Data lines of one layout: `hdr` names each token; `table` is the target ("sar_generic" for none).
 
-    Each row has the table's columns plus ``_local`` / ``_exact`` / ``_q`` (quality when the time
-    is known) and ``_key`` (sort key of its interval, for sample numbering by rank).
+    item_hdrs: headers whose text names the row (CPU/DEV/IFACE..., JSON string keys); for a typed
+    table the first of them fills `item_col`. cmap maps the other headers to table columns.
     """
 
-    tables: tuple[str, ...]
-    data: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    table: str
+    hdr: tuple[str, ...]
+    cmap: dict | None
+    item_hdrs: tuple[str, ...]
+    item_col: str | None
+    section: str
+    line_no: list[int] = field(default_factory=list)
+    toks: list[list[str]] = field(default_factory=list)
+    extra: list[tuple] = field(default_factory=list)
 
-    def add(self, table: str, row: dict[str, Any]) -> None:
-        self.data.setdefault(table, []).append(row)
+    def add(self, line_no: int, toks: list[str], extra: tuple) -> None:
+        self.line_no.append(line_no)
+        self.toks.append(toks)
+        self.extra.append(extra)
 
-    def frames(self, tz: str | None, rank_samples: bool) -> dict[str, pl.DataFrame]:
+
+class Collector:
+    def __init__(self) -> None:
+        self.batches: dict[tuple, Batch] = {}
+        self.fixed: dict[str, list[dict[str, Any]]] = {}  # rows built whole (restart markers)
+
+    def batch(self, key: tuple, make: Callable[[], Batch]) -> Batch:
+        b = self.batches.get(key)
+        if b is None:
+            b = self.batches[key] = make()
+        return b
+
+    def add_fixed(self, table: str, row: dict[str, Any]) -> None:
+        self.fixed.setdefault(table, []).append(row)
+
+    def mark(self) -> tuple:
+        return ({k: len(b.line_no) for k, b in self.batches.items()}, {t: len(r) for t, r in self.fixed.items()})
+
+    def rollback(self, mark: tuple) -> None:
+        """Drop what was added since `mark` (a line failing half-way must not be both used and unparsed)."""
+        nb, nf = mark
+        for k, b in self.batches.items():
+            n = nb.get(k, 0)
+            del b.line_no[n:], b.toks[n:], b.extra[n:]
+        for t, rows in self.fixed.items():
+            del rows[nf.get(t, 0):]
+
+    def unmapped(self) -> set[str]:
+        """Headers of typed batches that no table column holds (they go to sar_generic when there is one)."""
+        return {h for b in self.batches.values() if b.cmap is not None and b.line_no
+                for h in b.hdr if h not in b.cmap and h not in b.item_hdrs}
+
+    def frames(self, tables: tuple[str, ...], tz: str | None, rank_samples: bool
+               ) -> tuple[dict[str, pl.DataFrame], list[tuple[int, str]]]:
+        """Tables (conformable to their schemas) and (line_no, reason) of rows whose values do not convert."""
+        parts: dict[str, list[pl.DataFrame]] = {t: [] for t in tables}
+        bad: list[tuple[int, str]] = []
+        for b in self.batches.values():
+            if not b.line_no:
+                continue
+            typed, generic, rejected = _convert(b)
+            bad.extend(rejected)
+            if typed is not None and typed.height:
+                parts[b.table].append(typed)
+            if generic is not None and generic.height and "sar_generic" in parts:
+                parts["sar_generic"].append(generic)
+        for t, rows in self.fixed.items():
+            if rows and t in parts:
+                types = {**schema.polars_schema(t), **_EXTRA_TYPES}
+                parts[t].append(pl.DataFrame(rows, schema={c: types[c] for c in rows[0]}))
+        frames = {t: pl.concat(p, how="diagonal_relaxed") if p else None for t, p in parts.items()}
+        if bad:  # a line with one bad value is unparsed as a whole: none of its rows stay
+            lines = pl.Series([ln for ln, _ in bad], dtype=pl.Int64)
+            frames = {t: None if f is None else f.filter(~pl.col("line_no").is_in(lines.implode())) for t, f in frames.items()}
         if rank_samples:
-            keys = sorted({r["_key"] for rows in self.data.values() for r in rows if r.get("_key") is not None})
-            rank = {k: i for i, k in enumerate(keys)}
-            for rows in self.data.values():
-                for r in rows:
-                    r["sample_no"] = rank.get(r.get("_key"))
-        return {t: _frame(t, self.data.get(t, []), tz) for t in self.tables}
+            keys = [f["_key"] for f in frames.values() if f is not None and "_key" in f.columns]
+            if keys:
+                uniq = pl.concat(keys).drop_nulls().unique().sort()
+                rank = pl.DataFrame({"_key": uniq, "sample_no": pl.int_range(0, uniq.len(), eager=True, dtype=pl.Int64)})
+                for t, f in frames.items():
+                    if f is not None:
+                        frames[t] = f.drop("sample_no", strict=False).join(rank, on="_key", how="left")
+        out = {}
+        for t in tables:
+            f = frames[t]
+            out[t] = schema.empty(t) if f is None else _finish_frame(t, f, tz)
+        return out, bad
 
 
-def _frame(table: str, rows: list[dict[str, Any]], tz: str | None) -> pl.DataFrame:
+def _finish_frame(table: str, df: pl.DataFrame, tz: str | None) -> pl.DataFrame:
     sch = schema.polars_schema(table)
-    if not rows:
-        return schema.empty(table)
-    cols = {}
-    for name, dtype in sch.items():
-        if name in ("ts", "ts_quality"):
-            continue
-        if any(name in r for r in rows):
-            vals = [r.get(name) for r in rows]
-            if dtype == pl.Int64:
-                vals = [None if v is None else int(round(v)) for v in vals]
-            cols[name] = pl.Series(name, vals, dtype=dtype)
-    cols["_local"] = pl.Series("_local", [r.get("_local") for r in rows], dtype=pl.Datetime("us"))
-    cols["_exact"] = pl.Series("_exact", [r.get("_exact") for r in rows], dtype=pl.Datetime("us", "UTC"))
-    cols["_q"] = pl.Series("_q", [r.get("_q") for r in rows], dtype=pl.String)
-    df = pl.DataFrame(cols)
-    ts = pl.coalesce(pl.col("_exact"), local_to_utc(pl.col("_local"), tz))
-    df = df.with_columns(ts.alias("ts")).with_columns(
-        pl.when(pl.col("ts").is_null()).then(pl.lit("none")).otherwise(pl.col("_q")).alias("ts_quality")
-    )
-    return df.drop("_local", "_exact", "_q")
+    for c in ("_lus", "_xus", "_q"):
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=_EXTRA_TYPES[c]).alias(c))
+    exact = pl.from_epoch(pl.col("_xus"), time_unit="us").dt.replace_time_zone("UTC")
+    local = local_to_utc(pl.from_epoch(pl.col("_lus"), time_unit="us"), tz)
+    df = df.with_columns(pl.coalesce(exact, local).alias("ts")).with_columns(
+        pl.when(pl.col("ts").is_null()).then(pl.lit("none")).otherwise(pl.col("_q")).alias("ts_quality"))
+    ints = [c for c, t in sch.items() if t == pl.Int64 and c in df.columns and df.schema[c] == pl.Float64]
+    if ints:
+        df = df.with_columns(pl.col(c).round(0) for c in ints)
+    keep = [c for c in df.columns if c in sch]
+    return df.select(keep).sort("line_no", maintain_order=True)
 
 
-def typed_values(pairs: list[tuple[str, str]], cmap: dict[str, tuple[str, float]]) -> tuple[dict[str, Any], list[tuple[str, float | None]]]:
-    """Map (header, text) pairs through `cmap`: (row columns, unmapped numeric (header, value))."""
-    row: dict[str, Any] = {}
-    rest: list[tuple[str, float | None]] = []
-    for h, tok in pairs:
-        v = value(tok)
-        if h in cmap:
-            col, f = cmap[h]
-            row[col] = None if v is None else v * f
-        else:
-            rest.append((h, v))
-    return row, rest
+def _reason(hdr: tuple[str, ...], toks: list[str], idx: list[int]) -> str:
+    """Why a row was rejected (computed in Python for the few bad rows only)."""
+    for j in idx:
+        try:
+            v = value(toks[j])
+            if v is not None and (v != v or v in (float("inf"), float("-inf"))):
+                raise BadValue(f"not a number: {toks[j][:40]!r}")
+        except BadValue as e:
+            return f"{e} in column {hdr[j]}"
+    return "value out of range"
 
 
-def generic_values(pairs: list[tuple[str, str]]) -> tuple[str | None, list[tuple[str, float | None]]]:
-    """(item, metrics) of one row of a section this project has no table for.
+def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[tuple[int, str]]]:
+    """Typed rows, generic long rows and rejected (line_no, reason) of one batch.
 
-    Upper-case headers name the item; text columns (USB/battery) join it as ``name=value``; every
-    other value must be a number.
+    All value tokens of the batch are converted in one pass (column-major, so the generic long form
+    is the converted series itself): a handful of polars operations per batch, whatever its width.
     """
-    item: list[str] = []
-    metrics: list[tuple[str, float | None]] = []
-    for h, tok in pairs:
-        if is_item_header(h):
-            item.append(tok)
-        elif h in TEXT_COLS:
-            item.append(f"{h}={tok}")
-        else:
-            metrics.append((h, value(tok)))
-    return (" ".join(item) if item else None), metrics
+    n = len(b.line_no)
+    cols = list(zip(*b.toks))
+    item_idx = [j for j, h in enumerate(b.hdr) if h in b.item_hdrs]
+    text_idx = [j for j, h in enumerate(b.hdr) if h in TEXT_COLS and j not in item_idx]
+    val_idx = [j for j in range(len(b.hdr)) if j not in item_idx and j not in text_idx]
+    flat = pl.Series("v", list(itertools.chain.from_iterable(cols[j] for j in val_idx)), dtype=pl.String).str.strip_chars()
+    num = flat.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
+    badv = (~flat.is_in(list(NULL_TOKENS)) & (num.is_null() | num.is_nan() | num.is_infinite())).fill_null(True)
+    bad_rows = np.zeros(n, dtype=bool)
+    if len(val_idx) and badv.any():
+        bad_rows |= badv.to_numpy().reshape(len(val_idx), n).any(axis=0)
+    item_vals = list(cols[item_idx[0]]) if item_idx else None
+    if b.item_col and item_vals is not None:
+        bad_rows |= np.array([not str(v).strip() for v in item_vals], dtype=bool)
+    bad = []
+    for k in np.flatnonzero(bad_rows).tolist():
+        ln = b.line_no[k]
+        bad.append((ln, _reason(b.hdr, b.toks[k], val_idx) if val_idx else f"no {b.hdr[item_idx[0]]} value"))
+    keep = pl.Series(~bad_rows) if bad else None
+    ex = list(zip(*b.extra))
+    base = {"line_no": pl.Series("line_no", b.line_no, dtype=pl.Int64)}
+    for k, name in enumerate(EXTRA):
+        base[name] = pl.Series(name, ex[k], dtype=_EXTRA_TYPES[name])
+    col_of = {j: num.slice(k * n, n) for k, j in enumerate(val_idx)}
+    typed = None
+    rest_idx = val_idx
+    if b.cmap is not None:
+        targets: dict[str, pl.Series] = {}
+        rest_idx = []
+        for j in val_idx:
+            m = b.cmap.get(b.hdr[j])
+            if m is None:
+                rest_idx.append(j)
+                continue
+            v = col_of[j] if m[1] == 1 else col_of[j] * m[1]
+            targets[m[0]] = v if m[0] not in targets else targets[m[0]].fill_null(v)
+        data = {**base, **{c: v.alias(c) for c, v in targets.items()}}
+        if b.item_col:
+            if item_vals is None:
+                item_vals = ["all"] * n
+            elif b.table == "cpu_util":
+                item_vals = ["all" if v == "-1" else v for v in item_vals]
+            data[b.item_col] = pl.Series(b.item_col, item_vals, dtype=pl.String)
+        typed = pl.DataFrame(data)
+        if keep is not None:
+            typed = typed.filter(keep)
+    generic = None
+    if rest_idx:
+        k = len(rest_idx)
+        parts = [list(cols[j]) for j in item_idx] + [[f"{b.hdr[j]}={v}" for v in cols[j]] for j in text_idx]
+        items = [" ".join(t) for t in zip(*parts)] if parts else [None] * n
+        values = pl.concat([col_of[j] for j in rest_idx]) if rest_idx != val_idx else num
+        data = {c: pl.Series(c, s.to_list() * k, dtype=s.dtype) for c, s in base.items()}
+        data["item"] = pl.Series("item", items * k, dtype=pl.String)
+        data["metric"] = pl.Series("metric", [b.hdr[j] for j in rest_idx for _ in range(n)], dtype=pl.String)
+        data["value"] = values.alias("value")
+        data["section"] = pl.Series("section", [b.section] * (n * k), dtype=pl.String)
+        generic = pl.DataFrame(data)
+        if keep is not None:
+            generic = generic.filter(pl.Series(np.tile(~bad_rows, k)))
+    return typed, generic, bad
 
 
 # ---------------------------------------------------------------- sysstat JSON (iostat -o JSON, sadf -j)
@@ -352,6 +496,7 @@ class JsonError(ValueError):
 
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')
 _DEC = json.JSONDecoder()
+_OPENERS = re.compile(r'(?:\s*"(?:[^"\\]|\\.)*"\s*:\s*[\[{])*\s*$')
 
 
 class JsonLines:
@@ -371,38 +516,52 @@ class JsonLines:
         return [k for k, _ in self.stack if k is not None]
 
     def feed(self, line: str, line_no: int) -> None:
+        """Process one line; on JsonError nothing of the line has been applied."""
         s = line.strip()
+        stack = list(self.stack)
+        events: list[tuple[str, list[str], Any]] = []
         i, n = 0, len(s)
         while i < n:
             c = s[i]
             if c in " \t\r,":
                 i += 1
             elif c in "}]":
-                if not self.stack or self.stack[-1][1] != ("{" if c == "}" else "["):
+                if not stack or stack[-1][1] != ("{" if c == "}" else "["):
                     raise JsonError(f"unbalanced {c!r}")
-                self.stack.pop()
+                stack.pop()
                 i += 1
             else:
                 key = None
                 m = _KEY.match(s, i)
-                if m and (not self.stack or self.stack[-1][1] == "{"):
-                    key, i = json.loads('"' + m.group(1) + '"'), m.end()
+                if m and (not stack or stack[-1][1] == "{"):
+                    try:
+                        key = json.loads('"' + m.group(1) + '"')
+                    except ValueError:
+                        raise JsonError("bad member name") from None
+                    i = m.end()
                     if i >= n:
                         raise JsonError("member without value")
-                elif self.stack and self.stack[-1][1] == "{":
+                elif stack and stack[-1][1] == "{":
                     raise JsonError("expected a member name")
                 try:
                     val, end = _DEC.raw_decode(s, i)
                 except ValueError:
-                    if s[i] in "{[":
-                        self.stack.append((key, s[i]))
-                        if s[i] == "{" and key is None and len(self.stack) > 1 and self.stack[-2][1] == "[":
-                            self.on_open(self.path(), line_no)
+                    # an object or array left open: sysstat opens them only at the end of a line
+                    if s[i] in "{[" and _OPENERS.match(s, i + 1):
+                        stack.append((key, s[i]))
+                        if s[i] == "{" and key is None and len(stack) > 1 and stack[-2][1] == "[":
+                            events.append(("open", [k for k, _ in stack if k is not None], None))
                         i += 1
                         continue
-                    raise JsonError(f"bad JSON at column {i + 1}") from None
-                self.on_value(self.path() + ([key] if key is not None else []), val, line_no)
+                    raise JsonError(f"bad or truncated JSON at column {i + 1}") from None
+                events.append(("value", [k for k, _ in stack if k is not None] + ([key] if key is not None else []), val))
                 i = end
+        self.stack = stack
+        for kind, path, val in events:
+            if kind == "open":
+                self.on_open(path, line_no)
+            else:
+                self.on_value(path, val, line_no)
 
 
 def json_tok(v: Any) -> str:

@@ -70,7 +70,9 @@ class _State:
 
     def __init__(self, ctx: ParseContext):
         self.ctx = ctx
-        self.rows = S.Rows(TABLES)
+        self.col = S.Collector()
+        self._extra: tuple | None = None
+        self._last: S.Batch | None = None
         self.bad: list[tuple[int, str, str]] = []
         self.report = -1
         self.run_start = 0
@@ -80,7 +82,6 @@ class _State:
         self.host: str | None = None
         self.hosts: list[str] = []
         self.day: dt.date | None = None
-        self.ignored: set[str] = set()
         self.variant: str | None = None
         interval = ctx.hints.get("interval_s") if ctx.hints else None
         self.interval = float(interval) if interval else None
@@ -88,6 +89,7 @@ class _State:
 
     def new_run(self, host: str | None) -> None:
         self.run_start = self.report + 1
+        self._extra = None
         if host:
             self.host = host
             if host not in self.hosts:
@@ -97,47 +99,56 @@ class _State:
         self.report += 1
         self.has_cpu = self.has_dev = False
         self.ts, self.exact = ts, exact
+        self._extra = None
 
-    def base(self, line_no: int) -> dict[str, Any]:
+    def extra(self) -> tuple:
+        """The per-row extras (host, times, sample, since_boot) of the current report."""
         if self.report < 0:
             self.new_report()
-        row: dict[str, Any] = {
-            "line_no": line_no,
-            "sample_no": self.report,
-            "since_boot": self.report == self.run_start and not self.no_since_boot,
-        }
-        if not self.ctx.host and self.host:
-            row["host"] = self.host
-        if self.ts is not None:
-            row["_exact" if self.exact else "_local"] = self.ts
-            row["_q"] = "exact" if self.exact else "local"
-        elif self.interval and self.ctx.capture_time:
-            cap = self.ctx.capture_time
-            cap = cap if cap.tzinfo else cap.replace(tzinfo=dt.timezone.utc)
-            row["_exact"] = cap + dt.timedelta(seconds=self.interval * self.report)
-            row["_q"] = "sampled"
-        return row
+        if self._extra is None:
+            lus = xus = q = None
+            if self.ts is not None:
+                if self.exact:
+                    xus, q = S.exact_us(self.ts), "exact"
+                else:
+                    lus, q = S.local_us(self.ts), "local"
+            elif self.interval and self.ctx.capture_time:
+                cap = self.ctx.capture_time
+                cap = cap if cap.tzinfo else cap.replace(tzinfo=dt.timezone.utc)
+                xus, q = S.exact_us(cap + dt.timedelta(seconds=self.interval * self.report)), "sampled"
+            host = None if self.ctx.host else self.host
+            since_boot = self.report == self.run_start and not self.no_since_boot
+            self._extra = (host, lus, xus, q, None, self.report, since_boot)
+        return self._extra
 
-    def cpu_row(self, line_no: int, pairs: list[tuple[str, str]], cmap: dict) -> None:
-        row, rest = S.typed_values(pairs, cmap)
-        self.ignored.update(h for h, _ in rest)
-        self.rows.add("cpu_util", {**self.base(line_no), "cpu": "all", **row})
+    def cpu_row(self, line_no: int, hdr: tuple[str, ...], toks: list[str], cmap: dict) -> None:
+        b = self.col.batch(("cpu", hdr, id(cmap)), lambda: S.Batch("cpu_util", hdr, cmap, (), "cpu", "avg-cpu"))
+        b.add(line_no, toks, self.extra())
         self.has_cpu = True
 
-    def disk_row(self, line_no: int, device: str, pairs: list[tuple[str, str]], cmap: dict) -> None:
-        row, rest = S.typed_values(pairs, cmap)
-        self.ignored.update(h for h, _ in rest)
-        self.rows.add("disk_io", {**self.base(line_no), "device": device, **row})
+    def disk_row(self, line_no: int, hdr: tuple[str, ...], toks: list[str], cmap: dict) -> None:
+        """`hdr[0]` / `toks[0]` are the device column."""
+        b = self._last
+        if b is None or b.hdr is not hdr or b.cmap is not cmap:
+            b = self._last = self.col.batch(("dev", hdr, id(cmap)),
+                                            lambda: S.Batch("disk_io", hdr, cmap, (hdr[0],), "device", "device"))
+        b.add(line_no, toks, self.extra())
         self.has_dev = True
 
-    def finish(self, n_lines: int, **meta: Any) -> ParseResult:
-        tables = self.rows.frames(self.ctx.tz, rank_samples=False)
-        up = unparsed_rows(self.bad, self.ctx, NAME) if self.bad else None
-        return result(NAME, self.ctx, n_lines, tables, up, hosts=self.hosts, variant=self.variant,
-                      reports=self.report + 1, ignored_columns=sorted(self.ignored), **meta)
+    def finish(self, texts: list[str], **meta: Any) -> ParseResult:
+        tables, rejected = self.col.frames(TABLES, self.ctx.tz, rank_samples=False)
+        bad = self.bad + [(ln, texts[ln - 1], reason) for ln, reason in rejected]
+        up = unparsed_rows(bad, self.ctx, NAME) if bad else None
+        return result(NAME, self.ctx, len(texts), tables, up, hosts=self.hosts, variant=self.variant,
+                      reports=self.report + 1, ignored_columns=sorted(self.col.unmapped()), **meta)
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    with S.no_gc():
+        return _parse(data, ctx)
+
+
+def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts = lines["text"].to_list()
     first = next((t.strip() for t in texts if t.strip()), "")
@@ -164,6 +175,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     mode: str | None = None
     cpu_cols: list[str] = []
     dev_cols: list[str] = []
+    dev_hdr: tuple[str, ...] = ()
     dev_last = False
     for i, text in enumerate(texts):
         ln = i + 1
@@ -194,6 +206,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
         if toks[0] in ("Device:", "Device") or (len(toks) > 1 and toks[-1] in ("Device:", "Device")):
             dev_last = toks[0] not in ("Device:", "Device")
             dev_cols = toks[:-1] if dev_last else toks[1:]
+            dev_hdr = ("Device",) + tuple(dev_cols)
             if not any(c in S.DISK_COLS for c in dev_cols):
                 st.bad.append((ln, text, "Device header without known iostat columns"))
                 mode = None
@@ -220,7 +233,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
             if mode == "cpu":
                 if len(toks) != len(cpu_cols):
                     raise S.BadValue(f"{len(toks)} values for {len(cpu_cols)} avg-cpu columns")
-                st.cpu_row(ln, list(zip(cpu_cols, toks)), S.CPU_COLS)
+                st.cpu_row(ln, tuple(cpu_cols), toks, S.CPU_COLS)
                 mode = None
             elif mode == "dev":
                 if len(toks) != len(dev_cols) + 1:
@@ -228,13 +241,13 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
                 dev, vals = (toks[-1], toks[:-1]) if dev_last else (toks[0], toks[1:])
                 if S.is_number(dev):
                     raise S.BadValue(f"device name {dev!r} is a number")
-                st.disk_row(ln, dev, list(zip(dev_cols, vals)), S.DISK_COLS)
+                st.disk_row(ln, dev_hdr, [dev] + vals, S.DISK_COLS)
             else:
                 st.bad.append((ln, text, "not iostat output (no header before it)"))
         except S.BadValue as e:
             st.bad.append((ln, text, str(e)))
     meta = {"date_order": order, "date_order_assumed": assumed}
-    return st.finish(len(texts), **meta)
+    return st.finish(texts, **meta)
 
 
 def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
@@ -282,21 +295,21 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
                         ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0])
                 if ts is None:
                     raise S.JsonError(f"timestamp {str(val)[:40]!r} not understood")
-                st.ts, st.exact = ts, exact
+                st.ts, st.exact, st._extra = ts, exact, None
             elif sub == ["avg-cpu"] and isinstance(val, dict):
-                st.cpu_row(ln, [(k, _tok(v)) for k, v in val.items()], S.CPU_JSON)
+                st.cpu_row(ln, tuple(val), [_tok(v) for v in val.values()], S.CPU_JSON)
             elif sub == ["disk"]:
                 for d in val if isinstance(val, list) else [val]:
                     if not isinstance(d, dict) or not isinstance(d.get("disk_device"), str):
                         raise S.JsonError("disk entry without disk_device")
-                    pairs = [(k, _tok(v)) for k, v in d.items() if k != "disk_device"]
-                    st.disk_row(ln, d["disk_device"], pairs, S.DISK_JSON)
+                    keys = [k for k in d if k != "disk_device"]
+                    st.disk_row(ln, ("disk_device", *keys), [d["disk_device"]] + [_tok(d[k]) for k in keys], S.DISK_JSON)
             else:
                 raise S.JsonError(f"unexpected statistics member {'.'.join(sub)!r}")
             return
         if len(rest) == 1 and not isinstance(val, (dict, list)):
             if rest[0] == "nodename" and isinstance(val, str):
-                st.host = val
+                st.host, st._extra = val, None
                 if val not in st.hosts:
                     st.hosts.append(val)
             elif rest[0] == "date":
@@ -308,11 +321,13 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
     for i, text in enumerate(texts):
         if not text.strip():
             continue
+        mark = st.col.mark()
         try:
             walker.feed(text, i + 1)
         except (S.JsonError, S.BadValue) as e:
+            st.col.rollback(mark)
             st.bad.append((i + 1, text, f"iostat JSON: {e}"))
-    return st.finish(len(texts), date_order=order, date_order_assumed=assumed)
+    return st.finish(texts, date_order=order, date_order_assumed=assumed)
 
 
 _tok = S.json_tok

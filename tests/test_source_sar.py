@@ -1,0 +1,255 @@
+"""sar / sadf: values that matter, times (AM/PM, locales, midnight, zones), sections and summaries."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from forensics.sources import ParseContext, iostat, sar
+
+FIX = Path(__file__).parent / "fixtures" / "sar"
+UTC = dt.timezone.utc
+BANNER = "Linux 3.10.0-957.el7.x86_64 (gpu-node07) \t11/29/2026 \t_x86_64_\t(64 CPU)\n\n"
+U_HDR = "{t}     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+U_ROW = "{t}     all      0.03      0.00      0.05      0.00      0.00     99.92\n"
+
+
+def parse_file(name: str, **ctx):
+    ctx.setdefault("host", "n1")
+    return sar.parse((FIX / name).read_bytes(), ParseContext(file=name, **ctx))
+
+
+def parse_text(text: str, **ctx):
+    ctx.setdefault("host", "n1")
+    return sar.parse(text.encode(), ParseContext(file="t", **ctx))
+
+
+def row(df: pl.DataFrame, **where) -> dict:
+    for k, v in where.items():
+        df = df.filter(pl.col(k) == v)
+    assert df.height == 1, (where, df.height)
+    return df.row(0, named=True)
+
+
+def test_u_with_average_and_prompt_line_12h_times():
+    r = parse_file("sar--centos74-u-prompt-average-ampm.txt", tz="Asia/Shanghai")
+    c = r.tables["cpu_util"]
+    assert c["user_pct"].to_list() == [0.03, 0.10, 0.03] and c["idle_pct"].to_list() == [99.92, 99.82, 99.95]
+    assert c["ts"].to_list() == [dt.datetime(2022, 3, 8, 2, 46, 48, tzinfo=UTC), dt.datetime(2022, 3, 8, 2, 46, 58, tzinfo=UTC),
+                                 dt.datetime(2022, 3, 8, 2, 47, 8, tzinfo=UTC)]
+    assert c["sample_no"].to_list() == [0, 1, 2] and not c["since_boot"].any()
+    # the Average row summarises the three above: recognised, counted, not emitted
+    assert r.meta["average_lines"] == 1 and c.height == 3
+    assert r.unparsed["line_no"].to_list() == [1] and "no leading time" in r.unparsed["reason"][0]
+    assert r.meta["hosts"] == ["ldap-server"]
+
+
+def test_pm_times_and_net_dev_without_ifutil():
+    r = parse_file("sar--centos76-n-DEV-ampm.txt", tz="UTC")
+    eth0 = row(r.tables["sar_net_dev"], iface="eth0")
+    assert (eth0["rxpck_s"], eth0["txpck_s"], eth0["rxkb_s"], eth0["txkb_s"]) == (11225.50, 11336.50, 1140.19, 1151.03)
+    assert eth0["ifutil_pct"] is None and eth0["ts"] == dt.datetime(2020, 8, 11, 15, 59, 48, tzinfo=UTC)
+    assert r.tables["sar_net_dev"]["iface"].to_list() == ["eth0", "veth1", "lo", "br-0", "docker0"]
+
+
+def test_net_dev_average_block_skipped():
+    r = parse_file("sar--centos79-n-DEV-average.txt")
+    assert r.tables["sar_net_dev"].height == 4 and r.meta["average_lines"] == 5
+    assert row(r.tables["sar_net_dev"], iface="lo")["rxpck_s"] == 9.71
+
+
+def test_u_all_p_all_per_cpu_rows():
+    r = parse_file("sar--centos79-u-ALL-P-ALL.txt")
+    c = r.tables["cpu_util"]
+    assert c["cpu"].to_list() == ["all", "0", "1"]
+    one = row(c, cpu="1")
+    assert (one["user_pct"], one["iowait_pct"], one["irq_pct"], one["gnice_pct"], one["idle_pct"]) == (1.0, 1.0, 0.0, 0.0, 98.0)
+    assert r.meta["average_lines"] == 4  # the repeated "Average: CPU ..." header counts too
+
+
+def test_r_old_columns_have_no_kbavail():
+    m = row(parse_file("sar--centos79-r-old-columns.txt").tables["sar_memory"], line_no=5)
+    assert (m["kbmemfree"], m["kbmemused"], m["memused_pct"], m["kbcached"], m["kbcommit"], m["commit_pct"]) == (
+        90612, 923996, 91.07, 440512, 1514620, 48.66)
+    assert m["kbavail"] is None and m["kbanonpg"] is None
+
+
+def test_d_old_sectors_become_kilobytes_and_dev_names_kept():
+    d = parse_file("sar--rhel7-d-old-dev-names-ampm.txt").tables["disk_io"]
+    dev = row(d, device="dev8-0")
+    assert (dev["tps"], dev["rkb_s"], dev["wkb_s"], dev["avgrq_sz_sectors"], dev["aqu_sz"]) == (6274.0, 200.0, 398336.0, 127.04, 142.20)
+    assert (dev["await_ms"], dev["svctm_ms"], dev["util_pct"]) == (22.64, 0.16, 100.0)
+    assert dev["areq_sz_kb"] is None and dev["since_boot"] is False
+    assert row(d, device="dev253-3")["aqu_sz"] == 4285.03
+
+
+def test_bdp_names_and_b_section_generic():
+    r = parse_file("sar--centos7-bdp-names-ampm.txt")
+    assert r.tables["disk_io"]["device"].to_list() == ["sda", "centos-root", "centos-swap"]
+    g = r.tables["sar_generic"]
+    assert dict(zip(g["metric"], g["value"])) == {"tps": 863.0, "rtps": 863.0, "wtps": 0.0, "bread/s": 47048.0, "bwrtn/s": 0.0}
+    assert g["section"].unique().to_list() == ["tps rtps wtps bread/s bwrtn/s"] and g["item"].null_count() == 5
+
+
+def test_sa2_all_sections_restart_and_new_columns():
+    r = parse_file("sar--sysstat-sa2-A-restart.txt", host=None, tz="UTC")
+    assert r.unparsed.height == 0 and r.meta["average_lines"] == 47
+    assert r.meta["restarts"] == ["2019-04-18T13:20:09"]
+    g = r.tables["sar_generic"]
+    restart = row(g, section="LINUX RESTART")
+    assert restart["value"] == 9 and restart["ts"] == dt.datetime(2019, 4, 18, 13, 20, 9, tzinfo=UTC)
+    assert restart["host"] == "SYSSTAT.TEST"
+    m = r.tables["sar_memory"].row(0, named=True)
+    assert (m["kbmemfree"], m["kbavail"], m["kbshmem"], m["kbanonpg"], m["kbslab"], m["kbvmused"], m["commit_pct"]) == (
+        1437740, 4389516, 87980, 2733164, 445740, 0, 120.77)
+    q = r.tables["sar_queue"].row(0, named=True)
+    assert (q["runq_sz"], q["plist_sz"], q["ldavg_1"], q["ldavg_15"], q["blocked"]) == (3, 956, 3.16, 3.43, 0)
+    assert row(r.tables["sar_net_dev"], iface="enp6s0")["ifutil_pct"] == 0.05
+    assert row(r.tables["sar_net_edev"], iface="wlp5s0")["rxdrop_s"] == 9.60
+    assert r.tables["cpu_util"]["cpu"].to_list() == ["all", "0", "1", "2", "3", "4", "5", "7"]  # CPU 6 offline
+    # sections without a table of their own: nothing lost
+    assert row(g, section="proc/s cswch/s", metric="cswch/s")["value"] == 46287.74
+    assert row(g, section="TTY rcvin/s xmtin/s framerr/s prtyerr/s brk/s ovrun/s", item="1", metric="ovrun/s")["value"] == 0
+    assert g.filter(pl.col("section").str.starts_with("CPU total/s"))["item"].unique().len() == 8
+    # every row of the one interval shares its sample number
+    assert set(r.tables["cpu_util"]["sample_no"]) == {1} and restart["sample_no"] == 0
+
+
+def test_zh_locale_times_and_dates():
+    r = parse_file("sar--centos6-zh-locale-v-d.txt", tz="Asia/Shanghai")
+    g = r.tables["sar_generic"]
+    assert row(g, metric="inode-nr", line_no=6)["value"] == 14541
+    assert g["ts"].min() == dt.datetime(2017, 1, 12, 6, 28, 1, tzinfo=UTC)
+    d = r.tables["disk_io"]
+    assert row(d, device="dev8-0", line_no=20)["wkb_s"] == 16.0 and d["ts"].max() == dt.datetime(2017, 1, 12, 6, 33, 14, tzinfo=UTC)
+    assert r.meta["average_lines"] == 1 and r.unparsed["line_no"].to_list() == [1, 9, 10]
+
+
+def test_midnight_rollover():
+    text = BANNER + U_HDR.format(t="11:59:58 PM") + U_ROW.format(t="11:59:59 PM") + U_ROW.format(t="12:00:00 AM") \
+        + U_ROW.format(t="12:00:01 AM")
+    c = parse_text(text, tz="UTC").tables["cpu_util"]
+    assert c["ts"].to_list() == [dt.datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC), dt.datetime(2026, 11, 30, 0, 0, 0, tzinfo=UTC),
+                                 dt.datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC)]
+    assert c["sample_no"].to_list() == [0, 1, 2]
+
+
+def test_daily_file_sections_restart_their_clock_without_a_new_day():
+    q_hdr = "00:00:01      runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked\n"
+    q_row = "{t}            3       956      3.16      3.24      3.43         0\n"
+    text = (BANNER + U_HDR.format(t="00:00:01") + U_ROW.format(t="00:10:01") + U_ROW.format(t="23:50:01") + "\n"
+            + q_hdr + q_row.format(t="00:10:01") + q_row.format(t="23:50:01"))
+    r = parse_text(text, tz="UTC")
+    assert r.tables["cpu_util"]["ts"].to_list() == r.tables["sar_queue"]["ts"].to_list() == [
+        dt.datetime(2026, 11, 29, 0, 10, 1, tzinfo=UTC), dt.datetime(2026, 11, 29, 23, 50, 1, tzinfo=UTC)]
+    assert r.tables["sar_queue"]["sample_no"].to_list() == r.tables["cpu_util"]["sample_no"].to_list() == [0, 1]
+
+
+def test_dst_fall_back_is_not_a_new_day():
+    text = ("Linux 5.15.0 (n) \t10/25/2026 \t_x86_64_\t(8 CPU)\n\n" + U_HDR.format(t="02:50:00") + U_ROW.format(t="02:59:00")
+            + U_ROW.format(t="02:01:00"))
+    c = parse_text(text, tz="Europe/Berlin").tables["cpu_util"]
+    assert [t.date() for t in c["ts"]] == [dt.date(2026, 10, 25)] * 2
+
+
+def test_tz_conversion_and_date_from_capture_time_without_banner():
+    text = U_HDR.format(t="10:15:01") + U_ROW.format(t="10:15:02")
+    r = parse_text(text, tz="Europe/Berlin", capture_time=dt.datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
+    c = r.tables["cpu_util"]
+    assert c["ts"].to_list() == [dt.datetime(2026, 11, 30, 9, 15, 2, tzinfo=UTC)] and c["ts_quality"].to_list() == ["local"]
+    assert r.meta["date_source"] == "capture_time"
+    c = parse_text(text).tables["cpu_util"]  # no date anywhere: order only
+    assert c["ts"].to_list() == [None] and c["ts_quality"].to_list() == ["none"] and c["sample_no"].to_list() == [0]
+
+
+def test_bad_value_rows_are_unparsed_the_rest_kept():
+    text = BANNER + U_HDR.format(t="10:00:00 AM") + U_ROW.format(t="10:00:01 AM") \
+        + U_ROW.format(t="10:00:02 AM").replace("0.05", "0.0x") + "10:00:03 AM     all      0.03\n" \
+        + "10:00:04 AM     all      0.03      0.00      0.05      0.00      0.00     9.9M\n"
+    r = parse_text(text)
+    assert r.tables["cpu_util"].height == 1
+    reasons = r.unparsed["reason"].to_list()
+    assert r.unparsed["line_no"].to_list() == [5, 6, 7]
+    assert "not a number" in reasons[0] and "2 values for 7 columns" in reasons[1] and "human-readable" in reasons[2]
+
+
+def test_sadf_d_sections():
+    r = parse_file("sar--sysstat-sadf-d-sections.txt", host=None)
+    assert r.unparsed.height == 0 and r.meta["hosts"] == ["SYSSTAT.TEST"] and r.meta["interval_s"] == 31
+    c = r.tables["cpu_util"]
+    first = c.row(0, named=True)
+    assert (first["cpu"], first["user_pct"], first["nice_pct"], first["idle_pct"], first["ts_quality"]) == ("all", 2.15, 12.50, 82.88, "exact")
+    assert first["ts"] == dt.datetime(2019, 4, 18, 13, 20, 19, tzinfo=UTC) and first["host"] == "SYSSTAT.TEST"
+    assert row(c, cpu="3", line_no=6)["nice_pct"] == 99.55
+    assert row(r.tables["disk_io"], device="sda", line_no=44)["rkb_s"] == 41499.97
+    assert row(r.tables["disk_io"], device="sdq")["areq_sz_kb"] == 2.48
+    g = r.tables["sar_generic"]
+    intr = g.filter(pl.col("line_no") == 25)
+    assert intr["item"].unique().to_list() == ["sum"] and intr["metric"].to_list() == ["all"] + [f"CPU{i}" for i in range(8)]
+    assert intr["value"].to_list()[:2] == [31915.30, 5759.67]
+    bat = g.filter(pl.col("line_no") == 60)
+    assert bat["item"].unique().to_list() == ["1 status=Unknown"] and dict(zip(bat["metric"], bat["value"])) == {"%cap": 83.0, "cap/min": -3.85}
+    assert row(g, item="/dev/sda7", metric="Ifree")["value"] == 19051710
+    # distinct timestamps numbered in time order, shared across sections
+    assert sorted(set(r.tables["sar_queue"]["sample_no"])) == [0, 1, 2, 3]
+
+
+def test_sadf_d_restart_and_local_times():
+    text = ("# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n"
+            "node07;-1;2026-11-30 10:00:00 UTC;LINUX-RESTART\t(64 CPU)\n"
+            "node07;600;2026-11-30 10:10:01;-1;5.00;0.00;2.00;30.00;0.00;63.00\n")
+    r = parse_text(text, host="node07", tz="America/New_York")
+    g = row(r.tables["sar_generic"], section="LINUX RESTART")
+    assert g["value"] == 64 and g["ts"] == dt.datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    c = r.tables["cpu_util"].row(0, named=True)
+    assert (c["iowait_pct"], c["ts_quality"], c["ts"]) == (30.0, "local", dt.datetime(2026, 11, 30, 15, 10, 1, tzinfo=UTC))
+
+
+def test_sadf_j_record():
+    r = parse_file("sar--sysstat-sadf-j-first-record.json", host=None)
+    assert r.unparsed.height == 0 and r.meta["hosts"] == ["SYSSTAT.TEST"] and r.meta["comments"] == ["Testing sysstat!"]
+    t0 = dt.datetime(2019, 4, 18, 13, 20, 19, tzinfo=UTC)
+    c = r.tables["cpu_util"]
+    assert c["cpu"].to_list() == ["all", "0", "1"] and c["ts"].to_list() == [t0] * 3 and (c["ts_quality"] == "exact").all()
+    assert row(c, cpu="all")["system_pct"] == 1.84 and row(c, cpu="all")["line_no"] == 16
+    m = r.tables["sar_memory"].row(0, named=True)
+    assert (m["kbmemfree"], m["kbavail"], m["kbshmem"], m["commit_pct"]) == (1437740, 4389516, 87980, 48.54)
+    d = row(r.tables["disk_io"], device="sdr")
+    assert (d["rkb_s"], d["wkb_s"], d["areq_sz_kb"], d["avgrq_sz_sectors"], d["util_pct"]) == (4.81, 16.04, 4.33, 8.67, 6.42)
+    assert row(r.tables["sar_net_edev"], iface="virbr0")["coll_s"] == 0.64
+    g = r.tables["sar_generic"]
+    assert row(g, section="memory", metric="swpfree")["value"] == 16777212
+    assert row(g, section="io", metric="io-reads.rtps")["value"] == 12.83
+    assert row(g, section="serial", item="1", metric="ovrun")["value"] == 0
+    assert row(g, section="power-management.cpu-frequency", item="all")["value"] == 3522.54
+    restarts = g.filter(pl.col("section") == "LINUX RESTART")
+    assert restarts["value"].to_list() == [9.0, 10.0]
+    assert restarts["ts"].to_list() == [dt.datetime(2019, 4, 18, 13, 37, 29, tzinfo=UTC), dt.datetime(2019, 4, 18, 13, 54, 9, tzinfo=UTC)]
+
+
+def test_sadf_j_truncated_keeps_complete_lines():
+    data = (FIX / "sar--sysstat-sadf-j-first-record.json").read_bytes()
+    cut = data[: data.index(b'"memory"') + 30]
+    r = sar.parse(cut, ParseContext(host="n1", file="cut"))
+    assert r.tables["cpu_util"].height == 3 and r.tables["sar_memory"].height == 0
+    assert r.unparsed.height == 1 and r.unparsed["line_no"][0] == 24
+
+
+def test_sniffers_recognise_every_variant_and_not_iostat():
+    for f in sorted(FIX.glob("sar--*")):
+        if f.name.endswith(".expected.json"):
+            continue
+        assert sar.sniff(f.read_bytes()), f.name
+    for f in sorted((FIX.parent / "iostat").glob("iostat--*")):
+        if not f.name.endswith(".expected.json"):
+            assert not sar.sniff(f.read_bytes()), f.name
+    assert not sar.sniff(b"[Mon Nov 30 10:15:02 2026] mlx5_core 0000:18:00.0: link down\n")
+    assert not iostat.sniff((FIX / "sar--sysstat-sadf-d-sections.txt").read_bytes())
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "Average:        all      0.05\n", "10:00:00 AM\n", "# hostname;interval;timestamp;CPU\n;;;\n"])
+def test_degenerate_inputs(text):
+    r = parse_text(text)
+    assert r.lines == len(text.splitlines()) and all(df.height == 0 for df in r.tables.values())
