@@ -1,13 +1,17 @@
 """Raw files -> parsed tables, with provenance and coverage.
 
 Sources whose lines are independent (``CHUNKABLE = True`` in the module) are parsed in chunks of
-about CHUNK_BYTES split at line boundaries, and their tables streamed to Parquet, so memory stays
-bounded for multi-GB logs.
+about CHUNK_BYTES (or the module's own ``CHUNK_BYTES``) split at line boundaries, a few chunks at a
+time on worker threads (polars releases the GIL), and their tables streamed to Parquet in chunk
+order, so memory stays bounded for multi-GB logs.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -18,6 +22,11 @@ from forensics import schema
 from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, detect, get
 
 CHUNK_BYTES = 64 << 20
+MAX_WORKERS = 4
+
+
+def _workers() -> int:
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
 def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
@@ -57,7 +66,8 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
         raise ValueError("no source recognises this file (use --source NAME)")
     mod = get(name)
     size = path.stat().st_size
-    if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= CHUNK_BYTES:
+    chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
+    if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= chunk_bytes:
         res = mod.parse(path.read_bytes(), ctx)
         if sink is not None:
             for t, df in res.tables.items():
@@ -68,8 +78,9 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
     unparsed = []
     rows: dict[str, int] = {}
     meta: dict = {}
-    for offset, chunk in iter_chunks(path):
-        res = mod.parse(chunk, ctx)
+
+    def consume(offset: int, res: ParseResult) -> None:
+        nonlocal lines
         lines += res.lines
         for t, df in res.tables.items():
             rows[t] = rows.get(t, 0) + df.height
@@ -77,14 +88,38 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
         if res.unparsed.height:
             unparsed.append(_shift(res.unparsed, offset))
         for k, v in res.meta.items():
-            meta.setdefault(k, v)
+            if isinstance(v, list) and isinstance(meta.get(k), list):  # e.g. hosts: union over chunks
+                meta[k] = meta[k] + [x for x in v if x not in meta[k]]
+            else:
+                meta.setdefault(k, v)
+
+    workers = _workers()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for offset, chunk in iter_chunks(path, chunk_bytes):
+            pending.append((offset, pool.submit(mod.parse, chunk, ctx)))
+            del chunk
+            if len(pending) > workers:  # at most workers + 1 chunks in flight: bounded memory
+                off, fut = pending.popleft()
+                consume(off, fut.result())
+        while pending:
+            off, fut = pending.popleft()
+            consume(off, fut.result())
     meta["streamed_rows"] = rows
     up = pl.concat(unparsed) if unparsed else schema.empty("unparsed")
     return name, ParseResult({t: schema.empty(t) for t in rows}, up, lines, meta)
 
 
 class ParquetSink:
-    """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter."""
+    """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter.
+
+    Frames are handed to Arrow without copying (string views); the file stores no Arrow schema, so
+    readers see the Parquet types, which are those of schemas/<table>.json. Free-text columns
+    (message, text) are written without dictionary encoding or statistics; only the other string
+    columns use dictionaries (numbers compress better without).
+    """
+
+    NO_DICT = ("message", "text")
 
     def __init__(self, out_dir: Path):
         self.out_dir = out_dir
@@ -95,10 +130,14 @@ class ParquetSink:
         w = self.writers.get(table)
         if w is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            w = pq.ParquetWriter(self.out_dir / f"{table}.parquet", schema.arrow_schema(table), compression="zstd")
+            arrow = schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
+            stats = [c for c in arrow.names if c not in self.NO_DICT]
+            words = [f.name for f in arrow if f.name in stats and str(f.type) in ("string", "string_view")]
+            w = pq.ParquetWriter(self.out_dir / f"{table}.parquet", arrow, compression="zstd", store_schema=False,
+                                 use_dictionary=words, write_statistics=stats)
             self.writers[table] = w
         if df.height:
-            w.write_table(df.to_arrow().cast(schema.arrow_schema(table)))
+            w.write_table(schema.conform(df, table).to_arrow(compat_level=pl.CompatLevel.newest()))
         self.rows[table] = self.rows.get(table, 0) + df.height
 
     def close(self) -> None:

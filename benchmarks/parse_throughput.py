@@ -1,0 +1,567 @@
+"""Parse throughput of `forensics parse` against a straightforward Python `re` line loop.
+
+Generates large realistic inputs under benchmarks/data/ (git-ignored) by replicating and varying
+real fixture lines (tests/fixtures/<source>/, ../shared/fixtures-real/):
+
+- nccl:    a multi-node NCCL_DEBUG=INFO job log (init, channel, collective, error-chain, PyTorch
+           watchdog and interleaved program output lines; some blocks behind launcher prefixes);
+- ethtool: an `ethtool -S` series, each snapshot preceded by the forensics-sample marker line;
+- dmesg:   a `dmesg --time-format iso` capture.
+
+Then, per source, it runs ``forensics parse FILE --out DIR`` end to end in a subprocess (process
+start to Parquet written; peak RSS from wait4) and, in this process, a straightforward line-by-line
+parser with Python's `re` that extracts the same main fields and writes them to Parquet too, and
+records MB/s, lines/s, peak memory and the ratio. Results go to
+benchmarks/results/parse_throughput-<date>.md.
+
+Usage:
+    python benchmarks/parse_throughput.py                 # 500 MB NCCL, 100 MB ethtool, 100 MB dmesg
+    python benchmarks/parse_throughput.py --quick         # 50 MB each
+    python benchmarks/parse_throughput.py --nccl-mb 2000 --sources nccl   # memory check on a 2 GB log
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data"
+RESULTS = ROOT / "benchmarks" / "results"
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARED = ROOT.parent / "shared" / "fixtures-real"
+MB = 1_000_000
+
+sys.path.insert(0, str(ROOT))
+
+
+# ------------------------------------------------------------------------------------------------
+# input generation (deterministic: seeded)
+# ------------------------------------------------------------------------------------------------
+_HDR = re.compile(r"^(?P<host>[^\s:\[\]]+):(?P<pid>[0-9]+):(?P<tid>[0-9]+) \[(?P<dev>[0-9]+)\](?P<rest>.*)$")
+_PORT = re.compile(r"<([0-9]+)>")
+
+
+def _fixture_lines(source: str, shared_kind: str) -> list[str]:
+    files = sorted((FIXTURES / source).glob(f"{source}--*.txt")) if (FIXTURES / source).is_dir() else []
+    if not files and (SHARED / shared_kind).is_dir():
+        files = sorted((SHARED / shared_kind).glob("*.txt"))
+    lines: list[str] = []
+    for f in files:
+        lines.extend(f.read_text(encoding="utf-8", errors="replace").splitlines())
+    if not lines:
+        raise SystemExit(f"no fixtures for {source}")
+    return lines
+
+
+def _write_until(path: Path, size: int, batch) -> int:
+    """Write batches of lines (a callable returning a list of str) until `size` bytes; returns lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    n = written = 0
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        while written < size:
+            lines = batch()
+            text = "\n".join(lines) + "\n"
+            fh.write(text)
+            written += len(text.encode("utf-8")) if not text.isascii() else len(text)
+            n += len(lines)
+    os.replace(tmp, path)
+    return n
+
+
+def gen_nccl(path: Path, size: int, seed: int = 1) -> int:
+    """A multi-node job log: for each rank a block of real NCCL lines re-hosted (host, pid, tid, dev,
+    ports varied), mixed with collective-trace lines, WARN error chains (each after NCCL's blank
+    line), PyTorch watchdog lines and program output; ~12% of blocks carry a launcher prefix."""
+    rnd = random.Random(seed)
+    pools: dict[str, list[tuple[str, str]]] = {"init": [], "channel": [], "coll": [], "error": [], "torch": [], "other": []}
+    for line in _fixture_lines("nccl", "nccl_log"):
+        body = re.sub(r"^(?:\[[0-9]+\] |[0-9TZ:.+-]{20,40} |\[[0-9,]+\]<stdout>:|\[[0-9-]+ [0-9:.]+\] )+", "", line)
+        m = _HDR.match(body)
+        if m:
+            rest = m.group("rest")
+            if " NCCL WARN " in rest or " -> " in rest or "failed" in rest or "closed" in rest:
+                pools["error"].append(("hdr", rest))
+            elif "Channel " in rest or "Ring " in rest:
+                pools["channel"].append(("hdr", rest))
+            elif "opCount" in rest:
+                pools["coll"].append(("hdr", rest))
+            else:
+                pools["init"].append(("hdr", rest))
+        elif "Watchdog" in line or "NCCL work" in line or "what():" in line or "terminate called" in line:
+            pools["torch"].append(("raw", line))
+        elif line.strip():
+            pools["other"].append(("raw", line))
+    weights = {"init": 0.28, "channel": 0.30, "coll": 0.22, "error": 0.08, "torch": 0.01, "other": 0.11}
+    names = [k for k in weights if pools[k]]
+    w = [weights[k] for k in names]
+    t0 = dt.datetime(2026, 3, 14, 9, 0, 0, tzinfo=dt.timezone.utc)
+    state = {"rank": 0, "t": 0.0, "op": 0}
+
+    def batch() -> list[str]:
+        out = []
+        for _ in range(64):  # 64 rank blocks per batch
+            rank = state["rank"] = (state["rank"] + 1) % 1024
+            host, dev = f"gpu-node{rank // 8:04d}", rank % 8
+            pid = 10000 + rnd.randrange(90000)
+            style = rnd.random()
+            for _ in range(rnd.randrange(20, 60)):
+                kind = rnd.choices(names, w)[0]
+                form, text = rnd.choice(pools[kind])
+                if form == "hdr":
+                    if kind == "error" and "<" in text:
+                        text = _PORT.sub(lambda m: f"<{rnd.randrange(1024, 65535)}>", text)
+                    if "opCount" in text:
+                        state["op"] += 1
+                        text = re.sub(r"opCount [0-9a-f]+", f"opCount {state['op']:x}", text)
+                    line = f"{host}:{pid}:{pid + rnd.randrange(1, 400)} [{dev}]{text}"
+                    if " NCCL WARN " in text:
+                        out.append("")
+                else:
+                    line = text
+                state["t"] += 0.0007
+                if style < 0.06:
+                    line = f"[1,{rank}]<stdout>:{line}"
+                elif style < 0.10:
+                    ts = (t0 + dt.timedelta(seconds=state["t"])).strftime("%Y-%m-%dT%H:%M:%S.%f") + "123Z"
+                    line = f"{ts} {line}"
+                elif style < 0.12:
+                    line = f"{rank}: {line}"
+                out.append(line)
+        return out
+
+    return _write_until(path, size, batch)
+
+
+def gen_ethtool(path: Path, size: int, seed: int = 2) -> int:
+    """Repeated `ethtool -S` snapshots of one NIC (counters of the real mlx5/bnxt fixtures), one marker
+    line before each, values growing between samples like live counters."""
+    from forensics.layout import format_marker
+
+    rnd = random.Random(seed)
+    lines = _fixture_lines("ethtool", "ethtool_s")
+    counters = []
+    for line in lines:
+        m = re.match(r"^(\s*)([^:#][^:]*?)(\s*): (-?[0-9]+)\s*$", line)
+        if m and m.group(2).strip() and not m.group(2).startswith("ethtool"):
+            counters.append((m.group(1) or "     ", m.group(2), int(m.group(4))))
+    seen, uniq = set(), []
+    for c in counters:
+        if c[1] not in seen:
+            seen.add(c[1])
+            uniq.append(c)
+    counters = uniq[:400]
+    t0 = dt.datetime(2026, 3, 14, 9, 0, 0, tzinfo=dt.timezone.utc)
+    state = {"i": 0, "vals": [max(v, 0) for _, _, v in counters]}
+
+    def batch() -> list[str]:
+        out = []
+        for _ in range(50):
+            i = state["i"] = state["i"] + 1
+            out.append(format_marker(t0 + dt.timedelta(seconds=i), ["ethtool", "-S", "ens1f0np0"]))
+            out.append("NIC statistics:")
+            for k, (ind, name, _v) in enumerate(counters):
+                state["vals"][k] += rnd.randrange(0, 5000) if k % 3 == 0 else 0
+                out.append(f"{ind}{name}: {state['vals'][k]}")
+        return out
+
+    return _write_until(path, size, batch)
+
+
+def gen_dmesg(path: Path, size: int, seed: int = 3) -> int:
+    """`dmesg --time-format iso` lines: the messages of the real dmesg fixtures (their own time stamps
+    removed) in random order, with monotonically increasing ISO time stamps."""
+    rnd = random.Random(seed)
+    msgs = []
+    for line in _fixture_lines("dmesg", "dmesg"):
+        m = re.sub(r"^(?:[a-z]+ *:[a-z]+ *: )?(?:\[[^\]]*\] ?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:,.+]+ (?:\S+ kernel: )?"
+                   r"|<[0-9]> ?|[A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8} \S+ kernel: )", "", line)
+        if m.strip() and not m.startswith(("$", "#", "...")):
+            msgs.append(m)
+    t = dt.datetime(2026, 3, 14, 9, 0, 0, tzinfo=dt.timezone.utc)
+    state = {"t": t}
+
+    def batch() -> list[str]:
+        out = []
+        for _ in range(2000):
+            state["t"] += dt.timedelta(microseconds=rnd.randrange(1, 200000))
+            out.append(state["t"].strftime("%Y-%m-%dT%H:%M:%S,%f+00:00 ") + rnd.choice(msgs))
+        return out
+
+    return _write_until(path, size, batch)
+
+
+GENERATORS = {"nccl": gen_nccl, "ethtool": gen_ethtool, "dmesg": gen_dmesg}
+
+
+# ------------------------------------------------------------------------------------------------
+# baselines: straightforward line-by-line `re` parsers writing the same main fields to Parquet
+# ------------------------------------------------------------------------------------------------
+class _Columns:
+    """Column lists flushed to a Parquet file every `flush` rows (bounded memory, like ingest)."""
+
+    def __init__(self, path: Path, names: list[str], flush: int = 500_000):
+        import pyarrow.parquet as pq
+
+        self.pq, self.path, self.names, self.flush = pq, path, names, flush
+        self.cols: dict[str, list] = {n: [] for n in names}
+        self.writer = None
+        self.n = 0
+
+    def add(self, row: tuple) -> None:
+        for name, v in zip(self.names, row):
+            self.cols[name].append(v)
+        self.n += 1
+        if self.n % self.flush == 0:
+            self._write()
+
+    def _write(self) -> None:
+        import pyarrow as pa
+
+        table = pa.table(self.cols)
+        if self.writer is None:
+            self.writer = self.pq.ParquetWriter(self.path, table.schema, compression="zstd")
+        self.writer.write_table(table)
+        self.cols = {n: [] for n in self.names}
+
+    def close(self) -> None:
+        if any(self.cols[self.names[0]]) or self.writer is None:
+            self._write()
+        self.writer.close()
+
+
+def baseline_nccl(path: Path, out: Path) -> int:
+    pre = re.compile(r"^(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) |\[\d+,(\d+)\]<std\w+>: ?|"
+                     r" *(\d+): |\[(\d+)\] )*(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?")
+    hdr = re.compile(r"([^\s:\[\]]+):(\d+):(\d+) \[(\d+)\] (?:(\S+):(\d+)(?: \(([^)]*)\))? )?NCCL (INFO|WARN|TRACE|ABORT) ?(.*)")
+    peer = re.compile(r"(?:from peer|from|to|peer) (\S*<\d+>)")
+    ib = re.compile(r"with (?:error |status=)(\d+).*vendor err (\d+)")
+    chain = re.compile(r"^(\S+):(\d+) -> (-?\d+)")
+    comm = re.compile(r"comm (0x[0-9a-f]+) rank (\d+) n[Rr]anks (\d+)")
+    commid = re.compile(r"commId (0x[0-9a-f]+)")
+    via = re.compile(r" via (.+)$")
+    env = re.compile(r"^(\w+) set by environment to (.*?)\.?$")
+    wd = re.compile(r"\[(?:rank(\d+)\]:\[)?([EWIF])(?:(\d{3,4}) ([\d:.]+)(?: +\d+)? ?)?\s?(\S+):(\d+)\] (.*)")
+    seq = re.compile(r"SeqNum=(\d+), OpType=(\w+).*Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds")
+    log = _Columns(out / "nccl_log.parquet", ["line_no", "host", "pid", "tid", "cuda_dev", "level", "src_file", "src_line",
+                                              "kind", "message", "peer_addr", "ib_status", "vendor_err", "comm_id",
+                                              "nranks", "rank", "retcode", "prefix", "ts", "seq", "op_type",
+                                              "timeout_ms", "ran_ms"])
+    cfg = _Columns(out / "nccl_config.parquet", ["line_no", "host", "pid", "key", "value"])
+    unp = _Columns(out / "unparsed.parquet", ["line_no", "text", "reason"])
+    n = 0
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            p = pre.match(line)
+            body, rank = line[p.end():], p.group(2) or p.group(3) or p.group(4)
+            ts = p.group(1) or p.group(5)
+            m = hdr.match(body) if " NCCL " in body else None
+            if m is None:
+                w = wd.search(line) if "NCCL" in line else None
+                if w:
+                    s = seq.search(w.group(7))
+                    log.add((n, None, None, None, None, w.group(2), w.group(5), int(w.group(6)), "watchdog", w.group(7),
+                             None, None, None, None, None, int(w.group(1)) if w.group(1) else None, None, None, None,
+                             int(s.group(1)) if s else None, s.group(2) if s else None,
+                             int(s.group(3)) if s else None, int(s.group(4)) if s else None))
+                else:
+                    unp.add((n, line, "not an NCCL line"))
+                continue
+            host, pid, tid, dev, sf, sl, _func, level, msg = m.groups()
+            kind = "other"
+            pa_ = st = ve = rc = cid = nr = None
+            if "Got completion" in msg:
+                kind = "ib_completion_error"
+                x, y = ib.search(msg), peer.search(msg)
+                st, ve = (int(x.group(1)), int(x.group(2))) if x else (None, None)
+                pa_ = y.group(1) if y else None
+            elif " -> " in msg and chain.match(msg):
+                kind = "error_chain"
+                x = chain.match(msg)
+                sf, sl, rc = sf or x.group(1), sl or x.group(2), int(x.group(3))
+            elif "failed" in msg or "closed by" in msg:
+                kind = "socket_error"
+                y = peer.search(msg)
+                pa_ = y.group(1) if y else None
+            elif "Init COMPLETE" in msg or "Init START" in msg or " nNodes " in msg:
+                kind = "init_complete" if "COMPLETE" in msg else "init"
+                x, y = comm.search(msg), commid.search(msg)
+                if x:
+                    cid, nr = (y.group(1) if y else x.group(1)), int(x.group(3))
+                    rank = rank or x.group(2)
+                    cfg.add((n, host, int(pid), "nranks", x.group(3)))
+            elif msg.startswith(("Channel ", "Ring ")):
+                kind = "channel"
+                x = via.search(msg)
+                if x:
+                    cfg.add((n, host, int(pid), "channel_transport", x.group(1)))
+            elif " set by environment to " in msg:
+                kind = "env"
+                x = env.match(msg)
+                if x:
+                    cfg.add((n, host, int(pid), "env." + x.group(1), x.group(2)))
+            elif msg.startswith("Using network "):
+                kind = "net"
+                cfg.add((n, host, int(pid), "net", msg[14:]))
+            elif msg.startswith(("NET/", "Bootstrap")):
+                kind = "net"
+            elif "GPU Direct RDMA" in msg:
+                kind = "gdr"
+            log.add((n, host, int(pid), int(tid), int(dev), level, sf, int(sl) if sl else None, kind, msg, pa_, st, ve,
+                     cid, nr, int(rank) if rank else None, rc, line[:p.end()] or None, ts, None, None, None, None))
+    for c in (log, cfg, unp):
+        c.close()
+    return n
+
+
+def baseline_ethtool(path: Path, out: Path) -> int:
+    marker = re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="(.*)")?\s*$')
+    stat = re.compile(r"^\s*(?:\[(\d+)\]: )?(.+?)\s*: (-?\d+)\s*$")
+    queue = re.compile(r"^(?:(rx|tx)(\d+)_(.+)|(rx|tx)_queue_(\d+)_(.+)|(tx|rx)-(\d+)\.(.+)|(.+)_(\d+)\.nic)$")
+    rows = _Columns(out / "nic_counters.parquet", ["line_no", "ts", "sample_no", "iface", "counter", "queue", "value"])
+    unp = _Columns(out / "unparsed.parquet", ["line_no", "text", "reason"])
+    ts, sample, n = None, -1, 0
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            m = marker.match(line) if line.startswith("####") else None
+            if m:
+                ts, sample = dt.datetime.fromisoformat(m.group(1)), sample + 1
+                continue
+            if not line.strip() or line.startswith("NIC statistics"):
+                continue
+            s = stat.match(line)
+            if not s:
+                unp.add((n, line, "not a counter line"))
+                continue
+            name, q = s.group(2), s.group(1)
+            qm = queue.match(name)
+            if qm:
+                g = [x for x in qm.groups() if x is not None]
+                if len(g) == 3 and g[0] in ("rx", "tx"):
+                    name, q = f"{g[0]}_{g[2]}", g[1]
+                elif len(g) == 2:
+                    name, q = g[0], g[1]
+            rows.add((n, ts, sample, "ens1f0np0", name, int(q) if q else None, int(s.group(3))))
+    rows.close()
+    unp.close()
+    return n
+
+
+def baseline_dmesg(path: Path, out: Path) -> int:
+    iso = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{6})([+-]\d\d:?\d\d) (.*)$")
+    mono = re.compile(r"^\[\s*(\d+\.\d+)\] (.*)$")
+    subsys = re.compile(r"^([A-Za-z][\w-]*)(?: ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]))?: ")
+    xid = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+), (.*)")
+    pci = re.compile(r"\b([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])\b")
+    rows = _Columns(out / "kernel_log.parquet", ["line_no", "ts", "mono_s", "subsystem", "pci_addr", "xid", "xid_text",
+                                                 "message"])
+    unp = _Columns(out / "unparsed.parquet", ["line_no", "text", "reason"])
+    n = 0
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            ts = mono_s = None
+            m = iso.match(line)
+            if m:
+                ts = dt.datetime.fromisoformat(f"{m.group(1)}.{m.group(2)}{m.group(3)}")
+                msg = m.group(4)
+            else:
+                m2 = mono.match(line)
+                if not m2:
+                    unp.add((n, line, "not a kernel log line"))
+                    continue
+                mono_s, msg = float(m2.group(1)), m2.group(2)
+            s, x, p = subsys.match(msg), xid.search(msg), pci.search(msg)
+            rows.add((n, ts, mono_s, s.group(1) if s else None, (x.group(1) if x else None) or (p.group(1) if p else None),
+                      int(x.group(2)) if x else None, x.group(3) if x else None, msg))
+    rows.close()
+    unp.close()
+    return n
+
+
+BASELINES = {"nccl": baseline_nccl, "ethtool": baseline_ethtool, "dmesg": baseline_dmesg}
+
+
+# ------------------------------------------------------------------------------------------------
+# measurement
+# ------------------------------------------------------------------------------------------------
+def _forensics_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("forensics")
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("forensics")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "from forensics.cli import main; main()"]
+
+
+def run_forensics(path: Path, source: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"bench-{source}-", dir=DATA))
+    cmd = _forensics_cmd() + ["parse", str(path), "--source", source, "--out", str(out), "--format", "json"]
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=so, stderr=se)
+        _, status, ru = os.wait4(proc.pid, 0)  # this child's own rusage (peak RSS in KiB on Linux)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        so.seek(0), se.seek(0)
+        stdout, stderr = so.read(), se.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"forensics parse failed ({proc.returncode}): {stderr.decode()[-2000:]}")
+    ru = {"cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024}
+    summary = json.loads(stdout.decode().strip().splitlines()[-1])
+    size_out = sum(f.stat().st_size for f in out.iterdir())
+    shutil.rmtree(out, ignore_errors=True)
+    return {"wall_s": wall, "cpu_s": ru["cpu_s"], "peak_rss_mb": ru["maxrss_mb"], "summary": summary,
+            "parquet_mb": size_out / MB}
+
+
+def run_baseline(path: Path, source: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"base-{source}-", dir=DATA))
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    lines = BASELINES[source](path, out)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    size_out = sum(f.stat().st_size for f in out.iterdir())
+    shutil.rmtree(out, ignore_errors=True)
+    return {"wall_s": wall, "cpu_s": cpu, "lines": lines, "parquet_mb": size_out / MB}
+
+
+def measure(source: str, path: Path, repeat: int) -> dict:
+    size = path.stat().st_size
+    fx = [run_forensics(path, source) for _ in range(repeat)]
+    base = [run_baseline(path, source) for _ in range(repeat)]
+    f, b = min(fx, key=lambda r: r["wall_s"]), min(base, key=lambda r: r["wall_s"])
+    lines = f["summary"]["lines"]
+    return {
+        "source": source, "file": str(path.relative_to(ROOT)), "mb": size / MB, "lines": lines,
+        "rows": f["summary"]["rows"], "unparsed": f["summary"]["unparsed"],
+        "forensics_wall_s": f["wall_s"], "forensics_cpu_s": f["cpu_s"], "forensics_mb_s": size / MB / f["wall_s"],
+        "forensics_lines_s": lines / f["wall_s"], "peak_rss_mb": max(r["peak_rss_mb"] for r in fx),
+        "forensics_parquet_mb": f["parquet_mb"],
+        "baseline_wall_s": b["wall_s"], "baseline_cpu_s": b["cpu_s"], "baseline_mb_s": size / MB / b["wall_s"],
+        "baseline_lines_s": b["lines"] / b["wall_s"], "baseline_parquet_mb": b["parquet_mb"],
+        "ratio": b["wall_s"] / f["wall_s"],
+        "all_forensics_wall_s": [round(r["wall_s"], 2) for r in fx], "all_baseline_wall_s": [round(r["wall_s"], 2) for r in base],
+    }
+
+
+def _machine() -> dict:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import polars
+    import pyarrow
+
+    return {"cpus": os.cpu_count(), "cpu": cpu, "load": os.getloadavg(), "python": platform.python_version(),
+            "polars": polars.__version__, "pyarrow": pyarrow.__version__, "kernel": platform.release()}
+
+
+def report(results: list[dict], skipped: dict[str, str], args, machine: dict, path: Path) -> None:
+    lines = [
+        f"# Parse throughput ({dt.date.today().isoformat()})",
+        "",
+        f"Command: `python benchmarks/parse_throughput.py {' '.join(args.argv)}`".rstrip(),
+        "",
+        f"Machine: {machine['cpus']} CPUs ({machine['cpu']}), kernel {machine['kernel']}, Python {machine['python']}, "
+        f"polars {machine['polars']}, pyarrow {machine['pyarrow']}; load average at start "
+        f"{', '.join(f'{x:.1f}' for x in machine['load'])} (other jobs shared the machine: figures are best of "
+        f"{args.repeat}).",
+        "",
+        "`forensics` = `forensics parse FILE --source S --out DIR --format json` in a subprocess, process start to "
+        "Parquet written (zstd), peak RSS of that process. `baseline` = a straightforward line-by-line Python `re` "
+        "parser of the same lines, extracting the same main fields and writing them to zstd Parquet in batches, run in "
+        "the benchmark process. Ratio = baseline wall time / forensics wall time.",
+        "",
+        "| source | input MB | lines | rows | unparsed | forensics s | MB/s | lines/s | peak RSS MB | baseline s | "
+        "baseline MB/s | ratio | target |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    targets = {"nccl": 4.0, "ethtool": 3.0, "dmesg": 3.0}
+    for r in results:
+        tgt = targets.get(r["source"], 3.0)
+        ok = "met" if r["ratio"] >= tgt else "NOT met"
+        rows = ", ".join(f"{k} {v:,}" for k, v in r["rows"].items())
+        lines.append(
+            f"| {r['source']} | {r['mb']:.0f} | {r['lines']:,} | {rows} | {r['unparsed']:,} | {r['forensics_wall_s']:.1f} | "
+            f"{r['forensics_mb_s']:.0f} | {r['forensics_lines_s']:,.0f} | {r['peak_rss_mb']:.0f} | {r['baseline_wall_s']:.1f} | "
+            f"{r['baseline_mb_s']:.1f} | {r['ratio']:.1f}x | >= {tgt:.0f}x: {ok} |")
+    lines.append("")
+    for r in results:
+        lines.append(f"- {r['source']}: forensics runs {r['all_forensics_wall_s']} s (CPU {r['forensics_cpu_s']:.1f} s, "
+                     f"Parquet {r['forensics_parquet_mb']:.1f} MB); baseline runs {r['all_baseline_wall_s']} s "
+                     f"(CPU {r['baseline_cpu_s']:.1f} s, Parquet {r['baseline_parquet_mb']:.1f} MB).")
+    for s, why in skipped.items():
+        lines.append(f"- {s}: not measured ({why}).")
+    lines.append("")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nccl-mb", type=int, default=500)
+    ap.add_argument("--ethtool-mb", type=int, default=100)
+    ap.add_argument("--dmesg-mb", type=int, default=100)
+    ap.add_argument("--quick", action="store_true", help="50 MB inputs (unless sizes are given explicitly)")
+    ap.add_argument("--sources", default="nccl,ethtool,dmesg")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; the best is reported")
+    ap.add_argument("--regen", action="store_true", help="regenerate inputs even when present")
+    ap.add_argument("--out", type=Path, default=None, help="report path (default benchmarks/results/parse_throughput-<date>.md)")
+    ap.add_argument("--generate-only", action="store_true")
+    args = ap.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
+    given = {a.split("=")[0] for a in args.argv}
+    sizes = {"nccl": args.nccl_mb, "ethtool": args.ethtool_mb, "dmesg": args.dmesg_mb}
+    if args.quick:
+        sizes = {s: (v if f"--{s}-mb" in given else 50) for s, v in sizes.items()}
+    from forensics.sources import registry
+
+    known = registry()
+    results, skipped = [], {}
+    machine = _machine()
+    for source in [s.strip() for s in args.sources.split(",") if s.strip()]:
+        if source not in known:
+            skipped[source] = f"no `{source}` parser registered yet"
+            continue
+        path = DATA / f"{source}-{sizes[source]}mb.txt"
+        if args.regen or not path.is_file() or path.stat().st_size < sizes[source] * MB:
+            t0 = time.perf_counter()
+            n = GENERATORS[source](path, sizes[source] * MB)
+            print(f"generated {path.relative_to(ROOT)}: {path.stat().st_size / MB:.0f} MB, {n:,} lines "
+                  f"in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        if args.generate_only:
+            continue
+        r = measure(source, path, args.repeat)
+        print(json.dumps(r), file=sys.stderr)
+        results.append(r)
+    if args.generate_only:
+        return
+    out = args.out or RESULTS / f"parse_throughput-{dt.date.today().isoformat()}.md"
+    report(results, skipped, args, machine, out)
+
+
+if __name__ == "__main__":
+    main()

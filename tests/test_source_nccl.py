@@ -1,0 +1,360 @@
+"""Hand-written checks of the values the nccl parser extracts from real NCCL / PyTorch logs."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from fixture_cases import FIXTURES, context_for
+from forensics.sources import ParseContext, get, split_lines
+
+NCCL = get("nccl")
+UTC = dt.timezone.utc
+
+
+def parse_fixture(part: str):
+    files = [f for f in sorted((FIXTURES / "nccl").glob("nccl--*.txt")) if part in f.name]
+    assert len(files) == 1, (part, files)
+    return NCCL.parse(files[0].read_bytes(), context_for(files[0]))
+
+
+def log(res) -> pl.DataFrame:
+    return res.tables["nccl_log"]
+
+
+def cfg(res, key: str | None = None) -> list[tuple]:
+    df = res.tables["nccl_config"]
+    if key is not None:
+        df = df.filter(pl.col("key") == key)
+    return df.select("host", "pid", "key", "value").rows()
+
+
+def row(res, line_no: int) -> dict:
+    return log(res).filter(pl.col("line_no") == line_no).row(0, named=True)
+
+
+def reasons(res) -> dict[int, str]:
+    return dict(res.unparsed.select("line_no", "reason").rows())
+
+
+# --- NCCL WARN lines: IB completion errors, socket errors, error chains ------------------------------
+def test_ib_completion_status12_vendor129_roce_mapped_gids():
+    res = parse_fixture("issue1814-ib-completion")
+    r = row(res, 1)
+    assert (r["host"], r["pid"], r["tid"], r["cuda_dev"], r["level"]) == ("hostname-test", 984, 1357, 4, "WARN")
+    assert (r["src_file"], r["src_line"], r["kind"]) == ("ib_plugin.c", 1615, "ib_completion_error")
+    assert (r["peer_addr"], r["ib_status"], r["vendor_err"]) == ("172.36.143.59<44206>", 12, 129)
+    assert "localGid ::ffff:29.87.88.182" in r["message"]
+    later = log(res).filter(pl.col("kind") == "ib_completion_error").select("ib_status", "vendor_err").rows()
+    assert later == [(12, 129), (5, 249), (5, 249)]
+    chain = row(res, 2)
+    assert (chain["kind"], chain["src_file"], chain["src_line"], chain["retcode"]) == ("error_chain", "transport/net.cc", 1298, 6)
+    assert row(res, 4)["message"] == "proxy.cc:874 -> 6 [Progress Thread]"
+    assert res.unparsed.height == 0  # the blank line NCCL prints before each WARN is structure
+    assert res.meta["hosts"] == ["hostname-test"]
+
+
+def test_ib_completion_ipv6_gids():
+    res = parse_fixture("issue1405")
+    ib = log(res).filter(pl.col("kind") == "ib_completion_error")
+    assert ib.select("peer_addr", "ib_status", "vendor_err").rows() == [
+        ("10.216.210.236<54862>", 12, 129), ("10.216.210.236<54862>", 12, 129), ("10.216.210.236<49892>", 12, 129)]
+    assert log(res).filter(pl.col("kind") == "error_chain")["retcode"].to_list() == [6] * 8
+
+
+def test_ib_completion_old_formats_quoted_without_host():
+    res = parse_fixture("issue-titles-quoted")
+    assert res.unparsed.height == 0
+    assert row(res, 1)["src_file"] == "transport/net_ib.cu" and row(res, 1)["src_line"] == 788
+    assert (row(res, 1)["ib_status"], row(res, 1)["vendor_err"]) == (4, 81)  # "with error 4, ... vendor err 81"
+    assert row(res, 2)["peer_addr"] is None  # "from peer with error" (address redacted by the reporter)
+    assert row(res, 3)["peer_addr"] == "fe80::966d:ae03:8b:df54%ib0<33397>"
+    assert row(res, 3)["host"] == "fixture-host"  # no header: the context's host
+    assert cfg(res, "gdr.0") == [("fixture-host", None, "gdr.0", "disabled")]
+
+
+def test_socket_broken_pipe_proxy_connect_retcode_remote_closed():
+    res = parse_fixture("issue795")
+    r1 = row(res, 1)
+    assert (r1["kind"], r1["src_file"], r1["src_line"], r1["peer_addr"]) == (
+        "socket_error", "misc/socket.cc", 518, "10.200.84.247<58355>")
+    assert row(res, 7)["kind"] == "connect_error" and row(res, 7)["retcode"] == 6
+    assert row(res, 7)["message"].startswith("[Proxy Service 9] Failed to execute operation Connect from rank 9")
+    r8 = row(res, 8)
+    assert r8["kind"] == "remote_closed" and r8["peer_addr"].endswith(".pcluster<47861>")
+    assert [row(res, n)["src_file"] for n in range(2, 7)] == [
+        "misc/socket.cc", "transport/net_socket.cc", "include/net.h", "transport/net.cc", "proxy.cc"]
+
+
+def test_socket_progress_conn_reset_chain():
+    res = parse_fixture("nccltests-issue185")
+    errs = log(res).filter(pl.col("kind") == "socket_error")
+    assert errs["peer_addr"].to_list() == ["11.1.128.128<52035>", "11.1.128.128<35201>", "11.1.128.128<43351>"]
+    assert set(log(res).filter(pl.col("kind") == "error_chain")["retcode"].to_list()) == {6}
+
+
+# --- time stamps and prefixes ----------------------------------------------------------------------
+def test_k8s_rfc3339_prefix_no_pid_tid_exact_time():
+    res = parse_fixture("issue1920")
+    r = row(res, 1)
+    assert (r["host"], r["pid"], r["tid"], r["cuda_dev"]) == ("gpu-server320", None, None, 5)
+    assert r["ts"] == dt.datetime(2025, 11, 24, 3, 20, 21, 1125, tzinfo=UTC) and r["ts_quality"] == "exact"
+    assert r["prefix"] == "2025-11-24T03:20:21.001125857Z"  # NCCL's own [%F %T] stamp is not a launcher prefix
+    assert (r["kind"], r["peer_addr"]) == ("socket_error", "10.44.137.149<52905>")
+    assert row(res, 7)["src_file"] == "bootstrap.cc" and row(res, 7)["retcode"] == 6
+    assert log(res)["ts_quality"].unique().to_list() == ["exact"]
+
+
+def test_nccl_debug_timestamp_warn_is_local_time():
+    res = parse_fixture("nvidia-docs-logging")  # ctx: Europe/Berlin
+    warn = row(res, 2)
+    assert warn["level"] == "WARN" and warn["src_file"] == "plugin/net.cc" and warn["src_line"] == 334
+    assert warn["ts"] == dt.datetime(2026, 5, 5, 4, 16, 47, tzinfo=UTC) and warn["ts_quality"] == "local"
+    assert row(res, 3)["ts_quality"] == "none"  # INFO lines are not stamped by default
+    version = row(res, 1)
+    assert (version["level"], version["kind"], version["message"]) == ("VERSION", "version", "NCCL version 2.30.3+cuda13.0")
+    assert ("fixture-host", None, "version", "2.30.3+cuda13.0") in cfg(res)
+    assert ("node-01", 3873285, "net", "IB") in cfg(res) and ("node-01", 3873285, "net_plugin", "IB") in cfg(res)
+    assert ("node-01", 3873285, "dmabuf", "available") in cfg(res)
+
+
+def test_ray_prefix_and_millisecond_nccl_stamp():
+    res = parse_fixture("issue2039")  # ctx: Asia/Shanghai
+    r = row(res, 1)
+    assert r["ts"] == dt.datetime(2026, 4, 14, 13, 28, 19, 7000, tzinfo=UTC) and r["ts_quality"] == "local"
+    assert r["pid"] == 46627 and r["tid"] == 64125 and "ActorClassName=RolloutServerFrontend" in r["prefix"]
+    assert r["rank"] is None  # no time of day is mistaken for an srun rank
+    assert row(res, 5)["kind"] == "error_chain" and row(res, 5)["retcode"] == 3 and row(res, 5)["level"] == "WARN"
+    assert res.unparsed.height == 0 and log(res).height == 4  # line 4 is the WARN's blank line behind the prefix
+
+
+def test_rank_prefix_and_ib_hcas():
+    res = parse_fixture("issue302")
+    assert set(log(res)["rank"].to_list()) == {155} and set(log(res)["prefix"].to_list()) == {"[155]"}
+    hcas = [v for _, _, _, v in cfg(res, "ib_hca")]
+    assert hcas == ["mlx5_1:1/IB", "mlx5_3:1/IB", "mlx5_0:1/IB", "mlx5_2:1/RoCE", "mlx5_4:1/IB"]
+    assert [v for *_, v in cfg(res, "oob_if")] == ["eth0:10.100.62.64<0>"]
+    assert [v for *_, v in cfg(res, "channel_transport")] == ["P2P/IPC"] * 3  # old "Ring 00 : a -> b via P2P/IPC"
+    assert [v for *_, v in cfg(res, "cpu_affinity")] == ["0fffff00,000fffff"]
+
+
+def test_openmpi_tag_output_ranks_and_nccl_tests_lines():
+    res = parse_fixture("awsdoeks-mpi-tag-output")
+    assert log(res)["rank"].to_list() == [3, 3, 3, 10, 10, 10]
+    assert [v for *_, v in cfg(res, "nchannels")] == ["24", "16"]
+    why = reasons(res)
+    assert why[7].startswith("nccl-tests result row") and why[4].startswith("nccl-tests header")
+    assert len(why) == 10
+
+
+def test_srun_label_prefixed_nccl_tests_output_is_counted():
+    res = parse_fixture("issue290-srun-label")
+    assert res.lines == 38 and res.unparsed.height == 37 and log(res).height == 0  # line 38 " 0:" is structure
+    why = reasons(res)
+    assert why[1].startswith("nccl-tests header") and why[24].startswith("nccl-tests result row")
+
+
+def test_host_cut_lines_keep_device_and_old_ring_transports():
+    res = parse_fixture("issue392")
+    assert res.unparsed.height == 0
+    assert set(log(res)["cuda_dev"].to_list()) == {0} and set(log(res)["host"].to_list()) == {"fixture-host"}
+    assert [v for *_, v in cfg(res, "channel_transport")] == [
+        "NET/IB/0", "P2P/IPC", "direct shared memory", "NET/IB/0", "P2P/IPC"]
+    assert [v for *_, v in cfg(res, "nchannels")] == ["2"]
+    assert [v for *_, v in cfg(res, "version")] == ["2.5.7+cuda10.0"]
+    assert [(k, v) for _, _, k, v in cfg(res) if k.startswith("env.")] == [
+        ("env.NCCL_IB_DISABLE", "0"), ("env.NCCL_IB_GID_INDEX", "3")]  # "set by environment to 3." -> 3
+
+
+# --- configuration ---------------------------------------------------------------------------------
+def test_socket_fallback_run_with_nccl_tests_interleaved():
+    res = parse_fixture("aws-2xa10g")
+    assert sorted(cfg(res, "net")) == [("ip-10-0-139-244", 1465, "net", "Socket"), ("ip-10-0-142-242", 46, "net", "Socket")]
+    assert set(v for *_, v in cfg(res, "channel_transport")) == {"NET/Socket/0"}
+    assert [v for *_, v in cfg(res, "net_plugin")] == ["internal", "internal"]
+    assert [v for *_, v in cfg(res, "socket_if")] == ["eth0:10.0.139.244<0>", "eth0:10.0.142.242<0>"]
+    assert [v for *_, v in cfg(res, "version")] == ["2.11.4+cuda11.4"]
+    done = log(res).filter(pl.col("kind") == "init_complete")
+    assert done.select("host", "rank", "nranks", "comm_id").rows() == [
+        ("ip-10-0-139-244", 0, 2, "0x7f85a4000fa0"), ("ip-10-0-142-242", 1, 2, "0x7f7dec000fa0")]
+    why = reasons(res)
+    assert why[1].startswith("shell prompt") and why[50].startswith("nccl-tests result row")
+    assert why[2] == "not an NCCL line"
+    assert res.lines == 77 and log(res).height + res.unparsed.height == 77
+
+
+def test_gdrdma_channels_and_gdr_level_env():
+    res = parse_fixture("aks-pr36")
+    assert [v for *_, v in cfg(res, "env.NCCL_NET_GDR_LEVEL")] == ["SYS"] * 8
+    transports = [v for *_, v in cfg(res, "channel_transport")]
+    assert transports[:3] == ["NET/IB/0/GDRDMA", "NET/IB/0/GDRDMA", "NET/IB/4/GDRDMA"] and len(transports) == 7
+    res = parse_fixture("issue707")
+    assert {v for *_, v in cfg(res, "channel_transport")} == {
+        "NET/IB/5/GDRDMA", "NET/IB/2/GDRDMA", "NET/IB/0/GDRDMA", "NET/IB/4/GDRDMA"}
+
+
+def test_gdr_disabled_per_hca_and_init_start():
+    res = parse_fixture("issue1537")
+    assert [(k, v) for _, _, k, v in cfg(res) if k.startswith("gdr.")] == [("gdr.mlx5_0", "disabled"), ("gdr.mlx5_1", "disabled")]
+    start = log(res).filter(pl.col("kind") == "init_start").row(0, named=True)
+    assert (start["comm_id"], start["nranks"], start["rank"]) == ("0x65e0bd6ee7449db4", 16, 0)
+
+
+def test_merged_nics_ibext_plugin_comm_info():
+    res = parse_fixture("issue373")
+    assert [v for *_, v in cfg(res, "ib_hca")] == ["mlx5_2:1/RoCE", "mlx5_3:1/RoCE", "mlx5_0:1/RoCE", "mlx5_1:1/RoCE"]
+    want = {"net": "IBext_v8", "p2p_plugin": "IBext_v8", "env.NCCL_P2P_LEVEL": "LOC", "nnodes": "3", "local_ranks": "1",
+            "mnnvl": "0", "cuda_driver": "12020", "bootstrap_if": "bond0.526:169.136.106.9<0>",
+            "net_plugin_path": "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"}
+    got = {k: v for _, _, k, v in cfg(res)}
+    assert {k: got.get(k) for k in want} == want
+    assert [v for *_, v in cfg(res, "channel_transport")] == ["NET/IBext_v8/1"] * 3
+    info = log(res).filter(pl.col("kind") == "comm_info").row(0, named=True)
+    assert (info["comm_id"], info["rank"], info["nranks"]) == ("0x564531f27c80", 2, 3)
+
+
+def test_init_complete_comm_ids_and_timings():
+    res = parse_fixture("issue1412")
+    done = log(res).filter(pl.col("kind") == "init_complete")
+    assert done["rank"].to_list() == [6, 4, 0, 1, 5] and set(done["nranks"].to_list()) == {16}
+    assert set(done["comm_id"].to_list()) == {"0x49bbd7790311d5eb"}
+    assert log(res).filter(pl.col("kind") == "init_timings")["rank"].to_list() == [2, 6, 0]
+    res = parse_fixture("automodel")
+    start = log(res).filter(pl.col("kind") == "init_start")
+    assert start.select("rank", "nranks", "comm_id").rows()[0] == (5, 8, "0x673ba095326ff9de")
+    assert ("node-0", 299591, "net_plugin", "IB") in cfg(res)
+
+
+def test_old_nccl_bare_version_env_and_hosts():
+    res = parse_fixture("nvpeermem")
+    assert row(res, 5)["kind"] == "version" and row(res, 5)["level"] == "VERSION"
+    assert res.meta["hosts"] == ["master_node", "secondary_node"]
+    assert [v for *_, v in cfg(res, "net_plugin")][:1] == ["internal"]  # "No plugin found (libnccl-net.so)."
+    res = parse_fixture("issue952")
+    assert res.meta["hosts"] == ["<cluster_name>"] and [v for *_, v in cfg(res, "p2p_plugin")] == ["IBext"]
+
+
+# --- PyTorch ProcessGroupNCCL watchdog ------------------------------------------------------------
+def test_pytorch_watchdog_old_format():
+    res = parse_fixture("ofa271")
+    df = log(res)
+    assert df["rank"].to_list() == [1, 3, 2, 6, 7]
+    r = df.row(0, named=True)
+    assert (r["kind"], r["level"], r["seq"], r["op_type"], r["timeout_ms"], r["ran_ms"]) == (
+        "watchdog_timeout", "ERROR", 469508, "ALLREDUCE", 1800000, 1802212)
+    assert (r["src_file"], r["src_line"], r["ts_quality"]) == ("ProcessGroupNCCL.cpp", 737, "none")
+
+
+def test_pytorch_watchdog_new_format_pg_guid_last_completed():
+    res = parse_fixture("basicsr737")  # ctx: year 2025, UTC
+    first = row(res, 1)
+    assert first["ts"] == dt.datetime(2025, 6, 26, 6, 24, 44, 903881, tzinfo=UTC) and first["ts_quality"] == "local"
+    assert (first["rank"], first["seq"], first["timeout_ms"], first["ran_ms"]) == (1, 808, 600000, 600020)
+    exc = row(res, 2)
+    assert (exc["kind"], exc["seq"], exc["last_enqueued"], exc["last_completed"], exc["src_line"]) == (
+        "watchdog_exception", 808, 811, 807, 1785)
+    assert log(res)["rank"].to_list() == [1, 1, 0, 0, 2]
+
+
+def test_pytorch_rank_prefix_beats_line_counter_and_year_from_capture():
+    res = parse_fixture("llamafactory")  # ctx: capture 2025-03-21T03:00Z, Asia/Shanghai
+    assert log(res)["rank"].to_list() == [0, 4, 0, 3]
+    assert row(res, 1)["ts"] == dt.datetime(2025, 3, 20, 18, 7, 8, 408271, tzinfo=UTC)
+    assert row(res, 3)["last_completed"] == 1579 and row(res, 3)["last_enqueued"] == 1582
+
+
+def test_terminate_what_exception_raised_and_frames():
+    res = parse_fixture("megatron")
+    assert log(res)["kind"].to_list() == ["terminate", "watchdog_exception", "exception_raised"]
+    what = row(res, 2)
+    assert (what["rank"], what["seq"], what["op_type"], what["timeout_ms"], what["ran_ms"]) == (
+        6, 199, "_REDUCE_SCATTER_BASE", 600000, 882722)
+    assert (row(res, 3)["src_file"], row(res, 3)["src_line"]) == ("ProcessGroupNCCL.cpp", 567)
+    assert set(reasons(res).values()) == {"C++ stack frame of a PyTorch exception (not an NCCL line)"}
+    res = parse_fixture("sglang")
+    w = log(res).filter(pl.col("kind") == "watchdog_exception").row(0, named=True)
+    assert (w["rank"], w["seq"], w["op_type"]) == (5, 9141, "_ALLGATHER_BASE")
+
+
+def test_wrapped_interleaved_lines_are_counted_not_guessed():
+    res = parse_fixture("openr1")
+    assert log(res)["kind"].to_list() == ["terminate", "terminate", "terminate", "watchdog_exception", "exception_raised"]
+    assert row(res, 8)["seq"] is None  # the SeqNum sits on the wrapped continuation line
+    assert reasons(res)[9].startswith("NCCL/PyTorch text without a recognised header")
+
+
+# --- header forms written from NCCL's own format strings (src/debug.cc) ------------------------------
+def test_header_forms_of_debug_cc():
+    lines = [
+        # "[%d] %s:%d (%s) NCCL WARN %s" (2.24+, with function), after the WARN's leading newline
+        "",
+        "node7:1234:1240 [3] transport/net_ib.cc:1295 (ncclIbTest) NCCL WARN NET/IB : Got completion from peer "
+        "10.1.2.3<43122> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.1.2.4",
+        # "[%d] %f %s:%d NCCL TRACE %s" and "NCCL CALL %s"
+        "node7:1234:1240 [3] 1200.345678 ncclProxyProgress:512 NCCL TRACE Received data",
+        "node7:1234:1234 NCCL CALL ncclAllReduce(0x7f0,0x7f0,1,0,0,0x55,0x56)",
+        # launcher prefixes in front of an ordinary header
+        "[1,3]<stdout>:node7:1234:1240 [3] NCCL INFO Using network Socket",
+        "12: node7:1234:1240 [3] NCCL INFO Using network IB",
+        "caf\xe9 node7:1234:1240 [3] NCCL INFO NCCL_BUFFSIZE set by environment to 2097152.",
+    ]
+    res = NCCL.parse("\n".join(lines).encode("utf-8") + b"\n", ParseContext(host="h"))
+    assert res.unparsed.height == 0 and res.lines == 7
+    warn = row(res, 2)
+    assert (warn["src_file"], warn["src_line"], warn["src_func"], warn["ib_status"], warn["vendor_err"]) == (
+        "transport/net_ib.cc", 1295, "ncclIbTest", 12, 129)
+    trace = row(res, 3)
+    assert (trace["level"], trace["src_file"], trace["src_line"], trace["message"]) == (
+        "TRACE", "ncclProxyProgress", 512, "Received data")
+    call = row(res, 4)
+    assert (call["level"], call["kind"], call["pid"], call["cuda_dev"]) == ("CALL", "nccl_call", 1234, None)
+    assert (row(res, 5)["rank"], row(res, 6)["rank"]) == (3, 12)
+    assert row(res, 7)["prefix"] == "caf\xe9" and row(res, 7)["host"] == "node7"
+    assert ("node7", 1234, "env.NCCL_BUFFSIZE", "2097152") in cfg(res)
+
+
+# --- bad input, chunking, sniffing -----------------------------------------------------------------
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"NCCL INFO", b" NCCL WARN \x00\xff\n", b"x" * (5 << 20),
+                                  b"a:1:2 [99999999999] NCCL INFO x\n", b"h:1:2 [0] NCCL INFO " + b"\xc3" * 10 + b"\n"])
+def test_bad_input_is_accounted(data):
+    res = NCCL.parse(data, ParseContext(host="h"))
+    assert res.lines == split_lines(data).height
+    used = log(res).height + res.unparsed.height
+    assert used <= res.lines and res.unparsed["line_no"].is_unique().all()
+
+
+def test_crlf_and_lf_parse_alike():
+    f = next((FIXTURES / "nccl").glob("nccl--nccl-issue1814-*.txt"))
+    a = NCCL.parse(f.read_bytes(), ParseContext(host="h"))
+    b = NCCL.parse(f.read_bytes().replace(b"\n", b"\r\n"), ParseContext(host="h"))
+    assert log(a).drop("file").equals(log(b).drop("file"))
+
+
+def test_chunked_ingest_matches_whole_parse(monkeypatch, tmp_path: Path):
+    from forensics import ingest
+
+    files = sorted((FIXTURES / "nccl").glob("nccl--*.txt"))
+    data = b"".join(f.read_bytes() if f.read_bytes().endswith(b"\n") else f.read_bytes() + b"\n" for f in files)
+    path = tmp_path / "big.log"
+    path.write_bytes(data)
+    whole = NCCL.parse(data, ParseContext(host="h", file=str(path)))
+    frames: dict[str, list[pl.DataFrame]] = {}
+    monkeypatch.setattr(NCCL, "CHUNK_BYTES", 4096)
+    name, res = ingest.parse_path(path, "nccl", ParseContext(host="h", file=str(path)),
+                                  sink=lambda t, df: frames.setdefault(t, []).append(df))
+    assert name == "nccl" and res.lines == whole.lines
+    assert res.unparsed.sort("line_no").equals(whole.unparsed)
+    streamed = pl.concat(frames["nccl_log"]).sort("line_no")
+    assert streamed.height == log(whole).height
+    assert streamed.select("line_no", "host", "pid", "kind", "rank", "seq").equals(
+        log(whole).select("line_no", "host", "pid", "kind", "rank", "seq"))
+    assert set(res.meta["hosts"]) == set(whole.meta["hosts"])
+
+
+def test_sniff():
+    for f in sorted((FIXTURES / "nccl").glob("nccl--*.txt")):
+        assert NCCL.sniff(f.read_bytes()[:65536]), f.name
+    assert not NCCL.sniff(b"[  12.345678] mlx5_core 0000:18:00.0: firmware version: 12.23.1020\n")
+    assert not NCCL.sniff(b"NIC statistics:\n     rx_packets: 12\n")
