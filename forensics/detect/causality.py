@@ -8,6 +8,7 @@ mlx5_2"). Among several candidates the most root-like kind (catalog root_rank) w
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import polars as pl
 
@@ -40,10 +41,30 @@ def _overlaps(cause: dict, effect: dict) -> bool:
     return cs <= ee and ce + BEFORE >= es
 
 
+def _directions(f: dict) -> set[str]:
+    try:
+        return set(json.loads(f["evidence"] or "{}").get("directions") or [])
+    except (ValueError, AttributeError):
+        return set()
+
+
+def _spread_storms(rows: list[dict]) -> None:
+    """A port that only receives pauses while another port sends them is a victim of that storm."""
+    storms = [r for r in rows if r["kind"] == "pfc_storm"]
+    senders = [r for r in storms if "tx" in _directions(r)]
+    for r in storms:
+        if r["caused_by"] or "tx" in _directions(r):
+            continue
+        cands = [c for c in senders if c is not r and not set(c["hosts"]) & set(r["hosts"]) and _overlaps(c, r)]
+        if cands:
+            r["caused_by"] = min(cands, key=lambda c: c["start"] or dt.datetime.max.replace(tzinfo=dt.timezone.utc))["id"]
+
+
 def link_and_rank(findings: pl.DataFrame) -> pl.DataFrame:
     if findings.height == 0:
         return findings
     rows = findings.to_dicts()
+    _spread_storms(rows)
     for r in rows:
         if r["caused_by"]:
             continue

@@ -1,5 +1,6 @@
--- Shared by detectors and the anomaly model: per host x 30 s window features (a temporary view).
-CREATE OR REPLACE TEMP VIEW det_gpu_windows AS
+-- Shared by detectors and the anomaly model: per host x 30 s window features, computed once per
+-- analysis into temporary (in-memory) tables.
+CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
 SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
        avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp,
        count(*) AS samples,
@@ -8,7 +9,7 @@ SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
 FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
 GROUP BY ALL;
 
-CREATE OR REPLACE TEMP VIEW det_host_windows AS
+CREATE OR REPLACE TEMP TABLE det_host_windows AS
 WITH gh AS (
   SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
          avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
@@ -35,8 +36,9 @@ FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d
 LEFT JOIN q USING (host, w);
 
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs.
-CREATE OR REPLACE TEMP VIEW det_nic_class AS
-SELECT r.*,
+-- Classified once per distinct counter name, then only those counters' rates are computed.
+CREATE OR REPLACE TEMP TABLE det_counter_class AS
+SELECT counter,
        CASE
          WHEN regexp_matches(counter, 'pause_storm') THEN 'storm_event'
          WHEN regexp_matches(counter, '(pause_duration|pfc_pri[0-9]+_(rx|tx)_duration_us|pause_time)') THEN 'pause_time_us'
@@ -47,14 +49,33 @@ SELECT r.*,
               AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)') THEN 'drops'
          WHEN regexp_matches(counter, '(crc_err|symbol_err|fcs_err|align_err|length_err|in_range_len)') THEN 'errors'
          WHEN regexp_matches(counter, '(link_down_events|carrier_changes|link_down_count)') THEN 'link_down'
-         WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'rx_bytes_phy', 'rx_bytes') AND queue IS NULL THEN 'bytes'
+         WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'rx_bytes_phy', 'rx_bytes') THEN 'bytes'
        END AS class,
        CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
             WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir,
        coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global') AS prio
-FROM nic_rates r;
+FROM (SELECT DISTINCT counter FROM nic_counters WHERE counter IS NOT NULL);
+DELETE FROM det_counter_class WHERE class IS NULL;
 
-CREATE OR REPLACE TEMP VIEW det_nic_windows AS
+-- The rates of just those counters (the nic_rates view's arithmetic, via its macros, on the subset:
+-- filtering the view itself would compute every counter's window first).
+CREATE OR REPLACE TEMP TABLE det_nic_class AS
+WITH s AS (
+  SELECT n.host, n.iface, n.counter, n.queue, n.ts, n.value, c.class, c.dir, c.prio,
+         lag(n.ts) OVER w AS ts_start, lag(n.value) OVER w AS prev
+  FROM raw.nic_counters n JOIN det_counter_class c USING (counter)
+  WHERE n.ts IS NOT NULL AND n.value IS NOT NULL AND (c.class <> 'bytes' OR n.queue IS NULL)
+  WINDOW w AS (PARTITION BY n.host, n.iface, n.counter, n.queue, n.raw_name ORDER BY n.ts)
+)
+SELECT s.host, s.iface, s.counter, s.queue, s.class, s.dir, s.prio, s.ts_start, s.ts,
+       align_ts(s.ts, o.clock_offset_s) AS ts_aligned, seconds_between(s.ts_start, s.ts) AS dt_s,
+       counter_delta(s.value, s.prev) AS delta,
+       per_second(counter_delta(s.value, s.prev), seconds_between(s.ts_start, s.ts)) AS rate_per_s,
+       s.value < s.prev AS reset
+FROM s LEFT JOIN raw.clock_offsets o ON o.host = s.host
+WHERE s.prev IS NOT NULL;
+
+CREATE OR REPLACE TEMP TABLE det_nic_windows AS
 WITH b AS (
   SELECT host, iface, ts, counter, class, rate_per_s,
          bool_or(counter = 'tx_bytes_phy') OVER (PARTITION BY host, iface) AS has_phy

@@ -5,19 +5,17 @@
 -- param: min_paused_fraction = 0.2   or this fraction of each second spent paused (pause duration counters, us)
 -- param: min_duration_s = 10   shortest storm reported
 WITH c AS (
-  SELECT host, iface, dir, prio, class, ts, ts_start, dt_s, delta, rate_per_s FROM det_nic_class
-  WHERE class IN ('pause_frames', 'pause_time_us', 'storm_event')
+  SELECT host, iface, dir, prio, class, ts, ts_start, rate_per_s FROM det_nic_class
+  WHERE class IN ('pause_frames', 'pause_time_us')
 ), per AS (
   SELECT host, iface, prio, ts, any_value(ts_start) AS ts_start,
          max(rate_per_s) FILTER (WHERE class = 'pause_frames') AS pause_per_s,
          max(rate_per_s) FILTER (WHERE class = 'pause_time_us') / 1e6 AS paused_fraction,
-         sum(delta) FILTER (WHERE class = 'storm_event') AS storm_events,
          list(DISTINCT dir) FILTER (WHERE dir IS NOT NULL AND ((class = 'pause_frames' AND rate_per_s >= $min_pause_per_s)
                OR (class = 'pause_time_us' AND rate_per_s / 1e6 >= $min_paused_fraction))) AS dirs
   FROM c GROUP BY host, iface, prio, ts
 ), flagged AS (
-  SELECT *, (coalesce(pause_per_s, 0) >= $min_pause_per_s OR coalesce(paused_fraction, 0) >= $min_paused_fraction
-             OR coalesce(storm_events, 0) > 0) AS bad
+  SELECT *, (coalesce(pause_per_s, 0) >= $min_pause_per_s OR coalesce(paused_fraction, 0) >= $min_paused_fraction) AS bad
   FROM per
 ), m AS (
   SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s
@@ -26,19 +24,37 @@ WITH c AS (
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
          max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,
-         sum(storm_events) AS storm_events, list_distinct(flatten(list(dirs))) AS dirs
-  FROM i WHERE bad GROUP BY ALL
+         list_distinct(flatten(list(dirs))) AS dirs
+  FROM i WHERE bad GROUP BY ALL HAVING epoch(max(ts) - min(ts_start)) >= $min_duration_s
+), storms AS (
+  -- the NIC's own pause-storm watchdog (mlx5 tx_pause_storm_warning/error_events): counted per port
+  SELECT host, iface, ts_start, ts, delta FROM det_nic_class WHERE class = 'storm_event' AND delta > 0
+), ew AS (
+  SELECT e.*, (SELECT sum(s.delta) FROM storms s WHERE s.host = e.host AND s.iface = e.iface
+                 AND s.ts >= e.start AND s.ts_start <= e."end") AS storm_events
+  FROM e
+), lone AS (
+  SELECT host, iface, 'global' AS prio, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
+         NULL::DOUBLE AS peak_pause_per_s, NULL::DOUBLE AS avg_pause_per_s, NULL::DOUBLE AS max_paused_fraction,
+         ['tx'] AS dirs, sum(delta) AS storm_events
+  FROM storms s WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.host = s.host AND e.iface = s.iface
+                                    AND s.ts >= e.start AND s.ts_start <= e."end")
+  GROUP BY host, iface
+), all_e AS (
+  SELECT host, iface, prio, start, "end", intervals, peak_pause_per_s, avg_pause_per_s, max_paused_fraction, dirs, storm_events FROM ew
+  UNION ALL SELECT * FROM lone
 )
 SELECT host, iface || CASE WHEN prio = 'global' THEN ' (global pause)' ELSE ' prio ' || prio END AS subject,
        start, "end",
        least(1.0, 0.7 + epoch("end" - start) / 300 + CASE WHEN coalesce(storm_events, 0) > 0 THEN 0.2 ELSE 0 END) AS score,
        'PFC pause storm on ' || host || ' ' || iface || CASE WHEN prio = 'global' THEN '' ELSE ' priority ' || prio END
-         || ' (' || coalesce(array_to_string(list_sort(dirs), '/'), 'rx/tx') || '): up to ' || coalesce(round(peak_pause_per_s)::BIGINT::VARCHAR, '?')
-         || ' pause frames/s' || coalesce(', paused ' || round(100 * max_paused_fraction)::BIGINT || '% of the time', '')
-         || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm events' ELSE '' END
+         || ' (' || CASE WHEN list_contains(dirs, 'tx') THEN 'this port sends pauses' ELSE 'receives pauses' END || ')'
+         || coalesce(': up to ' || round(peak_pause_per_s)::BIGINT || ' pause frames/s', '')
+         || coalesce(', paused ' || round(100 * max_paused_fraction)::BIGINT || '% of the time', '')
+         || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events' ELSE '' END
          || ' for ' || round(epoch("end" - start))::BIGINT || ' s' AS summary,
-       to_json({iface: iface, priority: prio, directions: dirs, peak_pause_per_s: round(peak_pause_per_s),
+       to_json({iface: iface, priority: prio, directions: list_sort(dirs), peak_pause_per_s: round(peak_pause_per_s),
                 avg_pause_per_s: round(avg_pause_per_s), max_paused_fraction: round(max_paused_fraction, 3),
                 storm_events: storm_events, intervals: intervals, duration_s: epoch("end" - start)})::VARCHAR AS evidence
-FROM e WHERE epoch("end" - start) >= $min_duration_s OR coalesce(storm_events, 0) > 0
+FROM all_e
 ORDER BY start
