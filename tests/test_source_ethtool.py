@@ -285,8 +285,11 @@ def test_fast_line_split_matches_split_lines():
     alphabet = [b"\n", b"\r", b"a", b" ", b":", b'"', b"#", b"\t", b"\x00", b"\xff", b"\xe2\x82", b"\xac",
                 b"\xef\xbb\xbf", b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\x1f"]
     samples += [b"".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(400)]
+    from forensics.sources._base import _split_lines_csv, _split_lines_py
+
     for data in samples:
-        assert ethtool._lines(data, min_bytes=0).equals(split_lines(data)), data
+        fast = _split_lines_csv(data)
+        assert fast is None or fast.equals(_split_lines_py(data)), data
 
 
 # --- sniffing ------------------------------------------------------------------------------------

@@ -165,31 +165,6 @@ _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$
 _TS = pl.Datetime("us", "UTC")
 
 
-def _lines(data: bytes, min_bytes: int = 1 << 20) -> pl.DataFrame:
-    """The frame split_lines() returns (same lines, same numbers), read by polars' CSV reader.
-
-    For big inputs only (2x faster and a quarter of the memory on a 100 MB series): one column, a
-    separator byte absent from the data, no quoting; its one-trailing-CR rule is split_lines'. Any
-    doubt (no free separator byte, a reader error, another line count) falls back to split_lines.
-    """
-    if len(data) < min_bytes:
-        return split_lines(data)
-    sep = next((c for c in ("\x1f", "\x1e", "\x1d", "\x1c") if c.encode() not in data), None)
-    if sep is None:
-        return split_lines(data)
-    try:
-        df = pl.read_csv(data, has_header=False, separator=sep, quote_char=None, new_columns=["text"],
-                         encoding="utf8-lossy", infer_schema=False, comment_prefix=None)
-    except Exception:  # noqa: BLE001 - the reference splitter decides
-        return split_lines(data)
-    if df.height != count_lines(data) or df.columns != ["text"]:
-        return split_lines(data)
-    text = pl.col("text").fill_null("")
-    if data.startswith(b"\xef\xbb\xbf"):  # the CSV reader drops a BOM; split_lines keeps it
-        text = pl.when(pl.int_range(pl.len()) == 0).then("\ufeff" + text).otherwise(text)
-    return df.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no"), text.alias("text"))
-
-
 def _iface_of(command: str | None) -> str | None:
     m = _CMD.search(command or "")
     return (m.group(1) or m.group(2)) if m else None
@@ -264,7 +239,7 @@ def _value_reason(v: pl.Expr) -> pl.Expr:
 def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
                  unparsed: list[pl.DataFrame], features: set[str], hosts: set[str]) -> tuple[pl.DataFrame, int, int]:
     """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
-    df = _lines(data)
+    df = split_lines(data)
     n = df.height
     if line_offset:
         df = df.with_columns(pl.col("line_no") + line_offset)
