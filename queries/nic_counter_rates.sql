@@ -4,14 +4,14 @@
 -- @param per_queue BOOLEAN = false    one row per queue (default: per-queue counters summed, scope 'queues')
 -- `scope` is 'port' for counters printed once per interface and 'queues' for the sum of per-queue
 -- counters of the same name (rx0_packets, rx1_packets, ... -> rx_packets), never mixed; peak_per_s
--- is the highest rate of one counter in one interval.
-SELECT host, iface, counter, CASE WHEN queue IS NULL THEN 'port' ELSE 'queues' END AS scope,
+-- is the highest rate of one counter in one interval. Reads nic_counter_summary (one row per counter).
+SELECT host, iface, class, counter, CASE WHEN queue IS NULL THEN 'port' ELSE 'queues' END AS scope,
        CASE WHEN $per_queue THEN queue END AS queue, count(DISTINCT queue) AS queues,
-       CAST(sum(delta) AS BIGINT) AS total,
-       round(sum(delta) / nullif(seconds_between(min(ts_start), max(ts)), 0), 3) AS mean_per_s,
-       max(rate_per_s) AS peak_per_s, count(*) FILTER (WHERE reset) AS resets,
-       min(ts_start) AS first_sample, max(ts) AS last_sample
-FROM nic_rates
+       CAST(sum(total) AS BIGINT) AS total,
+       round(sum(total) / nullif(seconds_between(min(first_sample), max(last_sample)), 0), 3) AS mean_per_s,
+       max(peak_per_s) AS peak_per_s, CAST(sum(resets) AS BIGINT) AS resets,
+       min(first_sample) AS first_sample, max(last_sample) AS last_sample
+FROM nic_counter_summary
 WHERE ($host IS NULL OR host = $host) AND counter LIKE $counter_like
-GROUP BY host, iface, counter, queue IS NULL, CASE WHEN $per_queue THEN queue END
+GROUP BY host, iface, class, counter, queue IS NULL, CASE WHEN $per_queue THEN queue END
 ORDER BY total DESC, host, iface, counter, queue;

@@ -6,6 +6,7 @@
 -- Counters: mlx5 rx/tx_prioN_pause, rx/tx_pause_ctrl_phy; bnxt rx/tx_pfc_ena_frames_priN,
 -- rx/tx_pause_frames; ice/i40e *_priority_N_xon/xoff, link_xon/xoff_*; ixgbe/igb *_flow_control_*.
 -- Durations (pause_duration, *_duration_us) are summed separately as paused microseconds per second.
+-- (class = 'pause' is nic_counter_class(); pause storm events are class 'storm'.)
 WITH r AS (
     SELECT host, iface, counter, ts_start, ts, ts_aligned, dt_s, delta, rate_per_s,
            CASE WHEN regexp_matches(counter, '(?i)duration') THEN 'duration' ELSE 'frames' END AS what,
@@ -13,8 +14,7 @@ WITH r AS (
            CASE WHEN regexp_matches(counter, '(?i)(^|_)tx|_tx_|xmit') THEN 'tx'
                 WHEN regexp_matches(counter, '(?i)(^|_)rx|_rx_|recv') THEN 'rx' ELSE '?' END AS direction
     FROM nic_rates
-    WHERE regexp_matches(counter, '(?i)(pause|pfc|xon|xoff|flow_control)')
-      AND NOT regexp_matches(counter, '(?i)(storm|transition|enable|_ena$)')
+    WHERE class = 'pause' AND NOT regexp_matches(counter, '(?i)(transition|enable|_ena$)')
       AND ($host IS NULL OR host = $host)
       AND ($since IS NULL OR ts_aligned >= $since) AND ($until IS NULL OR ts_aligned < $until)
 )

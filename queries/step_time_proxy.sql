@@ -11,13 +11,14 @@ WITH bytes AS (
                row_number() OVER (PARTITION BY host, iface ORDER BY
                    CASE counter WHEN 'tx_bytes_phy' THEN 0 WHEN 'tx_vport_rdma_unicast_bytes' THEN 1
                                 WHEN 'tx_bytes' THEN 2 ELSE 3 END) AS k
-        FROM (SELECT DISTINCT host, iface, counter FROM nic_counters
+        FROM (SELECT DISTINCT host, iface, counter FROM nic_counter_summary
               WHERE queue IS NULL AND counter IN ('tx_bytes_phy', 'tx_vport_rdma_unicast_bytes', 'tx_bytes'))
     ) WHERE k = 1
 ), tx AS (
     SELECT r.host, r.ts_aligned AS t, sum(r.rate_per_s) AS tx_bytes_s, sum(r.dt_s) / count(*) AS dt_s
     FROM nic_rates r JOIN bytes USING (host, iface, counter)
-    WHERE r.queue IS NULL AND ($since IS NULL OR r.ts_aligned >= $since) AND ($until IS NULL OR r.ts_aligned < $until)
+    WHERE r.class = 'bytes' AND r.counter IN ('tx_bytes_phy', 'tx_vport_rdma_unicast_bytes', 'tx_bytes')
+      AND r.queue IS NULL AND ($since IS NULL OR r.ts_aligned >= $since) AND ($until IS NULL OR r.ts_aligned < $until)
     GROUP BY r.host, r.ts_aligned
 ), med AS (
     SELECT host, median(tx_bytes_s) AS m FROM tx GROUP BY host

@@ -53,27 +53,32 @@ def _resolve(path: Path, cache_dir: Path | None) -> Path:
     return out if isinstance(out, Path) else Path(getattr(out, "root", out))
 
 
-def connect(root: Path, materialize: bool = False, database: str = ":memory:") -> tuple[duckdb.DuckDBPyConnection, dict]:
+def connect(root: Path, materialize: bool = False, database: str = ":memory:",
+            derive: str = "auto") -> tuple[duckdb.DuckDBPyConnection, dict]:
     """A DuckDB connection with the whole catalog of the bundle directory `root` built.
 
     Returns (connection, info) where info has ``present`` (tables with data), ``views`` (derived
-    views), ``hosts`` and ``clock`` (the offsets frame). Not locked down: see :func:`open_bundle`.
+    views), ``hosts``, ``clock`` (the offsets frame) and ``cached`` (relations read from the
+    Parquet cache of :mod:`forensics.db.derived`; `derive` = auto|always|never). Not locked down:
+    see :func:`open_bundle`.
     """
     from forensics import timeline
+    from forensics.db import derived
 
     con = duckdb.connect(database)
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET parquet_metadata_cache = true")
-        present = _build.create_base(con, root, materialize=materialize)
+        files = _build.create_base(con, root, materialize=materialize)
         clock = timeline.clock_offsets(con)
         timeline.store_offsets(con, clock)
         views = _build.create_views(con)
+        cached = derived.attach(con, root, files, derive)
     except Exception:
         con.close()
         raise
     hosts = [r[0] for r in con.execute("SELECT host FROM raw.bundle_hosts ORDER BY host").fetchall()]
-    return con, {"present": present, "views": views, "hosts": hosts, "clock": clock}
+    return con, {"present": sorted(files), "views": views, "hosts": hosts, "clock": clock, "cached": cached}
 
 
 class Bundle:
@@ -86,6 +91,7 @@ class Bundle:
         self.views: list[str] = info["views"]
         self.hosts: list[str] = info["hosts"]
         self.clock: pl.DataFrame = info["clock"]
+        self.cached: list[str] = info["cached"]
         self.confined = confined
         self.open_seconds = open_s
 
@@ -149,16 +155,18 @@ class Bundle:
         return f"<Bundle {self.root} hosts={len(self.hosts)} tables={len(self.tables)}>"
 
 
-def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confined: bool = True) -> Bundle:
+def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confined: bool = True,
+                derive: str = "auto") -> Bundle:
     """Open a bundle (tar, raw directory, or a directory with parsed ``tables/``) for SQL.
 
     Parsing happens at most once per bundle (the cache of :func:`forensics.bundle.load`); opening an
     already parsed bundle only builds views. With ``confined=False`` the connection is not locked
-    down (trusted internal use such as ``forensics export``).
+    down (trusted internal use such as ``forensics export``). `derive` (auto|always|never) says
+    when window-heavy views are cached as Parquet beside the tables (see :mod:`forensics.db.derived`).
     """
     t0 = time.perf_counter()
     root = _resolve(Path(path), Path(cache_dir) if cache_dir else None)
-    con, info = connect(root)
+    con, info = connect(root, derive=derive)
     if confined:
         safety.lock_down(con, root / TABLES_DIR)
     return Bundle(root, con, info, confined, time.perf_counter() - t0)

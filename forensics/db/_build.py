@@ -66,6 +66,7 @@ class FileInfo:
     def __init__(self, path: Path):
         self.path = path
         md = pq.ParquetFile(path).metadata
+        self.rows = md.num_rows
         self.schema = md.schema.to_arrow_schema()
         self.hosts = self._hosts(md)
 
@@ -118,10 +119,10 @@ def _parquet_select(table: str, infos: list[FileInfo]) -> str:
     return f"SELECT {', '.join(exprs)} FROM read_parquet({flist}, {opts})"
 
 
-def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False) -> list[str]:
-    """raw.<table> for every schema table; returns the tables that have data in the bundle."""
+def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False) -> dict[str, list[FileInfo]]:
+    """raw.<table> for every schema table; returns {table: its files} for the tables the bundle has."""
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
-    present = []
+    present: dict[str, list[FileInfo]] = {}
     kind = "TABLE" if materialize else "VIEW"
     hosts: set[str] = set()
     for table in schema.table_names():
@@ -133,7 +134,7 @@ def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = 
                 raise ValueError(f"{f.relative_to(root)}: not a readable Parquet file ({exc})") from None
         sql = _parquet_select(table, infos) if infos else _empty_select(table)
         if infos:
-            present.append(table)
+            present[table] = infos
         for i in infos:
             hosts |= i.hosts
         con.execute(f"CREATE OR REPLACE {kind} raw.{quote_ident(table)} AS {sql}")

@@ -24,6 +24,7 @@ def export_duckdb(root: Path, out: Path) -> dict[str, int]:
     try:
         con, info = connect(root, materialize=True, database=tmp)
         try:
+            _materialize_derived(con)
             counts = _counts(con)
             con.execute("CHECKPOINT")
         finally:
@@ -35,6 +36,17 @@ def export_duckdb(root: Path, out: Path) -> dict[str, int]:
                 os.unlink(p)
         raise
     return counts
+
+
+def _materialize_derived(con) -> None:
+    """The cached intermediate relations become tables of the file (no reference to the bundle's files)."""
+    from forensics.db.derived import ITEMS
+
+    for item in ITEMS:
+        n = item.name
+        con.execute(f"CREATE TABLE raw.{n}__m AS SELECT * FROM raw.{n}")
+        con.execute(f"DROP VIEW raw.{n}")
+        con.execute(f"ALTER TABLE raw.{n}__m RENAME TO {n}")
 
 
 def _relations(con) -> list[tuple[str, bool]]:

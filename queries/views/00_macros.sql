@@ -23,3 +23,18 @@ CREATE OR REPLACE MACRO within_s(ts, center, seconds) AS
 -- severity_rank(severity): 2 critical, 1 warning, 0 info (for ORDER BY ... DESC).
 CREATE OR REPLACE MACRO severity_rank(severity) AS
     CASE severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 WHEN 'info' THEN 0 END;
+-- nic_counter_class(counter): what an ethtool -S counter counts, by its name (first match wins):
+-- link (link down events, carrier changes), storm (pause storm events), pause (PFC/global pause
+-- frames and durations, xon/xoff), drop (discards, drops, out of buffer, missed, FIFO), error (CRC,
+-- symbol, FCS, signal integrity, stalls, corrected bits), bytes, packets, or other.
+CREATE OR REPLACE MACRO nic_counter_class(counter) AS
+    CASE
+        WHEN regexp_matches(counter, '(?i)(link_down|carrier|link_up|module_unplug)') THEN 'link'
+        WHEN regexp_matches(counter, '(?i)storm') THEN 'storm'
+        WHEN regexp_matches(counter, '(?i)(pause|pfc|xon|xoff|flow_control)') THEN 'pause'
+        WHEN regexp_matches(counter, '(?i)(discard|drop|out_of_buffer|missed|no_?buf|buffer_overflow|fifo|oversize|if_down)') THEN 'drop'
+        WHEN regexp_matches(counter, '(?i)(err|crc|symbol|fcs|align|jabber|fragment|undersize|signal_integrity|stalled|corrected|bad_)') THEN 'error'
+        WHEN regexp_matches(counter, '(?i)(bytes|octets)') THEN 'bytes'
+        WHEN regexp_matches(counter, '(?i)(packets|pkts|frames|ucast|mcast|bcast|multicast|broadcast|unicast)') THEN 'packets'
+        ELSE 'other'
+    END;

@@ -1,7 +1,8 @@
 -- nccl_log: the parsed NCCL/PyTorch lines, with lines that carry no timestamp placed between their
 -- stamped neighbours of the same host and file (linearly by line number) and marked
 -- ts_quality = 'interpolated'. Lines with a stamped neighbour on one side only keep no time.
-CREATE OR REPLACE VIEW nccl_log AS
+-- (raw.nccl_log_placed is the definition; forensics.db.derived may cache it as Parquet.)
+CREATE OR REPLACE VIEW raw.nccl_log_placed AS
 WITH w AS (
     SELECT *,
            last_value(CASE WHEN ts IS NOT NULL THEN line_no END IGNORE NULLS) OVER before AS p_line,
@@ -21,3 +22,5 @@ SELECT * EXCLUDE (p_line, p_ts, n_line, n_ts) REPLACE (
     CASE WHEN ts IS NULL AND p_ts IS NOT NULL AND n_ts IS NOT NULL THEN 'interpolated' ELSE ts_quality END AS ts_quality
 )
 FROM w;
+
+CREATE OR REPLACE VIEW nccl_log AS SELECT * FROM raw.nccl_log_placed;

@@ -3,7 +3,8 @@
 -- printed). start = first sample with the reason active; end = first later sample without it (the
 -- last active sample when none followed: ongoing = true). `throttle` marks the reasons that slow
 -- the GPU down (power cap, HW slowdown, thermal, power brake), as opposed to idle/app clocks/sync.
-CREATE OR REPLACE VIEW gpu_episodes AS
+-- (raw.gpu_episode_rows is the definition; forensics.db.derived may cache it as Parquet.)
+CREATE OR REPLACE VIEW raw.gpu_episode_rows AS
 WITH s AS (
     SELECT host, gpu, ts, ts_quality, sm_clock_mhz, temp_c, power_w, util_pct,
            unnest([
@@ -27,14 +28,12 @@ WITH s AS (
     WHERE active IS NOT NULL
     WINDOW w AS (PARTITION BY host, gpu, reason ORDER BY ts)
 ), g AS (
-    SELECT *, sum(starts::INT) OVER (PARTITION BY host, gpu, reason ORDER BY ts ROWS UNBOUNDED PRECEDING) AS episode
+    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, gpu, reason ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
     FROM f
 )
 SELECT e.host, e.gpu, e.reason,
        e.reason IN ('sw_power_cap', 'hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake') AS throttle,
-       e.episode, e.start, e."end", align_ts(e.start, c.clock_offset_s) AS start_aligned,
-       align_ts(e."end", c.clock_offset_s) AS end_aligned,
-       (epoch_us(e."end") - epoch_us(e.start)) / 1e6 AS duration_s,
+       e.episode, e.start, e."end", (epoch_us(e."end") - epoch_us(e.start)) / 1e6 AS duration_s,
        e.ongoing, e.samples, e.ts_quality, e.min_sm_clock_mhz, e.avg_sm_clock_mhz, e.max_temp_c, e.avg_power_w,
        e.avg_util_pct
 FROM (
@@ -47,5 +46,12 @@ FROM (
            max(temp_c) AS max_temp_c, avg(power_w) AS avg_power_w, avg(util_pct) AS avg_util_pct
     FROM g WHERE active
     GROUP BY host, gpu, reason, episode
-) e
+) e;
+
+CREATE OR REPLACE VIEW gpu_episodes AS
+SELECT e.host, e.gpu, e.reason, e.throttle, e.episode, e.start, e."end",
+       align_ts(e.start, c.clock_offset_s) AS start_aligned, align_ts(e."end", c.clock_offset_s) AS end_aligned,
+       e.duration_s, e.ongoing, e.samples, e.ts_quality, e.min_sm_clock_mhz, e.avg_sm_clock_mhz, e.max_temp_c,
+       e.avg_power_w, e.avg_util_pct
+FROM raw.gpu_episode_rows e
 LEFT JOIN raw.clock_offsets c ON c.host = e.host;

@@ -13,7 +13,7 @@ WITH s AS (
     SELECT *, active AND NOT coalesce(lag(active) OVER w, false) AS starts, lead(ts) OVER w AS next_ts
     FROM s WINDOW w AS (PARTITION BY host, device, source ORDER BY ts)
 ), g AS (
-    SELECT *, sum(starts::INT) OVER (PARTITION BY host, device, source ORDER BY ts ROWS UNBOUNDED PRECEDING) AS episode
+    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, device, source ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
     FROM f
 )
 SELECT e.*, align_ts(e.start, c.clock_offset_s) AS start_aligned, align_ts(e."end", c.clock_offset_s) AS end_aligned,

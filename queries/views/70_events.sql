@@ -11,7 +11,8 @@
 -- gpu_ecc_dbe, gpu_ecc_sbe, gpu_remap_pending, gpu_remap_failure (gpu_samples increments/flags);
 -- nic_link_down_counter, nic_pause_storm (ethtool counter increments); disk_saturated,
 -- cpu_iowait (episode starts); command_failed (collector commands that failed or timed out).
-CREATE OR REPLACE VIEW events AS
+-- (raw.events_local is the definition without ts_aligned; forensics.db.derived may cache it.)
+CREATE OR REPLACE VIEW raw.events_local AS
 WITH kl AS (
     SELECT *,
         CASE
@@ -113,19 +114,14 @@ WITH kl AS (
     )
 
     UNION ALL
-    SELECT ts, ts_quality, host, source,
-        CASE WHEN counter LIKE '%storm%' THEN 'nic_pause_storm' ELSE 'nic_link_down_counter' END,
+    SELECT ts, ts_quality, host, 'ethtool',
+        CASE WHEN class = 'storm' THEN 'nic_pause_storm' ELSE 'nic_link_down_counter' END,
         CASE WHEN counter LIKE '%storm_error%' THEN 'critical' ELSE 'warning' END,
-        iface, raw_name || ' +' || counter_delta(value, prev) || ' (now ' || value || ')',
+        iface, raw_name || ' +' || delta || ' (now ' || value || ')',
         'nic_counters', file, line_no
-    FROM (
-        SELECT *, lag(value) OVER (PARTITION BY host, iface, raw_name ORDER BY ts) AS prev
-        FROM raw.nic_counters
-        WHERE ts IS NOT NULL AND value IS NOT NULL
-          AND (counter IN ('link_down_events_phy', 'carrier_changes', 'carrier_down_count', 'link_down_events')
-               OR counter LIKE '%pause_storm%')
-    )
-    WHERE prev IS NOT NULL AND counter_delta(value, prev) > 0
+    FROM raw.nic_intervals
+    WHERE class IN ('link', 'storm') AND delta > 0
+      AND (class = 'storm' OR counter IN ('link_down_events_phy', 'carrier_changes', 'carrier_down_count', 'link_down_events'))
 
     UNION ALL
     SELECT start, ts_quality, host, source, 'disk_saturated', 'warning', device,
@@ -151,6 +147,9 @@ WITH kl AS (
     FROM raw.commands
     WHERE (exit_code IS NOT NULL AND exit_code <> 0) OR error IS NOT NULL OR timed_out
 )
+SELECT ts, ts_quality, host, source, kind, severity, subject, message, origin, file, line_no FROM ev;
+
+CREATE OR REPLACE VIEW events AS
 SELECT ev.ts, align_ts(ev.ts, c.clock_offset_s) AS ts_aligned, ev.ts_quality, ev.host, ev.source, ev.kind,
        ev.severity, ev.subject, ev.message, ev.origin, ev.file, ev.line_no
-FROM ev LEFT JOIN raw.clock_offsets c ON c.host = ev.host;
+FROM raw.events_local ev LEFT JOIN raw.clock_offsets c ON c.host = ev.host;

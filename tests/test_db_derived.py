@@ -1,0 +1,91 @@
+"""Cached derived relations (tables/_derived/) give exactly what the SQL definitions give."""
+from __future__ import annotations
+
+import os
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+import forensics
+from forensics.db import derived
+from test_db_kit import at, bundle_dir, sample_tables, write_table
+
+VIEWS = {
+    "nic_rates": "host, iface, counter, queue, raw_name, ts, line_no",
+    "nic_counter_summary": "host, iface, counter, queue, raw_name",
+    "gpu_episodes": "host, gpu, reason, start",
+    "nccl_log": "host, file, line_no",
+    "events": "ts_aligned, host, kind, subject, message, file, line_no",
+}
+
+
+def _tables():
+    t = sample_tables()
+    # a counter reset, a counter that appears late, two samples at one time stamp, a sample without time
+    t["nic_counters"] += [
+        {"host": "n1", "iface": "eth9", "counter": "rx_bytes", "raw_name": "rx_bytes", "ts": at(s), "value": v,
+         "ts_quality": "sampled", "line_no": 1000 + k}
+        for k, (s, v) in enumerate([(0, 10), (1, 30), (2, 5), (3, 25), (3, 40)])
+    ] + [{"host": "n1", "iface": "eth9", "counter": "rx_bytes", "raw_name": "rx_bytes", "ts": None, "value": 1}]
+    t["nccl_log"] += [{"host": "n2", "file": "nccl/n2.log", "line_no": 3, "ts": None, "ts_quality": "none",
+                       "level": "INFO", "kind": "net", "message": "NET/IB : Using [0]mlx5_0:1/RoCE"},
+                      {"host": "n2", "file": "nccl/n2.log", "line_no": 4, "ts": at(14), "ts_quality": "local",
+                       "level": "WARN", "kind": "other", "message": "some warning"}]
+    return t
+
+
+def _dump(b):
+    return {v: b.sql(f"SELECT * FROM {v} ORDER BY {order}") for v, order in VIEWS.items()}
+
+
+def test_cached_relations_equal_the_sql_definitions(tmp_path):
+    root = bundle_dir(tmp_path, _tables())
+    plain = forensics.open_bundle(root, derive="never")
+    assert plain.cached == []
+    expected = _dump(plain)
+    cached = forensics.open_bundle(root, derive="always")
+    assert cached.cached == [i.name for i in derived.ITEMS]
+    for v, df in _dump(cached).items():
+        assert_frame_equal(df, expected[v], check_exact=True), v
+    assert expected["nic_rates"].filter(pl.col("iface") == "eth9")["delta"].to_list() == [20, 5, 20, 15]
+    # the next open reuses the cache, also in auto mode and for a small bundle
+    again = forensics.open_bundle(root)
+    assert again.cached == cached.cached
+    assert (root / "tables" / "_derived" / "nic_interval_rows" / "_key.json").is_file()
+
+
+def test_the_cache_follows_the_tables(tmp_path):
+    root = bundle_dir(tmp_path, _tables())
+    b = forensics.open_bundle(root, derive="always")
+    n = b.sql("SELECT count(*) FROM nic_rates").item()
+    write_table(root, "nic_counters", [{"host": "n1", "iface": "eth0", "counter": "x", "raw_name": "x",
+                                        "ts": at(s), "value": s, "ts_quality": "sampled"} for s in range(3)])
+    b2 = forensics.open_bundle(root, derive="auto")  # n1's file changed: its cache is stale and not rebuilt (small)
+    assert "nic_interval_rows" not in b2.cached
+    assert b2.sql("SELECT count(*) FROM nic_rates").item() < n
+    b3 = forensics.open_bundle(root, derive="always")
+    assert "nic_interval_rows" in b3.cached
+    assert b3.sql("SELECT count(*) FROM nic_rates").item() == b2.sql("SELECT count(*) FROM nic_rates").item()
+
+
+def test_a_read_only_bundle_keeps_the_sql_views(tmp_path):
+    root = bundle_dir(tmp_path, _tables())
+    os.chmod(root / "tables", 0o555)
+    try:
+        if os.access(root / "tables", os.W_OK):  # running as root: permissions do not bind
+            return
+        b = forensics.open_bundle(root, derive="always")
+        assert b.cached == []
+        assert b.sql("SELECT count(*) FROM events").item() > 0
+    finally:
+        os.chmod(root / "tables", 0o755)
+
+
+def test_nic_intervals_builder_on_empty_and_null_rows():
+    empty = forensics.schema.empty("nic_counters").select(derived.NIC_COLUMNS).to_arrow()
+    assert derived.nic_intervals(empty, classes=lambda names: {}).num_rows == 0
+    rows = pl.DataFrame({"host": ["h", "h", "h"], "iface": [None, None, None], "counter": ["c", "c", "c"],
+                         "raw_name": ["c", "c", "c"], "ts": [at(0), None, at(2)], "value": [1, 5, None],
+                         "line_no": [1, 2, 3]})
+    rows = forensics.schema.conform(rows, "nic_counters").select(derived.NIC_COLUMNS).to_arrow()
+    assert derived.nic_intervals(rows, classes=lambda names: {"c": "bytes"}).num_rows == 0
