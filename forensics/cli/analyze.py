@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
 
             from forensics.report.summary import render_text
 
-            render_text(analysis, Console(highlight=False, soft_wrap=True))
+            render_text(analysis, Console(highlight=False, soft_wrap=True, emoji=False))
         if fail_on is not None:
             worst = max((severity_rank(s) for s in analysis.findings["severity"].to_list()), default=-1)
             if worst >= severity_rank(fail_on.value):

@@ -22,7 +22,7 @@ HOST_LOCAL = ["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturat
 CAUSES: dict[str, tuple[list[str], bool]] = {
     "nccl_transport_error": (FABRIC + GPU_HW, False),
     "collective_timeout": (FABRIC + GPU_HW + ["nccl_transport_error"] + HOST_LOCAL, False),
-    "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation"], False),
+    "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation", "straggler"], False),
     "straggler": (["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation"] + GPU_HW, True),
     "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
     "gpu_xid": (["gpu_xid", "ecc_error"], True),
@@ -35,7 +35,7 @@ BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its cons
 def _overlaps(cause: dict, effect: dict) -> bool:
     cs, ce, es, ee = cause["start"], cause["end"], effect["start"], effect["end"]
     if cs is None or es is None:
-        return cs is None and es is None  # untimed findings (configuration) link only to untimed ones
+        return True  # one side has no time (configuration, untimed log lines): time cannot rule it out
     ce = ce or cs
     ee = ee or es
     return cs <= ee and ce + BEFORE >= es

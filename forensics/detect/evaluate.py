@@ -36,7 +36,9 @@ def matches(finding: dict, truth: dict, slack_s: float = 90.0) -> bool:
     if fs is None or ts is None:
         return True  # configuration findings have no window
     slack = dt.timedelta(seconds=slack_s)
-    return fs <= (te or ts) + slack and (fe or fs) + slack >= ts
+    if te is None:  # open-ended: the fault lasts until the end of the capture
+        return (fe or fs) + slack >= ts
+    return fs <= te + slack and (fe or fs) + slack >= ts
 
 
 def score_bundle(findings: list[dict], labels: dict, min_severity: str = "warning") -> dict:

@@ -59,12 +59,12 @@ def render_text(analysis, console) -> None:
         layer = _LAYER.get(f["layer"], f["layer"])
         head = f"{i}. [{col}]{f['severity'].upper()}[/{col}] [bold]{f['kind']}[/bold] ({layer})"
         console.print(head + f"  score {f['score']:.2f}")
-        console.print(f"   {f['summary']}")
-        console.print(f"   hosts: {_hosts(f)}   subject: {f['subject'] or '-'}")
-        console.print(f"   when:  {_window(f)}")
+        console.print(f"   {f['summary']}", markup=False)
+        console.print(f"   hosts: {_hosts(f)}   subject: {f['subject'] or '-'}", markup=False)
+        console.print(f"   when:  {_window(f)}", markup=False)
         if f["caused_by"] and f["caused_by"] in by_id:
             c = by_id[f["caused_by"]]
-            console.print(f"   [italic]follows {c['kind']} on {_hosts(c, 3)} {c['subject'] or ''} ({c['id']})[/italic]")
+            console.print(f"   follows {c['kind']} on {_hosts(c, 3)} {c['subject'] or ''} ({c['id']})", markup=False, style="italic")
         ev = _evidence_line(f)
         if ev:
             console.print(f"   evidence: {ev}", markup=False)

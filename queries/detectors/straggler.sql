@@ -1,0 +1,38 @@
+-- kind: straggler
+-- severity: warning
+-- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
+-- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
+-- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
+-- param: min_util = 90   GPU utilisation (%) of the host and its peers
+-- param: min_windows = 4   consecutive 30 s windows
+-- param: max_host_fraction = 0.34   at most this fraction of hosts may stand out at once (a straggler is the exception)
+WITH w AS (
+  SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u FROM det_host_windows
+  WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
+), peer AS (
+  SELECT w, median(p) AS med_p, median(c) AS med_c, median(u) AS med_u, count(*) AS hosts FROM w GROUP BY w HAVING count(*) >= 3
+), d AS (
+  SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
+         (u >= $min_util AND med_u >= $min_util
+          AND (p / nullif(med_p, 0) - 1 >= $min_power_excess OR 1 - c / nullif(med_c, 0) >= $min_clock_deficit)) AS out
+  FROM w JOIN peer USING (w)
+), f AS (
+  SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY w) <= greatest(1, $max_host_fraction * hosts) AS bad FROM d
+), m AS (
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f WINDOW o AS (PARTITION BY host ORDER BY w)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
+e AS (
+  SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
+         avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,
+         avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts
+  FROM i WHERE bad GROUP BY host, ep HAVING count(*) >= $min_windows
+)
+SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + windows / 60) AS score,
+       host || ' is slower than its ' || (hosts - 1) || ' peers for ' || windows * 30 || ' s with nothing logged: its GPUs draw '
+         || round(power_w)::BIGINT || ' W vs ' || round(peer_power_w)::BIGINT || ' W on the peers ('
+         || CASE WHEN power_dev >= 0 THEN '+' ELSE '' END || round(100 * power_dev, 1) || '%), SM clock '
+         || round(clock)::BIGINT || ' vs ' || round(peer_clock)::BIGINT || ' MHz; the others wait for it at every all-reduce' AS summary,
+       to_json({power_w: round(power_w, 1), peer_median_power_w: round(peer_power_w, 1), power_excess: round(power_dev, 3),
+                sm_clock_mhz: round(clock), peer_median_sm_clock_mhz: round(peer_clock), clock_deficit: round(clock_def, 3),
+                windows: windows, peers: hosts - 1})::VARCHAR AS evidence
+FROM e ORDER BY start
