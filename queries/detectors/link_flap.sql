@@ -19,17 +19,22 @@ WITH k AS (
 ), cd AS (
   SELECT host, iface, min(ts_start) AS first_down, max(ts) AS last_event, sum(delta) AS downs
   FROM det_nic_class WHERE class = 'link_down' AND delta > 0 GROUP BY ALL
+), pe AS (
+  SELECT host, iface, sum(delta) AS phy_errors FROM det_nic_class WHERE class = 'errors' AND delta > 0 GROUP BY ALL
 ), j AS (
   SELECT coalesce(kd.host, cd.host) AS host, coalesce(kd.iface, cd.iface) AS iface,
          least(kd.first_down, cd.first_down) AS start, greatest(kd.last_event, cd.last_event) AS "end",
          greatest(coalesce(kd.downs, 0), coalesce(cd.downs, 0)) AS downs, kd.ups, cd.downs AS counter_downs,
          kd.downs AS log_downs, kd.first_message, kd.first_line, kd.file
   FROM kd FULL OUTER JOIN cd ON kd.host = cd.host AND kd.iface = cd.iface
+), jp AS (
+  SELECT j.*, pe.phy_errors FROM j LEFT JOIN pe USING (host, iface)
 )
 SELECT host, iface AS subject, start, coalesce("end", start) AS "end", least(1.0, 0.75 + 0.05 * downs) AS score,
        'Link ' || iface || ' on ' || host || ' went down ' || downs || ' time(s)'
-         || coalesce(' and came back ' || ups || ' time(s)', '') || coalesce(' (link_down counter +' || counter_downs || ')', '') AS summary,
-       to_json({iface: iface, downs: downs, ups: ups, counter_downs: counter_downs, log_downs: log_downs,
+         || coalesce(' and came back ' || ups || ' time(s)', '') || coalesce(' (link_down counter +' || counter_downs || ')', '')
+         || coalesce(', ' || phy_errors || ' physical-layer errors (symbol/CRC)', '') AS summary,
+       to_json({iface: iface, downs: downs, ups: ups, counter_downs: counter_downs, log_downs: log_downs, phy_errors: phy_errors,
                 first_message: first_message, first: {file: file, line_no: first_line}})::VARCHAR AS evidence
-FROM j WHERE downs >= $min_downs
+FROM jp WHERE downs >= $min_downs
 ORDER BY start

@@ -6,6 +6,9 @@
 WITH c AS (
   SELECT host, iface, ts, ts_start, counter, delta, rate_per_s, class FROM det_nic_class
   WHERE class IN ('drops', 'errors') AND delta > 0 AND NOT coalesce(reset, false)
+    -- physical-layer errors on a port whose link went down belong to that link flap (link_flap evidence)
+    AND NOT (class = 'errors' AND EXISTS (SELECT 1 FROM det_nic_class l WHERE l.class = 'link_down' AND l.delta > 0
+                                          AND l.host = det_nic_class.host AND l.iface = det_nic_class.iface))
 ), m AS (
   SELECT *, CASE WHEN lag(ts) OVER o IS NULL OR epoch(ts_start) - epoch(lag(ts) OVER o) > $max_gap_s THEN 1 ELSE 0 END AS s
   FROM c WINDOW o AS (PARTITION BY host, iface ORDER BY ts, counter)
