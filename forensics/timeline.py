@@ -24,8 +24,12 @@ truncated to whole seconds, as NCCL's default ``[%F %T]`` stamp is). Offsets are
 that hosts with a chrony/NTP offset (host.json ``clock.ntp_offset_s``, host clock minus NTP time)
 agree with it in the median, or else so that the median host is 0 ("most clocks are right").
 
-Hosts without any anchor get their NTP offset when known (confidence ``low``) and otherwise
-``clock_offset_s`` NULL with confidence ``unknown`` (aligned time then equals the host's own).
+A host whose NTP offset agrees with its anchor estimate (within :data:`NTP_AGREE_S`) takes the NTP
+value (chrony measures its own clock to a millisecond or better; anchors carry the ranks' jitter)
+with confidence ``high``; when they disagree the anchors win (the log times are what must line
+up) and the method says so. Hosts without any anchor get their NTP offset when known (confidence
+``medium``) and otherwise ``clock_offset_s`` NULL with confidence ``unknown`` (aligned time then
+equals the host's own).
 
 Unstamped NCCL lines (INFO lines when only WARN lines are stamped) are placed by the ``nccl_log``
 view (``queries/views/30_nccl_log.sql``) between their stamped neighbours of the same host and
@@ -44,6 +48,8 @@ import polars as pl
 SPREAD_MAX_S = 5.0
 #: window in which link-down messages on different hosts are taken as the same event (s)
 LINK_WINDOW_S = 4.0
+#: an NTP offset this close to the anchor estimate confirms it (s)
+NTP_AGREE_S = 0.1
 #: anchor kinds and their weight in the confidence
 KINDS = ("nccl_init", "nccl_timeout", "link_down")
 
@@ -229,12 +235,20 @@ def clock_offsets(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     rows = []
     for h in hosts:
         e = est.get(h)
+        n = ntp.get(h)
         if e is not None:
             kinds = ", ".join(f"{k} x{v}" for k, v in sorted(e["kinds"].items()))
-            method = f"anchors ({kinds}) vs {'NTP' if e['ref'] == 'NTP' else 'reference host ' + e['ref']}"
+            ref = "NTP" if e["ref"] == "NTP" else "reference host " + e["ref"]
+            if n is not None and abs(n - e["offset"]) <= NTP_AGREE_S:
+                rows.append((h, float(n), "high", f"NTP offset reported by the host, confirmed by anchors ({kinds}) "
+                             f"within {abs(n - e['offset']) * 1000:.0f} ms", e["n"]))
+                continue
+            method = f"anchors ({kinds}) vs {ref}"
+            if n is not None:
+                method += f"; the host's NTP offset {n:+.3f} s disagrees by {abs(n - e['offset']):.3f} s"
             rows.append((h, round(e["offset"], 6), _confidence(e), method, e["n"]))
-        elif ntp.get(h) is not None:
-            rows.append((h, float(ntp[h]), "low", "ntp offset reported by the host (no shared anchors)", 0))
+        elif n is not None:
+            rows.append((h, float(n), "medium", "NTP offset reported by the host (no anchors shared with other hosts)", 0))
         else:
             rows.append((h, None, "unknown", "no anchors shared with other hosts and no NTP offset", 0))
     return pl.DataFrame(rows, schema=CLOCK_SCHEMA, orient="row")

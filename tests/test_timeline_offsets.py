@@ -147,22 +147,29 @@ def _anchors_from_rows(rows):
                                 "coarse": pl.Boolean}, orient="row")
 
 
-def test_ntp_offsets_fix_the_constant(tmp_path):
+def test_ntp_offsets_fix_the_constant_and_confirm_the_anchors(tmp_path):
     skew = _skews(seed=21, max_s=0.5)
-    hosts = [{"host": h, "ntp_offset_s": round(skew[h], 4) if h in ("node02", "node05", "node07") else None}
-             for h in HOSTS]
+    with_ntp = ("node02", "node05", "node07")
+    hosts = [{"host": h, "ntp_offset_s": round(skew[h], 4) if h in with_ntp else None} for h in HOSTS]
+    hosts[HOSTS.index("node08")]["ntp_offset_s"] = skew["node08"] + 0.7  # a host whose NTP claim is wrong
     b = forensics.open_bundle(bundle_dir(tmp_path, {"nccl_log": _nccl_rows(skew, comms=3), "hosts": hosts}))
-    clock = b.sql("SELECT host, clock_offset_s, clock_offset_method FROM hosts ORDER BY host")
-    for h, v, method in clock.rows():
+    clock = {r[0]: r[1:] for r in b.sql("SELECT host, clock_offset_s, clock_offset_confidence, clock_offset_method "
+                                        "FROM hosts ORDER BY host").rows()}
+    for h, (v, conf, method) in clock.items():
         assert abs(v - skew[h]) < 0.05, h  # absolute, not only relative
-        assert method.endswith("vs NTP")
+        if h in with_ntp:
+            assert v == round(skew[h], 4) and conf == "high" and "confirmed by anchors" in method
+        elif h == "node08":
+            assert "disagrees by 0.7" in method
+        else:
+            assert method.endswith("vs NTP")
 
 
 def test_ntp_alone_and_single_host(tmp_path):
     b = forensics.open_bundle(bundle_dir(tmp_path, {"hosts": [{"host": "a", "ntp_offset_s": 0.004},
                                                               {"host": "b"}]}))
     assert b.sql("SELECT host, clock_offset_s, clock_offset_confidence FROM hosts ORDER BY host").rows() == [
-        ("a", 0.004, "low"), ("b", None, "unknown")]
+        ("a", 0.004, "medium"), ("b", None, "unknown")]
 
 
 def test_link_down_seen_by_both_ends(tmp_path):
