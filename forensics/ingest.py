@@ -86,7 +86,8 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
             rows[t] = rows.get(t, 0) + df.height
             sink(t, _shift(df, offset))
         if res.unparsed.height:
-            unparsed.append(_shift(res.unparsed, offset))
+            # a copy: string views would otherwise keep the whole chunk's text buffer alive until the end
+            unparsed.append(pl.from_arrow(_shift(res.unparsed, offset).to_arrow()))
         for k, v in res.meta.items():
             if isinstance(v, list) and isinstance(meta.get(k), list):  # e.g. hosts: union over chunks
                 meta[k] = meta[k] + [x for x in v if x not in meta[k]]
@@ -99,7 +100,7 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
         for offset, chunk in iter_chunks(path, chunk_bytes):
             pending.append((offset, pool.submit(mod.parse, chunk, ctx)))
             del chunk
-            if len(pending) > workers:  # at most workers + 1 chunks in flight: bounded memory
+            if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory
                 off, fut = pending.popleft()
                 consume(off, fut.result())
         while pending:
@@ -137,7 +138,9 @@ class ParquetSink:
                                  use_dictionary=words, write_statistics=stats)
             self.writers[table] = w
         if df.height:
-            w.write_table(schema.conform(df, table).to_arrow(compat_level=pl.CompatLevel.newest()))
+            if list(df.schema.items()) != list(schema.polars_schema(table).items()):
+                df = schema.conform(df, table)
+            w.write_table(df.to_arrow(compat_level=pl.CompatLevel.newest()))
         self.rows[table] = self.rows.get(table, 0) + df.height
 
     def close(self) -> None:

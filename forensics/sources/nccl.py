@@ -31,9 +31,13 @@ cpu_affinity. Everything else (nccl-tests tables, stack frames, program output) 
 each WARN) count as structure. ``rank`` is the launcher rank when a prefix gives one, else the
 rank the line itself names. NCCL never prints its subsystem, so ``subsys`` stays null.
 
-Hot path: lines are read with polars' CSV reader (one column, no quoting); routing uses literal
-``contains``/``starts_with``; the header is split with plain string splits and one short regex on
-the part before `` NCCL ``; message fields are extracted only on the rows of their kind.
+Rows come NCCL lines first, then PyTorch lines, each in line order. Hot path: lines are read with
+polars' CSV reader (one column, no quoting); the common header is split with byte offsets of literal
+finds (`` NCCL ``, the first space, ``] ``) and plain string splits; launcher prefixes are stripped with
+one anchored regex before the same fast split (other shapes fall back to a regex on the part before
+`` NCCL ``); kinds come from one anchored alternation of message prefixes plus one alternation of
+literals, and message fields are extracted only on the rows of their kind. ingest parses chunks of
+CHUNK_BYTES on worker threads.
 
 >>> from forensics.sources import ParseContext
 >>> data = (b"hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer"
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 
 import polars as pl
 
@@ -134,9 +139,13 @@ _LEVEL_OF = {"INFO ": "INFO", "INFO": "INFO", "WARN ": "WARN", "WARN": "WARN", "
              "CALL ": "CALL", "CALL": "CALL", "ATTN ": "ATTN", "ATTN": "ATTN", "versi": "VERSION"}
 
 
-def _fast(df: pl.DataFrame) -> pl.DataFrame:
+_EXTRA = (r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})(?: \((?P<src_func>[^)]*)\))?$")
+
+
+def _fast(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The common header ``host:pid:tid [dev] [file:line [(func)] | ms func:line] NCCL LEVEL`` at line start,
-    split with byte offsets (callers pass ASCII rows only). Adds ok (header recognised), level, message."""
+    split with byte offsets (callers pass ASCII rows only). Returns (parsed rows without text, (line_no, text)
+    of rows whose header is not of this form)."""
     t = pl.col("text")
     p, sp, d = pl.col("_p"), pl.col("_sp"), pl.col("_d")
     lf = df.lazy().with_columns(t.str.find(" NCCL ", literal=True).alias("_p"), t.str.find(" ", literal=True).alias("_sp"),
@@ -153,21 +162,18 @@ def _fast(df: pl.DataFrame) -> pl.DataFrame:
           & pl.col("level").is_not_null() & (d < p) & (pl.col("host").str.len_bytes() > 0))
     off = p + pl.when(pl.col("level") == "VERSION").then(1).when(pl.col("level").is_in(["TRACE", "ABORT"])).then(12) \
         .otherwise(11)
-    lf = lf.with_columns(ok.fill_null(False).alias("ok"), t.str.slice(off).alias("message"),
-                         pl.when(p > d + 1).then(t.str.slice(d + 2, p - d - 2)).alias("_extra"))
-    out = lf.collect(engine="streaming")
-    # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line"
-    ex = out.filter(pl.col("ok") & pl.col("_extra").is_not_null())
-    good = out.filter(pl.col("ok") & pl.col("_extra").is_null()).drop("_extra", "_pid", "_tid", "_dev", "_p", "_sp", "_d")
-    bad = out.filter(~pl.col("ok")).select("line_no", "text")
-    if ex.height:
-        g = pl.col("_extra").str.extract_groups(r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})"
-                                               r"(?: \((?P<src_func>[^)]*)\))?$")
-        ex = ex.with_columns(g.alias("_g")).unnest("_g").with_columns(_i(pl.col("sl"), "src_line"))
-        bad = pl.concat([bad, ex.filter(pl.col("src_file").is_null()).select("line_no", "text")])
-        ex = ex.filter(pl.col("src_file").is_not_null()).drop("_extra", "_pid", "_tid", "_dev", "_p", "_sp", "_d", "sl")
-        good = pl.concat([good, ex], how="diagonal_relaxed")
-    return good, bad
+    # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line" (regex runs on those rows only)
+    extra = pl.when(p > d + 1).then(t.str.slice(d + 2, p - d - 2)).str.extract_groups(_EXTRA)
+    lf = lf.select("line_no", "host", "pid", "tid", "cuda_dev", "level", t.str.slice(off).alias("message"),
+                   ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), extra.alias("_g"))
+    lf = lf.unnest("_g").with_columns(_i(pl.col("sl"), "src_line"),
+                                      (pl.col("_ok") & (~pl.col("_x") | pl.col("src_file").is_not_null())).alias("_ok"))
+    out = lf.drop("sl", "_x").collect(engine="streaming")
+    bad = out.select(pl.col("line_no").filter(~pl.col("_ok")))
+    if bad.height == 0:
+        return out.drop("_ok"), df.clear().select("line_no", "text")
+    bad = df.select("line_no", "text").filter(pl.col("line_no").is_in(bad.to_series().implode()))
+    return out.filter(pl.col("_ok")).drop("_ok"), bad
 
 
 def _split_nccl(c: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -245,12 +251,11 @@ _PREFIX_RULES = [("NCCL version ", "version"), ("Init timings", "init_timings"),
                  ("Using network ", "net"), ("Bootstrap", "net"), ("Failed to open libibverbs", "net"),
                  ("Plugin Path", "net"), ("P2P plugin", "net"), ("Initialized NET plugin", "net"),
                  ("Assigned NET plugin", "net"), ("Using non-device net plugin", "net")]
-_BY_KEY: dict[str, list[tuple[str, str]]] = {}
-for _p, _k in _PREFIX_RULES:
-    _BY_KEY.setdefault(_p[:4], []).append((_p, _k))
-_KEY_PREFIX = {k: v[0][0] for k, v in _BY_KEY.items() if len(v) == 1}
-_KEY_KIND = {k: v[0][1] for k, v in _BY_KEY.items() if len(v) == 1}
-_MULTI_KEYS = [k for k, v in _BY_KEY.items() if len(v) > 1]
+_PREFIX_KIND = dict(_PREFIX_RULES)
+_PREFIX_RE = "^(" + "|".join(re.escape(p) for p, _ in _PREFIX_RULES) + ")"  # anchored literal alternation
+
+
+_CONTAINS_RE = "|".join(re.escape(c) for c in _CONTAINS)  # one regex alternation: faster than contains_any here
 
 
 def _rules(m: pl.Expr, level: pl.Expr, contains: bool) -> pl.Expr:
@@ -280,28 +285,70 @@ def _rules(m: pl.Expr, level: pl.Expr, contains: bool) -> pl.Expr:
     return out
 
 
+_LIT_KIND = {"Got completion": "ib_completion_error", " -> ": "error_chain", "Connection closed by": "remote_closed",
+             "Failed to execute operation Connect": "connect_error", "Call to ": "socket_error",
+             "Connect to ": "connect_error", "- Init COMPLETE": "init_complete", "- Init START": "init_start",
+             " nNodes ": "comm_info", " set by environment to ": "env", "GPU Direct RDMA": "gdr",
+             " coll channels": "channel"}
+
+
+def _contains_kind(sub: pl.DataFrame) -> pl.Series:
+    """Kind of rows holding contains-literals: the first literal found decides (one regex pass), refined where
+    a literal alone is not enough; null where no rule applies (the prefix kind then stays)."""
+    m = pl.col("message")
+    lit = m.str.extract("(" + _CONTAINS_RE + ")", 1)
+    has = (lambda x: m.str.contains(x, literal=True))
+    kind = (pl.when(lit == " -> ").then(pl.when(m.str.contains(r"^[^ ]+:[0-9]+ -> -?[0-9]+")).then(pl.lit("error_chain")))
+            .when(lit == "Call to ").then(pl.when(has("Call to connect")).then(pl.lit("connect_error"))
+                                          .when(has(" failed")).then(pl.lit("socket_error")))
+            .when(lit == "Connect to ").then(pl.when(has(" failed")).then(pl.lit("connect_error")))
+            .when(lit == " nNodes ").then(pl.when(m.str.starts_with("comm 0x")).then(pl.lit("comm_info")))
+            .otherwise(lit.replace_strict(_LIT_KIND, default=None, return_dtype=pl.String)))
+    return sub.select(kind.alias("kind")).to_series()
+
+
 def _classify(df: pl.DataFrame) -> pl.Series:
-    """Kind of each row of (message, level). Rows keyed by their first four characters need only a per-row
-    starts_with of one candidate prefix; rows holding a contains-literal, or an ambiguous key, get the full
-    rule chain (computed on that subset only and scattered back)."""
+    """Kind of each row of (message, level): the message prefix (one anchored alternation of literals) decides,
+    unless the row holds a contains-literal: then the literal of highest rule priority does (computed on that
+    subset only and scattered back)."""
     m, lvl = pl.col("message"), pl.col("level")
-    key = m.str.slice(0, 4)
-    pfx = key.replace_strict(_KEY_PREFIX, default=None, return_dtype=pl.String)
-    kind = (pl.when(m.str.starts_with(pfx).fill_null(False))
-            .then(key.replace_strict(_KEY_KIND, default=None, return_dtype=pl.String))
-            .when(key.is_in(_MULTI_KEYS)).then(pl.lit("?"))
-            .when(lvl == "CALL").then(pl.lit("nccl_call")).when(lvl == "ABORT").then(pl.lit("abort"))
-            .otherwise(pl.lit("other")))
-    k = df.select(kind.alias("kind"), (m.str.contains_any(_CONTAINS).fill_null(False) | (kind == "?")).alias("_full"))
-    idx = k.select(pl.arg_where(pl.col("_full"))).to_series()
+    kind = m.str.extract(_PREFIX_RE, 1).replace_strict(_PREFIX_KIND, default="other", return_dtype=pl.String)
+    k = df.select(kind.alias("kind"), m.str.contains(_CONTAINS_RE).fill_null(False).alias("_hit"),
+                  lvl.is_in(["CALL", "ABORT"]).fill_null(False).alias("_lv"))
     out = k.get_column("kind")
-    if idx.len():
-        full = df.gather(idx).select(_rules(m, lvl, True).alias("kind")).to_series()
-        out = out.clone().scatter(idx, full)
+    lv = k.select(pl.arg_where(pl.col("_lv") & (pl.col("kind") == "other"))).to_series()
+    if lv.len():
+        out = out.clone().scatter(lv, df.gather(lv).select(
+            pl.when(lvl == "CALL").then(pl.lit("nccl_call")).otherwise(pl.lit("abort"))).to_series())
+    hit = k.select(pl.arg_where(pl.col("_hit") & ~pl.col("kind").is_in(["version", "channel", "ring", "tree"]))).to_series()
+    if hit.len():
+        ck = _contains_kind(df.gather(hit))
+        keep = ck.is_not_null()
+        out = out.clone().scatter(hit.filter(keep), ck.filter(keep))
     return out
 
 
 _CFG_COLS = ("line_no", "host", "pid", "rank", "cuda_dev")
+_NET_PLUGIN = (pl.when(pl.col("message").str.contains("No plugin found|Using internal network plugin|Plugin load returned"))
+               .then(pl.lit("internal"))
+               .otherwise(pl.coalesce(pl.col("message").str.extract(r"Loaded net plugin (.+)$", 1),
+                                      pl.col("message").str.extract(r"^Assigned NET plugin (.+) to comm", 1))))
+_IB_USING = [("ib_hca", pl.col("message").str.extract_all(r"[A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE)")),
+             ("oob_if", pl.col("message").str.extract(r"OOB ([^\s]+)", 1))]
+_NET_CFG = {  # literal message prefix -> nccl_config (key, value) pairs
+    "NET/IB : Using": _IB_USING, "NET/IB: Using": _IB_USING,
+    "NET/IB : No device found": [("ib_hca", pl.lit("none"))], "NET/IB: No device found": [("ib_hca", pl.lit("none"))],
+    "NET/Socket : Using": [("socket_if", pl.col("message").str.extract_all(r"\[[0-9]+\][^\s\[\]]+")
+                                         .list.eval(pl.element().str.replace(r"^\[[0-9]+\]", "")))],
+    "NET/Socket: Using [": [("socket_if", pl.col("message").str.extract_all(r"\[[0-9]+\][^\s\[\]]+")
+                                          .list.eval(pl.element().str.replace(r"^\[[0-9]+\]", "")))],
+    "Bootstrap": [("bootstrap_if", pl.col("message").str.extract(r"Using (?:\[[0-9]+\])?([^\s]+)", 1))],
+    "Using network ": [("net", pl.col("message").str.slice(14))],
+    "NET/Plugin": [("net_plugin", _NET_PLUGIN)], "Assigned NET plugin": [("net_plugin", _NET_PLUGIN)],
+    "Plugin Path : ": [("net_plugin_path", pl.col("message").str.slice(14))],
+    "P2P plugin ": [("p2p_plugin", pl.col("message").str.slice(11))],
+}
+_NET_CFG_RE = "^(" + "|".join(re.escape(k) for k in sorted(_NET_CFG, key=len, reverse=True)) + ")"
 
 
 def _cfg(df: pl.DataFrame, key: str | pl.Expr, value: pl.Expr, where: pl.Expr | None = None) -> pl.DataFrame:
@@ -358,29 +405,22 @@ def _fields(kind: str, d: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame
         cfg.append(_cfg(d, pl.lit("gdr.") + hca, state, m.str.contains("GPU Direct RDMA", literal=True)))
         cfg.append(_cfg(d, "dmabuf", pl.lit("available"), m.str.starts_with("DMA-BUF is available")))
     elif kind in ("channel", "ring"):
-        via = m.str.contains(" via ", literal=True)
-        cfg.append(_cfg(d, "channel_transport", m.str.splitn(" via ", 2).struct.field("field_1"), via))
+        at = m.str.find(" via ", literal=True)
+        d = d.with_columns(at.alias("_via"))
+        via = pl.col("_via").is_not_null()
+        # byte offset -> character slice is exact for ASCII messages; others take the split
+        ascii_only = d.select((m.str.len_bytes().sum() == m.str.len_chars().sum())).item()
+        value = m.str.slice(pl.col("_via") + 5) if ascii_only else m.str.splitn(" via ", 2).struct.field("field_1")
+        cfg.append(_cfg(d, "channel_transport", value, via))
         cfg.append(_cfg(d, "nchannels", m.str.extract(r"^Channel 00/0*([0-9]+) :", 1), ~via & m.str.starts_with("Channel 00/")))
         cfg.append(_cfg(d, "nchannels", m.str.extract(r"^([0-9]+) coll channels", 1), ~m.str.starts_with("C")))
         cfg.append(_cfg(d, "gdr", m.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1), m.str.starts_with("Connected all rings,")))
     elif kind == "net":
-        sw = m.str.starts_with
-        cfg.append(_cfg(d, "ib_hca", m.str.extract_all(r"[A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE)"),
-                        sw("NET/IB : Using") | sw("NET/IB: Using")))
-        cfg.append(_cfg(d, "oob_if", m.str.extract(r"OOB ([^\s]+)", 1), sw("NET/IB : Using") | sw("NET/IB: Using")))
-        cfg.append(_cfg(d, "ib_hca", pl.lit("none"), sw("NET/IB : No device found") | sw("NET/IB: No device found")))
-        cfg.append(_cfg(d, "socket_if", m.str.extract_all(r"\[[0-9]+\][^\s\[\]]+")
-                        .list.eval(pl.element().str.replace(r"^\[[0-9]+\]", "")),
-                        sw("NET/Socket : Using") | sw("NET/Socket: Using [")))
-        cfg.append(_cfg(d, "bootstrap_if", m.str.extract(r"Using (?:\[[0-9]+\])?([^\s]+)", 1), sw("Bootstrap")))
-        cfg.append(_cfg(d, "net", m.str.slice(14), sw("Using network ")))
-        plugin = (pl.when(m.str.contains("No plugin found|Using internal network plugin|Plugin load returned"))
-                  .then(pl.lit("internal"))
-                  .otherwise(pl.coalesce(m.str.extract(r"Loaded net plugin (.+)$", 1),
-                                         m.str.extract(r"^Assigned NET plugin (.+) to comm", 1))))
-        cfg.append(_cfg(d, "net_plugin", plugin, sw("NET/Plugin") | sw("Assigned NET plugin")))
-        cfg.append(_cfg(d, "net_plugin_path", m.str.slice(14), sw("Plugin Path : ")))
-        cfg.append(_cfg(d, "p2p_plugin", m.str.slice(11), sw("P2P plugin ")))
+        # the few net lines that carry configuration, keyed by their literal prefix (one anchored pass)
+        d = d.with_columns(m.str.extract(_NET_CFG_RE, 1).alias("_nk")).filter(pl.col("_nk").is_not_null())
+        for (nk,), part in (d.partition_by("_nk", as_dict=True).items() if d.height else []):
+            for key, value in _NET_CFG[nk]:
+                cfg.append(_cfg(part, key, value))
     elif kind == "other":
         cfg.append(_cfg(d, "cuda_driver", m.str.slice(18), m.str.starts_with("cudaDriverVersion ")))
         cfg.append(_cfg(d, "cpu_affinity", m.str.splitn(" to ", 2).struct.field("field_1"),
@@ -409,7 +449,7 @@ def _strip_launcher(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, 
     body = cand.select("line_no", t.str.slice(pl.col("_plen")).alias("text"))
     good, bad = _fast(body)
     info = cand.select(
-        "line_no", "text",
+        "line_no",
         pl.col("launch").str.strip_chars_end().alias("prefix"),
         pl.coalesce("mr", "sr", "br", "tr").cast(pl.Int32, strict=False).alias("prefix_rank"),
         pl.col("rfc").str.replace("Z$", "+00:00").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%z", time_unit="us",
@@ -417,7 +457,7 @@ def _strip_launcher(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, 
         local_to_utc(nts.str.replace("T", " ").str.replace(",", ".")
                      .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False), ctx.tz).alias("ts_local"))
     info = info.with_columns(pl.when(pl.col("prefix") == "").then(None).otherwise(pl.col("prefix")).alias("prefix"))
-    good = good.drop("text").join(info, on="line_no", how="left")
+    good = good.join(info, on="line_no", how="left")
     left = pl.concat([left, cand.filter(pl.col("line_no").is_in(bad["line_no"].implode())).select("line_no", "text")])
     return good, left
 
@@ -461,31 +501,46 @@ def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.
         no_level, df = _split_nccl(slow_in)
         df = _header(df, ctx)
         bad = [no_level, df.filter(~pl.col("hdr_ok")).select("line_no", "text")]
-        parts.append(df.filter(pl.col("hdr_ok")).drop("hdr_ok", "pre"))
+        parts.append(df.filter(pl.col("hdr_ok")).drop("hdr_ok", "pre").sort("line_no"))
     parts = [p for p in parts if p.height]
     rejected = pl.concat(bad) if bad else c.clear().select("line_no", "text")
     if not parts:
         return c.clear().select("line_no"), rejected, []
-    df = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
-    df = _ensure(df, {"prefix_rank": pl.Int32, "prefix": pl.String, "src_file": pl.String, "src_line": pl.Int32,
-                      "src_func": pl.String}).sort("line_no")
+    common = {"prefix_rank": pl.Int32, "prefix": pl.String, "src_file": pl.String, "src_line": pl.Int32,
+              "src_func": pl.String, "ts_exact": pl.Datetime("us", "UTC"), "ts_local": pl.Datetime("us", "UTC")}
+    parts = [_ensure(p.drop("text", strict=False), common) for p in parts]
+    cols = parts[0].columns
+    df = parts[0]
+    if len(parts) > 1:
+        df = pl.concat([df] + [p.select(cols).cast(df.schema) for p in parts[1:]]).sort("line_no")
     df = df.with_columns(pl.col("prefix_rank").alias("rank"))
     df = df.with_columns(_classify(df.select("message", "level")))
     cfg = []
-    kinds = df.get_column("kind")
-    for kind in kinds.unique().to_list():
+    pieces: dict[str, list[tuple[pl.Series, pl.Series]]] = {}  # column -> (row positions, values), written once
+    for kind in df.get_column("kind").unique().to_list():
+        if kind in ("tree", "nccl_call"):  # nothing to extract
+            continue
         idx = df.select(pl.arg_where(pl.col("kind") == kind)).to_series()
-        sub = df.select(_FIELD_IN).gather(idx)
+        sub = df.select(_FIELD_IN if kind not in ("channel", "ring", "other", "net", "env") else
+                        [c for c in _FIELD_IN if c not in ("src_file", "src_line")]).gather(idx)
         sub, extra = _fields(kind, sub)
         if kind in ("other", "abort"):  # an unclassified WARN may still name its peer
             warn = sub.select(pl.arg_where(pl.col("level") == "WARN")).to_series()
             if warn.len():
-                peer = sub.gather(warn).select(pl.col("message").str.extract(_PEER, 1).alias("peer_addr"))
-                df = _scatter(df, idx.gather(warn), peer)
-        new = [x for x in sub.columns if x not in _FIELD_IN and not x.startswith("_")] + _OVERRIDES.get(kind, [])
-        if new:
-            df = _scatter(df, idx, sub.select(new))
+                peer = sub.gather(warn).select(pl.col("message").str.extract(_PEER, 1)).to_series()
+                pieces.setdefault("peer_addr", []).append((idx.gather(warn), peer))
+        for col in [x for x in sub.columns if x not in _FIELD_IN and not x.startswith("_")] + _OVERRIDES.get(kind, []):
+            pieces.setdefault(col, []).append((idx, sub.get_column(col)))
         cfg.extend(extra)
+    if pieces:
+        cols = []
+        for col, parts in pieces.items():
+            idx = pl.concat([i for i, _ in parts])
+            vals = pl.concat([v.cast(_INT.get(col, v.dtype)) for _, v in parts]).alias(col)
+            base = df.get_column(col) if col in df.columns else pl.Series(col, [None], dtype=vals.dtype).extend_constant(
+                None, df.height - 1)
+            cols.append(base.cast(vals.dtype).clone().scatter(idx, vals))
+        df = df.with_columns(cols)
     return df, rejected, cfg
 
 
@@ -632,7 +687,7 @@ _LOG_COLS = [c for c in schema.polars_schema("nccl_log") if c not in ("source", 
 
 
 def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """Final nccl_log columns; parts are each sorted by line_no (NCCL rows, PyTorch rows) and merged."""
+    """Final nccl_log columns: NCCL rows, then PyTorch rows, each part in line order (not interleaved: no copy)."""
     if not parts:
         return schema.empty("nccl_log").drop("source", "file")
     types = {c: t for c, t in schema.polars_schema("nccl_log").items() if c in _LOG_COLS}
@@ -640,12 +695,15 @@ def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
     for df in parts:
         df = _ensure(df, {"ts_exact": pl.Datetime("us", "UTC"), "ts_local": pl.Datetime("us", "UTC")})
         exact, local = pl.col("ts_exact"), pl.col("ts_local")
-        df = df.with_columns(
-            pl.coalesce(exact, local).alias("ts"),
-            pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
-            .otherwise(pl.lit("none")).alias("ts_quality"))
-        df = _ensure(df, types).select([pl.col(c).cast(t) for c, t in types.items()])
-        out = df if out is None else out.merge_sorted(df, "line_no")
+        if df.get_column("ts_exact").null_count() == df.height and df.get_column("ts_local").null_count() == df.height:
+            df = df.with_columns(pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("ts"), pl.lit("none").alias("ts_quality"))
+        else:
+            df = df.with_columns(
+                pl.coalesce(exact, local).alias("ts"),
+                pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
+                .otherwise(pl.lit("none")).alias("ts_quality"))
+        df = _ensure(df, types).select(list(types))
+        out = df if out is None else pl.concat([out, df.cast(out.schema)])
     return out
 
 
