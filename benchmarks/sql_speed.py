@@ -158,27 +158,33 @@ def measure(root: Path, repeat: int) -> dict:
 
     res = {}
     derived.clear(root)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     b = forensics.open_bundle(root)  # first open after parsing: builds the derived cache once
     res["first open after parsing (builds tables/_derived once)"] = [time.perf_counter() - t]
+    res["first open after parsing (builds tables/_derived once) cpu"] = [time.process_time() - c]
     res["first open after parsing (builds tables/_derived once) rows"] = ", ".join(b.cached)
     b.close()
     opens = []
+    cpu = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         b = forensics.open_bundle(root)
         opens.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         b.close()
     res["open an already parsed bundle"] = opens
+    res["open an already parsed bundle cpu"] = cpu
     b = forensics.open_bundle(root)
     for label, (kind, q, params) in QUERIES.items():
-        times, rows = [], 0
+        times, cpu, rows = [], [], 0
         for _ in range(repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             df = b.query(q, **params) if kind == "name" else b.sql(q, **params)
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             rows = df.height
         res[label] = times
+        res[label + " cpu"] = cpu
         res[label + " rows"] = rows
     b.close()
     return res
@@ -202,8 +208,10 @@ def main() -> None:
         t = time.perf_counter()
         info = synthesise(root, args.nodes, args.hours, args.interval)
         print(f"synthesised {info['nic_rows']:,} nic_counters rows in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    size = sum(p.stat().st_size for p in (root / "tables").rglob("*.parquet"))
+    size = sum(p.stat().st_size for p in (root / "tables").rglob("*.parquet") if "_derived" not in p.parts)
+    load0 = os.getloadavg()
     res = measure(root, args.repeat)
+    load1 = os.getloadavg()
     lines = [f"# SQL layer speed ({dt.date.today().isoformat()})", "",
              f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}, "
              f"DuckDB {__import__('duckdb').__version__}, polars {pl.__version__}.", "",
@@ -212,12 +220,16 @@ def main() -> None:
              f"**{info['nic_rows']:,} nic_counters rows** ({size / 2**20:.0f} MiB of Parquet), plus 8 GPUs x 1 s "
              "samples per host.", "",
              "Command: `python benchmarks/sql_speed.py " + " ".join(sys.argv[1:]).replace("--record", "").strip() + "`",
-             "", f"| measurement | best of {args.repeat} (s) | median (s) | rows |", "|---|---|---|---|"]
+             f"Load average (1 min) before / after: {load0[0]:.1f} / {load1[0]:.1f} (other work shares the 2 CPUs; "
+             "CPU s = process CPU time of all threads, best of the repeats: the wall time on an idle machine is "
+             "about CPU s / 2 or less).",
+             "", f"| measurement | best of {args.repeat} (s) | median (s) | CPU s | rows |", "|---|---|---|---|---|"]
     for label, times in res.items():
-        if label.endswith(" rows"):
+        if label.endswith(" rows") or label.endswith(" cpu"):
             continue
         rows = res.get(label + " rows", "")
-        lines.append(f"| {label} | {min(times):.3f} | {statistics.median(times):.3f} | "
+        cpu = min(res.get(label + " cpu", [float("nan")]))
+        lines.append(f"| {label} | {min(times):.3f} | {statistics.median(times):.3f} | {cpu:.2f} | "
                      f"{f'{rows:,}' if isinstance(rows, int) else rows} |")
     text = "\n".join(lines) + "\n"
     print(text)

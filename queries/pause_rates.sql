@@ -7,16 +7,22 @@
 -- rx/tx_pause_frames; ice/i40e *_priority_N_xon/xoff, link_xon/xoff_*; ixgbe/igb *_flow_control_*.
 -- Durations (pause_duration, *_duration_us) are summed separately as paused microseconds per second.
 -- (class = 'pause' is nic_counter_class(); pause storm events are class 'storm'.)
-WITH r AS (
-    SELECT host, iface, counter, ts_start, ts, ts_aligned, dt_s, delta, rate_per_s,
+WITH c AS (
+    -- classify each pause counter name once, not every interval
+    SELECT DISTINCT counter,
            CASE WHEN regexp_matches(counter, '(?i)duration') THEN 'duration' ELSE 'frames' END AS what,
            coalesce(nullif(regexp_extract(counter, '(?i)(?:prio|pri|priority_|pb_)([0-7])', 1), ''), 'global') AS priority,
            CASE WHEN regexp_matches(counter, '(?i)(^|_)tx|_tx_|xmit') THEN 'tx'
                 WHEN regexp_matches(counter, '(?i)(^|_)rx|_rx_|recv') THEN 'rx' ELSE '?' END AS direction
-    FROM nic_rates
+    FROM nic_counter_summary
     WHERE class = 'pause' AND NOT regexp_matches(counter, '(?i)(transition|enable|_ena$)')
-      AND ($host IS NULL OR host = $host)
-      AND ($since IS NULL OR ts_aligned >= $since) AND ($until IS NULL OR ts_aligned < $until)
+), r AS (
+    SELECT n.host, n.iface, n.counter, c.what, c.priority, c.direction, n.ts_start, n.ts, n.ts_aligned, n.dt_s,
+           n.delta, n.rate_per_s
+    FROM nic_rates n JOIN c USING (counter)
+    WHERE n.class = 'pause'
+      AND ($host IS NULL OR n.host = $host)
+      AND ($since IS NULL OR n.ts_aligned >= $since) AND ($until IS NULL OR n.ts_aligned < $until)
 )
 SELECT host, iface, priority, direction,
        CAST(sum(delta) FILTER (WHERE what = 'frames') AS BIGINT) AS pause_frames,
