@@ -104,8 +104,9 @@ def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], m
             continue
         try:
             _build(con, root, item, files, target, key)
-        except OSError:
-            continue  # read-only bundle: the SQL definition stays in place
+        except (OSError, duckdb.IOException, duckdb.PermissionException):
+            if not _valid(target, key):  # (a concurrent open may have built it meanwhile)
+                continue  # read-only bundle: the SQL definition stays in place
         _swap(con, item, target)
         used.append(item.name)
     return used
