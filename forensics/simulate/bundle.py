@@ -136,7 +136,7 @@ class Simulation:
         return sorted(files.items())
 
     def members(self) -> Iterator[tuple[str, bytes]]:
-        """Raw bundle members in archive order: manifest, hosts (sorted), truth."""
+        """Bundle members in archive order: manifest, hosts (sorted, one at a time), truth."""
         yield MANIFEST, self.manifest()
         for h in sorted(range(self.cfg.nodes), key=lambda i: self.cluster.hosts[i].name):
             yield from self.host_files(h)

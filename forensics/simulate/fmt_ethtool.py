@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
-import polars as pl
 
 from forensics.layout import format_marker
 
@@ -120,18 +119,21 @@ def _values(names: list[str], counters: dict, n: int) -> np.ndarray:
 
 
 def ethtool_series(nic, counters: dict, stamps_host: np.ndarray) -> bytes:
-    """Snapshots at host-clock times `stamps_host` (epoch s), each preceded by a marker line."""
+    """Snapshots at host-clock times `stamps_host` (epoch s), each preceded by a marker line.
+
+    Counters that never change are rendered once into a template; per snapshot only the changing
+    values are formatted (one ``%`` call per snapshot).
+    """
     names = counter_names(3 if nic.rail is not None else None)
     n = len(stamps_host)
     vals = _values(names, counters, n)
-    prefix = np.array([f"     {nm}: " for nm in names], dtype=object)
-    body = (pl.Series(np.tile(prefix, n).astype(str)) + pl.Series(vals.T.reshape(-1)).cast(pl.String)).to_list()
+    dyn = (vals != vals[:, :1]).any(axis=1)
+    body = "".join(f"     {nm}: %d\n" if dyn[i] else f"     {nm}: {vals[i, 0]}\n" for i, nm in enumerate(names))
+    template = "%s\nNIC statistics:\n" + body
+    rows = vals[dyn].T.tolist()
     argv = f"ethtool -S {nic.iface}"
     out = []
-    L = len(names)
     for j in range(n):
         ts = dt.datetime.fromtimestamp(round(float(stamps_host[j]), 6), dt.timezone.utc)
-        out.append(format_marker(ts, argv))
-        out.append("NIC statistics:")
-        out.extend(body[j * L:(j + 1) * L])
-    return ("\n".join(out) + "\n").encode()
+        out.append(template % (format_marker(ts, argv), *rows[j]))
+    return "".join(out).encode()

@@ -47,28 +47,23 @@ def query_csv(host, hm, times: np.ndarray, interval: float) -> bytes:
     r = np.random.default_rng([hm.cfg.seed, host.index, 7])
     base = times + host.offset_s + r.uniform(0.003, 0.030, n)
     head = ", ".join(f if u is None else f"{f} [{u}]" for f, u in CSV_FIELDS)
-    rows_by_gpu = []
-    for g, gpu in enumerate(host.gpus):
-        ecc = hm.ecc(g, times)
-        t = tf.times(base + 0.0011 * g, host.tz, "%Y/%m/%d %H:%M:%S%.3f")
-        cols = [
-            t, tf.integer(np.full(n, g)), pl.Series([gpu.uuid] * n), pl.Series([gpu.pci] * n),
-            tf.integer(st["util"][g]) + " %", tf.integer(st["mem_util"][g]) + " %", tf.integer(st["temp"][g]),
-            tf.fixed(st["power"][g], 2) + " W", tf.integer(st["sm"][g]) + " MHz",
-            tf.integer(np.full(n, MEM_CLOCK)) + " MHz",
-            pl.Series([f"0x{int(x):016x}" for x in st["reasons"][g]]),
-            tf.integer(st["mem_temp"][g]), tf.fixed(np.full(n, P_LIMIT), 2) + " W", tf.integer(st["sm"][g]) + " MHz",
-            tf.integer(np.full(n, SM_MAX)) + " MHz", pl.Series(["P0"] * n),
-            tf.integer(st["mem_used"][g]) + " MiB", tf.integer(np.full(n, MEM_TOTAL)) + " MiB",
-            tf.integer(np.full(n, 5)), tf.integer(np.full(n, 16)), tf.integer(ecc["dbe"]),
-        ]
-        rows_by_gpu.append((tf.join_columns(cols, ", ").to_list(), st["lost"][g]))
-    out = [head]
-    for i in range(n):
-        for rows, lost in rows_by_gpu:
-            if not lost[i]:
-                out.append(rows[i])
-    return tf.lines_bytes(out)
+    keep = ~st["lost"].T.reshape(-1)                       # iteration-major: (i, g)
+    ecc = np.stack([hm.ecc(g, times)["dbe"] for g in range(G)])
+    flat = lambda a: np.asarray(a).T.reshape(-1)           # noqa: E731  (G, n) -> n*G rows, iteration-major
+    stamps = tf.times((base[:, None] + 0.0011 * np.arange(G)[None, :]).reshape(-1), host.tz,
+                      "%Y/%m/%d %H:%M:%S%.3f")
+    data = {"ts": stamps, "idx": [str(g) for g in range(G)] * n, "uuid": [gp.uuid for gp in host.gpus] * n,
+            "pci": [gp.pci for gp in host.gpus] * n, "util": flat(st["util"]), "mu": flat(st["mem_util"]),
+            "t": flat(st["temp"]), "p": flat(st["power"]), "sm": flat(st["sm"]),
+            "rb": [f"0x{int(x):016x}" for x in flat(st["reasons"]).tolist()], "mt": flat(st["mem_temp"]),
+            "mem": flat(st["mem_used"]), "dbe": flat(ecc)}
+    pieces = [tf.S("ts"), ", ", tf.S("idx"), ", ", tf.S("uuid"), ", ", tf.S("pci"), ", ",
+              tf.I("util"), " %, ", tf.I("mu"), " %, ", tf.I("t"), ", ",
+              tf.F("p", 2), " W, ", tf.I("sm"), f" MHz, {MEM_CLOCK} MHz, ", tf.S("rb"), ", ",
+              tf.I("mt"), f", {P_LIMIT:.2f} W, ", tf.I("sm"), f" MHz, {SM_MAX} MHz, P0, ",
+              tf.I("mem"), f" MiB, {MEM_TOTAL} MiB, 5, 16, ", tf.I("dbe")]
+    rows = tf.lines(data, pieces).filter(pl.Series(keep))
+    return tf.lines_bytes(pl.concat([pl.Series([head]), rows]))
 
 
 def _reason(bits: int, flag: int) -> str:

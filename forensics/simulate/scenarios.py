@@ -387,7 +387,7 @@ def _starvation(plan: Plan, r) -> None:
     ts, te = _window(plan, r, 0.3, 0.85)
     sl = plan.span(ts, te)
     ramp = np.clip((plan.grid0 + np.arange(plan.T) - ts) / 20.0, 0, 1)
-    plan.data_wait[:, sl] = 4.6 * ramp[sl]
+    plan.data_wait[:, sl] = 5.8 * ramp[sl]
     plan.cpu_extra[:, sl] = ramp[sl]
     plan.disk_load[:, sl] = ramp[sl]
     hosts = _names(plan, range(cl.cfg.nodes))

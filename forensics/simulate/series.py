@@ -309,15 +309,17 @@ class HostModel:
         idx = np.clip((times - plan.grid0).astype(int), 0, plan.T - 1)
         r = rng(self.cfg.seed, "cpu", self.h, len(times), window)
         busy = np.zeros((2, len(times)))
-        for g, gpu in enumerate(self.host.gpus):
-            node = plan.affinity.get((self.h, g), gpu.numa)
+        ncpu_node = NCPU // 2
+        nodes = [plan.affinity.get((self.h, g), gpu.numa) for g, gpu in enumerate(self.host.gpus)]
+        extra = plan.cpu_extra[self.h, idx]
+        for g, node in enumerate(nodes):
             live = self.ctx(g, times) & (times >= self.m.t_launch)
             training = live & (times >= self.m.t_train)
-            intensity = 0.33 + 0.67 * plan.cpu_extra[self.h, idx]
-            workers = 8 * intensity + 12 * plan.cpu_extra[self.h, idx] ** 2
-            per = np.where(training, 1.0 + 0.35 + workers, np.where(live, 1.1, 0.0))
-            busy[node] += per * r.uniform(0.93, 1.07, len(times))
-        ncpu_node = NCPU // 2
+            normal = 1.35 + 8 * 0.33
+            # a starving dataloader grows its workers until the socket's CPUs are all busy
+            full = 0.97 * ncpu_node / max(1, nodes.count(node))
+            per = np.where(training, normal + extra * max(full - normal, 0.0), np.where(live, 1.1, 0.0))
+            busy[node] += per * r.uniform(0.96, 1.04, len(times))
         share = busy / ncpu_node * 100
         user = np.clip(share * 0.9 + r.uniform(0.3, 0.8, (2, len(times))), 0, 99.5)
         system = np.clip(share * 0.08 + r.uniform(0.4, 0.9, (2, len(times))), 0, 100)
