@@ -16,6 +16,7 @@ class Analysis:
     failed_commands: pl.DataFrame
     errors: list[str] = field(default_factory=list)
     bundle_paths: list[str] = field(default_factory=list)
+    bundle: object = field(default=None, repr=False, compare=False)  # the open bundle (reports read its views)
 
     def to_json(self) -> dict:
         from forensics.cli._common import frame_to_json_rows
@@ -55,23 +56,40 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     failed = _safe(bundle, "SELECT host, name, array_to_string(argv, ' ') AS command, exit_code, timed_out, "
                            "truncated, error FROM commands WHERE coalesce(exit_code, -1) <> 0 OR timed_out "
                            "OR truncated OR error IS NOT NULL ORDER BY host, name")
-    return Analysis(findings, hosts, coverage, failed, errors, paths or [])
+    return Analysis(findings, hosts, coverage, failed, errors, paths or [], bundle)
 
 
-def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress: bool = False) -> Analysis:
-    """Open (merging several bundles into one when more than one is given) and analyse."""
+def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False) -> Analysis:
+    """Open (merging several bundles into one when more than one is given) and analyse.
+
+    `progress`: False, True (progress bars on a terminal's stderr), or an object with
+    ``parse(message)``, ``detect(rule_name)``, ``start_detection(total)`` and ``close()`` (see
+    :mod:`forensics.report.progress`)."""
     from forensics.cli._common import UserError
     from forensics.db import open_bundle
+    from forensics.report.progress import make_progress
 
     paths = [str(p) for p in paths]
+    ui = make_progress(progress)
     try:
-        if len(paths) == 1:
-            bundle = open_bundle(paths[0], cache_dir=cache_dir)
-        else:
-            bundle = open_bundle(merged_bundle(paths, cache_dir=cache_dir), cache_dir=cache_dir)
-    except (OSError, ValueError) as exc:
-        raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths)
+        try:
+            target = paths[0] if len(paths) == 1 else merged_bundle(paths, cache_dir=cache_dir)
+            if ui is not None:  # parse here, with progress; open_bundle then finds the tables current
+                from forensics.bundle import load
+
+                target = load(target, cache_dir=cache_dir, progress=ui.parse)
+            bundle = open_bundle(target, cache_dir=cache_dir)
+        except (OSError, ValueError) as exc:
+            raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        if ui is not None:
+            from forensics.detect.rules import rules
+
+            ui.start_detection(sum(1 for r in rules() if not only or r.kind in only))
+        return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths,
+                              progress=ui.detect if ui is not None else None)
+    finally:
+        if ui is not None:
+            ui.close()
 
 
 def merged_bundle(paths: list[str], cache_dir=None):

@@ -35,6 +35,7 @@ def register(app: typer.Typer) -> None:
         only: Optional[list[str]] = typer.Option(None, "--only", help="only these finding kinds (repeat or comma-separate)"),
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        report: Optional[Path] = typer.Option(None, "--report", help="also write the self-contained HTML report to this file"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analyze import analyze_paths
@@ -53,7 +54,11 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=not quiet and sys.stderr.isatty())
+                                 progress=not quiet)
+        if report is not None:
+            from forensics.cli.report import write_report
+
+            write_report(analysis, report, quiet=quiet)
         if fmt is AnalyzeFormat.json:
             sys.stdout.write(json.dumps(analysis.to_json(), default=str, indent=1) + "\n")
         elif fmt is AnalyzeFormat.md:

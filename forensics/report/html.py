@@ -1,0 +1,614 @@
+"""One self-contained HTML report of an analysis, to attach to a ticket and open offline.
+
+Sections: the diagnosis (ranked findings, root cause first, consequences under their causes),
+a swimlane timeline (hosts x time on the aligned clock, events as marks coloured by severity,
+findings as shaded windows), every finding with its evidence tables and the warning/critical
+events in its window, per-host charts of the signals behind the findings (pause rates, drops,
+throughput, GPU utilisation/clocks/temperature/power, disk utilisation and latency, CPU iowait)
+with the finding windows shaded, the NCCL configuration differences across hosts, and the
+parsing coverage, clock offsets and failed collection commands.
+
+It reads only the analysis' findings and the bundle's views (`events`, `nic_rates`,
+`gpu_samples`, `disk_io`, `cpu_util`, `nccl_config`, `coverage`, `hosts`), never raw files.
+
+Plotting library: uPlot (npm `uplot`, MIT, vendored unmodified in `_assets/` with its licence).
+It is one 51 kB minified file with no dependencies, so it inlines into the page; it draws on
+canvas and stays fast with dozens of charts of thousands of points (SVG libraries slow down with
+that many nodes, and Plotly or ECharts would add 1-3 MB to every report); it has synchronised
+cursors and drag-to-zoom across charts, which the shared timeline needs, and it is actively
+maintained. The swimlane is a small canvas drawing of our own (report.js); the text sections are
+rendered here as plain HTML, so they read (and print) even with scripts disabled.
+
+Nothing leaves the page: every script, style and the data are inlined, there are no web fonts
+(system font stacks), and a Content-Security-Policy (default-src 'none', inline scripts and
+styles, data: images only) forbids any request even if a log line smuggled markup in (all text
+is escaped anyway). Series are downsampled (see :mod:`forensics.report.signals`) so an 8-node
+bundle's report stays well under 5 MB.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import polars as pl
+
+from forensics.report import signals
+
+UPLOT_VERSION = "1.6.32"
+ASSETS = Path(__file__).parent / "_assets"
+SEVERITIES = ["info", "warning", "critical"]
+MAX_INFO_PER_HOST = 400  # info events drawn per host lane (thinned evenly); warnings and worse all kept
+MAX_ALERTS = 8000
+MAX_EVIDENCE_ROWS = 25
+MAX_RELATED_EVENTS = 15
+LAYERS = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
+          "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
+# the signal families that explain each layer's findings (their charts are listed first)
+LAYER_FAMILIES = {"gpu": ["gpu"], "nic_fabric": ["nic"], "nccl": ["nic", "gpu"], "storage": ["disk", "cpu"],
+                  "host_cpu": ["cpu", "disk"], "numa": ["cpu", "gpu"]}
+# NCCL settings that legitimately differ per communicator or per rank: not "differences"
+_NCCL_IDENTITY = {"comm_id"}
+_IP = re.compile(r"\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b|\b[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\b")
+
+e = html.escape
+
+
+# ---------------------------------------------------------------------------------------------
+# data gathering (views only)
+
+def _sql(bundle, query: str, errors: list[str], what: str) -> pl.DataFrame:
+    try:
+        return bundle.sql(query)
+    except Exception as exc:  # a bundle without that table: the section says so
+        errors.append(f"{what}: {str(exc).splitlines()[0]}")
+        return pl.DataFrame()
+
+
+def _epoch(ts) -> float | None:
+    return None if ts is None else ts.timestamp()
+
+
+def _events(bundle, errors: list[str]) -> pl.DataFrame:
+    df = _sql(bundle, "SELECT epoch_us(ts_aligned) / 1e6 AS t, host, source, kind, severity, subject, "
+                      "left(message, 300) AS message FROM events WHERE ts_aligned IS NOT NULL AND host IS NOT NULL "
+                      "ORDER BY ts_aligned, host", errors, "events")
+    if df.height == 0:
+        return pl.DataFrame(schema={"t": pl.Float64, "host": pl.String, "source": pl.String, "kind": pl.String,
+                                    "severity": pl.String, "subject": pl.String, "message": pl.String})
+    return df.with_columns(pl.col("severity").fill_null("info"))
+
+
+def _window(findings: list[dict], events: pl.DataFrame, span) -> tuple[float, float] | None:
+    """The report's time range: sampled series, finding windows and warning+ events (not the
+    info messages of boot, days before the incident), padded by 2%."""
+    ts: list[float] = []
+    if span:
+        ts += list(span)
+    for f in findings:
+        ts += [v for v in (_epoch(f["start"]), _epoch(f["end"])) if v is not None]
+    alerts = events.filter(pl.col("severity") != "info")["t"]
+    if alerts.len():
+        ts += [alerts.min(), alerts.max()]
+    if not ts and events.height:
+        ts += [events["t"].min(), events["t"].max()]
+    if not ts:
+        return None
+    lo, hi = min(ts), max(ts)
+    pad = max(5.0, (hi - lo) * 0.02)
+    return lo - pad, hi + pad
+
+
+def _lane_events(events: pl.DataFrame, lo: float, hi: float) -> tuple[pl.DataFrame, int]:
+    """Events to draw: every warning and critical one (up to MAX_ALERTS), info thinned per host."""
+    inside = events.filter(pl.col("t").is_between(lo, hi))
+    alerts = inside.filter(pl.col("severity") != "info")
+    if alerts.height > MAX_ALERTS:
+        alerts = alerts.sort([pl.col("severity") == "critical", "t"], descending=[True, False]).head(MAX_ALERTS)
+    infos = []
+    for (_,), part in inside.filter(pl.col("severity") == "info").group_by(["host"]):
+        infos.append(part.gather_every(max(1, math.ceil(part.height / MAX_INFO_PER_HOST))))
+    drawn = pl.concat([alerts] + infos) if infos else alerts
+    return drawn.sort("t"), events.height - drawn.height
+
+
+def _host_order(findings: list[dict], known: list[str]) -> list[str]:
+    """Hosts of the most likely root causes first, then the others involved, then the rest."""
+    out: list[str] = []
+    for f in sorted(findings, key=lambda f: f["caused_by"] is not None):
+        for h in f["hosts"] or []:
+            if h not in out:
+                out.append(h)
+    rest = sorted(set(known) - set(out), key=signals._natural_key)
+    return out + rest
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def build_data(bundle, analysis) -> dict:
+    """Everything the page shows, as plain Python (JSON-able) values."""
+    errors: list[str] = []
+    findings = analysis.findings.to_dicts()
+    events = _events(bundle, errors)
+    frames = signals.fetch(bundle, errors)
+    span = signals.time_span(frames)
+    known = sorted(set(getattr(bundle, "hosts", []) or []) | set(events["host"].unique().to_list())
+                   | {h for df in frames.values() for h in df["host"].unique().to_list()}
+                   | {h for f in findings for h in f["hosts"] or []})
+    hosts = _host_order(findings, known)
+    window = _window(findings, events, span)
+    base = math.floor(window[0]) if window else 0.0
+    lane, hidden = _lane_events(events, *window) if window else (events.head(0), events.height)
+    kinds = sorted(set(lane["kind"].fill_null("?").to_list()))
+    kind_ix = {k: i for i, k in enumerate(kinds)}
+    host_ix = {h: i for i, h in enumerate(hosts)}
+    sev_ix = {s: i for i, s in enumerate(SEVERITIES)}
+    lane_rows = [
+        [round(r["t"] - base, 3), host_ix[r["host"]], sev_ix.get(r["severity"], 0), kind_ix[r["kind"] or "?"],
+         r["subject"] or "", r["message"] or ""]
+        for r in lane.iter_rows(named=True) if r["host"] in host_ix
+    ]
+    chart_map, max_points = signals.charts(frames, base)
+    f_json = [{
+        "id": f["id"], "kind": f["kind"], "severity": f["severity"], "hosts": f["hosts"] or [],
+        "subject": f["subject"], "summary": f["summary"], "root": f["caused_by"] is None,
+        "start": None if f["start"] is None else round(_epoch(f["start"]) - base, 3),
+        "end": None if f["end"] is None else round(_epoch(f["end"]) - base, 3),
+    } for f in findings]
+    return {
+        "base": base,
+        "range": [round(window[0] - base, 3), round(window[1] - base, 3)] if window else [0, 1],
+        "hosts": hosts, "severities": SEVERITIES, "kinds": kinds, "events": lane_rows,
+        "events_hidden": hidden, "findings": f_json, "charts": chart_map, "max_points": max_points,
+        "_events_frame": events, "_errors": errors,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# rendering
+
+def _fmt_ts(ts, date: bool = True) -> str:
+    if ts is None:
+        return "-"
+    return ts.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
+
+
+def _when(f: dict) -> str:
+    if f["start"] is None:
+        return "no timestamp (configuration or untimed log lines)"
+    end = f["end"] or f["start"]
+    same_day = end.date() == f["start"].date()
+    return (f"{_fmt_ts(f['start'])} .. {_fmt_ts(end, not same_day)} UTC "
+            f"({(end - f['start']).total_seconds():.0f} s)")
+
+
+def _hosts_text(hs: list[str] | None, limit: int = 6) -> str:
+    hs = hs or []
+    return ", ".join(hs[:limit]) + (f" (+{len(hs) - limit} more)" if len(hs) > limit else "")
+
+
+def _badge(sev: str) -> str:
+    return f'<span class="badge sev-{e(sev)}">{e(sev)}</span>'
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return e(f"{v:,.0f}" if 1e4 <= abs(v) < 1e15 else f"{v:.4g}")
+    if isinstance(v, (dict, list)):
+        return f"<code>{e(json.dumps(v, default=str))[:400]}</code>"
+    return e(str(v)) if v is not None else '<span class="muted">-</span>'
+
+
+def _rows_table(rows: list[dict]) -> str:
+    cols: list[str] = []
+    for r in rows[:MAX_EVIDENCE_ROWS]:
+        cols += [k for k in r if k not in cols]
+    out = ["<table><tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>"]
+    for r in rows[:MAX_EVIDENCE_ROWS]:
+        out.append("<tr>" + "".join(f'<td{" class=num" if isinstance(r.get(c), (int, float)) else ""}>'
+                                    f"{_value(r.get(c))}</td>" for c in cols) + "</tr>")
+    out.append("</table>")
+    if len(rows) > MAX_EVIDENCE_ROWS:
+        out.append(f'<p class="muted">{len(rows) - MAX_EVIDENCE_ROWS} more rows not shown</p>')
+    return "".join(out)
+
+
+def evidence_html(evidence: str | None) -> str:
+    """The finding's evidence JSON as tables: scalars as key/value rows, lists of rows as sub-tables."""
+    try:
+        ev = json.loads(evidence) if evidence else {}
+    except ValueError:
+        return f"<pre>{e(evidence or '')}</pre>"
+    if not isinstance(ev, dict):
+        ev = {"evidence": ev}
+    if not ev:
+        return ""
+    simple, nested = [], []
+    for k, v in ev.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            nested.append((k, v))
+        elif isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            nested.append((k, [{"key": kk, **vv} for kk, vv in v.items()]))
+        else:
+            if isinstance(v, list) and all(not isinstance(x, (list, dict)) for x in v):
+                v = ", ".join(str(x) for x in v)
+            simple.append((k, v))
+    out = []
+    if simple:
+        out.append('<table class="kv">' + "".join(f"<tr><th>{e(str(k))}</th><td>{_value(v)}</td></tr>"
+                                                   for k, v in simple) + "</table>")
+    for k, rows in nested:
+        out.append(f"<h4>{e(str(k))}</h4>" + _rows_table(rows))
+    return "".join(out)
+
+
+def _related_events(f: dict, events: pl.DataFrame) -> str:
+    if f["start"] is None or events.height == 0:
+        return ""
+    lo, hi = _epoch(f["start"]) - 60, _epoch(f["end"] or f["start"]) + 60
+    rel = events.filter(pl.col("host").is_in(f["hosts"] or []) & (pl.col("severity") != "info")
+                        & pl.col("t").is_between(lo, hi))
+    if rel.height == 0:
+        return ""
+    rows = []
+    for r in rel.head(MAX_RELATED_EVENTS).iter_rows(named=True):
+        t = dt.datetime.fromtimestamp(r["t"], dt.timezone.utc)
+        rows.append(f"<tr class=\"sev-{e(r['severity'])}\"><td class=mono>{t:%H:%M:%S}.{t.microsecond // 1000:03d}</td>"
+                    f"<td>{e(r['host'])}</td><td>{_badge(r['severity'])}</td><td>{e(r['kind'] or '')}</td>"
+                    f"<td>{e(r['subject'] or '')}</td><td class=mono>{e(r['message'] or '')}</td></tr>")
+    more = f'<p class="muted">{rel.height - MAX_RELATED_EVENTS} more events in the window</p>' if rel.height > MAX_RELATED_EVENTS else ""
+    return ("<h4>Warning and critical events in the window (±60 s)</h4><table><tr><th>UTC</th><th>host</th>"
+            "<th>severity</th><th>kind</th><th>subject</th><th>message</th></tr>" + "".join(rows) + "</table>" + more)
+
+
+def _zoom_link(f: dict, base: float) -> str:
+    if f["start"] is None:
+        return ""
+    a, b = _epoch(f["start"]) - base, _epoch(f["end"] or f["start"]) - base
+    return f' <a class="zoom" href="#timeline" data-zoom="{a:.3f},{b:.3f}">show on the timeline</a>'
+
+
+def _diagnosis(findings: list[dict], n_hosts: int, base: float) -> str:
+    by_id = {f["id"]: f for f in findings}
+    if not findings:
+        return (f'<div class="headline none"><b>No findings</b>: nothing abnormal detected on {n_hosts} '
+                f"host{'s' if n_hosts != 1 else ''}.</div>")
+    children: dict[str, list[dict]] = {}
+    for f in findings:
+        if f["caused_by"] in by_id:
+            children.setdefault(f["caused_by"], []).append(f)
+    roots = [f for f in findings if f["caused_by"] not in by_id]
+    top = roots[0]
+    out = [f'<div class="headline sev-{e(top["severity"])}"><b>Most likely root cause:</b> {_badge(top["severity"])} '
+           f'<a href="#{e(top["id"])}"><b>{e(top["kind"])}</b></a> ({e(LAYERS.get(top["layer"], top["layer"]))}) on '
+           f'{e(_hosts_text(top["hosts"]))}{(" <code>" + e(top["subject"]) + "</code>") if top["subject"] else ""}: '
+           f'{e(top["summary"] or "")}<br><b>Do:</b> {e(top["remediation"] or "")}<br><b>Confirm:</b> '
+           f'<code>{e(top["confirm"] or "")}</code></div>']
+    n_cons = len(findings) - len(roots)
+    out.append(f"<p>{len(findings)} findings: {len(roots)} independent (root causes, most likely first) and "
+               f"{n_cons} consequence{'s' if n_cons != 1 else ''} listed under the finding they follow.</p>")
+
+    def item(f: dict, depth: int) -> str:
+        s = (f'{_badge(f["severity"])} <a href="#{e(f["id"])}"><b>{e(f["kind"])}</b></a> '
+             f'<span class="muted">({e(LAYERS.get(f["layer"], f["layer"]))}, score {f["score"]:.2f})</span> '
+             f'{e(_hosts_text(f["hosts"], 4))}{(" <code>" + e(f["subject"]) + "</code>") if f["subject"] else ""}: '
+             f'{e(f["summary"] or "")} <span class="muted">{e(_when(f))}</span>')
+        if depth:
+            cause = by_id[f["caused_by"]]
+            s += f' <span class="muted">(follows {e(cause["kind"])} on {e(_hosts_text(cause["hosts"], 2))})</span>'
+        kids = children.get(f["id"], [])
+        if kids and depth < 4:
+            s += '<ul class="effects">' + "".join(f"<li>{item(k, depth + 1)}</li>" for k in kids) + "</ul>"
+        return s
+
+    out.append('<ol class="diag">' + "".join(f'<li class="sev-{e(f["severity"])}">{item(f, 0)}</li>' for f in roots) + "</ol>")
+    return "".join(out)
+
+
+def _finding_cards(findings: list[dict], events: pl.DataFrame, base: float) -> str:
+    by_id = {f["id"]: f for f in findings}
+    out = []
+    for i, f in enumerate(findings, 1):
+        cause = by_id.get(f["caused_by"])
+        follows = (f'<tr><th>follows</th><td><a href="#{e(cause["id"])}">{e(cause["kind"])}</a> on '
+                   f'{e(_hosts_text(cause["hosts"], 3))} {e(cause["subject"] or "")}</td></tr>') if cause else ""
+        out.append(
+            f'<details class="finding sev-{e(f["severity"])}" id="{e(f["id"])}"{" open" if not cause else ""}>'
+            f'<summary>{i}. {_badge(f["severity"])} <b>{e(f["kind"])}</b> on {e(_hosts_text(f["hosts"], 4))} '
+            f'{e(f["subject"] or "")} <span class="muted">— {e(f["summary"] or "")}</span></summary>'
+            f'<table class="kv"><tr><th>layer</th><td>{e(LAYERS.get(f["layer"], f["layer"] or ""))}</td></tr>'
+            f'<tr><th>hosts</th><td>{e(", ".join(f["hosts"] or []))}</td></tr>'
+            f'<tr><th>subject</th><td>{e(f["subject"] or "-")}</td></tr>'
+            f'<tr><th>window</th><td>{e(_when(f))}{_zoom_link(f, base)}</td></tr>'
+            f'<tr><th>score</th><td>{f["score"]:.2f}</td></tr>{follows}'
+            f'<tr><th>detector</th><td><code>{e(f["detector"] or "")}</code> <span class="muted">id {e(f["id"])}</span></td></tr>'
+            f'</table><h4>Evidence</h4>{evidence_html(f["evidence"]) or "<p class=muted>none recorded</p>"}'
+            f'{_related_events(f, events)}'
+            f'<p><b>Confirm on the live cluster:</b></p><pre>{e(f["confirm"] or "")}</pre>'
+            f'<p><b>Remediation:</b> {e(f["remediation"] or "")}</p></details>')
+    return "".join(out) or '<p class="muted">No findings.</p>'
+
+
+def _signal_sections(data: dict, findings: list[dict]) -> str:
+    charts = data["charts"]
+    if not charts:
+        return '<p class="muted">The bundle has no sampled series (GPU, NIC, disk or CPU samples).</p>'
+    involved: dict[str, list[str]] = {}
+    for f in findings:
+        for h in f["hosts"] or []:
+            involved.setdefault(h, []).append(f["layer"])
+    out = []
+    opened = 0
+    for host in data["hosts"]:
+        specs = charts.get(host)
+        if not specs:
+            continue
+        layers = involved.get(host, [])
+        first = [fam for lay in layers for fam in LAYER_FAMILIES.get(lay, [])]
+        order = sorted(range(len(specs)), key=lambda i: (first.index(specs[i]["family"]) if specs[i]["family"] in first else 99, i))
+        is_open = bool(layers) and opened < 6 or (opened == 0 and not involved)
+        opened += is_open
+        note = (f'{len(layers)} finding{"s" if len(layers) != 1 else ""}' if layers else "no findings")
+        blocks = []
+        for i in order:
+            spec = specs[i]
+            head = f'<h4>{e(spec["title"])} <span class="muted">({e(spec["unit"])})</span></h4>'
+            if spec.get("flat"):
+                blocks.append(f'<div class="chart">{head}<p class="flat">zero throughout on all '
+                              f'{spec["entities"]} series</p></div>')
+                continue
+            zero = spec.get("zero") or []
+            zline = (f'<p class="flat">zero throughout: {e(", ".join(zero[:12]))}'
+                     f'{" (+%d more)" % (len(zero) - 12) if len(zero) > 12 else ""}</p>') if zero else ""
+            blocks.append(f'<div class="chart">{head}<div class="plot" data-chart="{i}"></div>{zline}</div>')
+        out.append(f'<details class="host" data-host="{e(host)}"{" open" if is_open else ""}><summary>{e(host)} '
+                   f'<span class="muted">({note})</span></summary><div class="charts">{"".join(blocks)}</div></details>')
+    return "".join(out)
+
+
+def _norm(v: str) -> str:
+    return _IP.sub("<addr>", v or "")
+
+
+def nccl_differences(cfg: pl.DataFrame) -> tuple[list[dict], list[tuple[str, str]]]:
+    """(differing, common): for each NCCL setting, hosts grouped by the set of values they logged
+    (IP addresses masked: each host has its own). `differing` rows: {key, groups: [(values,
+    hosts)]}, the largest group first; `common`: (key, value) the same on every host that logs it."""
+    if cfg.height == 0:
+        return [], []
+    per = (cfg.filter(~pl.col("key").is_in(list(_NCCL_IDENTITY)))
+              .group_by("key", "host").agg(pl.col("value").unique().sort()))
+    all_hosts = set(cfg["host"].unique().to_list())
+    differing, common = [], []
+    for key, part in sorted(per.group_by("key"), key=lambda kv: kv[0][0]):
+        key = key[0]
+        groups: dict[tuple, list[str]] = {}
+        shown: dict[tuple, list[str]] = {}
+        for r in part.iter_rows(named=True):
+            sig = tuple(sorted({_norm(v) for v in r["value"]}))
+            groups.setdefault(sig, []).append(r["host"])
+            shown.setdefault(sig, r["value"])
+        missing = sorted(all_hosts - set(part["host"].to_list()))
+        if len(groups) == 1 and not missing:
+            sig = next(iter(groups))
+            common.append((key, ", ".join(sig[:6]) + (f" (+{len(sig) - 6} more)" if len(sig) > 6 else "")))
+            continue
+        if len(groups) == 1 and len(part) == 1:
+            # logged by one host only (the NCCL version line of rank 0): not a difference
+            common.append((key, ", ".join(next(iter(shown.values()))) + " (logged on one host)"))
+            continue
+        rows = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        differing.append({"key": key, "groups": [(list(shown[sig]), sorted(hs, key=signals._natural_key)) for sig, hs in rows],
+                          "missing": missing})
+    return differing, common
+
+
+def _nccl_section(bundle, errors: list[str]) -> str:
+    cfg = _sql(bundle, "SELECT host, key, value FROM nccl_config WHERE key IS NOT NULL", errors, "nccl_config")
+    vers = _sql(bundle, "SELECT host, nccl_version FROM hosts WHERE nccl_version IS NOT NULL ORDER BY host", errors, "hosts")
+    if cfg.height == 0:
+        return '<p class="muted">No NCCL configuration in the bundle (no NCCL_DEBUG=INFO log).</p>'
+    differing, common = nccl_differences(cfg)
+    out = []
+    if vers.height and vers["nccl_version"].n_unique() > 1:
+        out.append(f'<p class="sev-warning">{_badge("warning")} NCCL versions differ across hosts: '
+                   + e("; ".join(f"{v}: {', '.join(g['host'].to_list())}" for (v,), g in vers.group_by(["nccl_version"]))) + "</p>")
+    if differing:
+        out.append(f"<h3>Settings that differ across hosts ({len(differing)})</h3><table><tr><th>setting</th>"
+                   "<th>values</th><th>hosts</th></tr>")
+        for d in differing:
+            n = len(d["groups"]) + bool(d["missing"])
+            first = True
+            for vals, hs in d["groups"]:
+                v = ", ".join(vals[:6]) + (f" (+{len(vals) - 6} more)" if len(vals) > 6 else "")
+                cls = "" if first else ' class="odd"'
+                key_cell = f'<td rowspan="{n}"><code>{e(d["key"])}</code></td>' if first else ""
+                out.append(f"<tr>{key_cell}<td{cls}><code>{e(v)}</code></td><td{cls}>{e(_hosts_text(hs, 12))} "
+                           f"<span class=muted>({len(hs)})</span></td></tr>")
+                first = False
+            if d["missing"]:
+                key_cell = f'<td rowspan="{n}"><code>{e(d["key"])}</code></td>' if first else ""
+                out.append(f'<tr>{key_cell}<td class="odd"><span class="muted">not logged</span></td>'
+                           f'<td class="odd">{e(_hosts_text(d["missing"], 12))} <span class=muted>({len(d["missing"])})</span></td></tr>')
+        out.append("</table>")
+    else:
+        out.append("<p>Every host logged the same NCCL settings (IP addresses aside).</p>")
+    if common:
+        out.append(f"<details><summary>Settings the same on every host ({len(common)})</summary><table>"
+                   + "".join(f"<tr><th><code>{e(k)}</code></th><td><code>{e(v)}</code></td></tr>" for k, v in common)
+                   + "</table></details>")
+    return "".join(out)
+
+
+def _pct(lines, unparsed) -> float:
+    lines = lines or 0
+    return 100.0 * (lines - (unparsed or 0)) / lines if lines else 100.0
+
+
+def _coverage_section(bundle, analysis, errors: list[str]) -> str:
+    out = []
+    cov = analysis.coverage
+    if cov.height:
+        out.append("<h3>Per source</h3><table><tr><th>source</th><th>files</th><th>lines</th><th>unparsed</th>"
+                   "<th>parsed</th><th>failed files</th></tr>")
+        for r in cov.iter_rows(named=True):
+            p = _pct(r["lines"], r["unparsed"])
+            out.append(f"<tr><td>{e(r['source'])}</td><td class=num>{r['files']}</td><td class=num>{r['lines'] or 0}</td>"
+                       f"<td class=num>{r['unparsed'] or 0}</td><td class=\"num{' bad' if p < 95 else ''}\">{p:.1f}%</td>"
+                       f"<td class=\"num{' bad' if r['failed_files'] else ''}\">{r['failed_files']}</td></tr>")
+        out.append("</table>")
+    per = _sql(bundle, "SELECT host, source, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
+                       "count(error) AS failed FROM coverage GROUP BY ALL", errors, "coverage")
+    if per.height:
+        sources = sorted(per["source"].unique().to_list())
+        hosts = sorted(per["host"].unique().to_list(), key=signals._natural_key)
+        cells = {(r["host"], r["source"]): r for r in per.iter_rows(named=True)}
+        out.append("<h3>Per host (share of lines parsed)</h3><table><tr><th>host</th>"
+                   + "".join(f"<th>{e(s)}</th>" for s in sources) + "</tr>")
+        for h in hosts:
+            row = [f"<td>{e(h)}</td>"]
+            for s in sources:
+                r = cells.get((h, s))
+                if r is None:
+                    row.append('<td class="muted">-</td>')
+                    continue
+                p = _pct(r["lines"], r["unparsed"])
+                bad = p < 95 or r["failed"]
+                row.append(f'<td class="num{" bad" if bad else ""}">{p:.1f}%{" (" + str(r["failed"]) + " failed)" if r["failed"] else ""}</td>')
+            out.append("<tr>" + "".join(row) + "</tr>")
+        out.append("</table>")
+    if not out:
+        out.append('<p class="muted">No coverage records in the bundle.</p>')
+    if analysis.hosts.height:
+        out.append("<h3>Hosts and clock offsets</h3><table><tr><th>host</th><th>kernel</th><th>driver</th><th>NCCL</th>"
+                   "<th>GPUs</th><th>clock offset</th><th>confidence</th></tr>")
+        for r in analysis.hosts.iter_rows(named=True):
+            off = r.get("clock_offset_s")
+            out.append(f"<tr><td>{e(r['host'])}</td><td>{e(r.get('kernel') or '-')}</td><td>{e(r.get('driver_version') or '-')}</td>"
+                       f"<td>{e(r.get('nccl_version') or '-')}</td><td class=num>{r.get('gpu_count') if r.get('gpu_count') is not None else '-'}</td>"
+                       f"<td class=num>{'-' if off is None else f'{off * 1000:+.1f} ms'}</td><td>{e(r.get('clock_offset_confidence') or '-')}</td></tr>")
+        out.append("</table>")
+    fc = analysis.failed_commands
+    if fc.height:
+        out.append(f"<h3>Collection commands that failed, timed out or were truncated ({fc.height})</h3><table>"
+                   "<tr><th>host</th><th>command</th><th>why</th></tr>")
+        for r in fc.head(200).iter_rows(named=True):
+            why = r["error"] or ("timed out" if r["timed_out"] else "truncated" if r["truncated"] else f"exit {r['exit_code']}")
+            out.append(f"<tr><td>{e(r['host'])}</td><td><code>{e(r['command'] or r['name'] or '')}</code></td><td>{e(str(why))}</td></tr>")
+        out.append("</table>")
+    if analysis.errors or errors:
+        out.append("<h3>Errors</h3><ul>" + "".join(f"<li><code>{e(x)}</code></li>" for x in list(analysis.errors) + errors) + "</ul>")
+    return "".join(out)
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside <script>: no '<' at all (so no '</script>' or '<!--'), no NaN."""
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=str, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def _deep_clean(obj):
+    if isinstance(obj, dict):
+        return {k: _deep_clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_deep_clean(v) for v in obj]
+    return _clean(obj)
+
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+       "connect-src 'none'; form-action 'none'; base-uri 'none'")
+
+
+def render_html(bundle, analysis, title: str | None = None) -> str:
+    from forensics import __version__
+
+    data = build_data(bundle, analysis)
+    events = data.pop("_events_frame")
+    errors = data.pop("_errors")
+    findings = analysis.findings.to_dicts()
+    n_hosts = len(data["hosts"])
+    base = data["base"]
+    lo = dt.datetime.fromtimestamp(data["range"][0] + base, dt.timezone.utc)
+    hi = dt.datetime.fromtimestamp(data["range"][1] + base, dt.timezone.utc)
+    title = title or f"forensics report: {len(findings)} findings on {n_hosts} hosts"
+    bundles = ", ".join(analysis.bundle_paths) or str(getattr(bundle, "root", ""))
+    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    nccl = _nccl_section(bundle, errors)
+    coverage = _coverage_section(bundle, analysis, errors)
+    legend = "".join(f'<span><i style="background:{c}"></i>{s}</span>' for s, c in
+                     (("info", "#8a94a6"), ("warning", "#e8a33d"), ("critical", "#d64545")))
+    hidden = (f' <span class="muted">({data["events_hidden"]} info events outside the window or thinned out are '
+              f"not drawn; <code>forensics timeline</code> lists them all)</span>") if data["events_hidden"] else ""
+    payload = _script_json(_deep_clean(data))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="forensics {e(__version__)}">
+<title>{e(title)}</title>
+<script>
+window.__reportErrors = [];
+window.addEventListener("error", function (ev) {{
+  var msg = (ev.message || "error") + (ev.filename ? " (" + ev.filename + ":" + ev.lineno + ")" : "");
+  window.__reportErrors.push(msg);
+  document.documentElement.dataset.errors = String(window.__reportErrors.length);
+  var box = document.getElementById("js-errors");
+  if (box) {{ box.hidden = false; box.textContent += msg + "\\n"; }}
+}});
+</script>
+<style>{_asset("uPlot.min.css")}</style>
+<style>{_asset("report.css")}</style>
+</head><body><main>
+<header><h1>{e(title)}</h1>
+<div class="meta">bundle {e(bundles)} · {n_hosts} hosts · {lo:%Y-%m-%d %H:%M:%S} .. {hi:%Y-%m-%d %H:%M:%S} UTC (aligned clock)
+ · generated {generated} by forensics {e(__version__)}</div>
+<nav><a href="#diagnosis">Diagnosis</a><a href="#timeline">Timeline</a><a href="#findings">Findings</a>
+<a href="#signals">Signals</a><a href="#nccl">NCCL configuration</a><a href="#coverage">Coverage</a></nav></header>
+<pre id="js-errors" hidden></pre>
+<section id="diagnosis"><h2>Diagnosis</h2>{_diagnosis(findings, n_hosts, base)}</section>
+<section id="timeline"><h2>Timeline</h2>
+<p class="legend">{legend}<span class="muted">events as marks, findings as shaded windows (root causes outlined);
+drag to zoom (here or on any chart), double-click or</span> <button id="reset-zoom" type="button">reset zoom</button>
+<span id="range-label" class="muted"></span>{hidden}</p>
+<div id="swimlane"></div><noscript><p>The timeline and charts need JavaScript.</p></noscript></section>
+<section id="findings"><h2>Findings</h2>{_finding_cards(findings, events, base)}</section>
+<section id="signals"><h2>Signals per host</h2>
+<p class="muted">The series behind the findings, finding windows shaded; hosts with findings first. Downsampled to at
+most {data["max_points"]} points per chart, each point keeping the worst value of its interval (maximum of rates,
+temperatures and latencies, minimum of clocks, mean of GPU utilisation and power).</p>
+{_signal_sections(data, findings)}</section>
+<section id="nccl"><h2>NCCL configuration</h2>{nccl}</section>
+<section id="coverage"><h2>Parsing coverage</h2>{coverage}</section>
+<footer class="muted"><details><summary>Third-party software in this page</summary>
+<p>uPlot {UPLOT_VERSION} (MIT licence):</p><pre>{e(_asset("uPlot.LICENSE"))}</pre></details></footer>
+</main>
+<div id="tip" hidden></div>
+<script type="application/json" id="report-data">{payload}</script>
+<script>{_asset("uPlot.iife.min.js")}</script>
+<script>{_asset("report.js")}</script>
+</body></html>
+"""
+
+
+def write_html(analysis, path: Path | str, bundle=None, title: str | None = None) -> Path:
+    """Write the report of `analysis` (its bundle, or `bundle`) to `path` atomically."""
+    bundle = bundle if bundle is not None else getattr(analysis, "bundle", None)
+    if bundle is None:
+        raise ValueError("write_html needs the open bundle (analysis.bundle or bundle=)")
+    path = Path(path)
+    text = render_html(bundle, analysis, title)
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,215 @@
+"""The data behind the HTML report's charts and timeline, read from the bundle's views only.
+
+Per host, one chart per signal family that the bundle has: GPU utilisation, SM clock,
+temperature and power (one series per GPU, `gpu_samples`); NIC pause frames per second (rx/tx
+per interface), drops and errors per second and throughput (`nic_rates`); disk utilisation and
+read/write latency (`disk_io`, busiest devices); CPU iowait and busy share (`cpu_util`). Sampled
+times are put on the aligned (reference) clock with each host's `clock_offset_s`, as the
+`events` view and the findings are.
+
+Downsampling keeps the report small whatever the bundle's length: the total number of values is
+held under a budget (VALUE_BUDGET), which sets at most `max_points` time buckets per chart. Each
+bucket keeps the value that shows trouble (the maximum of rates, temperatures, latencies and
+utilisation of disks, the minimum of SM clocks, the mean of GPU utilisation and power), so a
+short pause storm or clock dip survives the thinning.
+
+>>> df = pl.DataFrame({"t": [0.0, 1.0, 2.0, 3.0], "e": ["a", "a", "a", "a"], "v": [1.0, 5.0, 2.0, 2.0]})
+>>> thin(df, "e", "v", "max", max_points=2)
+{'x': [0.0, 1.5], 'series': [{'label': 'a', 'data': [5.0, 2.0]}]}
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import polars as pl
+
+VALUE_BUDGET = 450_000  # values in all charts together (about 6 bytes each in the page)
+MIN_POINTS, MAX_POINTS = 60, 1200
+MAX_DISKS = 6
+
+
+@dataclass(frozen=True)
+class Signal:
+    key: str
+    title: str
+    unit: str
+    agg: str  # how a bucket keeps its samples: max, min, mean
+    family: str  # gpu, nic, disk, cpu (which finding layers it explains)
+
+
+SIGNALS = [
+    Signal("gpu_util", "GPU utilisation", "%", "mean", "gpu"),
+    Signal("gpu_sm_clock", "GPU SM clock", "MHz", "min", "gpu"),
+    Signal("gpu_temp", "GPU temperature", "°C", "max", "gpu"),
+    Signal("gpu_power", "GPU power", "W", "mean", "gpu"),
+    Signal("nic_pause", "NIC PFC/pause frames", "frames/s", "max", "nic"),
+    Signal("nic_drops", "NIC drops and discards", "per s", "max", "nic"),
+    Signal("nic_errors", "NIC errors (CRC, symbol, length, PCI)", "per s", "max", "nic"),
+    Signal("nic_gbps", "NIC throughput (rx+tx)", "Gb/s", "max", "nic"),
+    Signal("disk_util", "Disk utilisation", "%", "max", "disk"),
+    Signal("disk_await", "Disk latency", "ms", "max", "disk"),
+    Signal("cpu", "CPU iowait and busy", "%", "max", "cpu"),
+]
+BY_KEY = {s.key: s for s in SIGNALS}
+
+_T = "epoch_us({ts}) / 1e6"
+_ALIGNED = "epoch_us(align_ts(x.ts, h.clock_offset_s)) / 1e6"
+
+# signal key -> SQL giving host, entity, t (epoch seconds, aligned clock), v
+_QUERIES: dict[str, str] = {}
+for _col, _key in (("util_pct", "gpu_util"), ("sm_clock_mhz", "gpu_sm_clock"), ("temp_c", "gpu_temp"),
+                   ("power_w", "gpu_power")):
+    _QUERIES[_key] = (
+        f"SELECT x.host, 'GPU' || x.gpu AS entity, {_ALIGNED} AS t, avg(x.{_col}) AS v "
+        "FROM gpu_samples x LEFT JOIN hosts h USING (host) "
+        f"WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL AND x.{_col} IS NOT NULL GROUP BY ALL"
+    )
+# Several counters count the same pause frames (mlx5 rx_prio3_pause and rx_pause_ctrl_phy): the
+# largest rate per direction is the port's pause rate; durations and transitions are not frames.
+_QUERIES["nic_pause"] = (
+    "SELECT host, iface || CASE WHEN regexp_matches(counter, '(?i)tx') THEN ' tx' ELSE ' rx' END AS entity, "
+    f"{_T.format(ts='ts_aligned')} AS t, max(rate_per_s) AS v FROM nic_rates "
+    "WHERE class = 'pause' AND queue IS NULL AND NOT regexp_matches(counter, '(?i)duration|transition') "
+    "AND ts_aligned IS NOT NULL GROUP BY ALL"
+)
+_QUERIES["nic_drops"] = (
+    f"SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, sum(rate_per_s) AS v FROM nic_rates "
+    "WHERE class = 'drop' AND queue IS NULL AND ts_aligned IS NOT NULL GROUP BY ALL"
+)
+# FEC-corrected bits and per-lane corrected codewords count on every healthy link: not errors
+_QUERIES["nic_errors"] = (
+    f"SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, sum(rate_per_s) AS v FROM nic_rates "
+    "WHERE class = 'error' AND queue IS NULL AND ts_aligned IS NOT NULL "
+    "AND NOT regexp_matches(counter, '(?i)corrected|_lane_[0-9]') GROUP BY ALL"
+)
+_QUERIES["nic_gbps"] = (
+    "SELECT host, entity, t, sum(v) * 8 / 1e9 AS v FROM ("
+    f"  SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, substr(counter, 1, 2) AS dir, max(rate_per_s) AS v "
+    "  FROM nic_rates WHERE queue IS NULL AND ts_aligned IS NOT NULL "
+    "  AND counter IN ('rx_bytes_phy', 'tx_bytes_phy', 'rx_bytes', 'tx_bytes', 'rx_octets', 'tx_octets', "
+    "                  'rx_bytes_nic', 'tx_bytes_nic') GROUP BY ALL) GROUP BY ALL"
+)
+_QUERIES["disk_util"] = (
+    f"SELECT x.host, x.device AS entity, {_ALIGNED} AS t, max(x.util_pct) AS v "
+    "FROM disk_io x LEFT JOIN hosts h USING (host) "
+    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) AND x.util_pct IS NOT NULL GROUP BY ALL"
+)
+_QUERIES["disk_await"] = (
+    f"SELECT x.host, x.device || ' ' || k.dir AS entity, {_ALIGNED} AS t, "
+    "max(CASE k.dir WHEN 'read' THEN coalesce(x.r_await_ms, x.await_ms) ELSE x.w_await_ms END) AS v "
+    "FROM disk_io x LEFT JOIN hosts h USING (host) CROSS JOIN (VALUES ('read'), ('write')) k(dir) "
+    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) GROUP BY ALL HAVING v IS NOT NULL"
+)
+_QUERIES["cpu"] = (
+    f"SELECT x.host, k.name AS entity, {_ALIGNED} AS t, "
+    "avg(CASE k.name WHEN 'iowait' THEN x.iowait_pct ELSE 100 - x.idle_pct END) AS v "
+    "FROM cpu_util x LEFT JOIN hosts h USING (host) CROSS JOIN (VALUES ('iowait'), ('busy')) k(name) "
+    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) AND lower(x.cpu) = 'all' "
+    "GROUP BY ALL HAVING v IS NOT NULL"
+)
+
+
+def _natural_key(s: str) -> tuple:
+    import re
+
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"([0-9]+)", s or ""))
+
+
+def fetch(bundle, errors: list[str] | None = None) -> dict[str, pl.DataFrame]:
+    """Raw (host, entity, t, v) frames per signal key; a signal whose view fails is left out."""
+    out = {}
+    for key, sql in _QUERIES.items():
+        try:
+            df = bundle.sql(sql)
+        except Exception as exc:  # a bundle without that table: no such chart, said in the report
+            if errors is not None:
+                errors.append(f"{key}: {str(exc).splitlines()[0]}")
+            continue
+        if df.height == 0:
+            continue
+        df = df.with_columns(pl.col("v").cast(pl.Float64).fill_nan(None)).drop_nulls(["t", "host", "entity"])
+        if key.startswith("disk_"):
+            df = _busiest_disks(df)
+        out[key] = df
+    return out
+
+
+def _busiest_disks(df: pl.DataFrame) -> pl.DataFrame:
+    """The MAX_DISKS busiest block devices of each host (loop, ram and optical devices left out)."""
+    dev = pl.col("entity").str.split(" ").list.first()
+    df = df.filter(~dev.str.contains("^(loop|ram|zram|sr)[0-9]"))
+    top = (df.group_by("host", dev.alias("dev")).agg(pl.col("v").max().alias("peak"))
+             .sort(["host", "peak", "dev"], descending=[False, True, False])
+             .group_by("host", maintain_order=True).head(MAX_DISKS))
+    return df.with_columns(dev.alias("dev")).join(top.select("host", "dev"), on=["host", "dev"]).drop("dev")
+
+
+def thin(df: pl.DataFrame, entity: str, value: str, agg: str, max_points: int, base: float = 0.0) -> dict:
+    """One chart's data: a shared x (seconds relative to `base`) and one series per entity.
+
+    Times are bucketed into at most `max_points` buckets when there are more distinct times;
+    each bucket keeps `agg` (max, min, mean) of its samples."""
+    t = df["t"]
+    tmin, tmax = float(t.min()), float(t.max())
+    n_times = t.n_unique()
+    per_entity = df.group_by(entity).agg(pl.col("t").n_unique().alias("n"), pl.col("t").sort().diff().median().alias("dt"))
+    # entities sampled a few ms apart (one ethtool run per interface) share one grid of their interval
+    unaligned = n_times > 1.2 * per_entity["n"].max()
+    if (n_times > max_points or unaligned) and tmax > tmin:
+        step = (tmax - tmin) / max_points
+        interval = per_entity["dt"].drop_nulls().min()
+        if unaligned and interval:
+            step = max(step, float(interval))
+        n_buckets = max(1, math.ceil((tmax - tmin) / step))
+        df = df.with_columns((tmin + ((pl.col("t") - tmin) / step).floor().clip(0, n_buckets - 1) * step).alias("t"))
+    how = {"max": pl.col(value).max(), "min": pl.col(value).min(), "mean": pl.col(value).mean()}[agg]
+    grouped = df.group_by("t", entity).agg(how.alias(value))
+    wide = grouped.pivot(on=entity, index="t", values=value).sort("t")
+    labels = sorted((c for c in wide.columns if c != "t"), key=_natural_key)
+    x = ((wide["t"] - base).round(3)).to_list()
+    series = []
+    for lab in labels:
+        col = wide[lab].cast(pl.Float64)
+        series.append({"label": lab, "data": col.round_sig_figs(4).to_list()})
+    return {"x": x, "series": series}
+
+
+def charts(frames: dict[str, pl.DataFrame], base: float, budget: int = VALUE_BUDGET) -> tuple[dict[str, list[dict]], int]:
+    """{host: [chart dict]} in SIGNALS order, and the max points per chart that the budget allowed.
+
+    A chart whose every value is zero (no pause frames, no drops) is kept as a one-line note
+    (`flat`) instead of a plot."""
+    n_series = sum(df.select(pl.struct("host", "entity").n_unique()).item() for df in frames.values())
+    max_points = MAX_POINTS if not n_series else int(max(MIN_POINTS, min(MAX_POINTS, budget // n_series)))
+    out: dict[str, list[dict]] = {}
+    for sig in SIGNALS:
+        df = frames.get(sig.key)
+        if df is None:
+            continue
+        for (host,), part in df.group_by(["host"], maintain_order=False):
+            entry = {"key": sig.key, "title": sig.title, "unit": sig.unit, "family": sig.family}
+            peak = part["v"].abs().max()
+            n_ent = part["entity"].n_unique()
+            if peak is None or peak == 0:
+                entry.update({"flat": True, "entities": n_ent})
+            else:
+                data = thin(part, "entity", "v", sig.agg, max_points, base)
+                # series that stay at zero (idle ports, quiet disks) are named, not drawn
+                live = [any(v for v in sr["data"]) for sr in data["series"]]
+                data["zero"] = [sr["label"] for sr, ok in zip(data["series"], live) if not ok]
+                data["series"] = [sr for sr, ok in zip(data["series"], live) if ok]
+                entry.update(data)
+            out.setdefault(host, []).append(entry)
+    order = {s.key: i for i, s in enumerate(SIGNALS)}
+    for host in out:
+        out[host].sort(key=lambda c: order[c["key"]])
+    return out, max_points
+
+
+def time_span(frames: dict[str, pl.DataFrame]) -> tuple[float, float] | None:
+    lo, hi = math.inf, -math.inf
+    for df in frames.values():
+        lo = min(lo, float(df["t"].min()))
+        hi = max(hi, float(df["t"].max()))
+    return (lo, hi) if lo <= hi else None
