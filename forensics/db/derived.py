@@ -18,7 +18,8 @@ bundle replaces ``tables/`` (and with it ``_derived/``). Building happens only f
 ``raw.nic_interval_rows`` is built with numpy/pyarrow, one host file per thread: strings stay
 dictionary codes, and each raw file's snapshots x counters matrix is reordered block-wise instead
 of sorted (a sort on integer codes when that shortcut does not apply); much faster than DuckDB's
-window here. A test checks it equals the SQL definition row for row.
+window here; ``raw.nic_summary`` is then reduced from those sorted files segment by segment.
+A test checks both equal their SQL definitions row for row.
 """
 from __future__ import annotations
 
@@ -154,6 +155,19 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
 
             with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
                 list(pool.map(one, enumerate(files.get("nic_counters", []))))
+        elif item.name == "nic_summary" and _valid(target.parent / "nic_interval_rows", _rows_key(root, files)):
+            types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
+            parts = sorted((target.parent / "nic_interval_rows").glob("part-*.parquet"))
+
+            def one(job):
+                n, path = job
+                out = nic_summary(pq.read_table(path, columns=SUMMARY_INPUT, read_dictionary=list(SUMMARY_KEYS[:-1]))
+                                  .unify_dictionaries())
+                assert out.column_names == types, (out.column_names, types)
+                pq.write_table(out, tmp / f"part-{n:05d}.parquet", compression="zstd")
+
+            with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+                list(pool.map(one, enumerate(parts)))
         else:
             con.execute(f"COPY (SELECT * FROM raw.{item.name}) TO {quote_str(str(tmp / 'part-00000.parquet'))} "
                         "(FORMAT parquet, COMPRESSION zstd)")
@@ -166,6 +180,88 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _rows_key(root: Path, files: dict[str, list]) -> str:
+    item = next(i for i in ITEMS if i.name == "nic_interval_rows")
+    return _key(item, files, root, _views_hash())
+
+
+SUMMARY_KEYS = ("host", "iface", "class", "counter", "raw_name", "queue")
+SUMMARY_INPUT = list(SUMMARY_KEYS) + ["ts", "dt_s", "value", "delta", "reset", "line_no"]
+
+
+def nic_summary(table: pa.Table) -> pa.Table:
+    """``raw.nic_summary`` of cached nic_interval_rows (sorted by series, then time, as
+    :func:`nic_intervals` writes them): one row per series, by segment reductions."""
+    n = table.num_rows
+    if n == 0:
+        return _empty_summary()
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for col in SUMMARY_KEYS:
+        codes = _index_codes(table.column(col)) if col != "queue" else np.where(
+            table.column("queue").combine_chunks().is_valid().to_numpy(zero_copy_only=False),
+            table.column("queue").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False), -1).astype(np.int64)
+        change[1:] |= codes[1:] != codes[:-1]
+    starts = np.flatnonzero(change)
+    ends = np.concatenate((starts[1:], [n])) - 1
+    ts = table.column("ts").combine_chunks().cast(pa.int64()).to_numpy(zero_copy_only=False)
+    dt_s = table.column("dt_s").combine_chunks().to_numpy(zero_copy_only=False)
+    t0 = ts - np.round(dt_s * 1e6).astype(np.int64)
+    delta = table.column("delta").combine_chunks().to_numpy(zero_copy_only=False)
+    value = table.column("value").combine_chunks().to_numpy(zero_copy_only=False)
+    reset = table.column("reset").combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
+    ln = table.column("line_no").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
+    if ((np.diff(ts) < 0) & ~change[1:]).any():
+        raise ValueError("nic_interval_rows are not in series/time order")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(dt_s > 0, delta / np.where(dt_s > 0, dt_s, 1.0), np.nan)
+    total = np.add.reduceat(delta, starts)
+    first, last = t0[starts], ts[ends]
+    span = (last - first) / 1e6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(span != 0, total / np.where(span != 0, span, 1.0), np.nan)
+    peak = np.fmax.reduceat(rate, starts)
+    active = delta > 0
+    big = np.iinfo(np.int64)
+    first_active = np.minimum.reduceat(np.where(active, ts, big.max), starts)
+    last_active = np.maximum.reduceat(np.where(active, ts, big.min), starts)
+    # the value at the latest (ts, line_no) of each series
+    last_idx = ends.copy()
+    tie = ts[ends] == ts[np.maximum(ends - 1, 0)]
+    if tie.any():  # equal stamps at a series' end: the larger line number wins, as in the SQL
+        for j in np.flatnonzero(tie):
+            seg = np.arange(starts[j], ends[j] + 1)
+            seg = seg[ts[seg] == ts[ends[j]]]
+            last_idx[j] = seg[np.argmax(ln[seg])]
+    ts_type = pa.timestamp("us", tz="UTC")
+    take = pa.array(starts, type=pa.int64())
+    out = {c: table.column(c).take(take) for c in ("host", "iface", "class", "counter", "queue", "raw_name")}
+    out.update({
+        "intervals": pa.array(ends - starts + 1, type=pa.int64()),
+        "total": pa.array(total, type=pa.int64()),
+        "mean_per_s": pa.array(mean, type=pa.float64(), from_pandas=True),
+        "peak_per_s": pa.array(peak, type=pa.float64(), from_pandas=True),
+        "resets": pa.array(np.add.reduceat(reset, starts), type=pa.int64()),
+        "active_intervals": pa.array(np.add.reduceat(active.astype(np.int64), starts), type=pa.int64()),
+        "first_sample": pa.array(first, type=pa.int64()).cast(ts_type),
+        "last_sample": pa.array(last, type=pa.int64()).cast(ts_type),
+        "first_active": pa.array(first_active, type=pa.int64(), mask=first_active == big.max).cast(ts_type),
+        "last_active": pa.array(last_active, type=pa.int64(), mask=last_active == big.min).cast(ts_type),
+        "last_value": pa.array(value[last_idx], type=pa.int64()),
+    })
+    return pa.table(out)
+
+
+def _empty_summary() -> pa.Table:
+    ts = pa.timestamp("us", tz="UTC")
+    fields = [("host", pa.string()), ("iface", pa.string()), ("class", pa.string()), ("counter", pa.string()),
+              ("queue", pa.int32()), ("raw_name", pa.string()), ("intervals", pa.int64()), ("total", pa.int64()),
+              ("mean_per_s", pa.float64()), ("peak_per_s", pa.float64()), ("resets", pa.int64()),
+              ("active_intervals", pa.int64()), ("first_sample", ts), ("last_sample", ts), ("first_active", ts),
+              ("last_active", ts), ("last_value", pa.int64())]
+    return pa.schema(fields).empty_table()
 
 
 def _names(path: Path) -> list[str]:

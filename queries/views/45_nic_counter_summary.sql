@@ -12,7 +12,7 @@ SELECT host, iface, class, counter, queue, raw_name,
        count(*) FILTER (WHERE delta > 0) AS active_intervals,
        min(ts_start) AS first_sample, max(ts) AS last_sample,
        min(ts) FILTER (WHERE delta > 0) AS first_active, max(ts) FILTER (WHERE delta > 0) AS last_active,
-       arg_max(value, ts) AS last_value
+       arg_max(value, {'ts': ts, 'line_no': line_no}) AS last_value
 FROM raw.nic_intervals
 GROUP BY host, iface, class, counter, queue, raw_name;
 
