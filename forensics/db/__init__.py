@@ -23,15 +23,12 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from forensics.bundle.errors import BundleError  # the bundle layer's one error type
 from forensics.db import _build, safety
 from forensics.db.safety import QueryError, RefusedQuery
 from forensics.layout import TABLES_DIR
 
 __all__ = ["Bundle", "BundleError", "QueryError", "RefusedQuery", "open_bundle", "connect"]
-
-
-class BundleError(ValueError):
-    """The input cannot be opened as a bundle (one clear line)."""
 
 
 def _resolve(path: Path, cache_dir: Path | None) -> Path:
