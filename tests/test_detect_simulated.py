@@ -1,0 +1,52 @@
+"""Detection against the simulator's ground truth: every scenario's faults are found, the root cause
+is ranked first, and nothing is reported that the truth does not name (precision), at a small size.
+benchmarks/detection_eval.py measures the same at larger sizes and several seeds."""
+from __future__ import annotations
+
+import json
+import tarfile
+
+import pytest
+
+from forensics.analyze import analyze_paths
+from forensics.detect.evaluate import score_bundle
+from forensics.simulate import SCENARIOS, SimConfig, write_bundle
+
+SIZE = dict(nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0, seed=5)
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sim")
+    cache = root / "cache"
+    out = {}
+
+    def run(scenario):
+        if scenario not in out:
+            path = root / f"{scenario}.tar.gz"
+            write_bundle(SimConfig(scenario=scenario, **SIZE), path)
+            with tarfile.open(path) as tf:
+                labels = json.load(tf.extractfile("truth/labels.json"))
+            findings = analyze_paths([path], cache_dir=cache).findings.to_dicts()
+            out[scenario] = (findings, labels, score_bundle(findings, labels))
+        return out[scenario]
+
+    return run
+
+
+def test_healthy_cluster_has_no_findings(evaluated):
+    findings, _, _ = evaluated("healthy")
+    assert [f for f in findings if f["severity"] != "info"] == []
+
+
+FAULTY = sorted(s for s in SCENARIOS if s != "healthy")
+
+
+@pytest.mark.parametrize("scenario", FAULTY)
+def test_faults_found_root_first_nothing_false(evaluated, scenario):
+    findings, labels, score = evaluated(scenario)
+    missed = {k: v for k, v in score["per_kind"].items() if v["found"] < v["faults"]}
+    assert not missed, f"missed faults: {missed}"
+    assert score["root_first"], f"first root finding {findings[0]['kind']} is not a fault of {labels['faults']}"
+    false = [(f["kind"], f["hosts"], f["subject"]) for f in score["false_findings"]]
+    assert not false, f"findings the truth does not name: {false}"
