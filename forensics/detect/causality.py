@@ -27,7 +27,7 @@ CAUSES: dict[str, tuple[list[str], bool]] = {
     "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
     "gpu_xid": (["gpu_xid", "ecc_error"], True),
     "packet_drops": (["link_flap", "pfc_storm"], False),
-    "cpu_saturation": (["io_starvation"], True),
+    "pulsing_utilization": (["io_starvation", "cpu_saturation"], True),
 }
 BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its consequence
 

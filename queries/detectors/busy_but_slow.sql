@@ -3,7 +3,7 @@
 -- description: "the illusion of 100% utilisation": GPUs report near-full utilisation while their power draw falls well below what the same GPU draws when it really computes (spin-waiting in NCCL kernels), host by host
 -- param: min_util = 90   utilisation (%) that looks busy
 -- param: max_power_ratio = 0.85   power draw / the GPU's own busy baseline (90th percentile of its busy windows) below which it is waiting
--- param: min_windows = 4   30 s windows needed
+-- param: min_windows = 3   consecutive 30 s windows needed
 -- param: min_gpus_fraction = 0.5   fraction of a host's GPUs in that state at once
 WITH ref AS (
   SELECT host, gpu, quantile_cont(power, 0.9) AS ref_power, count(*) AS busy_windows
@@ -11,7 +11,7 @@ WITH ref AS (
 ), g AS (
   SELECT w.host, w.w, w.gpu, w.util, w.power, r.ref_power,
          (w.util >= $min_util AND w.power / nullif(r.ref_power, 0) <= $max_power_ratio) AS waiting
-  FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= 2 * $min_windows
+  FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= $min_windows + 2
 ), h AS (
   SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util) AS util,
          avg(power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power) FILTER (WHERE waiting) AS power_w,

@@ -27,8 +27,11 @@ SELECT p.host, 'GPU' || string_agg(p.gpu::VARCHAR, ',GPU' ORDER BY p.gpu) AS sub
        least(1.0, 0.6 + count(*) / 20) AS score,
        count(*) || ' GPUs on ' || p.host || ' swing between >=90% and <=10% utilisation (' || round(100 * avg(p.share_hi))::BIGINT
          || '% of samples busy, ' || round(100 * avg(p.share_lo))::BIGINT || '% idle, ' || sum(p.swings)
-         || ' swings); at a typical moment ' || round(100 * (SELECT median(busy_share) FROM turns t WHERE t.host = p.host))::BIGINT
-         || '% of them are busy: they take turns' AS summary,
-       to_json({gpus: list(p.gpu ORDER BY p.gpu), share_busy: round(avg(p.share_hi), 3), share_idle: round(avg(p.share_lo), 3),
+         || ' swings); ' || CASE WHEN (SELECT median(busy_share) FROM turns t WHERE t.host = p.host) BETWEEN 0.15 AND 0.85
+              THEN 'at a typical moment only ' || round(100 * (SELECT median(busy_share) FROM turns t WHERE t.host = p.host))::BIGINT
+                   || '% of them are busy: they take turns (a serialised pipeline)'
+              ELSE 'they pulse together: all wait on a shared input (dataloader, host CPU) between bursts' END AS summary,
+       to_json({gpus: list(p.gpu ORDER BY p.gpu),
+                median_busy_share: (SELECT round(median(busy_share), 3) FROM turns t WHERE t.host = p.host), share_busy: round(avg(p.share_hi), 3), share_idle: round(avg(p.share_lo), 3),
                 swings: sum(p.swings)})::VARCHAR AS evidence
 FROM pulsing p GROUP BY p.host HAVING count(*) >= $min_gpus
