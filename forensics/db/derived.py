@@ -146,15 +146,29 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
             names = sorted({n for info in files.get("nic_counters", []) for n in _names(info.path)})
             cls = counter_classes(con, names) if names else {}
 
+            pending = _pending_summary(target.parent, key)
+            shutil.rmtree(pending, ignore_errors=True)
+            pending.mkdir()
+
             def one(job):
                 n, info = job
                 out = nic_intervals(read_nic_counters(info.path), classes=lambda _names: cls)
                 assert out.column_names == types, (out.column_names, types)
                 pq.write_table(out, tmp / f"part-{n:05d}.parquet", compression="zstd", row_group_size=128 * 1024,
                                use_dictionary=["host", "iface", "class", "counter", "raw_name", "ts_quality", "file"])
+                # the summary of the same rows, while they are in memory (picked up by nic_summary)
+                pq.write_table(nic_summary(out.select(SUMMARY_INPUT)), pending / f"part-{n:05d}.parquet",
+                               compression="zstd")
 
             with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
                 list(pool.map(one, enumerate(files.get("nic_counters", []))))
+        elif item.name == "nic_summary" and _pending_summary(target.parent, _rows_key(root, files)).is_dir() and \
+                len(list(_pending_summary(target.parent, _rows_key(root, files)).glob("*.parquet"))) == \
+                len(files.get("nic_counters", [])):
+            pending = _pending_summary(target.parent, _rows_key(root, files))
+            for part in pending.glob("*.parquet"):
+                os.replace(part, tmp / part.name)
+            shutil.rmtree(pending, ignore_errors=True)
         elif item.name == "nic_summary" and _valid(target.parent / "nic_interval_rows", _rows_key(root, files)):
             types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
             parts = sorted((target.parent / "nic_interval_rows").glob("part-*.parquet"))
@@ -180,6 +194,11 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _pending_summary(base: Path, rows_key: str) -> Path:
+    """Where the interval build leaves the summary of the rows it wrote (for the nic_summary item)."""
+    return base / f".nic_summary.pending-{rows_key[:20]}"
 
 
 def _rows_key(root: Path, files: dict[str, list]) -> str:
