@@ -144,7 +144,7 @@ def _multi(host, start, times, names, items, cols_by_item, item_label, item_widt
     stamps = _t(host, np.concatenate([[start], times]))
     k = len(items)
     ncol = len(names)
-    labels = np.repeat(np.array(stamps[1:], dtype=object), k).tolist()
+    labels = np.repeat(np.array([f"{x:<11}" for x in stamps[1:]], dtype=object), k).tolist()
     cols = [np.stack([cols_by_item[f][j] for f in items], axis=1).reshape(-1) for j in range(ncol)]
     fmts = [(2, 10)] * ncol
     rows = _rows(labels, list(items) * n, cols, fmts, item_width)

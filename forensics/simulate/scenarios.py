@@ -245,6 +245,10 @@ def _link_flap(plan: Plan, r) -> None:
     plan.truth("link_flap", _names(plan, [h]), nic.iface, downs[0][0], up_end,
                ["dmesg:mlx5_core ... Link down / Link up", "ethtool:link_down_events_phy",
                 "nccl:NET/IB : Got async event : port error"])
+    # while the port is down the collectives stall (comm_factor above): every rank spin-waits in NCCL
+    plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, downs[0][0], up_end,
+               ["nvidia_smi:utilization.gpu ~100% at lower power while the all-reduce stalls on the down port"],
+               effect=True)
     if plan.crash is not None:
         _crash_truth(plan, plan.crash, [], errors)
 

@@ -33,13 +33,13 @@ def S(name: str, width: int = 0, left: bool = False) -> tuple:
 
 
 def _fixed_expr(name: str, decimals: int, width: int) -> pl.Expr:
+    # round half up on the scaled value, then let a Decimal cast print the fixed decimals
     scale = 10 ** decimals
-    q = (pl.col(name) * scale + 0.5).floor().cast(pl.Int64)
+    q = (pl.col(name) * scale + 0.5).floor()
     if decimals:
-        s = pl.concat_str([(q // scale).cast(pl.String), pl.lit("."),
-                           (q % scale).cast(pl.String).str.zfill(decimals)])
+        s = (q / scale).cast(pl.Decimal(38, decimals)).cast(pl.String)
     else:
-        s = q.cast(pl.String)
+        s = q.cast(pl.Int64).cast(pl.String)
     return s.str.pad_start(width) if width else s
 
 
