@@ -48,6 +48,8 @@ def register(app: typer.Typer) -> None:
             unknown = sorted(kinds - set(KINDS))
             if unknown:
                 raise UserError(f"unknown finding kind(s) {', '.join(unknown)} (known: {', '.join(sorted(KINDS))})")
+        if report is not None and not report.parent.exists():
+            raise UserError(f"{report.parent}: no such directory")
         try:
             t0 = parse_when(since) if since else None
             t1 = parse_when(until) if until else None

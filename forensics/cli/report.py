@@ -22,6 +22,8 @@ def register(app: typer.Typer) -> None:
         """Write a self-contained HTML report: diagnosis, swimlane timeline, evidence, per-host charts, NCCL config, coverage."""
         from forensics.analyze import analyze_paths
 
+        if not out.parent.exists():  # before the analysis, not after it
+            raise UserError(f"{out.parent}: no such directory")
         analysis = analyze_paths(bundles, cache_dir=cache_dir, progress=not quiet)
         write_report(analysis, out, title, quiet)
 

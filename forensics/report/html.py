@@ -400,8 +400,9 @@ def nccl_differences(cfg: pl.DataFrame) -> tuple[list[dict], list[tuple[str, str
             sig = next(iter(groups))
             common.append((key, ", ".join(sig[:6]) + (f" (+{len(sig) - 6} more)" if len(sig) > 6 else "")))
             continue
-        if len(groups) == 1 and len(part) == 1:
-            # logged by one host only (the NCCL version line of rank 0): not a difference
+        if len(groups) == 1 and len(part) == 1 and not key.startswith("env."):
+            # logged by one host only (the NCCL version line of rank 0): not a difference; an
+            # environment variable set on one host only is one
             common.append((key, ", ".join(next(iter(shown.values()))) + " (logged on one host)"))
             continue
         rows = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))

@@ -58,13 +58,13 @@ _ALIGNED = "epoch_us(align_ts(x.ts, h.clock_offset_s)) / 1e6"
 
 # signal key -> SQL giving host, entity, t (epoch seconds, aligned clock), v
 _QUERIES: dict[str, str] = {}
-for _col, _key in (("util_pct", "gpu_util"), ("sm_clock_mhz", "gpu_sm_clock"), ("temp_c", "gpu_temp"),
-                   ("power_w", "gpu_power")):
-    _QUERIES[_key] = (
-        f"SELECT x.host, 'GPU' || x.gpu AS entity, {_ALIGNED} AS t, avg(x.{_col}) AS v "
-        "FROM gpu_samples x LEFT JOIN hosts h USING (host) "
-        f"WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL AND x.{_col} IS NOT NULL GROUP BY ALL"
-    )
+# GPU samples: one scan for the four GPU signals (split in fetch())
+_GPU_COLS = {"gpu_util": "util_pct", "gpu_sm_clock": "sm_clock_mhz", "gpu_temp": "temp_c", "gpu_power": "power_w"}
+_GPU_SQL = (
+    f"SELECT x.host, 'GPU' || x.gpu AS entity, {_ALIGNED} AS t, "
+    + ", ".join(f"avg(x.{c}) AS {k}" for k, c in _GPU_COLS.items())
+    + " FROM gpu_samples x LEFT JOIN hosts h USING (host) WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL GROUP BY ALL"
+)
 # Several counters count the same pause frames (mlx5 rx_prio3_pause and rx_pause_ctrl_phy): the
 # largest rate per direction is the port's pause rate; durations and transitions are not frames.
 _QUERIES["nic_pause"] = (
@@ -119,6 +119,17 @@ def _natural_key(s: str) -> tuple:
 def fetch(bundle, errors: list[str] | None = None) -> dict[str, pl.DataFrame]:
     """Raw (host, entity, t, v) frames per signal key; a signal whose view fails is left out."""
     out = {}
+    try:
+        gpu = bundle.sql(_GPU_SQL)
+    except Exception as exc:
+        gpu = None
+        if errors is not None:
+            errors.append(f"gpu_samples: {str(exc).splitlines()[0]}")
+    if gpu is not None and gpu.height:
+        for key in _GPU_COLS:
+            df = gpu.select("host", "entity", "t", pl.col(key).cast(pl.Float64).fill_nan(None).alias("v")).drop_nulls()
+            if df.height:
+                out[key] = df
     for key, sql in _QUERIES.items():
         try:
             df = bundle.sql(sql)
