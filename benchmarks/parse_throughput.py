@@ -549,13 +549,15 @@ def report(results: list[dict], skipped: dict[str, str], args, machine: dict, pa
         rows = ", ".join(f"{k} {v:,}" for k, v in r["rows"].items())
         lines.append(
             f"| {r['source']} | {r['mb']:.0f} | {r['lines']:,} | {rows} | {r['unparsed']:,} | {r['forensics_wall_s']:.1f} | "
-            f"{r['forensics_mb_s']:.0f} | {r['forensics_lines_s']:,.0f} | {r['peak_rss_mb']:.0f} | {r['baseline_wall_s']:.1f} | "
-            f"{r['baseline_mb_s']:.1f} | {r['ratio']:.1f}x | >= {tgt:.0f}x: {ok} |")
+            f"{r['forensics_mb_s']:.0f} | {r['forensics_lines_s']:,.0f} | {r['peak_rss_mb']:.0f} | "
+            + (f"{r['baseline_wall_s']:.1f} | {r['baseline_mb_s']:.1f} | {r['ratio']:.1f}x" if ok != "not measured"
+               else "- | - | -") + f" | >= {tgt:.0f}x: {ok} |")
     lines.append("")
     for r in results:
+        base = (f"; baseline runs {r['all_baseline_wall_s']} s (CPU {r['baseline_cpu_s']:.1f} s, Parquet "
+                f"{r['baseline_parquet_mb']:.1f} MB)" if r["ratio"] == r["ratio"] else "; baseline not run")
         lines.append(f"- {r['source']}: forensics runs {r['all_forensics_wall_s']} s (CPU {r['forensics_cpu_s']:.1f} s, "
-                     f"Parquet {r['forensics_parquet_mb']:.1f} MB); baseline runs {r['all_baseline_wall_s']} s "
-                     f"(CPU {r['baseline_cpu_s']:.1f} s, Parquet {r['baseline_parquet_mb']:.1f} MB).")
+                     f"Parquet {r['forensics_parquet_mb']:.1f} MB){base}.")
     for s, why in skipped.items():
         lines.append(f"- {s}: not measured ({why}).")
     lines.append("")
