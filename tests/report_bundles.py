@@ -32,6 +32,14 @@ def pfc_analysis():
     return analyze_bundle(bundle, paths=[str(out)])
 
 
+@functools.lru_cache(maxsize=None)
+def pfc_report() -> Path:
+    """The HTML report of pfc_analysis(), written once."""
+    from forensics.report.html import write_html
+
+    return write_html(pfc_analysis(), _ROOT / "pfc-report.html")
+
+
 def pfc_bundle_path() -> Path:
     pfc_analysis()
     return _ROOT / "pfc.tar"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 import report_bundles as rb
-from forensics.report.html import write_html
 from report_chromium import Browser, find_chromium
 
 CHROMIUM = find_chromium()
@@ -34,7 +33,7 @@ COUNT_COLOURS = """(() => {
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
-    path = write_html(rb.pfc_analysis(), tmp / "report.html")
+    path = rb.pfc_report()
     profile = tmp / "profile"
     profile.mkdir()
     b = Browser(CHROMIUM, profile, width=1400, height=1000)

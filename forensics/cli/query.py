@@ -186,14 +186,18 @@ def register(app: typer.Typer) -> None:
         bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
         duckdb_file: Optional[Path] = typer.Option(None, "--duckdb", help="write a DuckDB database file with every table and view"),
         parquet_dir: Optional[Path] = typer.Option(None, "--parquet", help="write a Hive-partitioned Parquet dataset (DIR/<table>/host=<h>/)"),
+        perfetto: Optional[Path] = typer.Option(None, "--perfetto", help="write the timeline and findings as a Chrome trace-event JSON for ui.perfetto.dev"),
         cache_dir: Optional[Path] = cache_opt,
     ) -> None:
-        """Export a bundle's tables and views for the DuckDB CLI or any SQL/dataframe tool."""
+        """Export a bundle's tables and views for the DuckDB CLI or any SQL/dataframe tool, or its timeline for Perfetto."""
         from forensics.db import BundleError, _resolve
         from forensics.db.export import export_duckdb, export_parquet
 
-        if (duckdb_file is None) == (parquet_dir is None):
-            raise UserError("give exactly one of --duckdb FILE.duckdb or --parquet DIR")
+        if sum(x is not None for x in (duckdb_file, parquet_dir, perfetto)) != 1:
+            raise UserError("give exactly one of --duckdb FILE.duckdb, --parquet DIR or --perfetto TRACE.json")
+        if perfetto is not None:
+            _export_perfetto(bundle, perfetto, cache_dir)
+            return
         try:
             root = _resolve(bundle, cache_dir)
             if duckdb_file is not None:
@@ -206,6 +210,22 @@ def register(app: typer.Typer) -> None:
             raise UserError(str(exc).splitlines()[0] if str(exc) else "export failed") from None
         rows = sum(counts.values())
         print(f"{target}: {len(counts)} tables and views, {rows} rows", file=sys.stderr)
+
+
+def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None) -> None:
+    """The analysis' findings (as slices) and the bundle's timeline and series as a trace."""
+    from forensics.analyze import analyze_paths
+    from forensics.report.perfetto import write_trace
+
+    if not out.parent.exists():
+        raise UserError(f"{out.parent}: no such directory")
+    analysis = analyze_paths([bundle], cache_dir=cache_dir)
+    try:
+        write_trace(analysis.bundle, out, analysis.findings)
+    except OSError as exc:
+        raise UserError(f"{out}: {exc.strerror or exc}") from None
+    print(f"{out}: {analysis.findings.height} findings, {out.stat().st_size / 1e6:.1f} MB "
+          "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
 
 
 def _view_docs(path: Path) -> list[tuple[str, str]]:

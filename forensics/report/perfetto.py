@@ -1,104 +1,173 @@
 """The shared timeline as a Chrome trace-event JSON that opens in the Perfetto UI (ui.perfetto.dev)
 or chrome://tracing.
 
-One process per host; threads (tracks) for the kernel log, each NCCL rank/process, each GPU and
-each NIC; instant events for kernel and NCCL messages; counter tracks for the sampled series (GPU
-utilisation, SM clock, temperature, power; NIC pause and byte rates); findings as complete slices
-on a "findings" track of each host involved. Times are microseconds on the aligned (reference)
-clock. Counter series are thinned to at most `max_points` per track so the file stays small.
+One process per host (sorted like the report: hosts of root causes first); named threads (tracks)
+per GPU, per NIC, per NCCL rank or process, for the kernel log, and for findings; instant events
+("i", thread scope) for kernel, NCCL and NIC messages, each on the track of its subject (an Xid
+on its GPU's track, a pause-storm event on its port's); counter events ("C") for the sampled
+series (GPU utilisation, SM clock, temperature, power; NIC pause frames per second per
+direction, drops per second, throughput); findings as complete slices ("X") on "findings"
+tracks, spread over as many tracks as needed so that slices on one track never overlap (the
+trace-event importers want slices on a thread to nest). Times are microseconds on the aligned
+(reference) clock. Counter series are thinned to at most `max_points` per track. The format is
+the Trace Event Format (its JSON Object form: {"traceEvents": [...], "displayTimeUnit": ...}).
 """
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import polars as pl
 
 _SEV_COLOUR = {"critical": "terrible", "warning": "bad", "info": "good"}
+_GPU_SUBJECT = re.compile(r"^gpu ?([0-9]+)$", re.I)
+_RANK_SUBJECT = re.compile(r"^(rank|pid) ?([0-9]+)$", re.I)
+
+GPU_SQL = (
+    "SELECT host, gpu, epoch_us(align_ts(g.ts, h.clock_offset_s)) AS t, avg(util_pct) AS util_pct, "
+    "avg(sm_clock_mhz) AS sm_clock_mhz, avg(temp_c) AS temp_c, avg(power_w) AS power_w "
+    "FROM gpu_samples g LEFT JOIN hosts h USING (host) WHERE g.ts IS NOT NULL AND gpu IS NOT NULL "
+    "GROUP BY ALL ORDER BY host, gpu, t"
+)
+# the largest of the counters that count the same pause frames (per direction), not their sum
+NIC_SQL = (
+    "SELECT host, iface, t, max(rx_pause) AS rx_pause_per_s, max(tx_pause) AS tx_pause_per_s, "
+    "sum(drops) AS drops_per_s, sum(bytes) * 8 / 1e9 AS gbit_per_s FROM ("
+    " SELECT host, iface, epoch_us(ts_aligned) AS t, "
+    "  CASE WHEN class = 'pause' AND NOT regexp_matches(counter, '(?i)tx|duration|transition') THEN rate_per_s END AS rx_pause, "
+    "  CASE WHEN class = 'pause' AND regexp_matches(counter, '(?i)tx') AND NOT regexp_matches(counter, '(?i)duration|transition') "
+    "       THEN rate_per_s END AS tx_pause, "
+    "  CASE WHEN class = 'drop' THEN rate_per_s END AS drops, "
+    "  CASE WHEN counter IN ('rx_bytes_phy', 'tx_bytes_phy') THEN rate_per_s END AS bytes "
+    " FROM nic_rates WHERE ts_aligned IS NOT NULL AND queue IS NULL AND class IN ('pause', 'drop', 'bytes')) "
+    "GROUP BY ALL ORDER BY host, iface, t"
+)
 
 
-def _us(ts) -> int:
-    return int(ts.timestamp() * 1_000_000)
+def _finite(v) -> bool:
+    return v is not None and not (isinstance(v, float) and not math.isfinite(v))
+
+
+class _Trace:
+    def __init__(self, hosts: list[str]):
+        self.events: list[dict] = []
+        self.pid = {h: i + 1 for i, h in enumerate(hosts)}
+        self.tids: dict[tuple[str, str], int] = {}
+        self.next_tid: dict[str, int] = {}
+        for i, h in enumerate(hosts):
+            self.events.append({"ph": "M", "name": "process_name", "pid": self.pid[h], "tid": 0, "args": {"name": h}})
+            self.events.append({"ph": "M", "name": "process_sort_index", "pid": self.pid[h], "tid": 0, "args": {"sort_index": i}})
+
+    def tid(self, host: str, track: str) -> int:
+        key = (host, track)
+        if key not in self.tids:
+            n = self.next_tid.get(host, 0) + 1
+            self.next_tid[host] = n
+            self.tids[key] = n
+            self.events.append({"ph": "M", "name": "thread_name", "pid": self.pid[host], "tid": n, "args": {"name": track}})
+        return self.tids[key]
+
+
+def _track(source: str, subject: str | None, nics: set[tuple[str, str]], host: str) -> str:
+    subject = subject or ""
+    m = _GPU_SUBJECT.match(subject)
+    if m:
+        return f"GPU{int(m.group(1))}"
+    if source == "nccl":
+        m = _RANK_SUBJECT.match(subject)
+        return f"NCCL {m.group(1).lower()} {m.group(2)}" if m else "NCCL"
+    if source == "ethtool" or (host, subject) in nics:
+        return f"NIC {subject}" if subject else "NIC"
+    if source == "dmesg":
+        return "kernel"
+    return f"{source} {subject}".strip()
+
+
+def _lanes(findings: list[dict]) -> list[int]:
+    """Track number per finding (greedy interval partitioning): no two slices on a track overlap."""
+    ends: list[int] = []
+    out = []
+    for f in findings:
+        for i, end in enumerate(ends):
+            if f["_ts"] >= end:
+                ends[i] = f["_ts"] + f["_dur"]
+                out.append(i)
+                break
+        else:
+            ends.append(f["_ts"] + f["_dur"])
+            out.append(len(ends) - 1)
+    return out
 
 
 def build_trace(bundle, findings: pl.DataFrame | None = None, max_points: int = 2000) -> dict:
+    findings = findings if findings is not None else pl.DataFrame()
+    f_rows = findings.to_dicts() if findings.height else []
     hosts = bundle.sql("SELECT host FROM hosts ORDER BY host")["host"].to_list()
-    extra = bundle.sql("SELECT DISTINCT host FROM events WHERE host IS NOT NULL ORDER BY host")["host"].to_list()
-    hosts = sorted(set(hosts) | set(extra))
-    pid = {h: i + 1 for i, h in enumerate(hosts)}
-    tids: dict[tuple[str, str], int] = {}
-    out: list[dict] = []
-
-    def tid(host: str, track: str) -> int:
-        key = (host, track)
-        if key not in tids:
-            tids[key] = len([k for k in tids if k[0] == host]) + 1
-            out.append({"ph": "M", "name": "thread_name", "pid": pid[host], "tid": tids[key], "args": {"name": track}})
-        return tids[key]
-
-    for h in hosts:
-        out.append({"ph": "M", "name": "process_name", "pid": pid[h], "args": {"name": h}})
+    extra = bundle.sql("SELECT DISTINCT host FROM events WHERE host IS NOT NULL")["host"].to_list()
+    ordered: list[str] = []
+    for f in sorted(f_rows, key=lambda f: f["caused_by"] is not None):
+        ordered += [h for h in f["hosts"] or [] if h not in ordered]
+    ordered += sorted((set(hosts) | set(extra)) - set(ordered))
+    tr = _Trace(ordered)
 
     ev = bundle.sql(
-        "SELECT ts_aligned, host, source, kind, severity, subject, message FROM events "
+        "SELECT epoch_us(ts_aligned) AS t, host, source, kind, severity, subject, message FROM events "
         "WHERE ts_aligned IS NOT NULL AND host IS NOT NULL ORDER BY ts_aligned"
     )
+    nics = set()
+    try:
+        nics = {(r[0], r[1]) for r in bundle.sql("SELECT DISTINCT host, iface FROM nic_rates").iter_rows()}
+    except Exception:  # noqa: BLE001 - a bundle without NIC counters
+        pass
     for r in ev.iter_rows(named=True):
-        if r["host"] not in pid:
+        if r["host"] not in tr.pid:
             continue
-        track = "kernel" if r["source"] == "dmesg" else f"{r['source']} {r['subject'] or ''}".strip()
-        out.append({"ph": "i", "s": "t", "name": r["kind"], "cat": r["source"], "ts": _us(r["ts_aligned"]),
-                    "pid": pid[r["host"]], "tid": tid(r["host"], track),
-                    "args": {"severity": r["severity"], "subject": r["subject"], "message": (r["message"] or "")[:500]}})
+        tr.events.append({"ph": "i", "s": "t", "name": r["kind"] or "event", "cat": r["source"] or "event",
+                          "ts": int(r["t"]), "pid": tr.pid[r["host"]],
+                          "tid": tr.tid(r["host"], _track(r["source"], r["subject"], nics, r["host"])),
+                          "args": {"severity": r["severity"], "subject": r["subject"], "message": (r["message"] or "")[:500]}})
 
-    gpu = bundle.sql(
-        "SELECT host, gpu, align_ts(ts, h.clock_offset_s) AS t, util_pct, sm_clock_mhz, temp_c, power_w "
-        "FROM gpu_samples g LEFT JOIN hosts h USING (host) WHERE ts IS NOT NULL AND gpu IS NOT NULL ORDER BY host, gpu, t"
-    )
-    for (host, g), part in gpu.group_by(["host", "gpu"], maintain_order=True):
-        if host not in pid:
+    for sql, keys, label in ((GPU_SQL, ("gpu",), lambda k: f"GPU{k[0]}"),
+                             (NIC_SQL, ("iface",), lambda k: f"NIC {k[0]}")):
+        try:
+            df = bundle.sql(sql)
+        except Exception:  # noqa: BLE001 - a bundle without that table has no such counters
             continue
-        step = max(1, part.height // max_points)
-        t = tid(host, f"GPU{g}")
-        for r in part.gather_every(step).iter_rows(named=True):
-            vals = {k: r[k] for k in ("util_pct", "sm_clock_mhz", "temp_c", "power_w") if r[k] is not None}
-            if vals:
-                out.append({"ph": "C", "name": f"GPU{g}", "ts": _us(r["t"]), "pid": pid[host], "tid": t, "args": vals})
-
-    nic = bundle.sql(
-        "SELECT host, iface, ts_aligned AS t, "
-        "sum(rate_per_s) FILTER (WHERE regexp_matches(counter, 'pause') AND NOT regexp_matches(counter, 'duration|transition|storm')) AS pause_per_s, "
-        "sum(rate_per_s) FILTER (WHERE counter IN ('rx_bytes_phy', 'tx_bytes_phy')) / 1e6 AS mb_per_s, "
-        "sum(rate_per_s) FILTER (WHERE regexp_matches(counter, 'discard|drop|out_of_buffer')) AS drops_per_s "
-        "FROM nic_rates WHERE ts_aligned IS NOT NULL GROUP BY ALL ORDER BY host, iface, t"
-    )
-    for (host, iface), part in nic.group_by(["host", "iface"], maintain_order=True):
-        if host not in pid:
-            continue
-        step = max(1, part.height // max_points)
-        t = tid(host, f"NIC {iface}")
-        for r in part.gather_every(step).iter_rows(named=True):
-            vals = {k: r[k] for k in ("pause_per_s", "mb_per_s", "drops_per_s") if r[k] is not None}
-            if vals:
-                out.append({"ph": "C", "name": f"NIC {iface}", "ts": _us(r["t"]), "pid": pid[host], "tid": t, "args": vals})
-
-    if findings is not None:
-        for f in findings.iter_rows(named=True):
-            if f["start"] is None:
+        values = [c for c in df.columns if c not in ("host", "t") + keys]
+        for (host, *key), part in df.group_by(["host", *keys], maintain_order=True):
+            if host not in tr.pid:
                 continue
-            dur = max(1, _us(f["end"] or f["start"]) - _us(f["start"]))
-            for h in f["hosts"] or []:
-                if h not in pid:
-                    continue
-                out.append({"ph": "X", "name": f["kind"], "cat": "finding", "ts": _us(f["start"]), "dur": dur,
-                            "pid": pid[h], "tid": tid(h, "findings"), "cname": _SEV_COLOUR.get(f["severity"], "generic_work"),
-                            "args": {"severity": f["severity"], "subject": f["subject"], "summary": f["summary"], "id": f["id"]}})
-    return {"traceEvents": out, "displayTimeUnit": "ms", "otherData": {"generator": "forensics"}}
+            name = label(key)
+            tid = tr.tid(host, name)
+            step = max(1, math.ceil(part.height / max_points))
+            for r in part.gather_every(step).iter_rows(named=True):
+                args = {k: round(float(r[k]), 3) for k in values if _finite(r[k])}
+                if args:
+                    tr.events.append({"ph": "C", "name": name, "ts": int(r["t"]), "pid": tr.pid[host], "tid": tid, "args": args})
+
+    timed = []
+    for f in f_rows:
+        if f["start"] is None:
+            continue
+        ts = int(f["start"].timestamp() * 1_000_000)
+        end = int((f["end"] or f["start"]).timestamp() * 1_000_000)
+        timed.append({**f, "_ts": ts, "_dur": max(1, end - ts)})
+    for host in ordered:
+        mine = sorted((f for f in timed if host in (f["hosts"] or [])), key=lambda f: (f["_ts"], -f["_dur"]))
+        for f, lane in zip(mine, _lanes(mine)):
+            tr.events.append({"ph": "X", "name": f["kind"], "cat": "finding", "ts": f["_ts"], "dur": f["_dur"],
+                              "pid": tr.pid[host], "tid": tr.tid(host, "findings" if lane == 0 else f"findings {lane + 1}"),
+                              "cname": _SEV_COLOUR.get(f["severity"], "generic_work"),
+                              "args": {"severity": f["severity"], "subject": f["subject"], "summary": f["summary"],
+                                       "id": f["id"], "caused_by": f["caused_by"]}})
+    return {"traceEvents": tr.events, "displayTimeUnit": "ms", "otherData": {"generator": "forensics"}}
 
 
 def write_trace(bundle, path: Path | str, findings: pl.DataFrame | None = None) -> Path:
     path = Path(path)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(build_trace(bundle, findings), default=str))
+    tmp.write_text(json.dumps(build_trace(bundle, findings), default=str, allow_nan=False, separators=(",", ":")))
     tmp.replace(path)
     return path

@@ -56,8 +56,6 @@ BY_KEY = {s.key: s for s in SIGNALS}
 _T = "epoch_us({ts}) / 1e6"
 _ALIGNED = "epoch_us(align_ts(x.ts, h.clock_offset_s)) / 1e6"
 
-# signal key -> SQL giving host, entity, t (epoch seconds, aligned clock), v
-_QUERIES: dict[str, str] = {}
 # GPU samples: one scan for the four GPU signals (split in fetch())
 _GPU_COLS = {"gpu_util": "util_pct", "gpu_sm_clock": "sm_clock_mhz", "gpu_temp": "temp_c", "gpu_power": "power_w"}
 _GPU_SQL = (
@@ -65,42 +63,30 @@ _GPU_SQL = (
     + ", ".join(f"avg(x.{c}) AS {k}" for k, c in _GPU_COLS.items())
     + " FROM gpu_samples x LEFT JOIN hosts h USING (host) WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL GROUP BY ALL"
 )
-# Several counters count the same pause frames (mlx5 rx_prio3_pause and rx_pause_ctrl_phy): the
-# largest rate per direction is the port's pause rate; durations and transitions are not frames.
-_QUERIES["nic_pause"] = (
-    "SELECT host, iface || CASE WHEN regexp_matches(counter, '(?i)tx') THEN ' tx' ELSE ' rx' END AS entity, "
-    f"{_T.format(ts='ts_aligned')} AS t, max(rate_per_s) AS v FROM nic_rates "
-    "WHERE class = 'pause' AND queue IS NULL AND NOT regexp_matches(counter, '(?i)duration|transition') "
-    "AND ts_aligned IS NOT NULL GROUP BY ALL"
+# NIC rates: one scan of nic_rates for the four NIC signals (split in fetch()). Several counters
+# count the same pause frames (mlx5 rx_prio3_pause and rx_pause_ctrl_phy): the largest rate per
+# direction is the port's pause rate; durations and transitions are not frames. FEC-corrected bits
+# and per-lane corrected codewords count on every healthy link: they are not errors.
+_NIC_SQL = (
+    f"SELECT host, iface, {_T.format(ts='ts_aligned')} AS t, "
+    "max(CASE WHEN class = 'pause' AND NOT regexp_matches(counter, '(?i)tx|duration|transition') THEN rate_per_s END) AS rx_pause, "
+    "max(CASE WHEN class = 'pause' AND regexp_matches(counter, '(?i)tx') "
+    "    AND NOT regexp_matches(counter, '(?i)duration|transition') THEN rate_per_s END) AS tx_pause, "
+    "sum(CASE WHEN class = 'drop' THEN rate_per_s END) AS drops, "
+    "sum(CASE WHEN class = 'error' AND NOT regexp_matches(counter, '(?i)corrected|_lane_[0-9]') THEN rate_per_s END) AS errors, "
+    "max(CASE WHEN counter IN ('rx_bytes_phy', 'rx_bytes', 'rx_octets', 'rx_bytes_nic') THEN rate_per_s END) AS rx_bytes, "
+    "max(CASE WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'tx_octets', 'tx_bytes_nic') THEN rate_per_s END) AS tx_bytes "
+    "FROM nic_rates WHERE queue IS NULL AND ts_aligned IS NOT NULL AND class IN ('pause', 'drop', 'error', 'bytes') "
+    "GROUP BY ALL"
 )
-_QUERIES["nic_drops"] = (
-    f"SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, sum(rate_per_s) AS v FROM nic_rates "
-    "WHERE class = 'drop' AND queue IS NULL AND ts_aligned IS NOT NULL GROUP BY ALL"
-)
-# FEC-corrected bits and per-lane corrected codewords count on every healthy link: not errors
-_QUERIES["nic_errors"] = (
-    f"SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, sum(rate_per_s) AS v FROM nic_rates "
-    "WHERE class = 'error' AND queue IS NULL AND ts_aligned IS NOT NULL "
-    "AND NOT regexp_matches(counter, '(?i)corrected|_lane_[0-9]') GROUP BY ALL"
-)
-_QUERIES["nic_gbps"] = (
-    "SELECT host, entity, t, sum(v) * 8 / 1e9 AS v FROM ("
-    f"  SELECT host, iface AS entity, {_T.format(ts='ts_aligned')} AS t, substr(counter, 1, 2) AS dir, max(rate_per_s) AS v "
-    "  FROM nic_rates WHERE queue IS NULL AND ts_aligned IS NOT NULL "
-    "  AND counter IN ('rx_bytes_phy', 'tx_bytes_phy', 'rx_bytes', 'tx_bytes', 'rx_octets', 'tx_octets', "
-    "                  'rx_bytes_nic', 'tx_bytes_nic') GROUP BY ALL) GROUP BY ALL"
-)
-_QUERIES["disk_util"] = (
-    f"SELECT x.host, x.device AS entity, {_ALIGNED} AS t, max(x.util_pct) AS v "
+# disk_io: one scan for utilisation and latency of every device
+_DISK_SQL = (
+    f"SELECT x.host, x.device, {_ALIGNED} AS t, max(x.util_pct) AS util, "
+    "max(coalesce(x.r_await_ms, x.await_ms)) AS r_await, max(x.w_await_ms) AS w_await "
     "FROM disk_io x LEFT JOIN hosts h USING (host) "
-    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) AND x.util_pct IS NOT NULL GROUP BY ALL"
+    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) GROUP BY ALL"
 )
-_QUERIES["disk_await"] = (
-    f"SELECT x.host, x.device || ' ' || k.dir AS entity, {_ALIGNED} AS t, "
-    "max(CASE k.dir WHEN 'read' THEN coalesce(x.r_await_ms, x.await_ms) ELSE x.w_await_ms END) AS v "
-    "FROM disk_io x LEFT JOIN hosts h USING (host) CROSS JOIN (VALUES ('read'), ('write')) k(dir) "
-    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) GROUP BY ALL HAVING v IS NOT NULL"
-)
+_QUERIES: dict[str, str] = {}
 _QUERIES["cpu"] = (
     f"SELECT x.host, k.name AS entity, {_ALIGNED} AS t, "
     "avg(CASE k.name WHEN 'iowait' THEN x.iowait_pct ELSE 100 - x.idle_pct END) AS v "
@@ -130,30 +116,63 @@ def fetch(bundle, errors: list[str] | None = None) -> dict[str, pl.DataFrame]:
             df = gpu.select("host", "entity", "t", pl.col(key).cast(pl.Float64).fill_nan(None).alias("v")).drop_nulls()
             if df.height:
                 out[key] = df
+    nic = _query(bundle, _NIC_SQL, "nic_rates", errors)
+    if nic is not None:
+        v = pl.col("v")
+        parts = {
+            "nic_pause": pl.concat([nic.select("host", (pl.col("iface") + f" {d}").alias("entity"), "t", pl.col(f"{d}_pause").alias("v"))
+                                    for d in ("rx", "tx")]),
+            "nic_drops": nic.select("host", pl.col("iface").alias("entity"), "t", pl.col("drops").alias("v")),
+            "nic_errors": nic.select("host", pl.col("iface").alias("entity"), "t", pl.col("errors").alias("v")),
+            "nic_gbps": nic.select("host", pl.col("iface").alias("entity"), "t",
+                                   (pl.when(pl.col("rx_bytes").is_null() & pl.col("tx_bytes").is_null()).then(None)
+                                      .otherwise(pl.col("rx_bytes").fill_null(0) + pl.col("tx_bytes").fill_null(0)) * 8 / 1e9).alias("v")),
+        }
+        for key, df in parts.items():
+            df = df.with_columns(v.cast(pl.Float64).fill_nan(None)).drop_nulls()
+            if df.height:
+                out[key] = df
+    disk = _query(bundle, _DISK_SQL, "disk_io", errors)
+    if disk is not None:
+        parts = {
+            "disk_util": disk.select("host", pl.col("device").alias("entity"), "t", pl.col("util").alias("v")),
+            "disk_await": pl.concat([disk.select("host", (pl.col("device") + f" {d}").alias("entity"), "t", pl.col(c).alias("v"))
+                                     for d, c in (("read", "r_await"), ("write", "w_await"))]),
+        }
+        for key, df in parts.items():
+            df = df.with_columns(pl.col("v").cast(pl.Float64).fill_nan(None)).drop_nulls()
+            df = _busiest_disks(df, disk)
+            if df.height:
+                out[key] = df
     for key, sql in _QUERIES.items():
-        try:
-            df = bundle.sql(sql)
-        except Exception as exc:  # a bundle without that table: no such chart, said in the report
-            if errors is not None:
-                errors.append(f"{key}: {str(exc).splitlines()[0]}")
-            continue
-        if df.height == 0:
+        df = _query(bundle, sql, key, errors)
+        if df is None:
             continue
         df = df.with_columns(pl.col("v").cast(pl.Float64).fill_nan(None)).drop_nulls(["t", "host", "entity"])
-        if key.startswith("disk_"):
-            df = _busiest_disks(df)
-        out[key] = df
+        if df.height:
+            out[key] = df
     return out
 
 
-def _busiest_disks(df: pl.DataFrame) -> pl.DataFrame:
-    """The MAX_DISKS busiest block devices of each host (loop, ram and optical devices left out)."""
+def _query(bundle, sql: str, what: str, errors: list[str] | None) -> pl.DataFrame | None:
+    try:
+        df = bundle.sql(sql)
+    except Exception as exc:  # a bundle without that table: no such chart, said in the report
+        if errors is not None:
+            errors.append(f"{what}: {str(exc).splitlines()[0]}")
+        return None
+    return df if df.height else None
+
+
+def _busiest_disks(df: pl.DataFrame, disk: pl.DataFrame) -> pl.DataFrame:
+    """Rows of the MAX_DISKS busiest block devices of each host (by peak utilisation; loop, ram and
+    optical devices left out)."""
+    top = (disk.filter(~pl.col("device").str.contains("^(loop|ram|zram|sr)[0-9]"))
+               .group_by("host", "device").agg(pl.col("util").max().fill_null(0).alias("peak"))
+               .sort(["host", "peak", "device"], descending=[False, True, False])
+               .group_by("host", maintain_order=True).head(MAX_DISKS))
     dev = pl.col("entity").str.split(" ").list.first()
-    df = df.filter(~dev.str.contains("^(loop|ram|zram|sr)[0-9]"))
-    top = (df.group_by("host", dev.alias("dev")).agg(pl.col("v").max().alias("peak"))
-             .sort(["host", "peak", "dev"], descending=[False, True, False])
-             .group_by("host", maintain_order=True).head(MAX_DISKS))
-    return df.with_columns(dev.alias("dev")).join(top.select("host", "dev"), on=["host", "dev"]).drop("dev")
+    return df.with_columns(dev.alias("device")).join(top.select("host", "device"), on=["host", "device"]).drop("device")
 
 
 def thin(df: pl.DataFrame, entity: str, value: str, agg: str, max_points: int, base: float = 0.0) -> dict:
