@@ -92,6 +92,11 @@ def _render_coverage_text(analysis, console) -> None:
         console.print(f"[red]error:[/red] {e}", markup=False)
 
 
+def _one_line(text) -> str:
+    """Text for one Markdown line or table cell: newlines folded, pipes escaped."""
+    return " ".join((text or "").split()).replace("|", "\\|")
+
+
 def render_markdown(analysis, max_findings: int = 12) -> str:
     """A ticket comment: at most ~60 lines."""
     f_rows = analysis.findings.to_dicts()
@@ -103,14 +108,14 @@ def render_markdown(analysis, max_findings: int = 12) -> str:
     if roots:
         top = roots[0]
         out += [f"**Most likely root cause:** `{top['kind']}` ({_LAYER.get(top['layer'], top['layer'])}) on "
-                f"{_hosts(top)} {('`' + top['subject'] + '`') if top['subject'] else ''}: {top['summary']}", "",
-                f"*Do:* {top['remediation']}", "", f"*Confirm:* `{top['confirm']}`", ""]
+                f"{_hosts(top)} {('`' + top['subject'] + '`') if top['subject'] else ''}: {_one_line(top['summary'])}", "",
+                f"*Do:* {_one_line(top['remediation'])}", "", f"*Confirm:* `{' '.join((top['confirm'] or '').split())}`", ""]
     if f_rows:
         out += ["| # | severity | kind | hosts | subject | window (UTC) | summary |", "|---|---|---|---|---|---|---|"]
         for i, f in enumerate(f_rows[:max_findings], 1):
             cause = f" (follows {by_id[f['caused_by']]['kind']})" if f["caused_by"] in by_id else ""
-            summary = (f["summary"] or "").replace("|", "\\|")
-            out.append(f"| {i} | {f['severity']} | {f['kind']} | {_hosts(f, 3)} | {f['subject'] or ''} | "
+            summary = _one_line(f["summary"])
+            out.append(f"| {i} | {f['severity']} | {f['kind']} | {_hosts(f, 3)} | {_one_line(f['subject'])} | "
                        f"{_window(f)} | {summary}{cause} |")
         if len(f_rows) > max_findings:
             out.append(f"\n{len(f_rows) - max_findings} more findings: run `forensics analyze --format json`.")
