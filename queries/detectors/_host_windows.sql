@@ -45,7 +45,7 @@ SELECT counter,
          WHEN regexp_matches(counter, '(pause|pxoff|xoff|pfc)') AND NOT regexp_matches(counter, '(transition|xon|_duration|ena_frames_pri[0-9]+$)')
            THEN 'pause_frames'
          WHEN regexp_matches(counter, '(pfc_ena_frames_pri[0-9]+)') THEN 'pause_frames'
-         WHEN regexp_matches(counter, '(discard|drop|out_of_buffer|missed_err|no_buffer|fifo_err|buffer_passed_thres)')
+         WHEN regexp_matches(counter, '(discard|drop|out_of_buffer|missed_err|no_buffer|fifo_err|buffer_overflow)')
               AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)') THEN 'drops'
          WHEN regexp_matches(counter, '(crc_err|symbol_err|fcs_err|align_err|length_err|in_range_len)') THEN 'errors'
          WHEN regexp_matches(counter, '(link_down_events|carrier_changes|link_down_count)') THEN 'link_down'
@@ -57,23 +57,13 @@ SELECT counter,
 FROM (SELECT DISTINCT counter FROM nic_counters WHERE counter IS NOT NULL);
 DELETE FROM det_counter_class WHERE class IS NULL;
 
--- The rates of just those counters (the nic_rates view's arithmetic, via its macros, on the subset:
--- filtering the view itself would compute every counter's window first).
+-- The rates of just those counters: nic_rates filtered on its coarse class (which reads only those
+-- counters' cached intervals on a big bundle), refined by the class above.
 CREATE OR REPLACE TEMP TABLE det_nic_class AS
-WITH s AS (
-  SELECT n.host, n.iface, n.counter, n.queue, n.ts, n.value, c.class, c.dir, c.prio,
-         lag(n.ts) OVER w AS ts_start, lag(n.value) OVER w AS prev
-  FROM raw.nic_counters n JOIN det_counter_class c USING (counter)
-  WHERE n.ts IS NOT NULL AND n.value IS NOT NULL AND (c.class <> 'bytes' OR n.queue IS NULL)
-  WINDOW w AS (PARTITION BY n.host, n.iface, n.counter, n.queue, n.raw_name ORDER BY n.ts)
-)
-SELECT s.host, s.iface, s.counter, s.queue, s.class, s.dir, s.prio, s.ts_start, s.ts,
-       align_ts(s.ts, o.clock_offset_s) AS ts_aligned, seconds_between(s.ts_start, s.ts) AS dt_s,
-       counter_delta(s.value, s.prev) AS delta,
-       per_second(counter_delta(s.value, s.prev), seconds_between(s.ts_start, s.ts)) AS rate_per_s,
-       s.value < s.prev AS reset
-FROM s LEFT JOIN raw.clock_offsets o ON o.host = s.host
-WHERE s.prev IS NOT NULL;
+SELECT r.host, r.iface, r.counter, r.queue, c.class, c.dir, c.prio, r.ts_start, r.ts, r.ts_aligned, r.dt_s,
+       r.delta, r.rate_per_s, r.reset
+FROM nic_rates r JOIN det_counter_class c USING (counter)
+WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.class <> 'bytes' OR r.queue IS NULL);
 
 CREATE OR REPLACE TEMP TABLE det_nic_windows AS
 WITH b AS (
