@@ -256,4 +256,21 @@ def test_cli_analyze_report(tmp_path):
                                    "--cache-dir", str(rb.cache_dir()), "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["findings"][0]["kind"] == "pfc_storm"
+    assert res.stderr == ""  # --quiet: no progress, no "wrote" line
     assert out.stat().st_size > 50_000 and "pfc_storm" in out.read_text()
+
+
+def test_many_consequences_of_one_kind_are_one_line():
+    root = _finding(id="root", kind="pfc_storm", layer="nic_fabric", hosts=["node08"], subject="eth3 prio 3")
+    effects = [_finding(id=f"e{i}", kind="pfc_storm", layer="nic_fabric", hosts=[f"node0{i}"], subject="eth3 prio 3",
+                        caused_by="root", summary=f"receives pauses {i}") for i in range(1, 6)]
+    other = _finding(id="nccl", kind="nccl_transport_error", layer="nccl", hosts=["node01"], caused_by="root")
+    findings = schema.conform(pl.DataFrame([root] + effects + [other]), "findings")
+    a = Analysis(findings, pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), [], [], NoViews())
+    text = render_html(a.bundle, a)
+    diag = text[text.index('id="diagnosis"'):text.index('id="timeline"')]
+    assert "on 5 hosts:" in diag and all(f'href="#e{i}"' in diag for i in range(1, 6))
+    assert diag.count("<li>") == 2  # the grouped storm receivers, and the NCCL error on its own line
+    assert "follows pfc_storm on node08" in diag
+    for i in range(1, 6):
+        assert f'id="e{i}"' in text  # each still has its own card

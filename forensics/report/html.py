@@ -45,6 +45,7 @@ MAX_INFO_PER_HOST = 400  # info events drawn per host lane (thinned evenly); war
 MAX_ALERTS = 8000
 MAX_EVIDENCE_ROWS = 25
 MAX_RELATED_EVENTS = 15
+GROUP_AT = 4  # consequences of one kind under one cause shown as one line from this many on
 LAYERS = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
           "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
 # the signal families that explain each layer's findings (their charts are listed first)
@@ -305,8 +306,30 @@ def _diagnosis(findings: list[dict], n_hosts: int, base: float) -> str:
             s += f' <span class="muted">(follows {e(cause["kind"])} on {e(_hosts_text(cause["hosts"], 2))})</span>'
         kids = children.get(f["id"], [])
         if kids and depth < 4:
-            s += '<ul class="effects">' + "".join(f"<li>{item(k, depth + 1)}</li>" for k in kids) + "</ul>"
+            s += '<ul class="effects">' + "".join(f"<li>{x}</li>" for x in effects(f, kids, depth + 1)) + "</ul>"
         return s
+
+    def effects(cause: dict, kids: list[dict], depth: int) -> list[str]:
+        """One line per consequence; GROUP_AT or more of one kind without consequences of their own
+        (the same storm seen on seven receivers) become one line naming each host."""
+        out, done = [], set()
+        for k in kids:
+            if k["id"] in done:
+                continue
+            same = [x for x in kids if x["kind"] == k["kind"] and not children.get(x["id"])]
+            if len(same) >= GROUP_AT and k in same:
+                done |= {x["id"] for x in same}
+                worst = max((x["severity"] for x in same), key=SEVERITIES.index)
+                hosts = sorted({h for x in same for h in x["hosts"] or []}, key=signals._natural_key)
+                links = ", ".join(f'<a href="#{e(x["id"])}">{e(_hosts_text(x["hosts"], 2))}'
+                                  f'{(" " + e(x["subject"])) if x["subject"] else ""}</a>' for x in same)
+                out.append(f'{_badge(worst)} <b>{e(k["kind"])}</b> <span class="muted">({e(LAYERS.get(k["layer"], k["layer"]))})</span> '
+                           f'on {len(hosts)} hosts: {links}. <span class="muted">e.g. {e(k["summary"] or "")} '
+                           f'(follow {e(cause["kind"])} on {e(_hosts_text(cause["hosts"], 2))})</span>')
+            else:
+                done.add(k["id"])
+                out.append(item(k, depth))
+        return out
 
     out.append('<ol class="diag">' + "".join(f'<li class="sev-{e(f["severity"])}">{item(f, 0)}</li>' for f in roots) + "</ol>")
     return "".join(out)
