@@ -9,4 +9,4 @@ JOIN nccl_log n ON n.host = e.host AND n.file = e.file AND n.line_no = e.line_no
 WHERE e.origin = 'nccl_log' AND e.severity IN ('warning', 'critical')
   AND ($host IS NULL OR e.host = $host)
   AND ($since IS NULL OR e.ts_aligned >= $since) AND ($until IS NULL OR e.ts_aligned < $until)
-ORDER BY e.ts_aligned NULLS LAST, e.host, e.file, e.line_no;
+ORDER BY e.ts_aligned NULLS LAST, e.host, e.file, e.line_no, e.kind;

@@ -9,4 +9,4 @@ FROM events
 WHERE within_s(ts_aligned, $at, $seconds)
   AND ($host IS NULL OR host = $host)
   AND severity_rank(severity) >= severity_rank($min_severity)
-ORDER BY ts_aligned, host, file, line_no;
+ORDER BY ts_aligned, host, file, line_no, kind;

@@ -94,7 +94,7 @@ def test_timeline_filters_and_formats(root, monkeypatch, capsys):
         ("n3", "link_down"), ("n3", "link_up"), ("n3", "xid")]
     r = run(monkeypatch, capsys, "timeline", root, "--severity", "critical", "--since", "2026-11-30T10:00:14Z",
             "--limit", "2", "--format", "csv")
-    assert pl.read_csv(io.StringIO(r.stdout))["kind"].to_list() == ["gpu_remap_pending", "gpu_ecc_dbe"]
+    assert pl.read_csv(io.StringIO(r.stdout))["kind"].to_list() == ["gpu_ecc_dbe", "gpu_remap_pending"]
     r = run(monkeypatch, capsys, "timeline", root, "--since", "yesterday")
     assert r.returncode == 2 and "bad time" in r.stderr
 

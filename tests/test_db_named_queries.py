@@ -87,7 +87,7 @@ def test_answers_on_the_incident(incident):
     assert [(r["rel_s"], r["host"], r["kind"]) for r in win] == [(0.0, "n2", "nccl_ib_completion_error"),
                                                                 (1.0, "n2", "gpu_throttle_end")]
     assert q("window", at="2026-11-30T10:00:12Z", seconds="10", min_severity="critical")["kind"].to_list() == [
-        "gpu_throttle_start", "gpu_throttle_end", "gpu_remap_pending", "gpu_ecc_dbe", "xid"]
+        "gpu_throttle_start", "gpu_throttle_end", "gpu_ecc_dbe", "gpu_remap_pending", "xid"]
 
     lf = q("link_flaps").row(0, named=True)
     assert (lf["host"], lf["iface"], lf["kernel_link_down"], lf["kernel_link_up"], lf["counter_increments"]) == \

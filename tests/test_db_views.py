@@ -153,7 +153,7 @@ def test_events_from_every_origin_on_one_aligned_timeline(tmp_path):
                      {"host": "n1", "name": "ok", "argv": ["true"], "start": at(0), "exit_code": 0}],
     }
     b = forensics.open_bundle(bundle_dir(tmp_path, tables))
-    ev = b.sql("SELECT host, kind, severity, subject, origin FROM events ORDER BY ts_aligned, host, kind").rows()
+    ev = b.sql("SELECT host, kind, severity, subject, origin FROM events ORDER BY ts_aligned, host, kind, subject").rows()
     assert ev == [
         ("n1", "command_failed", "info", "ethtool_s", "commands"),
         ("n1", "command_failed", "warning", "nvidia_smi_q", "commands"),

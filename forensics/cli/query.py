@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
                 "AND ($since IS NULL OR ts_aligned >= $since) AND ($until IS NULL OR ts_aligned < $until) "
                 "AND (len($hosts) = 0 OR list_contains($hosts, host)) "
                 "AND (len($kinds) = 0 OR list_bool_or([kind LIKE k FOR k IN $kinds])) "
-                "ORDER BY ts_aligned NULLS LAST, host, file, line_no"
+                "ORDER BY ts_aligned NULLS LAST, host, file, line_no, kind"
                 + (" LIMIT $limit" if limit is not None else ""),
                 sev=severity.value, since=t0, until=t1, hosts=hosts, kinds=kinds,
                 **({"limit": max(limit, 0)} if limit is not None else {}),
