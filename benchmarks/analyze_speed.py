@@ -1,0 +1,64 @@
+"""`forensics analyze` speed on a simulated cluster bundle: from raw (parse + detect) and parsed
+(cached tables), end to end in a subprocess each, wall time and peak RSS via /usr/bin/time.
+
+    python benchmarks/analyze_speed.py                     # 64 nodes x 8 GPUs x 10 min at 1 s
+    python benchmarks/analyze_speed.py --nodes 64 --duration 1h
+Writes benchmarks/results/analyze-<date>.md. Bundles go under benchmarks/data/ (git-ignored).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    res = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True)
+    if res.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed: {res.stderr[-2000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
+    h, m, s = wall.groups()
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
+    return int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=64)
+    ap.add_argument("--duration", default="10m")
+    ap.add_argument("--scenario", default="pfc_storm")
+    args = ap.parse_args(argv)
+    data = ROOT / "benchmarks" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    bundle = data / f"analyze-{args.scenario}-{args.nodes}x8-{args.duration}.tar.zst"
+    cache = data / "analyze-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    fx = [sys.executable, "-m", "forensics"]
+    rows = []
+    if not bundle.exists():
+        rows.append(("simulate (raw only)", *timed(fx + ["simulate", "--scenario", args.scenario, "--nodes", str(args.nodes),
+                                                      "--duration", args.duration, "--seed", "1", "--raw-only", "--out", str(bundle)])))
+    rows.append(("analyze from raw (parse + detect)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
+    rows.append(("analyze parsed (cached tables)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
+    load = os.getloadavg()
+    lines = [f"# analyze speed, {dt.date.today().isoformat()}", "",
+             f"Bundle: `forensics simulate --scenario {args.scenario} --nodes {args.nodes} --duration {args.duration} --seed 1 --raw-only` "
+             f"({bundle.stat().st_size / 1e6:.0f} MB). Machine: {os.cpu_count()} CPUs, load average after the run "
+             f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "",
+             "| step | wall s | peak RSS MB |", "|---|---:|---:|"]
+    lines += [f"| {name} | {wall:.1f} | {rss:.0f} |" for name, wall, rss in rows]
+    out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
