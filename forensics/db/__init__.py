@@ -65,6 +65,7 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
     con = duckdb.connect(database)
     try:
         con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET enable_progress_bar = false")  # never mixed into --format json output
         con.execute("SET parquet_metadata_cache = true")
         files = _build.create_base(con, root, materialize=materialize)
         clock = timeline.clock_offsets(con)
