@@ -7,7 +7,6 @@ order, so memory stays bounded for multi-GB logs.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections import deque
@@ -174,7 +173,3 @@ def parse_file_to(path: Path, source: str | None = None, host: str | None = None
                     sys.stdout.write(f"# table {t}\n")
                 emit_frame(df, OutFormat(fmt), title=t)
     return {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height, "rows": rows}
-
-
-def summary_json(summary: dict) -> str:
-    return json.dumps(summary)

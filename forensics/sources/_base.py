@@ -17,7 +17,6 @@ structure the format defines: a header, a blank separator, a marker) or appears 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -213,9 +212,6 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
     df = df.join(info, on="line_no", how="left").sort("line_no")
     df = df.with_columns(pl.col("sample_no", "sample_ts", "sample_argv").forward_fill())
     return df.with_columns(pl.col("sample_no").fill_null(-1))
-
-
-_WS = re.compile(rb"\s+")
 
 
 def head_text(head: bytes, limit: int = 65536) -> str:
