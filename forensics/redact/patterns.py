@@ -1,0 +1,123 @@
+"""The regular expressions of redaction: what an identifier looks like in text.
+
+Two dialects of the same rules: Python ``re`` patterns (with look-around) do the replacing, on the
+lines that a cheaper Rust-regex prefilter (polars, vectorised) flagged; the prefilter is a
+superset of every replacing pattern, so a line it does not flag holds nothing to replace.
+
+Boundaries (the characters an identifier may not touch) are defined once here and shared by the
+replacer and the leak check, so both agree on what "the value appears" means.
+"""
+from __future__ import annotations
+
+import re
+
+HEX = "[0-9A-Fa-f]"
+OCT = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+V4 = rf"{OCT}(?:\.{OCT}){{3}}"
+H4 = f"{HEX}{{1,4}}"
+
+# Characters that may not touch each kind of value (look-behind, look-ahead).
+NAME_CH = "A-Za-z0-9_-"
+SERIAL_CH = "A-Za-z0-9"
+GUID_CH = "0-9A-Za-z:"
+
+P_V4 = rf"(?<![0-9.]){V4}(?![0-9]|\.[0-9])"
+P_HW = (rf"(?<![0-9A-Fa-f:-]){HEX}{{2}}(?P<hwsep>[:-]){HEX}{{2}}(?:(?P=hwsep){HEX}{{2}}){{4}}"
+        rf"(?:(?:(?P=hwsep){HEX}{{2}}){{2}}(?:(?:(?P=hwsep){HEX}{{2}}){{12}})?)?(?![0-9A-Fa-f:-])")
+P_UUID = rf"(?<![0-9A-Fa-f]){HEX}{{8}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{12}}(?![0-9A-Fa-f])"
+_V6_TAIL = rf"(?:(?:{H4}:){{0,5}}{V4}|{H4}(?::{H4}){{0,6}})"
+P_V6 = (
+    r"(?:"
+    rf"(?<![0-9A-Fa-f:.])(?:{H4}:){{7}}{H4}"  # 8 groups (GIDs as sysfs and NCCL print them)
+    rf"|(?<![0-9A-Fa-f:.])(?:{H4}:){{6}}{V4}"
+    rf"|(?<![0-9A-Fa-f:.]){H4}(?::{H4}){{0,6}}::{_V6_TAIL}?"
+    rf"|(?<![A-Za-z0-9_:.])::{_V6_TAIL}?"
+    rf"|(?<=[A-Za-z_])::(?:{H4}:){{0,5}}{V4}"  # NCCL's "remoteGids::ffff:10.1.2.3"
+    r")(?:%[0-9A-Za-z_.-]+)?(?![0-9A-Za-z_:]|\.[0-9])"
+)
+P_IPHOST = rf"(?<![{NAME_CH}])ip-{OCT}-{OCT}-{OCT}-{OCT}(?![{NAME_CH}])"
+P_HOME = (r"(?:(?<=/home/)|(?<=/Users/)|(?<=\\Users\\)|(?<=/export/home/))"
+          r"(?!user-[0-9a-f]{8}(?![A-Za-z0-9_.-]))[A-Za-z_][A-Za-z0-9_.-]*")
+P_USERKV = r"(?:(?<=[Uu][Ss][Ee][Rr]=)|(?<=[Uu][Ss][Ee][Rr][Nn][Aa][Mm][Ee]=))[A-Za-z_][A-Za-z0-9_.-]*"
+P_REFID = rf"Reference ID\s*:\s*(?P<refhex>[0-9A-F]{{8}}) \((?P<refip>{V4})\)"  # chronyc tracking
+
+# Generic alternatives in priority order (at one position the first that matches wins).
+GENERIC = (("refid", P_REFID), ("hw", P_HW), ("uuid", P_UUID), ("v6", P_V6), ("v4", P_V4),
+           ("iphost", P_IPHOST), ("home", P_HOME), ("userkv", P_USERKV))
+
+# Rust (polars) prefilter: a line that matches none of these holds no generic identifier.
+RUST_GENERIC = "|".join((
+    r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
+    r"::",
+    r"[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:",
+    r"[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-",
+    r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-",
+    r"/home/|/Users/|\\Users\\|(?i:user(?:name)?=)",
+    r"ip-[0-9]{1,3}-[0-9]{1,3}-",
+    r"Reference ID",
+))
+
+# ------------------------------------------------------------------ structural discovery (Rust)
+# Each has one capture group: the value. Used with polars str.extract / extract_all on lines.
+DISCOVER_HOSTS = (
+    # NCCL "host:pid:tid [dev]" after an optional launcher prefix
+    r"(?:^|[ >:\]])([A-Za-z0-9][A-Za-z0-9._-]*):[0-9]+:[0-9]+ \[[0-9]+\] ",
+    # NCCL without pid (some containers): "host [dev] NCCL"
+    r"(?:^|[ >:\]])([A-Za-z][A-Za-z0-9._-]*) \[[0-9]+\] NCCL ",
+    # sysstat header "Linux 5.15.0-112-generic (node01) 	11/30/2026 ..."
+    r"^Linux [^ ]+ \(([^)\s]+)\)",
+    # syslog / journalctl short: "Nov 30 10:00:00 host program[pid]: "
+    r"^[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} ([A-Za-z0-9][A-Za-z0-9._-]*) "
+    r"[A-Za-z_][A-Za-z0-9_./-]*(?:\[[0-9]+\])?: ",
+    # journalctl short-iso / RFC 3339 syslog: "<time> host kernel: " or "<time> host prog[pid]: "
+    # (not dmesg --time-format iso, whose second word is a driver: "<time> nvme nvme0: ...")
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.,+-]+Z? ([A-Za-z0-9][A-Za-z0-9._-]*) "
+    r"(?:kernel|[A-Za-z_][A-Za-z0-9_./-]*\[[0-9]+\]): ",
+    # hostnamectl, key: value and JSON forms
+    r"(?i)\bhost ?name\"?\s*[:=]\s*\"?([A-Za-z0-9][A-Za-z0-9._-]*)",
+)
+# NCCL peers printed by name: "remote peer a100-st-22.cluster<47861>" (all matches of a line)
+DISCOVER_PEERS = r"[A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9]<[0-9]+>"
+DISCOVER_SERIAL = (
+    r"(?i)serial(?:[ _-]?(?:number|num|no\.?))?\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*$",
+    r"(?i)<[a-z_]*serial[a-z_]*>\s*([^<\s]+)\s*</",
+)
+DISCOVER_GUID = r"(?i)guid[^:=\n]{0,24}[:=]\s*(0x[0-9a-f]{16}|[0-9a-f]{4}(?::[0-9a-f]{4}){3}|[0-9a-f]{16})\b"
+DISCOVER_USERS = r"(?:/home/|/Users/|/export/home/|\\Users\\|(?i:\buser(?:name)?=))[A-Za-z_][A-Za-z0-9_.-]*"
+
+# A line none of the DISCOVER_* patterns can match fails this cheap test.
+DISCOVER_PREFILTER = "|".join((
+    r":[0-9]+:[0-9]+ \[", r" \[[0-9]+\] NCCL ", r"^Linux ", r"^[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:",
+    r"kernel: ", r"\]: ", r"(?i:host ?name)", r"[A-Za-z0-9]<[0-9]+>", r"(?i:serial)", r"(?i:guid)",
+    r"/home/|/Users/|/export/home/|\\Users\\", r"(?i:user(?:name)?=)",
+))
+
+SERIAL_IGNORE = frozenset(s.lower() for s in (
+    "N/A", "[N/A]", "NA", "None", "Unknown", "Not Specified", "Not Available", "To Be Filled By O.E.M.",
+    "Default string", "System Serial Number", "0", "00000000", "0000000000000", "123456789", "0123456789",
+    "[Not Supported]", "Not Supported", "Empty", "unknown",
+))
+FILE_EXTS = frozenset("log txt json jsonl out err gz zst xz bz2 tar tgz csv xml html md py sh cc cpp c h so "
+                      "yaml yml conf cfg ini pid lock sock tmp bak old 1 2 3".split())
+
+
+def valid_serial(value: str) -> bool:
+    v = value.strip()
+    if len(v) < 4 or v.lower() in SERIAL_IGNORE or not any(c.isdigit() for c in v):
+        return False
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", v)) and len(set(v)) > 1
+
+
+def literal_alt(values, flags: str = "") -> str:
+    """Alternation of escaped literals, longest first (so a FQDN wins over its short name)."""
+    body = "|".join(re.escape(v) for v in sorted(set(values), key=lambda s: (-len(s), s)))
+    return f"(?{flags}:{body})" if flags else f"(?:{body})"
+
+
+def rust_literal_alt(values) -> str:
+    """The same for the Rust regex dialect (polars): case-insensitive."""
+    return "(?i:" + "|".join(_rust_escape(v) for v in sorted(set(values), key=lambda s: (-len(s), s))) + ")"
+
+
+def _rust_escape(text: str) -> str:
+    return "".join("\\" + c if c in r"\.+*?()|[]{}^$#&-~" else c for c in text)

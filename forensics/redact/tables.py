@@ -1,0 +1,65 @@
+"""Rewriting a bundle's Parquet tables in place of parsing the redacted raw files again.
+
+When the bundle's ``tables/`` were built by the current parsers, every string value of every table
+(and every string inside list columns: ``argv``, ``gpu_uuids``) goes through the same
+:class:`~forensics.redact.rewrite.Rewriter` as the raw files, one distinct value at a time, and the
+partition folders (``host=<host>``) are renamed like every other member. Since a replacement never
+adds or removes a line, rows keep their ``line_no`` provenance, and since a parser copies the
+identifiers it reads (a host prefix, an address, a UUID) the rewritten tables equal the tables the
+parsers give on the redacted raw files (a test checks this on a simulated bundle). It costs a small
+fraction of a new ingest on big bundles.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from forensics.redact.rewrite import Rewriter
+
+
+def _mapping(rw: Rewriter, values: list[str]) -> tuple[list[str], list[str]]:
+    new = rw.strings(values)
+    pairs = [(a, b) for a, b in zip(values, new) if a != b]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
+    table = pq.read_table(src)
+    df = pl.from_arrow(table)
+    exprs = []
+    for name, dtype in df.schema.items():
+        if dtype == pl.String:
+            old, new = _mapping(rw, df[name].drop_nulls().unique().to_list())
+            if old:
+                exprs.append(pl.col(name).replace(old, new))
+        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
+            old, new = _mapping(rw, df[name].explode().drop_nulls().unique().to_list())
+            if old:
+                exprs.append(pl.col(name).list.eval(pl.element().replace(old, new)))
+    if exprs:
+        df = df.with_columns(exprs)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(df.to_arrow().cast(table.schema), dest, compression="zstd")
+
+
+def rewrite_tables(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> int:
+    """Rewrite the tree ``src`` (a bundle's tables/) into ``dest``; returns the number of files."""
+    rels = []
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            if p.is_file() and not p.is_symlink():
+                rels.append(p.relative_to(src).as_posix())
+    targets = rw.strings([f"{prefix}/{r}" for r in rels])
+    for rel, target in zip(rels, targets):
+        out = dest / target[len(prefix) + 1:]
+        if rel.endswith(".parquet"):
+            rewrite_parquet(src / rel, out, rw)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(rw.data((src / rel).read_bytes()))
+    return len(rels)
