@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from forensics.cli._common import UserError
+from forensics.cli.redact import KEEP, KEY_FILE, MAPPING_OUT, REDACT
 
 
 class InfoFormat(str, Enum):
@@ -39,10 +40,13 @@ def register(app: typer.Typer) -> None:
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose inputs (default: from the content or directory name)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA time zone of loose inputs' local times"),
         merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host instead of refusing"),
+        redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:
         """Merge node bundles and turn loose outputs (files, directories, sosreports, bug reports) into one bundle."""
         from forensics.bundle.build import build_bundle
+        from forensics.redact.hooks import redacting_build
 
+        build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out)
         summary = _user_errors(build_bundle, inputs, out, host=host, tz=tz, merge=merge, warn=_warn)
         rows = sum(n for t, n in summary["rows"].items() if t not in ("coverage", "unparsed"))
         print(f"{out}: {len(summary['hosts'])} host(s) ({', '.join(summary['hosts'])}), {summary['files']} file(s), "
@@ -72,13 +76,16 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="no progress lines"),
         raw_only: bool = typer.Option(False, "--raw-only", help="do not parse into tables here (bundle/analyze do it later)"),
         zipapp: Optional[Path] = typer.Option(None, "--zipapp", help="instead of collecting, write the collector as a single-file zipapp"),
+        redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:
         """Capture this node's evidence (dmesg, ethtool -S, iostat, sar, numactl, nvidia-smi, NCCL logs, GPU processes)."""
         if zipapp is not None:
             _write_zipapp(zipapp)
             return
         from forensics.collect.main import run
+        from forensics.redact.hooks import redacting_collect
 
+        run = redacting_collect(run, redact, key_file, keep, mapping_out)
         code = run(duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
                    argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only)
         if code:

@@ -52,7 +52,7 @@ class Known:
         except ValueError:
             pass
         short, _, domain = low.partition(".")
-        if PSEUDO_HOST.match(low) or PSEUDO_HOST.match(short):
+        if len(short) < 2 or PSEUDO_HOST.match(low) or PSEUDO_HOST.match(short):  # "x.x.x.x": a placeholder
             return
         self.hosts.add(low)
         if domain:
@@ -142,7 +142,7 @@ def from_lines(lines: pl.Series, known: Known) -> None:
         for v in lines.str.extract(pat, 1).drop_nulls().unique().to_list():
             known.add_host(v)
     for v in _all(lines, P.DISCOVER_PEERS):
-        known.add_host(v[: v.rfind("<")])
+        known.add_host(re.sub(r"^[^A-Za-z]", "", v[: v.rfind("<")]))
     for pat in P.DISCOVER_SERIAL:
         for v in lines.str.extract(pat, 1).drop_nulls().unique().to_list():
             known.add_serial(v)

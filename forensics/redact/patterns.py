@@ -77,7 +77,8 @@ DISCOVER_HOSTS = (
     r"(?i)\bhost ?name\"?\s*[:=]\s*\"?([A-Za-z0-9][A-Za-z0-9._-]*)",
 )
 # NCCL peers printed by name: "remote peer a100-st-22.cluster<47861>" (all matches of a line)
-DISCOVER_PEERS = r"[A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9]<[0-9]+>"
+# (not an interface after an IPv6 zone: "fe80::1%ib0<33397>"); the match starts with the character before
+DISCOVER_PEERS = r"(?:^|[^A-Za-z0-9_.%-])[A-Za-z][A-Za-z0-9._-]*[A-Za-z0-9]<[0-9]+>"
 DISCOVER_SERIAL = (
     r"(?i)serial(?:[ _-]?(?:number|num|no\.?))?\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*$",
     r"(?i)<[a-z_]*serial[a-z_]*>\s*([^<\s]+)\s*</",

@@ -33,6 +33,7 @@ import polars as pl
 from forensics.redact import patterns as P
 from forensics.redact.mapper import Mapper
 
+SMALL_BATCH = 1000
 _GROUPS = ("lit_name", "lit_dom", "lit_serial", "lit_guid", "lit_user")
 
 
@@ -71,6 +72,8 @@ class Rewriter:
             for k in d:
                 self._lower.setdefault(k.lower(), (grp, k))
         self._rust_lits = P.rust_literal_alt(self._lower) if self._lower else None
+        self._all = frozenset(self._lower)
+        self._rust_all = P.RUST_GENERIC + ("|" + self._rust_lits if self._rust_lits else "")
         self._compiled = lru_cache(maxsize=256)(self._compile)
 
     # ------------------------------------------------------------------ regex building
@@ -159,10 +162,14 @@ class Rewriter:
         if not values:
             return []
         ser = pl.Series(values, dtype=pl.String)
-        present = self._present(ser)
-        pat = P.RUST_GENERIC
-        if present:
-            pat += "|" + P.rust_literal_alt(present)
+        if len(values) < SMALL_BATCH:  # not worth finding which literals are present
+            present = self._all
+            pat = self._rust_all
+        else:
+            present = self._present(ser)
+            pat = P.RUST_GENERIC
+            if present:
+                pat += "|" + P.rust_literal_alt(present)
         hits = ser.str.contains(pat).fill_null(False).arg_true().to_list()
         if not hits:
             return list(values)

@@ -20,29 +20,31 @@ import pyarrow.parquet as pq
 from forensics.redact.rewrite import Rewriter
 
 
-def _mapping(rw: Rewriter, values: list[str]) -> tuple[list[str], list[str]]:
-    new = rw.strings(values)
-    pairs = [(a, b) for a, b in zip(values, new) if a != b]
-    return [a for a, _ in pairs], [b for _, b in pairs]
-
-
 def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
     table = pq.read_table(src)
     df = pl.from_arrow(table)
-    exprs = []
+    uniques: dict[str, list[str]] = {}
     for name, dtype in df.schema.items():
         if dtype == pl.String:
-            old, new = _mapping(rw, df[name].drop_nulls().unique().to_list())
-            if old:
-                exprs.append(pl.col(name).replace(old, new))
+            uniques[name] = df[name].drop_nulls().unique().to_list()
         elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
-            old, new = _mapping(rw, df[name].explode().drop_nulls().unique().to_list())
-            if old:
-                exprs.append(pl.col(name).list.eval(pl.element().replace(old, new)))
+            uniques[name] = df[name].explode().drop_nulls().unique().to_list()
+    flat = [v for vals in uniques.values() for v in vals]
+    new = dict(zip(flat, rw.strings(flat)))  # one batch for the whole file
+    exprs = []
+    for name, vals in uniques.items():
+        old = [v for v in vals if new[v] != v]
+        if not old:
+            continue
+        repl = [new[v] for v in old]
+        if df.schema[name] == pl.String:
+            exprs.append(pl.col(name).replace(old, repl))
+        else:
+            exprs.append(pl.col(name).list.eval(pl.element().replace(old, repl)))
     if exprs:
         df = df.with_columns(exprs)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(df.to_arrow().cast(table.schema), dest, compression="zstd")
+    pq.write_table(df.to_arrow().cast(table.schema) if exprs else table, dest, compression="zstd")
 
 
 def rewrite_tables(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> int:

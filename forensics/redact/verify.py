@@ -109,6 +109,19 @@ def parquet_strings(path: Path) -> pl.Series:
     return pl.concat(parts).unique()
 
 
+def parquet_metadata(path: Path) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        md = pq.read_metadata(path)
+    except Exception:  # noqa: BLE001 - not a Parquet file: its bytes were scanned as text
+        return []
+    out = list(md.schema.names)
+    for k, v in (md.metadata or {}).items():
+        out += [k.decode("latin-1"), v.decode("latin-1")]
+    return out
+
+
 def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20) -> list[Leak]:
     """Up to `limit` places in the tree `root` where an original value still appears."""
     root = Path(root)
@@ -127,12 +140,12 @@ def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20
                 try:
                     ser = parquet_strings(p)
                 except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
-                    ser = pl.Series(p.read_bytes().decode("latin-1").split("\n"))
+                    ser = pl.Series(p.read_bytes().decode("latin-1").split("\n"), dtype=pl.String)
             else:
                 ser = pl.Series(_decompressed(p.read_bytes()).decode("latin-1").split("\n"), dtype=pl.String)
             _scan(ser, rules, rel, leaks)
-            if fn.endswith(".parquet"):  # the raw bytes too (statistics, metadata)
-                _scan(pl.Series([p.read_bytes().decode("latin-1")]), rules, rel + " (bytes)", leaks)
+            if fn.endswith(".parquet"):  # its schema and key-value metadata too
+                _scan(pl.Series(parquet_metadata(p), dtype=pl.String), rules, rel + " (metadata)", leaks)
             if len(leaks) >= limit:
                 return leaks
     _scan(pl.Series(names, dtype=pl.String), rules, "(member names)", leaks)
