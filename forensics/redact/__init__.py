@@ -25,9 +25,15 @@ from forensics.redact.mapper import CLASSES
 def redact(src, out, key_file: Path | str | None = None, keep=(), mapping_out=None, progress=None,
            warn=None, reparse: bool = False) -> dict:
     """Redact bundle `src` into `out` with the key of `key_file` (created, mode 0600, when absent)."""
-    from forensics.redact.bundle import redact_bundle
+    from forensics.bundle.errors import BundleError
+    from forensics.bundle.write import check_out_path
+    from forensics.redact.bundle import parse_keep, redact_bundle
     from forensics.redact.keys import load_key
 
+    parse_keep(keep)  # bad arguments fail before a key file is created
+    check_out_path(out)
+    if not Path(src).exists():
+        raise BundleError(f"{src}: no such file or directory")
     key, path, created = load_key(key_file, warn=warn)
     if created and progress:
         progress(f"created the redaction key {path} (keep it: the same key gives the same pseudonyms)")

@@ -201,6 +201,8 @@ def originals(mapper: Mapper, known: D.Known, classes: set[str]) -> dict[str, se
         out["serial"] |= set(known.serials) | set(rec["serials"])
     if "users" in classes:
         out["user"] |= {u for u in set(known.users) | set(rec["users"]) if mapper.user(u) != u}
+    # the words of the pseudonyms themselves (a host named "host" is in every "host-1a2b3c4d")
+    out["name"] -= {"host", "dom", "user"}
     pseudo = {v.lower() for d in rec.values() for v in d.values()}
     pseudo |= {v.split(".", 1)[0] for v in pseudo}
     for kind in out:

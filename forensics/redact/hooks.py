@@ -77,8 +77,10 @@ def redacting_collect(run, enabled: bool, key_file=None, keep=(), mapping_out=No
     try:
         parse_keep(keep)
     except BundleError as exc:
+        message = str(exc)
+
         def refuse(*args, **kwargs):
-            print(f"forensics: error: {exc}", file=sys.stderr)
+            print(f"forensics: error: {message}", file=sys.stderr)
             return 2
 
         return refuse

@@ -17,7 +17,7 @@ V4 = rf"{OCT}(?:\.{OCT}){{3}}"
 H4 = f"{HEX}{{1,4}}"
 
 # Characters that may not touch each kind of value (look-behind, look-ahead).
-NAME_CH = "A-Za-z0-9_-"
+NAME_CH = "A-Za-z0-9_"  # "-" is no boundary: torchrun-node01.log, node01-ib hold the host
 SERIAL_CH = "A-Za-z0-9"
 GUID_CH = "0-9A-Za-z:"
 

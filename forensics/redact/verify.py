@@ -37,7 +37,7 @@ def _alt(values) -> str:
 
 def checks(originals: dict[str, set[str]]) -> list[tuple[str, str]]:
     """(kind, Rust regex) pairs: one per kind of boundary, for the non-empty value sets."""
-    n = "A-Za-z0-9_-"
+    n = P.NAME_CH
     shapes = {
         "name": (rf"(?i)(?:^|[^{n}])(?:{{}})(?:$|[^{n}])", True),
         "domain": (rf"(?i)\.(?:{{}})(?:$|[^{n}])", True),
