@@ -77,7 +77,7 @@ def _text(name: str, data: bytes) -> str:
         for c, t in df.schema.items():
             col = df[c].explode() if isinstance(t, pl.List) else df[c]
             if col.dtype == pl.String:
-                vals += col.drop_nulls().unique().to_list()
+                vals += sorted(col.drop_nulls().unique().to_list())
         return "\n".join(vals)
     return name + "\n" + data.decode("latin-1")
 
@@ -279,3 +279,18 @@ def test_leak_check_finds_a_planted_value(tmp_path):
     (root / "hosts" / "h" / "raw" / "b.txt").write_text("10.1.2.30 node070 /home/node07x\n")
     leaks = find_leaks(root, {"ipv4": {"10.1.2.3"}, "name": {"node07"}})
     assert sorted((l.file, l.kind) for l in leaks) == [("hosts/h/raw/a.txt.gz", "ipv4"), ("t.parquet", "name")]
+
+
+def test_worker_processes_give_the_same_bundle(work, tmp_path):
+    from forensics.redact.bundle import redact_bundle
+
+    key, _, _ = load_key(work["key"])
+    one = redact_bundle(work["loose"], tmp_path / "1.tar", key, workers=1, mapping_out=tmp_path / "1.json")
+    two = redact_bundle(work["loose"], tmp_path / "2.tar", key, workers=2, mapping_out=tmp_path / "2.json")
+    a, b = member_texts(tmp_path / "1.tar"), member_texts(tmp_path / "2.tar")
+    assert sorted(a) == sorted(b)
+    strip = lambda t: re.sub(r'"redacted_at": "[^"]+"', "", t)  # noqa: E731
+    assert [n for n in a if strip(a[n]) != strip(b[n])] == []
+    assert one["counts"] == two["counts"]
+    m1, m2 = (json.loads((tmp_path / f).read_text())["mappings"] for f in ("1.json", "2.json"))
+    assert m1 == m2

@@ -125,3 +125,21 @@ def test_structural_identifiers_of_real_outputs(source, case, values):
     out = "\n".join(rw.strings(lines))
     assert not [v for v in values if v.lower() in out.lower()]
     assert len(out.split("\n")) == len(lines)
+
+
+def test_infiniband_guids_from_ibstat():
+    path = Path(__file__).parent.parent.parent / "shared" / "fixtures-real" / "misc" / "shadeform-ibstat-8x-cx6-mt4123-hdr-rate100.txt"
+    if not path.exists():
+        pytest.skip("../shared/fixtures-real not available")
+    lines = path.read_text().split("\n")
+    rw, known, m = rewriter(lines)
+    assert 0x1070FD0300A41F36 in known.guids
+    out = rw.strings(lines)
+    text = "\n".join(out)
+    assert "0x1070fd0300a41f36" not in text and "0x1070fd0300a41ec2" not in text
+    new = "0x%016x" % m.guid(0x1070FD0300A41F36)
+    assert f"\tNode GUID: {new}" in out and f"\t\tPort GUID: {new}" in out and new.startswith("0x1070fd")
+    assert "\t\tCapability mask: 0xa651e848" in out and "\tFirmware version: 20.36.1010" in out
+    # the same GUID inside a link-local GID keeps the same pseudonym
+    gid = m.ipv6("fe80:0000:0000:0000:1070:fd03:00a4:1f36")
+    assert gid.replace(":", "").endswith(new[2:])

@@ -13,11 +13,8 @@ knows), add it and rewrite again; check that no original value is left anywhere
 """
 from __future__ import annotations
 
-import bz2
 import datetime as dt
-import gzip
 import json
-import lzma
 import os
 import shutil
 import tempfile
@@ -33,8 +30,9 @@ from forensics.bundle.write import check_out_path, created_by, write_tree
 from forensics.layout import MANIFEST, TABLES_DIR
 from forensics.redact import discover as D
 from forensics.redact.mapper import CLASSES, CollisionError, Mapper
+from forensics.redact.jobs import Runner, codec, workers_for
 from forensics.redact.rewrite import Rewriter, _guid_spellings
-from forensics.redact.tables import rewrite_tables
+from forensics.redact.tables import table_jobs
 from forensics.redact.verify import find_leaks
 
 MAX_ROUNDS = 3
@@ -75,49 +73,18 @@ def _members(root: Path) -> list[str]:
     return out
 
 
-def _codec(data: bytes):
-    if data[:2] == b"\x1f\x8b":
-        return gzip.decompress, lambda b: gzip.compress(b, mtime=0)
-    if data[:4] == b"\x28\xb5\x2f\xfd":
-        import zstandard
-
-        return (lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b),
-                lambda b: zstandard.ZstdCompressor(level=10).compress(b))
-    if data[:6] == b"\xfd7zXZ\x00":
-        return lzma.decompress, lzma.compress
-    if data[:3] == b"BZh":
-        return bz2.decompress, bz2.compress
-    return None
-
-
-def _rewrite_member(rw: Rewriter, data: bytes) -> bytes:
-    codec = _codec(data)
-    if codec is not None:
-        try:
-            inner = codec[0](data)
-        except Exception:  # noqa: BLE001 - not really compressed: rewritten as bytes
-            return rw.data(data)
-        return codec[1](rw.data(inner))
-    return rw.data(data)
-
-
-def _rewrite_tree(src: Path, stage: Path, rw: Rewriter, progress=None) -> int:
+def _rewrite_jobs(src: Path, stage: Path, rw: Rewriter) -> list[tuple[str, str, str]]:
+    """(kind, source, target) for every member but tables/ and the manifest, targets renamed."""
     members = _members(src)
     targets = rw.strings(members)
     seen: dict[str, str] = {}
-    nbytes = 0
+    jobs = []
     for rel, new in zip(members, targets):
         if new in seen:
             raise BundleError(f"redaction maps two members to one name: {seen[new]!r} and {rel!r}")
         seen[new] = rel
-        dest = stage / new
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        data = (src / rel).read_bytes()
-        nbytes += len(data)
-        dest.write_bytes(_rewrite_member(rw, data))
-    if progress:
-        progress(f"rewrote {len(members)} member(s), {nbytes / 1e6:.1f} MB")
-    return len(members)
+        jobs.append(("raw", str(src / rel), str(stage / new)))
+    return jobs
 
 
 def _manifest(src_manifest: dict, rw: Rewriter, record: dict) -> bytes:
@@ -134,32 +101,21 @@ def _manifest(src_manifest: dict, rw: Rewriter, record: dict) -> bytes:
 # ------------------------------------------------------------------ discovery
 
 
-def _discover(root: Path, manifest: dict, progress=None) -> D.Known:
+def _discover(root: Path, manifest: dict, runner: Runner, progress=None) -> D.Known:
+    """The shapeless identifiers of the bundle at `root` (see :mod:`.discover`)."""
     known = D.Known()
     D.from_metadata(root, manifest, known)
     D.from_tables(root / TABLES_DIR, known)
     members = _members(root)
-    for rel in members:
-        data = (root / rel).read_bytes()
-        codec = _codec(data)
-        if codec is not None:
-            try:
-                data = codec[0](data)
-            except Exception:  # noqa: BLE001
-                pass
-        lines = pl.Series(data.decode("latin-1").split("\n"), dtype=pl.String)
-        D.from_lines(lines, known)
-        if rel.startswith("hosts/") and rel.endswith("/host.json"):
-            try:
-                info = json.loads(data.decode("utf-8", "replace"))
-                if isinstance(info, dict):
-                    known.add_host(info.get("hostname"))
-            except ValueError:
-                pass
-    if known.domains or known.hosts:
-        for rel in members:
-            lines = pl.Series((root / rel).read_bytes().decode("latin-1").split("\n"), dtype=pl.String)
-            D.domain_pass(lines, known)
+
+    def names() -> list[str]:
+        return sorted(known.domains | {h for h in known.hosts if "." not in h})
+
+    first = names()
+    # structure, and names written under the domains / after the hosts known so far
+    runner.discover(root, members, known, first, False)
+    if names() != first:  # the raw files named more hosts or domains: look for those once more
+        runner.discover(root, members, known, sorted(set(names()) - set(first)), True)
     if progress:
         progress(f"found {len(known.hosts)} host name(s), {len(known.domains)} domain(s), {len(known.serials)} serial(s), "
                  f"{len(known.guids)} GUID(s), {len(known.users)} user(s)")
@@ -213,8 +169,35 @@ def originals(mapper: Mapper, known: D.Known, classes: set[str]) -> dict[str, se
 # ------------------------------------------------------------------ the whole job
 
 
+def _record(mapper: Mapper, classes: set[str], done: set[str], prev: dict) -> dict:
+    """The manifest's ``redaction`` object."""
+    record = {
+        "redacted": True,
+        "classes": sorted(classes | done),
+        "kept": sorted(set(CLASSES) - classes - done),
+        "tool": created_by(),
+        "key_id": mapper.key_id(),
+        "redacted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "counts": {c: len(v) for c, v in mapper.record.items() if v},
+    }
+    if prev.get("redacted"):
+        record["previous"] = prev
+    return record
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(root):
+        for fn in filenames:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, fn))
+            except OSError:
+                pass
+    return total
+
+
 def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping_out: Path | str | None = None,
-                  progress=None, reparse: bool = False) -> dict:
+                  progress=None, reparse: bool = False, workers: int | None = None) -> dict:
     """Write the redacted copy of bundle `src` to `out`; returns a summary (never the key).
 
     Tables built by the current parsers are rewritten value by value (:mod:`.tables`); otherwise,
@@ -243,50 +226,50 @@ def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping
         if progress:
             progress(f"redacting {', '.join(c for c in CLASSES if c in classes)}"
                      + (f"; keeping {', '.join(c for c in CLASSES if c in kept)}" if kept else ""))
-        known = _discover(b.root, b.manifest, progress)
-        stage = work / "stage"
-        rounds = 0
-        while True:
-            rounds += 1
-            rw = Rewriter(mapper, classes, known)
-            if stage.exists():
-                shutil.rmtree(stage)
-            stage.mkdir()
-            files = _rewrite_tree(b.root, stage, rw, progress)
-            record = {
-                "redacted": True,
-                "classes": sorted(classes | done),
-                "kept": sorted(set(CLASSES) - classes - done),
-                "tool": created_by(),
-                "key_id": mapper.key_id(),
-                "redacted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                "counts": {c: len(v) for c, v in mapper.record.items() if v},
-            }
-            if prev.get("redacted"):
-                record["previous"] = prev
-            (stage / MANIFEST).write_bytes(_manifest(b.manifest, rw, record))
-            tables_mode = "rewritten" if not reparse and tables_current(b.root) else "reparsed"
-            if tables_mode == "rewritten":
+        workers = workers_for(_tree_bytes(b.root)) if workers is None else workers
+        runner = Runner(key, workers)
+        try:
+            known = _discover(b.root, b.manifest, runner, progress)
+            stage = work / "stage"
+            rounds = 0
+            while True:
+                rounds += 1
+                rw = Rewriter(mapper, classes, known)
+                if stage.exists():
+                    shutil.rmtree(stage)
+                stage.mkdir()
+                jobs = _rewrite_jobs(b.root, stage, rw)
+                files = len(jobs)
+                tables_mode = "rewritten" if not reparse and tables_current(b.root) else "reparsed"
+                if tables_mode == "rewritten":
+                    jobs += table_jobs(b.root / TABLES_DIR, stage / TABLES_DIR, rw)
                 if progress:
-                    progress("rewriting the tables")
-                rewrite_tables(b.root / TABLES_DIR, stage / TABLES_DIR, rw)
-                break
+                    progress(f"rewriting {files} member(s)" + (" and the tables" if tables_mode == "rewritten" else "")
+                             + (f" in {workers} processes" if workers > 1 else ""))
+                runner.rewrite(rw, known, jobs)
+                (stage / MANIFEST).write_bytes(_manifest(b.manifest, rw, _record(mapper, classes, done, prev)))
+                if tables_mode == "rewritten":
+                    break
+                if progress:
+                    progress("parsing the redacted raw files into tables")
+                ingest_bundle(stage)
+                missed = _missed(stage / TABLES_DIR, mapper, classes)
+                if not known.update(missed) or rounds >= MAX_ROUNDS:
+                    break
+                if progress:
+                    progress("the parsers found more identifiers: rewriting again")
+            record = _record(mapper, classes, done, prev)
+            (stage / MANIFEST).write_bytes(_manifest(b.manifest, rw, record))
             if progress:
-                progress("parsing the redacted raw files into tables")
-            ingest_bundle(stage)
-            missed = _missed(stage / TABLES_DIR, mapper, classes)
-            if not known.update(missed) or rounds >= MAX_ROUNDS:
-                break
-            if progress:
-                progress("the parsers found more identifiers: rewriting again")
-        record["counts"] = {c: len(v) for c, v in mapper.record.items() if v}
-        (stage / MANIFEST).write_bytes(_manifest(b.manifest, rw, record))
-        if progress:
-            progress("checking that no original value is left")
-        leaks = find_leaks(stage, originals(mapper, known, classes))
+                progress("checking that no original value is left")
+            leaks = find_leaks(stage, originals(mapper, known, classes), runner=runner)
+        finally:
+            runner.close()
         if leaks:
             raise BundleError(f"redaction incomplete, nothing written: {leaks[0]}"
                               + (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
+        if progress:
+            progress(f"writing {out}")
         write_tree(stage, out)
         if mapping_out is not None:
             write_mapping(mapping_out, mapper, out)

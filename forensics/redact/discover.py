@@ -89,6 +89,10 @@ class Known:
         self.users |= other.users
         return self.size() != before
 
+    def fingerprint(self) -> tuple:
+        return (tuple(sorted(self.hosts)), tuple(sorted(self.domains)), tuple(sorted(self.serials)),
+                tuple(sorted(self.guids)), tuple(sorted(self.users)))
+
     def size(self) -> int:
         return len(self.hosts) + len(self.domains) + len(self.serials) + len(self.guids) + len(self.users)
 
@@ -197,3 +201,28 @@ def domain_pass(lines: pl.Series, known: Known) -> None:
             if any(lab in P.FILE_EXTS for lab in labels):
                 continue
             known.add_domain(".".join(labels))
+
+
+def scan_member(root: Path, rel: str, known: Known, names: list[str], names_only: bool) -> None:
+    """Discovery over one member of the bundle at `root` (decompressed when compressed): the
+    structural extractions, and the domain pass when it names one of `names`."""
+    from forensics.redact.jobs import codec
+
+    data = (root / rel).read_bytes()
+    c = codec(data)
+    if c is not None:
+        try:
+            data = c[0](data)
+        except Exception:  # noqa: BLE001 - scanned as it is
+            pass
+    text = data.decode("latin-1")
+    whole = pl.Series([text], dtype=pl.String)
+    structural = not names_only and whole.str.contains("(?m)" + P.DISCOVER_PREFILTER).item()
+    named = bool(names) and whole.str.contains_any(names, ascii_case_insensitive=True).item()
+    if not structural and not named:
+        return
+    lines = pl.Series(text.split("\n"), dtype=pl.String)
+    if structural:
+        from_lines(lines, known)
+    if named:
+        domain_pass(lines, known)

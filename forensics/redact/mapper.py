@@ -68,6 +68,23 @@ PSEUDO_HOST = re.compile(r"^host-[0-9a-f]{8}(?:\.dom-[0-9a-f]{8})?$")
 PSEUDO_USER = re.compile(r"^user-[0-9a-f]{8}$")
 
 
+def _memo(fn):
+    """Cache a pseudonym method per instance (the mapping is a function; the first call records it)."""
+    name = fn.__name__
+
+    def wrapper(self, value):
+        key = (name, value)
+        try:
+            return self._cache[key]
+        except KeyError:
+            out = self._cache[key] = fn(self, value)
+            return out
+
+    wrapper.__name__ = name
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
 class CollisionError(ValueError):
     """Two different originals received the same pseudonym (a key change resolves it)."""
 
@@ -83,6 +100,7 @@ class Mapper:
         self.record: dict[str, dict[str, str]] = {c: {} for c in CLASSES}
         self.record["domains"] = {}
         self._seen: dict[tuple[str, str], str] = {}  # (class, pseudonym) -> canonical original
+        self._cache: dict[tuple[str, object], object] = {}
 
     # ------------------------------------------------------------------ primitives
 
@@ -123,15 +141,26 @@ class Mapper:
                 out.append(self._perm(tag, tuple(digits[:i]), sizes[i])[digits[i]])
         return out
 
-    def _note(self, cls: str, original: str, canonical: str, pseudo: str) -> str:
+    def _note(self, cls: str, original: str, pseudo: str) -> str:
+        canonical = _canon(original)
         prev = self._seen.setdefault((cls, pseudo), canonical)
         if prev != canonical:
             raise CollisionError(f"two {cls} map to one pseudonym {pseudo}: redact with another key")
         self.record[cls].setdefault(original, pseudo)
         return pseudo
 
+    def merge(self, record: dict[str, dict[str, str]]) -> None:
+        """Take in what another Mapper with the same key recorded (a worker process)."""
+        for cls, pairs in record.items():
+            for original, pseudo in pairs.items():
+                if cls == "hostnames" and "." in original:
+                    self.record[cls].setdefault(original, pseudo)  # a FQDN: its parts were noted
+                else:
+                    self._note(cls, original, pseudo)
+
     # ------------------------------------------------------------------ names
 
+    @_memo
     def hostname(self, name: str) -> str:
         """host-<hex> for a short name; host-<hex>.dom-<hex> for a FQDN; IP literals as addresses."""
         low = name.lower().rstrip(".")
@@ -141,7 +170,7 @@ class Mapper:
             return self.ipv4(low)
         short, _, domain = low.partition(".")
         pseudo = "host-" + self._hex("host", short)
-        self._note("hostnames", short, short, pseudo)
+        self._note("hostnames", short, pseudo)
         if domain:
             pseudo += "." + self.domain(domain)
             self.record["hostnames"].setdefault(low, pseudo)
@@ -152,14 +181,15 @@ class Mapper:
         if low in _KEEP_HOSTS or re.match(r"^dom-[0-9a-f]{8}$", low):
             return domain
         pseudo = "dom-" + self._hex("domain", low)
-        self._note("domains", low, low, pseudo)
+        self._note("domains", low, pseudo)
         return pseudo
 
     def user(self, name: str) -> str:
         if name.lower() in _SYSTEM_USERS or PSEUDO_USER.match(name):
             return name
-        return self._note("users", name, name, "user-" + self._hex("user", name))
+        return self._note("users", name, "user-" + self._hex("user", name))
 
+    @_memo
     def serial(self, value: str) -> str:
         stream = hashlib.shake_256(self._mac("serial", value)).digest(2 * len(value) + 8)
         out = []
@@ -176,10 +206,11 @@ class Mapper:
         pseudo = "".join(out)
         if pseudo == value:  # keep it distinct from the original
             pseudo = value[:-1] + ("1" if value[-1:] != "1" else "2")
-        return self._note("serials", value, value, pseudo)
+        return self._note("serials", value, pseudo)
 
     # ------------------------------------------------------------------ UUIDs
 
+    @_memo
     def uuid(self, text: str) -> str:
         """A keyed UUID (8-4-4-4-12, same case) for the bare UUID `text`."""
         low = text.lower()
@@ -189,7 +220,7 @@ class Mapper:
         pseudo = "-".join((h[:8], h[8:12], h[12:16], h[16:20], h[20:32]))
         if text != low:
             pseudo = pseudo.upper()
-        return self._note("uuids", text, low, pseudo)
+        return self._note("uuids", text, pseudo)
 
     # ------------------------------------------------------------------ IPv4
 
@@ -214,12 +245,13 @@ class Mapper:
                 return int(cand)
         return value  # pragma: no cover - practically unreachable
 
+    @_memo
     def ipv4(self, text: str) -> str:
         addr = ipaddress.IPv4Address(text)
         new = str(ipaddress.IPv4Address(self.v4_int(int(addr))))
         if new == str(addr):
             return text
-        return self._note("ips", text, str(addr), new)
+        return self._note("ips", text, new)
 
     # ------------------------------------------------------------------ GUIDs and MACs
 
@@ -233,7 +265,7 @@ class Mapper:
     def guid(self, value: int) -> int:
         new = self.guid_int(value)
         if new != value:
-            self._note("gids", "0x%016x" % value, "0x%016x" % value, "0x%016x" % new)
+            self._note("gids", "0x%016x" % value, "0x%016x" % new)
         return new
 
     def mac_bytes(self, b: bytes) -> bytes:
@@ -241,6 +273,7 @@ class Mapper:
             return b
         return bytes(self._permute_digits("mac", list(b), 3, [256] * 6))
 
+    @_memo
     def mac(self, text: str) -> str:
         """Colon/dash MAC (6 octets), EUI-64 GUID (8 octets) or IPoIB address (20 octets)."""
         sep = text[2]
@@ -263,7 +296,7 @@ class Mapper:
         out = sep.join("%02x" % x for x in new)
         if any(c in "ABCDEF" for c in text):
             out = out.upper()
-        return self._note(cls, text, text.lower().replace("-", ":"), out)
+        return self._note(cls, text, out)
 
     # ------------------------------------------------------------------ IPv6
 
@@ -294,6 +327,7 @@ class Mapper:
             return int.from_bytes(bytes([m[0] ^ 2]) + m[1:3] + b"\xff\xfe" + m[3:], "big")
         return self.guid_int(iid)
 
+    @_memo
     def ipv6(self, text: str) -> str:
         core, zone = (text.split("%", 1) + [""])[:2]
         addr = ipaddress.IPv6Address(core)
@@ -307,8 +341,20 @@ class Mapper:
         cls = self.v6_class(value)
         if _embeds_v4(value):  # an IPv4 inside: its dotted form is an original too
             v4, v4new = (str(ipaddress.IPv4Address(x & 0xFFFFFFFF)) for x in (value, new))
-            self._note("ips", v4, v4, v4new)
-        return self._note(cls, text, addr.exploded, out)
+            self._note("ips", v4, v4new)
+        return self._note(cls, text, out)
+
+
+def _canon(text: str) -> str:
+    """One spelling per value (addresses in any notation, MACs with '-' or ':', any case)."""
+    low = text.lower()
+    core = low.split("%", 1)[0]
+    if ":" in core and len(core) <= 45:
+        try:
+            return ipaddress.IPv6Address(core).exploded
+        except ValueError:
+            return core.replace("-", ":")
+    return low.replace("-", ":") if re.fullmatch(r"[0-9a-f]{2}(-[0-9a-f]{2}){5}", low) else low
 
 
 def _embeds_v4(value: int) -> bool:

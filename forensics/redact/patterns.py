@@ -46,16 +46,18 @@ GENERIC = (("refid", P_REFID), ("hw", P_HW), ("uuid", P_UUID), ("v6", P_V6), ("v
            ("iphost", P_IPHOST), ("home", P_HOME), ("userkv", P_USERKV))
 
 # Rust (polars) prefilter: a line that matches none of these holds no generic identifier.
-RUST_GENERIC = "|".join((
+RUST_UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
+RUST_OTHER = "|".join((
     r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
     r"::",
     r"[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:",
     r"[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-[0-9A-Fa-f]{2}-",
-    r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-",
     r"/home/|/Users/|\\Users\\|(?i:user(?:name)?=)",
     r"ip-[0-9]{1,3}-[0-9]{1,3}-",
     r"Reference ID",
 ))
+RUST_GENERIC = RUST_UUID + "|" + RUST_OTHER
+RUST_UUID_BARE = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
 
 # ------------------------------------------------------------------ structural discovery (Rust)
 # Each has one capture group: the value. Used with polars str.extract / extract_all on lines.

@@ -34,6 +34,7 @@ from forensics.redact import patterns as P
 from forensics.redact.mapper import Mapper
 
 SMALL_BATCH = 1000
+MAX_VECTORISED = 256
 _GROUPS = ("lit_name", "lit_dom", "lit_serial", "lit_guid", "lit_user")
 
 
@@ -78,7 +79,7 @@ class Rewriter:
 
     # ------------------------------------------------------------------ regex building
 
-    def _compile(self, present: frozenset) -> re.Pattern:
+    def _compile(self, present: frozenset, skip: frozenset = frozenset()) -> re.Pattern:
         by: dict[str, list[str]] = {g: [] for g in _GROUPS}
         for low in present:
             grp, key = self._lower[low]
@@ -99,7 +100,7 @@ class Rewriter:
             u = P.literal_alt(by["lit_user"])
             alts.append(("lit_user", rf"(?:(?<=[/~])|(?<=[Uu][Ss][Ee][Rr]=)){u}(?![A-Za-z0-9_.-])"
                                      rf"|(?<![A-Za-z0-9_.-]){u}(?=@)"))
-        alts.extend(P.GENERIC)
+        alts.extend((k, p) for k, p in P.GENERIC if k not in skip)
         return re.compile("|".join(f"(?P<{name}>{pat})" for name, pat in alts))
 
     def _present(self, ser: pl.Series) -> frozenset:
@@ -162,22 +163,56 @@ class Rewriter:
         if not values:
             return []
         ser = pl.Series(values, dtype=pl.String)
+        skip: frozenset = frozenset()
         if len(values) < SMALL_BATCH:  # not worth finding which literals are present
             present = self._all
             pat = self._rust_all
         else:
             present = self._present(ser)
-            pat = P.RUST_GENERIC
+            ser = self._names_vectorised(ser, present)
+            ser, skip = self._uuids_vectorised(ser)
+            pat = P.RUST_OTHER if "uuid" in skip else P.RUST_GENERIC
             if present:
                 pat += "|" + P.rust_literal_alt(present)
         hits = ser.str.contains(pat).fill_null(False).arg_true().to_list()
+        out = ser.to_list() if len(values) >= SMALL_BATCH else list(values)
         if not hits:
-            return list(values)
-        rx = self._compiled(present)
-        out = list(values)
+            return out
+        rx = self._compiled(present, skip)
         for i in hits:
             out[i] = rx.sub(self._sub, out[i])
         return out
+
+    def _uuids_vectorised(self, ser: pl.Series) -> tuple[pl.Series, frozenset]:
+        """UUIDs (one per GPU on every line of a --query-gpu CSV) replaced in Rust, one distinct value
+        at a time, with the boundaries of the Python pattern; the Python pass then skips UUIDs (it
+        would take a pseudonym for an original). Many distinct values: left to the Python pass."""
+        if "uuids" not in self.classes:
+            return ser, frozenset()
+        cands = ser.str.extract_all(P.RUST_UUID_BARE).explode().drop_nulls().unique().to_list()
+        if len(cands) > MAX_VECTORISED:
+            return ser, frozenset()
+        for u in cands:
+            pseudo = self.m.uuid(u)
+            if pseudo != u:
+                pat = rf"(^|[^0-9A-Fa-f]){u}($|[^0-9A-Fa-f])"
+                for _ in range(2):  # the same value twice around one separator
+                    ser = ser.str.replace_all(pat, "${1}" + pseudo + "${2}")
+        return ser, frozenset({"uuid"})
+
+    def _names_vectorised(self, ser: pl.Series, present: frozenset) -> pl.Series:
+        """Host names and FQDNs replaced in Rust (the host prefix of every NCCL line), longest first.
+
+        Exactly what the Python pass would do for them: same boundaries, and a name that could be
+        part of an address (pure hex of 4 characters or less: "a100") is left to the Python pass,
+        where addresses win. A name missed here (two in a row sharing one separator) is still an
+        original literal, so the line stays flagged and the Python pass replaces it."""
+        names = [k for k in present if self._lower[k][0] == "lit_name" and not re.fullmatch(r"[0-9a-f]{1,4}", k)]
+        n = P.NAME_CH
+        for low in sorted(names, key=lambda s: (-len(s), s)):
+            pseudo = self.names[low]
+            ser = ser.str.replace_all(rf"(?i)(^|[^{n}]){P._rust_escape(low)}($|[^{n}])", "${1}" + pseudo + "${2}")
+        return ser
 
     def text(self, value: str) -> str:
         return self.strings([value])[0]

@@ -47,8 +47,9 @@ def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
     pq.write_table(df.to_arrow().cast(table.schema) if exprs else table, dest, compression="zstd")
 
 
-def rewrite_tables(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> int:
-    """Rewrite the tree ``src`` (a bundle's tables/) into ``dest``; returns the number of files."""
+def table_jobs(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> list[tuple[str, str, str]]:
+    """(kind, source file, target file) for every file of the tree ``src`` (a bundle's tables/),
+    the target named by the rewritten path (``host=<pseudonym>``) under ``dest``."""
     rels = []
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         dirnames.sort()
@@ -57,11 +58,5 @@ def rewrite_tables(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") 
             if p.is_file() and not p.is_symlink():
                 rels.append(p.relative_to(src).as_posix())
     targets = rw.strings([f"{prefix}/{r}" for r in rels])
-    for rel, target in zip(rels, targets):
-        out = dest / target[len(prefix) + 1:]
-        if rel.endswith(".parquet"):
-            rewrite_parquet(src / rel, out, rw)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(rw.data((src / rel).read_bytes()))
-    return len(rels)
+    return [("parquet" if rel.endswith(".parquet") else "raw", str(src / rel), str(dest / target[len(prefix) + 1:]))
+            for rel, target in zip(rels, targets)]

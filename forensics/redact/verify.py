@@ -122,31 +122,43 @@ def parquet_metadata(path: Path) -> list[str]:
     return out
 
 
-def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20) -> list[Leak]:
-    """Up to `limit` places in the tree `root` where an original value still appears."""
-    root = Path(root)
+def _files(root: Path) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            out.append((Path(dirpath) / fn).relative_to(root).as_posix())
+    return out
+
+
+def scan_files(root: Path, rels: list[str], originals: dict[str, set[str]], limit: int = 20) -> list[Leak]:
+    """Leaks in the members `rels` of the tree `root` (contents only)."""
     rules = checks(originals)
     leaks: list[Leak] = []
     if not rules:
         return leaks
-    names = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            rel = p.relative_to(root).as_posix()
-            names.append(rel)
-            if fn.endswith(".parquet"):
-                try:
-                    ser = parquet_strings(p)
-                except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
-                    ser = pl.Series(p.read_bytes().decode("latin-1").split("\n"), dtype=pl.String)
-            else:
-                ser = pl.Series(_decompressed(p.read_bytes()).decode("latin-1").split("\n"), dtype=pl.String)
-            _scan(ser, rules, rel, leaks)
-            if fn.endswith(".parquet"):  # its schema and key-value metadata too
-                _scan(pl.Series(parquet_metadata(p), dtype=pl.String), rules, rel + " (metadata)", leaks)
-            if len(leaks) >= limit:
-                return leaks
-    _scan(pl.Series(names, dtype=pl.String), rules, "(member names)", leaks)
-    return leaks[:limit]
+    for rel in rels:
+        p = root / rel
+        if rel.endswith(".parquet"):
+            try:
+                ser = parquet_strings(p)
+            except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
+                ser = pl.Series(p.read_bytes().decode("latin-1").split("\n"), dtype=pl.String)
+            _scan(pl.Series(parquet_metadata(p), dtype=pl.String), rules, rel + " (metadata)", leaks)
+        else:
+            ser = pl.Series(_decompressed(p.read_bytes()).decode("latin-1").split("\n"), dtype=pl.String)
+        _scan(ser, rules, rel, leaks)
+        if len(leaks) >= limit:
+            break
+    return leaks
+
+
+def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20, runner=None) -> list[Leak]:
+    """Up to `limit` places in the tree `root` where an original value still appears (member names
+    included); `runner` (a :class:`forensics.redact.jobs.Runner`) spreads the work over processes."""
+    root = Path(root)
+    rels = _files(root)
+    leaks = runner.scan(root, rels, originals) if runner is not None else scan_files(root, rels, originals, limit)
+    names: list[Leak] = []
+    _scan(pl.Series(rels, dtype=pl.String), checks(originals), "(member names)", names)
+    return (leaks + names)[:limit]
