@@ -191,3 +191,32 @@ def test_ingest_matches_parsers(tmp_path, source, fixture):
     cov = pl.concat([pl.read_parquet(p) for p in (root / "tables/coverage").glob("*/part-0.parquet")])
     row = cov.filter(pl.col("file") == rel).row(0, named=True)
     assert row["error"] is None and row["lines"] == expected.lines and row["unparsed"] == expected.unparsed.height
+
+
+def test_parallel_ingest_equals_serial(tmp_path):
+    """Hosts parsed in worker processes give the very tables of the serial ingest, rows of one host
+    found in another host's files (a job log naming every rank) included, merged in manifest order."""
+    from forensics.simulate import SimConfig, Simulation
+
+    sim = Simulation(SimConfig("packet_drops", nodes=3, gpus_per_node=2, duration_s=60, interval_s=3, seed=2))
+    members = dict(sim.members())
+    node02_log = next(v for k, v in sorted(members.items()) if k.startswith("hosts/node02/raw/nccl/"))
+    members["hosts/node01/raw/nccl/job-all-ranks.log"] = node02_log  # lines of node02, captured on node01
+    trees = []
+    for name in ("serial", "parallel"):
+        root = tmp_path / name
+        for rel, data in members.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        trees.append(root)
+    ingest_bundle(trees[0], processes=1)
+    summary = ingest_bundle(trees[1], processes=2)
+    assert not summary["errors"]
+    files = [sorted(p.relative_to(t / "tables").as_posix() for p in (t / "tables").rglob("*.parquet")) for t in trees]
+    assert files[0] == files[1] and "nccl_log/host=node02/part-0.parquet" in files[0]
+    for rel in files[0]:
+        a, b = (pl.read_parquet(t / "tables" / rel) for t in trees)
+        assert a.equals(b), rel
+    node02 = _read(trees[1], "nccl_log", "node02")
+    assert node02["file"].str.contains("hosts/node01/").any() and node02["file"].str.contains("hosts/node02/").any()

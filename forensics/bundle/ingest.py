@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from forensics import schema
@@ -257,13 +258,145 @@ def _parse_raw(sink: TableSink, host: str, source: str, path: Path, rel: str, ct
     return _coverage(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None)
 
 
-def ingest_bundle(root_dir: Path | str, progress=None) -> dict:
+def _ingest_host(root: Path, host: str, sink: TableSink, derived: _Derived, coverage: list[dict], progress=None) -> None:
+    """Every raw file of one host into `sink` (its coverage rows appended to `coverage`)."""
+    hdir = root / HOSTS_DIR / host
+    info, info_err = _read_json(hdir / "host.json")
+    ctx0 = ParseContext(host=host, file=f"{HOSTS_DIR}/{host}/commands.jsonl")
+    entries: list[dict] = []
+    cmd_path = hdir / "commands.jsonl"
+    if cmd_path.is_file() and cmd_path.stat().st_size:
+        data = cmd_path.read_bytes()
+        cmds, bad, entries = ct.parse_commands(data, ctx0)
+        sink.write("commands", cmds, host)
+        sink.write("unparsed", bad, host)
+        coverage.append(_coverage(host, ct.SOURCE, ctx0.file, ct.VERSION, ct.count_lines(data), bad.height,
+                                  {"commands": cmds.height}, None))
+    if info_err and info_err != "host.json missing":
+        coverage.append(_coverage(host, ct.SOURCE, f"{HOSTS_DIR}/{host}/host.json", ct.VERSION, None, None, None, info_err))
+    sink.write("nics", ct.nics_frame(host, info), host)
+    starts = _capture_starts(host, entries)
+    for source, path in _raw_files(hdir / "raw"):
+        rel = path.relative_to(root).as_posix()
+        if source == ct.SOURCE and path.name in CLOCK_FILES:
+            continue
+        ctx = _context(host, rel, source, path, info, starts)
+        if progress:
+            progress(f"parsing {rel}")
+        cov = _parse_raw(sink, host, source, path, rel, ctx)
+        if cov:
+            coverage.append(cov)
+    for t in HOST_TABLES:
+        sink.ensure(t, host)
+    derived.by_host.setdefault(host, {})["_info"] = info
+
+
+HOST_TABLES = ("unparsed", "commands", "nics", "processes", "process_env")  # a file for every host, rows or not
+PARALLEL_MIN_BYTES = 32 << 20  # below this much raw data, starting worker processes costs more than it saves
+MAX_PROCESSES = 8
+
+
+def _host_job(root: str, host: str, out: str) -> tuple[list[dict], dict, dict]:
+    """Worker process: one host's tables into `out` (same layout as tables/)."""
+    sink = TableSink(Path(out))
+    derived = _Derived()
+    sink.listeners.append(derived)
+    coverage: list[dict] = []
+    try:
+        _ingest_host(Path(root), host, sink, derived, coverage)
+    finally:
+        sink.close()
+    return coverage, derived.by_host, sink.rows
+
+
+def _merge_derived(into: _Derived, by_host: dict) -> None:
+    for host, d in by_host.items():
+        cur = into.by_host.setdefault(host, {})
+        for k, v in d.items():
+            if isinstance(v, set):
+                cur.setdefault(k, set()).update(v)
+            else:
+                cur.setdefault(k, v)
+
+
+def _move_tables(src: Path, dest: Path) -> None:
+    """Move a worker's table files into the final folder; a (table, host) file that exists already
+    (rows of another host found in this host's files) gets this one's rows appended."""
+    for f in sorted(src.glob("*/host=*/part-0.parquet")):
+        target = dest / f.relative_to(src)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(f, target)
+            continue
+        merged = pa.concat_tables([pq.read_table(target), pq.read_table(f)])
+        pq.write_table(merged, target, compression="zstd")
+
+
+def _raw_bytes(root: Path, hosts: list[str]) -> int:
+    total = 0
+    for host in hosts:
+        for _, p in _raw_files(root / HOSTS_DIR / host / "raw"):
+            try:
+                total += p.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def _processes(root: Path, hosts: list[str]) -> int:
+    """How many worker processes to parse `hosts` with (1: in this process)."""
+    env = os.environ.get("FORENSICS_INGEST_PROCESSES")
+    if env is not None:
+        try:
+            return max(1, min(int(env), len(hosts), MAX_PROCESSES))
+        except ValueError:
+            pass
+    n = min(os.cpu_count() or 1, len(hosts), MAX_PROCESSES)
+    if n < 2 or _raw_bytes(root, hosts) < PARALLEL_MIN_BYTES:
+        return 1
+    return n
+
+
+def _ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, derived: _Derived,
+                     coverage: list[dict], n: int, progress=None) -> None:
+    """Hosts parsed in `n` worker processes (spawned: polars must not be forked), results merged in
+    manifest order, so the tables are those of the serial ingest."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    saved = os.environ.get("POLARS_MAX_THREADS")
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_host_job, str(root), host, str(work / str(i))) for i, host in enumerate(hosts)]
+            for i, (host, fut) in enumerate(zip(hosts, futures)):
+                cov, by_host, rows = fut.result()
+                coverage.extend(cov)
+                _merge_derived(derived, by_host)
+                for key, v in rows.items():
+                    sink.rows[key] = sink.rows.get(key, 0) + v
+                _move_tables(work / str(i), tmp)
+                if progress:
+                    progress(f"parsing {HOSTS_DIR}/{host}/raw/ (host {i + 1} of {len(hosts)} done)")
+    finally:
+        if saved is None:
+            os.environ.pop("POLARS_MAX_THREADS", None)
+        else:
+            os.environ["POLARS_MAX_THREADS"] = saved
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = None) -> dict:
     """Parse every raw file of the bundle tree at `root_dir` into its ``tables/`` folder.
 
+    Hosts are parsed in worker processes when the bundle is big and there are several CPUs
+    (`processes`, or ``$FORENSICS_INGEST_PROCESSES``, overrides the choice; 1 = in this process).
     Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
     """
     root = Path(root_dir)
     manifest = read_manifest(root)
+    hosts = list(manifest["hosts"])
     tables_dir = root / TABLES_DIR
     tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
     sink = TableSink(tmp)
@@ -271,48 +404,34 @@ def ingest_bundle(root_dir: Path | str, progress=None) -> dict:
     sink.listeners.append(derived)
     coverage: list[dict] = []
     try:
-        for host in manifest["hosts"]:
-            hdir = root / HOSTS_DIR / host
-            info, info_err = _read_json(hdir / "host.json")
-            ctx0 = ParseContext(host=host, file=f"{HOSTS_DIR}/{host}/commands.jsonl")
-            entries: list[dict] = []
-            cmd_path = hdir / "commands.jsonl"
-            if cmd_path.is_file() and cmd_path.stat().st_size:
-                data = cmd_path.read_bytes()
-                cmds, bad, entries = ct.parse_commands(data, ctx0)
-                sink.write("commands", cmds, host)
-                sink.write("unparsed", bad, host)
-                coverage.append(_coverage(host, ct.SOURCE, ctx0.file, ct.VERSION, ct.count_lines(data), bad.height,
-                                          {"commands": cmds.height}, None))
-            if info_err and info_err != "host.json missing":
-                coverage.append(_coverage(host, ct.SOURCE, f"{HOSTS_DIR}/{host}/host.json", ct.VERSION, None, None, None, info_err))
-            sink.write("nics", ct.nics_frame(host, info), host)
-            starts = _capture_starts(host, entries)
-            for source, path in _raw_files(hdir / "raw"):
-                rel = path.relative_to(root).as_posix()
-                if source == ct.SOURCE and path.name in CLOCK_FILES:
-                    continue
-                ctx = _context(host, rel, source, path, info, starts)
-                if progress:
-                    progress(f"parsing {rel}")
-                cov = _parse_raw(sink, host, source, path, rel, ctx)
-                if cov:
-                    coverage.append(cov)
-            derived.by_host.setdefault(host, {})["_info"] = info
-        for host in manifest["hosts"]:
+        n = processes if processes is not None else _processes(root, hosts)
+        if n > 1:
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                _ingest_parallel(root, hosts, tmp, sink, derived, coverage, n, progress)
+            except BrokenProcessPool:  # a worker died (memory, or a main module without a __main__ guard)
+                sink.close()
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+                sink, derived, coverage = TableSink(tmp), _Derived(), []
+                sink.listeners.append(derived)
+                n = 1
+        if n <= 1:
+            for host in hosts:
+                _ingest_host(root, host, sink, derived, coverage, progress)
+        for host in hosts:
             info = derived.by_host.get(host, {}).get("_info", {})
             sink.write("hosts", ct.hosts_frame(host, info, derived.for_host(host)), host)
-            for t in ("unparsed", "commands", "nics", "coverage", "processes", "process_env"):
-                sink.ensure(t, host)
         cov_df = pl.DataFrame(coverage, schema=schema.polars_schema("coverage"))
-        for host in manifest["hosts"]:
+        for host in hosts:
             sink.write("coverage", cov_df.filter(pl.col("host") == host), host)
         sink.close()
         meta = {
             "parser_versions": parser_versions(),
             "created_by": _created_by(),
             "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "hosts": list(manifest["hosts"]),
+            "hosts": hosts,
         }
         (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         old = None
@@ -330,7 +449,7 @@ def ingest_bundle(root_dir: Path | str, progress=None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     errors = [{"file": c["file"], "error": c["error"]} for c in coverage if c["error"]]
-    return {"hosts": list(manifest["hosts"]), "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
+    return {"hosts": hosts, "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
 
 
 def _created_by() -> str:
