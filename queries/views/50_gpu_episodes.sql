@@ -20,11 +20,13 @@ WITH s AS (
            ], recursive := true)
     FROM raw.gpu_samples
     WHERE ts IS NOT NULL AND gpu IS NOT NULL
+), act AS (  -- only series with an active sample can have episodes: the windows skip the rest
+    SELECT DISTINCT host, gpu, reason FROM s WHERE active
 ), f AS (
-    SELECT *,
+    SELECT s.*,
            active AND NOT coalesce(lag(active) OVER w, false) AS starts,
            lead(ts) OVER w AS next_ts
-    FROM s
+    FROM s SEMI JOIN act USING (host, gpu, reason)
     WHERE active IS NOT NULL
     WINDOW w AS (PARTITION BY host, gpu, reason ORDER BY ts)
 ), g AS (
