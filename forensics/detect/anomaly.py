@@ -3,12 +3,17 @@
 Features are computed per host x time window (SQL over the bundle's views), then normalised
 against the cluster at that window: z = (x - median over hosts) / scale, where scale is the
 median absolute deviation with a floor (absolute per feature and 5% of the median), so that the
-normal jitter of healthy peers never looks extreme. An IsolationForest (fixed seed) scores the
-windows; a window is anomalous when the forest isolates it (decision < 0) and at least one feature
-is `z_min` scales from the cluster. Consecutive anomalous windows of a host form one finding,
-naming its top contributing features. Findings already explained by a rule on the same host and
-time are dropped: the model is for what no rule names. A host whose GPU compute features
-(power, clocks, utilisation) deviate for most of the capture is reported as a `straggler`.
+normal jitter of healthy peers never looks extreme. Each window's vector holds those z-scores and
+their rolling median over the host's neighbouring windows (``SMOOTH_WINDOWS``), which keeps a
+small deviation that lasts (a node a few percent slower all along: a straggler) and drops one-off
+jitter. An IsolationForest (fixed seed) scores the windows; a window is anomalous when the forest
+isolates it (decision < 0) and a feature is `z_min` scales from the cluster in that window, or
+when a smoothed deviation is at least `z_persist` scales (a host that differs for minutes is not
+"isolated" by a forest when it is a quarter of a 4-node cluster's rows, yet it is the anomaly). Consecutive anomalous windows of a host
+form one finding, naming its top contributing features. Findings already explained by a rule on
+the same host and time are dropped: the model is for what no rule names. A host whose GPU compute
+features (power, clocks, utilisation) deviate for most of the capture is reported as a
+`straggler`.
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ from forensics.detect.catalog import KINDS
 
 WINDOW_S = 30
 Z_MIN = 6.0
+Z_PERSIST = 1.2  # smoothed deviation (scales) that counts when it lasts; healthy peers stay below ~0.3
+SMOOTH_WINDOWS = 5
 MIN_WINDOWS = 3
 MIN_HOSTS = 3
 STRAGGLER_FRACTION = 0.5
@@ -70,7 +77,8 @@ def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return z, cols
 
 
-def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN) -> pl.DataFrame:
+def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
+                     z_persist: float = Z_PERSIST) -> pl.DataFrame:
     window_s = WINDOW_S  # the width of det_host_windows (queries/detectors/_host_windows.sql)
     feat = features(bundle)
     if feat.height == 0 or feat["host"].n_unique() < MIN_HOSTS:
@@ -80,12 +88,17 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN) 
         return schema.empty("findings")
     from sklearn.ensemble import IsolationForest
 
-    x = z.select(cols).fill_null(0.0).fill_nan(0.0).to_numpy()
+    z = z.sort("host", "w").with_columns(
+        pl.col(c).fill_null(0.0).fill_nan(0.0).rolling_median(SMOOTH_WINDOWS, min_samples=1, center=True)
+        .over("host").alias(f"_s_{c}") for c in cols)
+    smooth = [f"_s_{c}" for c in cols]
+    x = z.select(cols + smooth).fill_null(0.0).fill_nan(0.0).to_numpy()
     forest = IsolationForest(n_estimators=200, random_state=0, contamination="auto").fit(x)
     decision = forest.decision_function(x)
-    zmax = np.abs(x).max(axis=1)
+    zmax = np.abs(x[:, :len(cols)]).max(axis=1)
+    smax = np.abs(x[:, len(cols):]).max(axis=1)
     z = z.with_columns(
-        pl.Series("_flag", (decision < 0) & (zmax >= z_min)),
+        pl.Series("_flag", ((decision < 0) & (zmax >= z_min)) | (smax >= z_persist)),
         pl.Series("_decision", decision),
     )
     windows_total = z.select(pl.col("w").n_unique()).item()
