@@ -72,6 +72,8 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
     """All rule findings (+ anomaly findings), linked and ranked. Returns (findings, errors)."""
     frames = []
     errors: list[str] = []
+    if anomaly and (not only or "anomaly" in only):
+        _preload_model()
     prepare(bundle.con)
     selected = [r for r in rules() if not only or r.kind in only]
     for rule in selected:
@@ -97,6 +99,15 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
     from forensics.detect.causality import link_and_rank
 
     return link_and_rank(findings), errors
+
+
+def _preload_model() -> None:
+    """Import scikit-learn (about 1 s) on a thread while the rules' SQL runs (DuckDB releases the GIL)."""
+    import sys
+    import threading
+
+    if "sklearn.ensemble" not in sys.modules:
+        threading.Thread(target=__import__, args=("sklearn.ensemble",), daemon=True).start()
 
 
 def max_severity(findings: pl.DataFrame) -> str | None:
