@@ -92,6 +92,8 @@ RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
 RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"
           r"(?:(?P<sep>[,.])(?P<frac>[0-9]{1,9}))?(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})) ?)")
+# the same, fixed width: "2025-01-21T04:41:44,283302+00:00 " (dmesg's own iso format; sliced, not captured)
+RE_ISO_FIXED = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}[+-][0-9]{2}:[0-9]{2}(?: |$)"
 RE_SHORT = (r"^(?P<pfx>(?P<rt>(?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))?) ?)")
 RE_LOGREAD = (r"^(?P<pfx>(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
@@ -202,14 +204,19 @@ def _year_for(mon: pl.Expr, ctx: ParseContext) -> pl.Expr | None:
     return pl.when(month > cap.month).then(pl.lit(cap.year - 1)).otherwise(pl.lit(cap.year)).cast(pl.String)
 
 
-def _empty_parsed() -> pl.DataFrame:
-    return pl.DataFrame(schema={
-        "line_no": pl.Int64, "host_c": pl.String, "ident": pl.String, "raw_time": pl.String,
-        "ts": _UTC, "ts_quality": pl.String, "boot_s": pl.Float64, "facility": pl.String,
-        "level": pl.String, "message": pl.String, "bad": pl.String,
-        "pri": pl.Int32, "dfac": pl.String, "dlvl": pl.String,
-    })
+_PARSED_SCHEMA = {
+    "line_no": pl.Int64, "host_c": pl.String, "ident": pl.String, "raw_time": pl.String,
+    "ts": _UTC, "ts_quality": pl.String, "boot_s": pl.Float64, "facility": pl.String,
+    "level": pl.String, "message": pl.String, "bad": pl.String,
+    "pri": pl.Int32, "dfac": pl.String, "dlvl": pl.String,
+}
 
+
+def _empty_parsed() -> pl.DataFrame:
+    return pl.DataFrame(schema=_PARSED_SCHEMA)
+
+
+_MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
 
 NO_PREFIX = "no kernel log prefix (dmesg/journalctl/syslog)"
 PROMPT = "shell prompt or command line, not kernel log output"
@@ -222,12 +229,12 @@ def _no_prefix(lines: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
 
 def _finish(df: pl.DataFrame, **exprs: pl.Expr) -> pl.DataFrame:
     """Select the common columns of a parsed subset (missing ones null)."""
-    base = _empty_parsed().schema
+    names = df.collect_schema().names() if isinstance(df, pl.LazyFrame) else df.columns
     cols = []
-    for name, dtype in base.items():
+    for name, dtype in _PARSED_SCHEMA.items():
         if name in exprs:
             cols.append(exprs[name].cast(dtype).alias(name))
-        elif name in df.columns:
+        elif name in names:
             cols.append(pl.col(name).cast(dtype))
         else:
             cols.append(pl.lit(None, dtype=dtype).alias(name))
@@ -303,6 +310,26 @@ def _iso_ts(base: pl.Expr, frac: pl.Expr, tz: pl.Expr) -> pl.Expr:
     return utc.dt.replace_time_zone("UTC")
 
 
+def _iso_fixed_ts(rest: pl.Expr) -> pl.Expr:
+    """_iso_ts of a line starting with RE_ISO_FIXED, from fixed positions."""
+    naive = rest.str.head(19).str.strptime(pl.Datetime("us"), "%Y-%m-%dT%H:%M:%S", strict=False)
+    sign = pl.when(rest.str.slice(26, 1) == "-").then(-1).otherwise(1)
+    off_min = sign * (rest.str.slice(27, 2).cast(pl.Int64, strict=False) * 60
+                      + rest.str.slice(30, 2).cast(pl.Int64, strict=False))
+    micros = rest.str.slice(20, 6).cast(pl.Int64, strict=False).fill_null(0)
+    utc = naive + pl.duration(microseconds=micros) - pl.duration(minutes=off_min)
+    return utc.dt.replace_time_zone("UTC")
+
+
+def _parse_iso_fixed(df: pl.DataFrame) -> pl.DataFrame:
+    """Lines whose `rest` matches RE_ISO_FIXED (what `dmesg --time-format iso` prints): the prefix is
+    sliced, not captured; the rows are those _parse_iso makes of them."""
+    r = pl.col("rest")
+    return _finish(df.lazy().with_columns(_iso_fixed_ts(r).alias("_ts")), raw_time=r.str.head(32),
+                   message=r.str.slice(33), ts=pl.col("_ts"), ts_quality=pl.lit("exact"),
+                   bad=pl.when(pl.col("_ts").is_null()).then(pl.lit("ISO time does not convert"))).collect()
+
+
 def _parse_iso(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     df = df.with_columns(pl.col("rest").str.extract_groups(RE_ISO).alias("_g")).unnest("_g")
     ok = df.filter(pl.col("pfx").is_not_null()).with_columns(
@@ -374,62 +401,90 @@ def _match(expr: pl.Expr, rx: str) -> pl.Expr:
     return expr.str.extract(rx, 0)
 
 
+DEDUP_MIN_ROWS = 4096  # from this many rows, a log whose messages repeat gets its fields once per distinct message
+DEDUP_SAMPLE = 16384
+
+
 def _fields(df: pl.DataFrame) -> pl.DataFrame:
-    """subsystem, pci_addr, iface, xid, xid_text from `message`.
+    """subsystem, pci_addr, iface, xid, xid_text from `message` (a function of the message alone).
+
+    Big logs are mostly floods of the same messages (link flaps, DMAR faults, repeated Xids): when
+    at most half of the first DEDUP_SAMPLE messages are distinct, the fields are extracted once per
+    distinct message and joined back (the same values, a fraction of the regex work)."""
+    if df.height >= DEDUP_MIN_ROWS:
+        sample = df["message"].head(DEDUP_SAMPLE)
+        if sample.n_unique() * 2 <= sample.len():
+            return df.join(_message_fields(df.select("message").unique()), on="message", how="left",
+                           maintain_order="left")
+    return _message_fields(df)
+
+
+def _message_fields(df: pl.DataFrame) -> pl.DataFrame:
+    """subsystem, pci_addr, iface, xid, xid_text from `message` (one lazy query, built once)."""
+    lf = df.lazy()
+    for step in _FIELD_STEPS:
+        lf = lf.with_columns(step)
+    return lf.drop(_FIELD_TEMPS).collect()
+
+
+def _field_steps() -> list[list[pl.Expr]]:
+    """The with_columns steps of _message_fields.
 
     The shapes are found with capture-free matches and split with plain string operations."""
     m = pl.col("message")
-    df = df.with_columns(_match(m, RE_DEV).str.strip_suffix(": ").str.split(" ").alias("_dev"))
     d = pl.col("_dev")
-    df = df.with_columns(d.list.get(0, null_on_oob=True).alias("drv"), d.list.get(1, null_on_oob=True).alias("bus"),
-                         d.list.get(2, null_on_oob=True).alias("dif"))
-    nodev = pl.when(pl.col("drv").is_null()).then(m)
-    df = df.with_columns(_match(nodev, RE_WORD).str.strip_suffix(": ").alias("word"))
+    steps = [
+        [_match(m, RE_DEV).str.strip_suffix(": ").str.split(" ").alias("_dev")],
+        [d.list.get(0, null_on_oob=True).alias("drv"), d.list.get(1, null_on_oob=True).alias("bus"),
+         d.list.get(2, null_on_oob=True).alias("dif")],
+        [_match(pl.when(pl.col("drv").is_null()).then(m), RE_WORD).str.strip_suffix(": ").alias("word")],
+    ]
     w = pl.col("word")
-    df = df.with_columns(pl.when(w.str.ends_with("]")).then(w.str.replace(r"\[[0-9]+\]$", "")).otherwise(w).alias("word"))
-    df = df.with_columns(pl.when(pl.col("word").is_null() & pl.col("drv").is_null()).then(m).alias("_nw"))
+    steps.append([pl.when(w.str.ends_with("]")).then(w.str.replace(r"\[[0-9]+\]$", "")).otherwise(w).alias("word")])
+    steps.append([pl.when(pl.col("word").is_null() & pl.col("drv").is_null()).then(m).alias("_nw")])
     noword = pl.col("_nw")
-    df = df.with_columns(
+    steps.append([
         _match(_masked(noword, RE_MODFN), r"^[^ ]+").alias("mod"),
         _match(pl.when(noword.str.starts_with("[")).then(noword), RE_BRACKET).str.slice(1).str.strip_suffix("] ")
         .alias("brk"),
         # interface: "driver busid ifname:" already split; otherwise where RE_IFACE puts it
         _match(pl.when(pl.col("dif").is_null()).then(m), RE_IFACE).str.strip_suffix(":").str.strip_suffix(" ")
         .str.strip_suffix(":").str.split(" ").list.last().alias("_if"),
-    )
+    ])
     bus_pci = pl.col("bus").str.contains(RE_PCI_FULL).fill_null(False)
     other = _masked(pl.when(~bus_pci).then(m), r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}")
-    df = df.with_columns(pl.when(bus_pci).then(pl.col("bus").str.to_lowercase())
-                         .otherwise(_match(_match(other, RE_PCI_ANY).str.to_lowercase(), RE_PCI_CORE)).alias("_pci"))
+    steps.append([pl.when(bus_pci).then(pl.col("bus").str.to_lowercase())
+                  .otherwise(_match(_match(other, RE_PCI_ANY).str.to_lowercase(), RE_PCI_CORE)).alias("_pci")])
     n = pl.col("_pci").str.len_chars()
-    df = df.with_columns(pl.when(n == 7).then(pl.concat_str([pl.lit("0000:"), pl.col("_pci")]))
-                         .when(n == 10).then(pl.concat_str([pl.col("_pci"), pl.lit(".0")]))
-                         .otherwise(pl.col("_pci")).alias("pci_addr"))
+    steps.append([pl.when(n == 7).then(pl.concat_str([pl.lit("0000:"), pl.col("_pci")]))
+                  .when(n == 10).then(pl.concat_str([pl.col("_pci"), pl.lit(".0")]))
+                  .otherwise(pl.col("_pci")).alias("pci_addr")])
     word_is_if = pl.col("word").str.contains("^" + _IF + "$").fill_null(False)
-    df = df.with_columns(
+    steps.append([
         pl.coalesce(pl.col("drv"), pl.when(~word_is_if).then(pl.col("word")), pl.col("mod"), pl.col("brk"))
         .alias("subsystem"),
         pl.coalesce(pl.col("dif"), pl.col("_if")).alias("iface"),
-    )
-    # "NVRM: Xid (PCI:0000:18:00): 79, pid=..., GPU has fallen off the bus."
+    ])
+    # "NVRM: Xid (PCI:0000:18:00): 79, pid=..., GPU has fallen off the bus." (all null without one)
     has = m.str.contains("NVRM: Xid (", literal=True).fill_null(False)
-    if df.select(has.any()).item():
-        at0 = m.str.starts_with("NVRM: Xid (")
-        # the text from "NVRM: Xid (" on (usually the whole message)
-        df = df.with_columns(pl.when(at0).then(m).when(has).then(
-            pl.concat_str([pl.lit("NVRM: Xid ("), m.str.splitn("NVRM: Xid (", 2).struct.field("field_1")]))
-            .alias("_xafter"))
-        df = df.with_columns(_match(pl.col("_xafter"), RE_XID_AT).alias("_xhead"))
-        head = pl.col("_xhead")
-        df = df.with_columns(
-            head.str.extract(r"[0-9]+$", 0).cast(pl.Int32, strict=False).alias("xid"),
-            pl.when(head.is_not_null()).then(
-                pl.col("_xafter").str.slice(head.str.len_chars()).str.strip_prefix(",").str.strip_prefix(" "))
-            .alias("xid_text"),
-        ).drop("_xafter", "_xhead")
-    else:
-        df = df.with_columns(pl.lit(None, dtype=pl.Int32).alias("xid"), pl.lit(None, dtype=pl.String).alias("xid_text"))
-    return df.drop("_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci")
+    at0 = m.str.starts_with("NVRM: Xid (")
+    # the text from "NVRM: Xid (" on (usually the whole message)
+    steps.append([pl.when(at0).then(m).when(has).then(
+        pl.concat_str([pl.lit("NVRM: Xid ("), m.str.splitn("NVRM: Xid (", 2).struct.field("field_1")]))
+        .alias("_xafter")])
+    steps.append([_match(pl.col("_xafter"), RE_XID_AT).alias("_xhead")])
+    head = pl.col("_xhead")
+    steps.append([
+        head.str.extract(r"[0-9]+$", 0).cast(pl.Int32, strict=False).alias("xid"),
+        pl.when(head.is_not_null()).then(
+            pl.col("_xafter").str.slice(head.str.len_chars()).str.strip_prefix(",").str.strip_prefix(" "))
+        .cast(pl.String).alias("xid_text"),
+    ])
+    return steps
+
+
+_FIELD_STEPS = _field_steps()
+_FIELD_TEMPS = ["_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci", "_xafter", "_xhead"]
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -438,25 +493,46 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if n == 0:
         return result(NAME, ctx, 0, {"kernel_log": pl.DataFrame({"line_no": pl.Series([], dtype=pl.Int64)})})
     t = pl.col("text")
-    kind = (pl.when(t.str.strip_chars() == "").then(pl.lit("blank"))
-            .when(t.str.starts_with(MARKER_PREFIX)).then(pl.lit("marker"))
-            .when(t.str.starts_with(" ") | t.str.starts_with("\t")).then(pl.lit("cont"))
-            .when(t.str.starts_with("-- ")).then(pl.lit("dash"))
-            .otherwise(pl.lit("main")))
-    lines = lines.with_columns(kind.alias("kind"))
-    dash = lines.filter(pl.col("kind") == "dash")
-    hdr = dash["text"].str.contains(RE_JOURNAL_HDR)
-    unparsed = [_no_prefix(dash.filter(~hdr), ctx)]
-    main = lines.filter(pl.col("kind") == "main").select("line_no", "text")
+    # `dmesg --time-format iso` lines (most big captures: main lines, no -r/-x prefix, iso route) are
+    # sliced, not captured; only the other lines are classified and routed
+    lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
+    n_fixed = int(lines["_fixed"].sum())
+    fixed_out = None
+    if n_fixed:
+        fixed = lines if n_fixed == n else lines.filter(pl.col("_fixed"))
+        fixed_out = _parse_iso_fixed(fixed.select("line_no", t.alias("rest")))
+    olines = (lines.filter(~pl.col("_fixed")) if n_fixed else lines).drop("_fixed")
+    lines = lines.drop("_fixed")
+    kind = (pl.when(t.str.strip_chars() == "").then(pl.lit(_BLANK))
+            .when(t.str.starts_with(MARKER_PREFIX)).then(pl.lit(_MARKER))
+            .when(t.str.starts_with(" ") | t.str.starts_with("\t")).then(pl.lit(_CONT))
+            .when(t.str.starts_with("-- ")).then(pl.lit(_DASH))
+            .otherwise(pl.lit(_MAIN)).cast(pl.UInt8))
+    olines = olines.with_columns(kind.alias("kind"))
+    k = pl.col("kind")
+    # what the other lines hold, in one pass: the steps for what they do not hold are skipped
+    # (-r "<N>" and -x " :" are looked for in every main line: running their steps on lines without
+    # them changes nothing, so the text of a main line is as good as its rest here)
+    flags = olines.select(
+        (k != _MAIN).any().alias("other"), (k == _DASH).any().alias("dash"), (k == _CONT).any().alias("cont"),
+        (t.str.starts_with("<") & (k == _MAIN)).any().alias("pri"),
+        (t.str.contains(" :", literal=True) & (k == _MAIN)).any().alias("decode"),
+    ).row(0, named=True)
+    unparsed = []
+    if flags["dash"]:
+        dash = olines.filter(k == _DASH)
+        hdr = dash["text"].str.contains(RE_JOURNAL_HDR)
+        unparsed.append(_no_prefix(dash.filter(~hdr), ctx))
+    main = (olines.filter(k == _MAIN) if flags["other"] else olines).select("line_no", "text")
 
     # -r: "<N>" raw priority; -x: "kern  :warn  : " decoded facility/level
     main = main.with_columns(pl.col("text").alias("rest"), pl.lit(None, dtype=pl.Int32).alias("pri"))
-    if main["text"].str.starts_with("<").any():
+    if flags["pri"]:
         pri = pl.col("text").str.extract(RE_PRI, 1).cast(pl.Int32, strict=False)
         main = main.with_columns(pl.when(pri <= 191).then(pri).alias("pri"))
         main = main.with_columns(pl.when(pl.col("pri").is_not_null())
                                  .then(pl.col("text").str.replace(RE_PRI, "")).otherwise(pl.col("text")).alias("rest"))
-    if main["rest"].str.contains(" :", literal=True).any():
+    if flags["decode"]:
         main = main.with_columns(pl.col("rest").str.extract_groups(RE_DECODE).alias("_d")).unnest("_d")
         valid = (pl.col("dfac").is_in(list(FACILITIES)) & pl.col("dlvl").is_in(list(LEVELS))).fill_null(False)
         main = main.with_columns(pl.when(valid).then(pl.col("dfac")).alias("dfac"),
@@ -466,6 +542,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     else:
         main = main.with_columns(pl.lit(None, dtype=pl.String).alias("dfac"), pl.lit(None, dtype=pl.String).alias("dlvl"))
 
+    # the other lines are routed by their first character
     first = pl.col("rest").str.slice(0, 1)
     route = (pl.when(first == "[").then(pl.lit("["))
              .when(first.str.contains("^[0-9]")).then(pl.lit("digit"))
@@ -475,14 +552,19 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     parsed = []
     variants: Counter = Counter()
     for key, parsers in _ROUTES:
-        sub = main.filter(pl.col("route") == key).drop("route")
+        sub = main.filter(pl.col("route") == key).drop("route") if main.height else main.drop("route")
         for fn in parsers:
-            if sub.height == 0:
-                break
-            out, sub = fn(sub, ctx)
-            if out.height:
-                variants[fn.__name__[7:]] += out.height
-                parsed.append(out)
+            got = 0
+            if fn is _parse_iso and fixed_out is not None:
+                parsed.append(fixed_out)
+                got += fixed_out.height
+            if sub.height:
+                out, sub = fn(sub, ctx)
+                if out.height:
+                    parsed.append(out)
+                    got += out.height
+            if got:
+                variants[fn.__name__[7:]] += got
         if sub.height:
             unparsed.append(_no_prefix(sub, ctx))
     rest = main.filter(pl.col("route") == "none")
@@ -490,28 +572,31 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
     if parsed:
         rows = pl.concat(parsed, how="vertical").sort("line_no")
-        pri = pl.col("pri")
-        rows = rows.with_columns(
-            pl.coalesce(pl.col("dfac"), pri.floordiv(8).replace_strict(dict(enumerate(FACILITIES)), default=None,
-                                                                        return_dtype=pl.String),
-                        pl.col("facility")).alias("facility"),
-            pl.coalesce(pl.col("dlvl"), pri.mod(8).replace_strict(dict(enumerate(LEVELS)), default=None,
-                                                                   return_dtype=pl.String),
-                        pl.col("level")).alias("level"),
-        ).drop("pri", "dfac", "dlvl")
-        bad = rows.filter(pl.col("bad").is_not_null())
-        if bad.height:
+        if flags["pri"] or flags["decode"]:
+            pri = pl.col("pri")
+            rows = rows.with_columns(
+                pl.coalesce(pl.col("dfac"), pri.floordiv(8).replace_strict(dict(enumerate(FACILITIES)), default=None,
+                                                                            return_dtype=pl.String),
+                            pl.col("facility")).alias("facility"),
+                pl.coalesce(pl.col("dlvl"), pri.mod(8).replace_strict(dict(enumerate(LEVELS)), default=None,
+                                                                       return_dtype=pl.String),
+                            pl.col("level")).alias("level"),
+            )
+        rows = rows.drop("pri", "dfac", "dlvl")  # (all null without -r/-x prefixes)
+        if rows["bad"].null_count() < rows.height:
+            bad = rows.filter(pl.col("bad").is_not_null())
             txt = lines.select("line_no", "text")
             unparsed.append(unparsed_frame(bad.join(txt, on="line_no", how="left").select("line_no", "text", "bad"),
                                            pl.col("bad"), ctx, NAME))
-        rows = rows.filter(pl.col("bad").is_null()).drop("bad")
+            rows = rows.filter(pl.col("bad").is_null())
+        rows = rows.drop("bad")
     else:
         rows = _empty_parsed().drop("bad")
     rows = _fields(rows)
 
     # continuation lines: rows of the message they follow
-    cont = lines.filter(pl.col("kind") == "cont").select("line_no", "text")
-    if cont.height:
+    cont = olines.filter(k == _CONT).select("line_no", "text") if flags["cont"] else None
+    if cont is not None and cont.height:
         keep = ["ts", "ts_quality", "boot_s", "facility", "level", "subsystem", "pci_addr", "iface", "host_c"]
         heads = rows.select("line_no", *keep).with_columns(pl.col("line_no").alias("_head"))
         c = cont.sort("line_no").join_asof(heads.sort("line_no"), on="line_no", strategy="backward")
