@@ -155,6 +155,9 @@ def result(source: str, ctx: ParseContext, lines: int, tables: dict[str, pl.Data
     for name, df in tables.items():
         fill = {"host": ctx.host, "source": source, "file": ctx.file}
         cols = schema.polars_schema(name)
+        if df.height == 0 and list(df.schema.items()) == list(cols.items()):
+            out[name] = df  # an empty table already in its schema: nothing to fill or cast
+            continue
         out[name] = schema.conform(df, name, **{k: v for k, v in fill.items() if k in cols})
     if unparsed is None:
         up = schema.empty("unparsed")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
-import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -315,11 +314,26 @@ class Batch:
     line_no: list[int] = field(default_factory=list)
     toks: list[list[str]] = field(default_factory=list)
     extra: list[tuple] = field(default_factory=list)
+    # rows given whole by a vectorised reader: line_no, EXTRA and one String column t<j> per header
+    frame: pl.DataFrame | None = None
+    clean: bool = False  # the tokens are whitespace-split words: none blank, none to strip
 
     def add(self, line_no: int, toks: list[str], extra: tuple) -> None:
         self.line_no.append(line_no)
         self.toks.append(toks)
         self.extra.append(extra)
+
+    def rows(self) -> int:
+        return self.frame.height if self.frame is not None else len(self.line_no)
+
+    def to_frame(self) -> pl.DataFrame:
+        """The rows added one by one, in the layout of `frame`."""
+        cols = list(zip(*self.toks))
+        ex = list(zip(*self.extra))
+        data = [pl.Series("line_no", self.line_no, dtype=pl.Int64)]
+        data += [pl.Series(name, ex[k], dtype=_EXTRA_TYPES[name]) for k, name in enumerate(EXTRA)]
+        data += [pl.Series(f"t{j}", cols[j], dtype=pl.String) for j in range(len(self.hdr))]
+        return pl.DataFrame(data)
 
 
 class Collector:
@@ -350,7 +364,7 @@ class Collector:
 
     def unmapped(self) -> set[str]:
         """Headers of typed batches that no table column holds (they go to sar_generic when there is one)."""
-        return {h for b in self.batches.values() if b.cmap is not None and b.line_no
+        return {h for b in self.batches.values() if b.cmap is not None and b.rows()
                 for h in b.hdr if h not in b.cmap and h not in b.item_hdrs}
 
     def frames(self, tables: tuple[str, ...], tz: str | None, rank_samples: bool
@@ -359,7 +373,7 @@ class Collector:
         parts: dict[str, list[pl.DataFrame]] = {t: [] for t in tables}
         bad: list[tuple[int, str]] = []
         for b in self.batches.values():
-            if not b.line_no:
+            if not b.rows():
                 continue
             typed, generic, rejected = _convert(b)
             bad.extend(rejected)
@@ -386,8 +400,19 @@ class Collector:
         out = {}
         for t in tables:
             f = frames[t]
-            out[t] = schema.empty(t) if f is None else _finish_frame(t, f, tz)
+            out[t] = empty(t) if f is None else _finish_frame(t, f, tz)
         return out, bad
+
+
+_EMPTY: dict[str, pl.DataFrame] = {}
+
+
+def empty(table: str) -> pl.DataFrame:
+    """schema.empty(table), built once (a fresh frame costs a Series per column on every file)."""
+    df = _EMPTY.get(table)
+    if df is None:
+        df = _EMPTY[table] = schema.empty(table)
+    return df.clone()
 
 
 def _finish_frame(table: str, df: pl.DataFrame, tz: str | None) -> pl.DataFrame:
@@ -424,29 +449,36 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
     All value tokens of the batch are converted in one pass (column-major, so the generic long form
     is the converted series itself): a handful of polars operations per batch, whatever its width.
     """
-    n = len(b.line_no)
-    cols = list(zip(*b.toks))
+    f = b.frame if b.frame is not None else b.to_frame()
+    n = f.height
     item_idx = [j for j, h in enumerate(b.hdr) if h in b.item_hdrs]
     text_idx = [j for j, h in enumerate(b.hdr) if h in TEXT_COLS and j not in item_idx]
     val_idx = [j for j in range(len(b.hdr)) if j not in item_idx and j not in text_idx]
-    flat = pl.Series("v", list(itertools.chain.from_iterable(cols[j] for j in val_idx)), dtype=pl.String).str.strip_chars()
-    num = flat.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
-    badv = (~flat.is_in(list(NULL_TOKENS)) & (num.is_null() | num.is_nan() | num.is_infinite())).fill_null(True)
+    tok = [f.get_column(f"t{j}") for j in range(len(b.hdr))]
+    flat = (pl.concat([tok[j] for j in val_idx], rechunk=True) if val_idx else pl.Series([], dtype=pl.String)
+            ).rename("v")
+    if not b.clean:  # whitespace-split words need no stripping
+        flat = flat.str.strip_chars()
+    if not b.clean or flat.str.contains(",", literal=True).any():
+        num = flat.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
+    else:
+        num = flat.cast(pl.Float64, strict=False)
     bad_rows = np.zeros(n, dtype=bool)
-    if len(val_idx) and badv.any():
-        bad_rows |= badv.to_numpy().reshape(len(val_idx), n).any(axis=0)
-    item_vals = list(cols[item_idx[0]]) if item_idx else None
-    if b.item_col and item_vals is not None:
-        bad_rows |= np.array([not str(v).strip() for v in item_vals], dtype=bool)
+    notnum = ~num.is_finite().fill_null(False)  # null, NaN or infinite: bad unless a N/A token
+    if len(val_idx) and notnum.any():
+        badv = (notnum & ~flat.is_in(list(NULL_TOKENS))).fill_null(True)
+        if badv.any():
+            bad_rows |= badv.to_numpy().reshape(len(val_idx), n).any(axis=0)
+    item_s = tok[item_idx[0]] if item_idx else None
+    if b.item_col and item_s is not None and not b.clean:
+        bad_rows |= np.array([not str(v).strip() for v in item_s.to_list()], dtype=bool)
     bad = []
     for k in np.flatnonzero(bad_rows).tolist():
-        ln = b.line_no[k]
-        bad.append((ln, _reason(b.hdr, b.toks[k], val_idx) if val_idx else f"no {b.hdr[item_idx[0]]} value"))
+        ln = f["line_no"][k]
+        toks = [t[k] for t in tok]
+        bad.append((ln, _reason(b.hdr, toks, val_idx) if val_idx else f"no {b.hdr[item_idx[0]]} value"))
     keep = pl.Series(~bad_rows) if bad else None
-    ex = list(zip(*b.extra))
-    base = {"line_no": pl.Series("line_no", b.line_no, dtype=pl.Int64)}
-    for k, name in enumerate(EXTRA):
-        base[name] = pl.Series(name, ex[k], dtype=_EXTRA_TYPES[name])
+    base = f.select("line_no", *EXTRA)
     col_of = {j: num.slice(k * n, n) for k, j in enumerate(val_idx)}
     typed = None
     rest_idx = val_idx
@@ -460,28 +492,33 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
                 continue
             v = col_of[j] if m[1] == 1 else col_of[j] * m[1]
             targets[m[0]] = v if m[0] not in targets else targets[m[0]].fill_null(v)
-        data = {**base, **{c: v.alias(c) for c, v in targets.items()}}
+        data = [*base.get_columns(), *(v.alias(c) for c, v in targets.items())]
         if b.item_col:
-            if item_vals is None:
-                item_vals = ["all"] * n
+            if item_s is None:
+                item = pl.Series(b.item_col, ["all"], dtype=pl.String).new_from_index(0, n)
             elif b.table == "cpu_util":
-                item_vals = ["all" if v == "-1" else v for v in item_vals]
-            data[b.item_col] = pl.Series(b.item_col, item_vals, dtype=pl.String)
+                item = item_s.replace("-1", "all")
+            else:
+                item = item_s
+            data.append(item.alias(b.item_col))
         typed = pl.DataFrame(data)
         if keep is not None:
             typed = typed.filter(keep)
     generic = None
     if rest_idx:
         k = len(rest_idx)
-        parts = [list(cols[j]) for j in item_idx] + [[f"{b.hdr[j]}={v}" for v in cols[j]] for j in text_idx]
-        items = [" ".join(t) for t in zip(*parts)] if parts else [None] * n
+        parts = [pl.lit(tok[j]) for j in item_idx] + [pl.lit(f"{b.hdr[j]}=") + pl.lit(tok[j]) for j in text_idx]
+        if parts:
+            items = pl.select(pl.concat_str(parts, separator=" ")).to_series()
+        else:
+            items = pl.Series([None], dtype=pl.String).new_from_index(0, n)
         values = pl.concat([col_of[j] for j in rest_idx]) if rest_idx != val_idx else num
-        data = {c: pl.Series(c, s.to_list() * k, dtype=s.dtype) for c, s in base.items()}
-        data["item"] = pl.Series("item", items * k, dtype=pl.String)
-        data["metric"] = pl.Series("metric", [b.hdr[j] for j in rest_idx for _ in range(n)], dtype=pl.String)
-        data["value"] = values.alias("value")
-        data["section"] = pl.Series("section", [b.section] * (n * k), dtype=pl.String)
-        generic = pl.DataFrame(data)
+        rep = pl.concat([base] * k) if k > 1 else base
+        metric = pl.Series("metric", [b.hdr[j] for j in rest_idx], dtype=pl.String).gather(np.repeat(np.arange(k), n))
+        generic = rep.with_columns(
+            (pl.concat([items] * k) if k > 1 else items).alias("item").cast(pl.String),
+            metric, values.alias("value"),
+            pl.lit(b.section, dtype=pl.String).alias("section"))
         if keep is not None:
             generic = generic.filter(pl.Series(np.tile(~bad_rows, k)))
     return typed, generic, bad
