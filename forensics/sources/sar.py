@@ -171,7 +171,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if any(t.startswith("# hostname;interval;timestamp;") for t in head):
         return _parse_sadf_d(lines["text"].to_list(), ctx)
     if lines.height >= FAST_MIN_LINES and _fast_ok(data):
-        res = _parse_text_fast(lines, ctx, data.isascii())
+        res = _parse_text_fast(lines, ctx, data)
         if res is not None:
             return res
     return _parse_text(lines["text"].to_list(), ctx)
@@ -289,6 +289,7 @@ FAST_MIN_LINES = 1500  # below this the line loop is quicker (the vectorised rea
 _K_SKIP, _K_BANNER, _K_AVG, _K_NOTIME, _K_NOVALS, _K_RESTART, _K_COM, _K_HEADER, _K_DATA = range(9)
 _NUM_TOKEN = r"(?:^|\s)[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:\s|$)"
 _WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1f (a third faster)
+_OTHER_BLANKS = re.compile(rb"[\r\x0b\x0c]")
 _MARKER_RX = r"^\s*" + MARKER_PREFIX  # holds no pattern characters
 _AVERAGE_RX = r"^\s*" + _AVERAGE.pattern[1:]
 _SLOW_BYTES = re.compile(rb"[\x1c-\x1f]|\xe6\x97\xb6|\xe6\x99\x82")  # str.split() blanks; 时 / 時 (zh times)
@@ -298,7 +299,18 @@ def _fast_ok(data: bytes) -> bool:
     return _SLOW_BYTES.search(data) is None
 
 
-def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, ascii_only: bool = False) -> ParseResult | None:
+def _words(text: pl.Expr, data: bytes) -> pl.Expr:
+    """Each line's whitespace-separated words, as str.split() gives them (the caller has ruled out
+    the separator bytes \\x1c-\\x1f): split at spaces when tabs are the only other blank (40% faster)."""
+    if not data.isascii():
+        return text.str.extract_all(r"\S+")
+    if _OTHER_BLANKS.search(data):
+        return text.str.extract_all(_WORD_ASCII)
+    spaced = text.str.replace_all("\t", " ", literal=True) if b"\t" in data else text
+    return spaced.str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+
+
+def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, data: bytes) -> ParseResult | None:
     st = _State(ctx)
     toks = pl.col("_toks")
     t0, t1 = toks.list.first(), toks.list.get(1, null_on_oob=True)
@@ -317,19 +329,24 @@ def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, ascii_only: bool = 
     # 'not a time' lines: those are told apart in Python). Anchored patterns on the unstripped text
     # allow the leading blanks the line loop strips.
     kind = (pl.when((toks.list.len() == 0) | text.str.contains(_MARKER_RX)).then(_K_SKIP)
-            .when(~pl.col("_ok")).then(pl.when(text.str.contains(_AVERAGE_RX)).then(_K_AVG).otherwise(_K_NOTIME))
+            .when(~pl.col("_ok")).then(_K_NOTIME)  # or Average: told apart below, on these lines only
             .when(pl.col("_nrest") <= 0).then(_K_NOVALS)
             .when((r0 == "LINUX") & (r1 == "RESTART")).then(_K_RESTART)
             .when(r0 == "COM").then(_K_COM)
             .when(~text.str.contains(_NUM_TOKEN)).then(_K_HEADER)
             .otherwise(_K_DATA)).cast(pl.Int8)
     df = (lines.lazy()
-          .with_columns(text.str.extract_all(_WORD_ASCII if ascii_only else r"\S+").alias("_toks"))
+          .with_columns(_words(text, data).alias("_toks"))
           .with_columns(ok.alias("_ok"), secs.alias("_secs"), (1 + ap.cast(pl.Int32)).alias("_nt"))
           .with_columns((toks.list.len().cast(pl.Int32) - nt).alias("_nrest"))
           .with_columns(kind.alias("kind"))
           .drop("_ok")
-          .collect())
+          .collect(engine="in-memory"))
+    notime = df.filter(pl.col("kind") == _K_NOTIME).select("line_no", pl.col("text").str.contains(_AVERAGE_RX))
+    if notime.height and notime["text"].any():
+        avg = notime.filter("text")["line_no"].implode()
+        df = df.with_columns(pl.when(pl.col("line_no").is_in(avg)).then(pl.lit(_K_AVG, pl.Int8))
+                             .otherwise(pl.col("kind")).alias("kind"))
     # banners: lines starting with L or G that match (checked in Python: few)
     lg = df.filter((pl.col("kind") == _K_NOTIME) & text.str.contains(r"^\s*[LG]"))
     banners = [(ln, b, t.startswith(("Linux", "GNU/Linux")))
@@ -405,7 +422,7 @@ def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, ascii_only: bool = 
                            pl.lit(None, dtype=pl.Int64).alias("sample_no"),
                            pl.lit(False).alias("since_boot"),
                            (pl.col("_nrest") == hn).alias("_fit"))
-             .collect())
+             .collect(engine="in-memory"))
     # LINUX RESTART and COM lines: few, in Python
     if count[_K_RESTART]:
         for ln, line, secs_, off, lus_, host_ in timed.filter(kind == _K_RESTART).select(
