@@ -44,6 +44,9 @@ import datetime as dt
 import re
 from typing import Any
 
+import numpy as np
+import polars as pl
+
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult, head_text, result, split_lines, unparsed_rows
@@ -154,6 +157,8 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     first = next((t.strip() for t in texts if t.strip()), "")
     if first.startswith("{"):
         return _parse_json(texts, ctx)
+    if len(texts) >= FAST_MIN_LINES and data.isascii() and not _SLOW_BYTES.search(data):
+        return _parse_text_fast(lines, texts, ctx)
     return _parse_text(texts, ctx)
 
 
@@ -246,6 +251,168 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
                 st.bad.append((ln, text, "not iostat output (no header before it)"))
         except S.BadValue as e:
             st.bad.append((ln, text, str(e)))
+    meta = {"date_order": order, "date_order_assumed": assumed}
+    return st.finish(texts, **meta)
+
+
+# ---------------------------------------------------------------- text, vectorised
+# The same reading as _parse_text, with Python only on the lines that steer it (banners, headers,
+# timestamps, blanks, avg-cpu values) and the device rows between them taken in bulk: each run of
+# device lines after a Device header is checked and split into columns by polars.
+
+FAST_MIN_LINES = 1500  # below this the line loop is quicker
+_SLOW_BYTES = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split() that polars does not split at
+_WORDS = r"[^ \t\r\x0b\x0c]+"  # \S+ of ASCII text without \n and \x1c-\x1f
+_NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
+_DEVICE = ["Device:", "Device"]
+
+
+def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> ParseResult:
+    st = _State(ctx)
+    text = pl.col("text")
+    toks = pl.col("_toks")
+    t0, tl, nt = toks.list.first(), toks.list.last(), toks.list.len()
+    # plain lines: what the line loop would only try as a row (no blank, marker, banner, header,
+    # timestamp or Time: line can be one)
+    plain = ((nt > 0) & ~text.str.contains(r"^\s*[LG#]") & (t0 != "avg-cpu:") & ~t0.is_in(_DEVICE)
+             & ~((nt > 1) & tl.is_in(_DEVICE)) & ~(t0.str.contains(r"^[0-9]") & (nt <= 3)) & (t0 != "Time:"))
+    df = (lines.lazy().with_columns(text.str.extract_all(_WORDS).alias("_toks"))
+          .with_columns(plain.fill_null(False).alias("_plain"), nt.cast(pl.Int32).alias("_n"),
+                        t0.str.contains(_NUM_RX).fill_null(False).alias("_num0"),
+                        tl.str.contains(_NUM_RX).fill_null(False).alias("_numl"))
+          .collect(engine="in-memory"))
+    n = df.height
+    is_plain = df["_plain"].to_numpy()
+    ntok = df["_n"].to_numpy()
+    num0, numl = df["_num0"].to_numpy(), df["_numl"].to_numpy()
+    digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64))["text"].to_list()
+    dates = [t.split()[0] for t in digit if t.split()]
+    dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
+    order, assumed = S.date_order(dates)
+    mode: str | None = None
+    cpu_cols: list[str] = []
+    dev_cols: list[str] = []
+    dev_hdr: tuple[str, ...] = ()
+    dev_last = False
+    runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
+    notiostat = "not iostat output (no header before it)"
+
+    def plain_run(a: int, b: int) -> None:
+        """Lines a..b-1 (0-based), all plain, under the current mode."""
+        nonlocal mode
+        i = a
+        while i < b and mode == "cpu":  # the avg-cpu values: the first line with as many words
+            toks_ = texts[i].split()
+            if len(toks_) != len(cpu_cols):
+                st.bad.append((i + 1, texts[i], f"{len(toks_)} values for {len(cpu_cols)} avg-cpu columns"))
+            else:
+                st.cpu_row(i + 1, tuple(cpu_cols), toks_, S.CPU_COLS)
+                mode = None
+            i += 1
+        if i >= b:
+            return
+        if mode == "dev":
+            ok = (ntok[i:b] == len(dev_cols) + 1) & ~(numl if dev_last else num0)[i:b]
+            if ok.any():
+                runs.append((i, b, dev_hdr, dev_last, st.extra()))
+                st.has_dev = True
+            if not ok.all():
+                for k in np.flatnonzero(~ok).tolist():
+                    j = i + k
+                    toks_ = texts[j].split()
+                    why = (f"{len(toks_)} fields for a device and {len(dev_cols)} columns"
+                           if len(toks_) != len(dev_cols) + 1 else
+                           f"device name {(toks_[-1] if dev_last else toks_[0])!r} is a number")
+                    st.bad.append((j + 1, texts[j], why))
+            return
+        st.bad.extend((j + 1, texts[j], notiostat) for j in range(i, b))
+
+    steer = np.flatnonzero(~is_plain).tolist() + [n]
+    prev = 0
+    for i in steer:
+        if i > prev:
+            plain_run(prev, i)
+        prev = i + 1
+        if i == n:
+            break
+        ln, text_ = i + 1, texts[i]
+        s = text_.strip()
+        if not s:
+            if mode == "cpu":
+                mode = None
+            continue
+        if s.startswith(MARKER_PREFIX):
+            continue
+        toks_ = s.split()
+        b = S.banner(s)
+        if b:
+            st.new_run(b["host"])
+            st.day = S.parse_date(b["date"], order)
+            mode = None
+            continue
+        if toks_[0] == "avg-cpu:":
+            cpu_cols = toks_[1:]
+            if not cpu_cols or any(c not in S.CPU_COLS for c in cpu_cols):
+                st.bad.append((ln, text_, "avg-cpu header with unknown columns"))
+                mode = None
+                continue
+            if st.report < 0 or st.has_cpu or st.has_dev:
+                st.new_report()
+            mode = "cpu"
+            continue
+        if toks_[0] in ("Device:", "Device") or (len(toks_) > 1 and toks_[-1] in ("Device:", "Device")):
+            dev_last = toks_[0] not in ("Device:", "Device")
+            dev_cols = toks_[:-1] if dev_last else toks_[1:]
+            dev_hdr = ("Device",) + tuple(dev_cols)
+            if not any(c in S.DISK_COLS for c in dev_cols):
+                st.bad.append((ln, text_, "Device header without known iostat columns"))
+                mode = None
+                continue
+            if st.report < 0 or st.has_dev:
+                st.new_report()
+            st.variant = st.variant or _variant(dev_cols)
+            mode = "dev"
+            continue
+        if toks_[0][:1].isdigit():
+            ts, exact = S.parse_timestamp(s, order)
+            if ts is not None:
+                st.new_report(ts, exact)
+                mode = None
+                continue
+        if toks_[0] == "Time:":
+            tod = S.parse_tod(toks_[1:])
+            if tod and 1 + tod[1] == len(toks_):
+                ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0]) if st.day else None
+                st.new_report(ts, False)
+                mode = None
+                continue
+        plain_run(i, i + 1)  # not steering after all: a row like the plain ones
+    # device rows of all runs, in bulk: one batch per header layout
+    if runs:
+        run_of = np.full(n, -1, dtype=np.int32)
+        for r, (a, b_, _, _, _) in enumerate(runs):
+            run_of[a:b_] = r
+        layouts: dict[tuple, int] = {}
+        lay = [layouts.setdefault((h, last), len(layouts)) for _, _, h, last, _ in runs]
+        ex = list(zip(*(e for *_, e in runs)))
+        info = pl.DataFrame([pl.Series("_run", range(len(runs)), dtype=pl.Int32),
+                             pl.Series("_lay", lay, dtype=pl.Int32),
+                             *(pl.Series(name, ex[k], dtype=S._EXTRA_TYPES[name]) for k, name in enumerate(S.EXTRA))])
+        rows = (df.lazy().select("line_no", "_toks", "_n", "_num0", "_numl",
+                                 pl.Series("_run", run_of)).filter(pl.col("_run") >= 0)
+                .join(info.lazy(), on="_run", how="left", maintain_order="left")
+                .collect(engine="in-memory"))
+        for (hdr, last), k in layouts.items():
+            w = len(hdr)
+            part = rows.filter((pl.col("_lay") == k) & (pl.col("_n") == w) & ~pl.col("_numl" if last else "_num0"))
+            if last:
+                cols = [toks.list.last().alias("t0"), *(toks.list.get(j).alias(f"t{j + 1}") for j in range(w - 1))]
+            else:
+                cols = [toks.list.get(j).alias(f"t{j}") for j in range(w)]
+            bt = st.col.batch(("dev", hdr, id(S.DISK_COLS)),
+                              lambda: S.Batch("disk_io", hdr, S.DISK_COLS, (hdr[0],), "device", "device"))
+            bt.frame = part.select("line_no", *S.EXTRA, *cols)
+            bt.clean = True
     meta = {"date_order": order, "date_order_assumed": assumed}
     return st.finish(texts, **meta)
 
