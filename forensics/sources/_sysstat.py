@@ -19,6 +19,7 @@ datetime.date(2017, 1, 12)
 from __future__ import annotations
 
 import contextlib
+import functools
 import datetime as dt
 import gc
 import json
@@ -73,6 +74,7 @@ def date_order(dates: list[str]) -> tuple[str, bool]:
     return "mdy", any(_DATE_NNY.match(s) and _DATE_NNY.match(s).group(2) != "." for s in dates)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_date(s: str, order: str = "mdy") -> dt.date | None:
     """A date as sysstat prints it under some locale (None when it is not one)."""
     s = s.strip()
@@ -145,6 +147,30 @@ def banner(line: str) -> dict[str, str] | None:
     """Fields of the ``Linux <release> (<host>) <date> _<arch>_ (<n> CPU)`` first line, or None."""
     m = BANNER_RE.match(line.strip())
     return m.groupdict() if m else None
+
+
+# ---------------------------------------------------------------- words of many lines at once (vectorised readers)
+
+# bytes Python's str.split() treats as blanks and polars' patterns do not (\s is Unicode White_Space)
+SPLIT_ONLY_BLANKS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_OTHER_BLANKS = (b"\r", b"\x0b", b"\x0c")
+_WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1f (a third faster)
+
+
+def has_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether any of `needles` occurs in `data` (memchr per needle: far quicker than a regex search)."""
+    return any(x in data for x in needles)
+
+
+def words(text: pl.Expr, data: bytes) -> pl.Expr:
+    """Each line's whitespace-separated words as str.split() gives them, for `data` without
+    SPLIT_ONLY_BLANKS: split at spaces when tabs are the only other blanks (40% quicker than a pattern)."""
+    if not data.isascii():
+        return text.str.extract_all(r"\S+")
+    if has_any(data, _OTHER_BLANKS):
+        return text.str.extract_all(_WORD_ASCII)
+    spaced = text.str.replace_all("\t", " ", literal=True) if b"\t" in data else text
+    return spaced.str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
 
 
 # ---------------------------------------------------------------- numbers

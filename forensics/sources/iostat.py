@@ -157,8 +157,8 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     first = next((t.strip() for t in texts if t.strip()), "")
     if first.startswith("{"):
         return _parse_json(texts, ctx)
-    if len(texts) >= FAST_MIN_LINES and data.isascii() and not _SLOW_BYTES.search(data):
-        return _parse_text_fast(lines, texts, ctx)
+    if len(texts) >= FAST_MIN_LINES and data.isascii() and not S.has_any(data, S.SPLIT_ONLY_BLANKS):
+        return _parse_text_fast(lines, texts, ctx, data)
     return _parse_text(texts, ctx)
 
 
@@ -261,13 +261,11 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
 # device lines after a Device header is checked and split into columns by polars.
 
 FAST_MIN_LINES = 1500  # below this the line loop is quicker
-_SLOW_BYTES = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split() that polars does not split at
-_WORDS = r"[^ \t\r\x0b\x0c]+"  # \S+ of ASCII text without \n and \x1c-\x1f
 _NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
 _DEVICE = ["Device:", "Device"]
 
 
-def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> ParseResult:
+def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, data: bytes) -> ParseResult:
     st = _State(ctx)
     text = pl.col("text")
     toks = pl.col("_toks")
@@ -276,7 +274,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -
     # timestamp or Time: line can be one)
     plain = ((nt > 0) & ~text.str.contains(r"^\s*[LG#]") & (t0 != "avg-cpu:") & ~t0.is_in(_DEVICE)
              & ~((nt > 1) & tl.is_in(_DEVICE)) & ~(t0.str.contains(r"^[0-9]") & (nt <= 3)) & (t0 != "Time:"))
-    df = (lines.lazy().with_columns(text.str.extract_all(_WORDS).alias("_toks"))
+    df = (lines.lazy().with_columns(S.words(text, data).alias("_toks"))
           .with_columns(plain.fill_null(False).alias("_plain"), nt.cast(pl.Int32).alias("_n"),
                         t0.str.contains(_NUM_RX).fill_null(False).alias("_num0"),
                         tl.str.contains(_NUM_RX).fill_null(False).alias("_numl"))
@@ -295,6 +293,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -
     dev_hdr: tuple[str, ...] = ()
     dev_last = False
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
+    fits: dict[tuple[int, bool], np.ndarray] = {}
     notiostat = "not iostat output (no header before it)"
 
     def plain_run(a: int, b: int) -> None:
@@ -312,11 +311,17 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -
         if i >= b:
             return
         if mode == "dev":
-            ok = (ntok[i:b] == len(dev_cols) + 1) & ~(numl if dev_last else num0)[i:b]
-            if ok.any():
+            key = (len(dev_cols) + 1, dev_last)
+            cs = fits.get(key)
+            if cs is None:  # running count of the lines that fit this layout
+                ok_ = (ntok == key[0]) & ~(numl if dev_last else num0)
+                cs = fits[key] = np.concatenate(([0], np.cumsum(ok_)))
+            good = int(cs[b] - cs[i])
+            if good:
                 runs.append((i, b, dev_hdr, dev_last, st.extra()))
                 st.has_dev = True
-            if not ok.all():
+            if good < b - i:
+                ok = np.diff(cs[i:b + 1]).astype(bool)
                 for k in np.flatnonzero(~ok).tolist():
                     j = i + k
                     toks_ = texts[j].split()
@@ -344,7 +349,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -
         if s.startswith(MARKER_PREFIX):
             continue
         toks_ = s.split()
-        b = S.banner(s)
+        b = S.banner(s) if s[0] in "LG" else None
         if b:
             st.new_run(b["host"])
             st.day = S.parse_date(b["date"], order)

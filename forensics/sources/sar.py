@@ -288,26 +288,13 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
 FAST_MIN_LINES = 1500  # below this the line loop is quicker (the vectorised reader costs ~8 ms a file)
 _K_SKIP, _K_BANNER, _K_AVG, _K_NOTIME, _K_NOVALS, _K_RESTART, _K_COM, _K_HEADER, _K_DATA = range(9)
 _NUM_TOKEN = r"(?:^|\s)[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:\s|$)"
-_WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1f (a third faster)
-_OTHER_BLANKS = re.compile(rb"[\r\x0b\x0c]")
 _MARKER_RX = r"^\s*" + MARKER_PREFIX  # holds no pattern characters
 _AVERAGE_RX = r"^\s*" + _AVERAGE.pattern[1:]
-_SLOW_BYTES = re.compile(rb"[\x1c-\x1f]|\xe6\x97\xb6|\xe6\x99\x82")  # str.split() blanks; 时 / 時 (zh times)
+_SLOW_BYTES = (*S.SPLIT_ONLY_BLANKS, "时".encode(), "時".encode())  # and zh_CN times
 
 
 def _fast_ok(data: bytes) -> bool:
-    return _SLOW_BYTES.search(data) is None
-
-
-def _words(text: pl.Expr, data: bytes) -> pl.Expr:
-    """Each line's whitespace-separated words, as str.split() gives them (the caller has ruled out
-    the separator bytes \\x1c-\\x1f): split at spaces when tabs are the only other blank (40% faster)."""
-    if not data.isascii():
-        return text.str.extract_all(r"\S+")
-    if _OTHER_BLANKS.search(data):
-        return text.str.extract_all(_WORD_ASCII)
-    spaced = text.str.replace_all("\t", " ", literal=True) if b"\t" in data else text
-    return spaced.str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+    return not S.has_any(data, _SLOW_BYTES)
 
 
 def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, data: bytes) -> ParseResult | None:
@@ -336,7 +323,7 @@ def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, data: bytes) -> Par
             .when(~text.str.contains(_NUM_TOKEN)).then(_K_HEADER)
             .otherwise(_K_DATA)).cast(pl.Int8)
     df = (lines.lazy()
-          .with_columns(_words(text, data).alias("_toks"))
+          .with_columns(S.words(text, data).alias("_toks"))
           .with_columns(ok.alias("_ok"), secs.alias("_secs"), (1 + ap.cast(pl.Int32)).alias("_nt"))
           .with_columns((toks.list.len().cast(pl.Int32) - nt).alias("_nrest"))
           .with_columns(kind.alias("kind"))
