@@ -194,8 +194,9 @@ def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:
     na = raw.is_null() | raw.is_in(list(NA_TOKENS))
     r = pl.when(na).then(None).otherwise(raw)
     if kind == "ts":
-        val = pl.coalesce(r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False),
-                          r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S", strict=False))
+        frac = r.str.contains(".", literal=True)  # a value fits at most one of the two forms
+        val = pl.when(frac).then(r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S%.f", strict=False)).otherwise(
+            r.str.strptime(pl.Datetime("us"), "%Y/%m/%d %H:%M:%S", strict=False))
     elif kind in ("int", "int32"):
         val = r.str.strip_suffix("x").cast(pl.Int64 if kind == "int" else pl.Int32, strict=False)
     elif kind.startswith("count:"):
@@ -204,8 +205,7 @@ def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:
                .then(r.str.replace(rf" ?{unit}$", "")).otherwise(None).cast(pl.Int64, strict=False))
     elif kind.startswith("num:"):
         unit = re.escape(kind[4:])
-        val = (pl.when(r.str.contains(rf"^-?[0-9]+(?:\.[0-9]+)?(?: ?{unit})?$"))
-               .then(r.str.replace(rf" ?{unit}$", "")).otherwise(None).cast(pl.Float64, strict=False))
+        val = r.str.extract(rf"^(-?[0-9]+(?:\.[0-9]+)?)(?: ?{unit})?$", 1).cast(pl.Float64, strict=False)
     elif kind == "pci":
         low = r.str.to_lowercase()
         val = pl.when(low.str.contains(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")).then(
@@ -223,6 +223,18 @@ def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:
     else:
         val = r
     return val, r.is_not_null() & val.is_null()
+
+
+def _convert_series(raw: pl.Series, kind: str) -> pl.Series:
+    """_convert applied to a column, through its distinct values when they repeat a lot."""
+    conv = _convert(pl.col("r"), kind)[0]
+    if raw.len() >= 256:
+        uniq = raw.drop_nulls().unique()
+        if uniq.len() * 4 <= raw.len():
+            done = pl.DataFrame({"r": uniq}).select(conv.alias("c"))["c"]
+            if done.dtype != pl.Null:
+                return raw.replace_strict(uniq, done, default=None, return_dtype=done.dtype)
+    return pl.DataFrame({"r": raw}).select(conv.alias("c"))["c"]
 
 
 def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
@@ -274,33 +286,40 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     samples, gpus = [], []
     ignored: set[str] = set()
     for fields, blocks in by_fields.items():
-        part = df.filter(is_data & pl.col("_block").is_in(blocks))
+        n = len(fields)
+        part = (df.lazy().filter(is_data & pl.col("_block").is_in(blocks))
+                .with_columns(pl.col("_s").str.count_matches(",", literal=True).alias("_n"))
+                .collect(engine="in-memory"))
         if not part.height:
             continue
-        n = len(fields)
-        part = part.with_columns(pl.col("_s").str.count_matches(",", literal=True).alias("_n"))
         wrong = part.filter(pl.col("_n") != n - 1)
         if wrong.height:
             unparsed.append((wrong, pl.format("{} fields where the header has " + str(n), pl.col("_n") + 1)))
-        part = part.filter(pl.col("_n") == n - 1)
+            part = part.filter(pl.col("_n") == n - 1)
         if not part.height:
             continue
         mapped = [(i, f, SPECS[f]) for i, f in enumerate(fields) if f in SPECS]
         ignored.update(f for f in fields if f not in SPECS)
-        # materialise each stage once: raw cells, converted values, then the checks
-        cells = part.select(pl.col("_s").str.split_exact(",", max(n - 1, 0)).struct.unnest())
-        part = part.with_columns([cells.get_column(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
-        conv = {i: _convert(pl.col(f"_r{i}"), spec[1]) for i, _, spec in mapped}
-        part = part.with_columns([conv[i][0].alias(f"_c{i}") for i, _, _ in mapped])
+        # raw cells in one query, then each field converted: once per distinct value when values
+        # repeat (bus ids, clocks, limits, states), and checked only where a conversion gave more
+        # nulls than there were empty cells
+        cell = pl.col("_cells")
+        part = (part.lazy().with_columns(pl.col("_s").str.split_exact(",", max(n - 1, 0)).alias("_cells"))
+                .with_columns([cell.struct.field(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
+                .drop("_cells").collect(engine="in-memory"))
+        conv = [_convert_series(part.get_column(f"_r{i}"), spec[1]).alias(f"_c{i}") for i, _, spec in mapped]
+        part = part.with_columns(conv)
+        suspect = [(i, f) for (i, f, spec), c in zip(mapped, conv)
+                   if spec[1] != "str" and c.null_count() > part.get_column(f"_r{i}").null_count()]
         bads = [pl.col(f"_r{i}").is_not_null() & ~pl.col(f"_r{i}").is_in(list(NA_TOKENS)) & pl.col(f"_c{i}").is_null()
-                for i, _, _ in mapped]
+                for i, _ in suspect]
         if bads:
-            reasons = [pl.when(b).then(pl.format(f"{f}: unexpected value {{}}", pl.col(f"_r{i}").str.slice(0, 60)))
-                       for b, (i, f, _) in zip(bads, mapped)]
             part = part.with_columns(pl.any_horizontal(bads).alias("_bad"))
+        if bads and part["_bad"].any():
+            reasons = [pl.when(b).then(pl.format(f"{f}: unexpected value {{}}", pl.col(f"_r{i}").str.slice(0, 60)))
+                       for b, (i, f) in zip(bads, suspect)]
             bad_rows = part.filter(pl.col("_bad"))
-            if bad_rows.height:
-                unparsed.append((bad_rows.with_columns(pl.coalesce(reasons).alias("_why")), pl.col("_why")))
+            unparsed.append((bad_rows.with_columns(pl.coalesce(reasons).alias("_why")), pl.col("_why")))
             part = part.filter(~pl.col("_bad"))
         by_col: dict[str, list[tuple[int, int]]] = {}
         for i, _, (col, _kind, prio) in mapped:
