@@ -304,13 +304,21 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
         # repeat (bus ids, clocks, limits, states), and checked only where a conversion gave more
         # nulls than there were empty cells
         cell = pl.col("_cells")
-        part = (part.lazy().with_columns(pl.col("_s").str.split_exact(",", max(n - 1, 0)).alias("_cells"))
-                .with_columns([cell.struct.field(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
-                .drop("_cells").collect(engine="in-memory"))
-        conv = [_convert_series(part.get_column(f"_r{i}"), spec[1]).alias(f"_c{i}") for i, _, spec in mapped]
-        part = part.with_columns(conv)
-        suspect = [(i, f) for (i, f, spec), c in zip(mapped, conv)
-                   if spec[1] != "str" and c.null_count() > part.get_column(f"_r{i}").null_count()]
+        # "a, b, c" as nvidia-smi prints it splits at ", " with nothing to strip (half the work)
+        spaced = n > 1 and not part.select(pl.col("_s").str.contains(r",(?:[^ ]| \s| ?$)|\s,").any()).item()
+        raw = cell.struct.field
+        part = (part.lazy().with_columns(pl.col("_s").str.split_exact(", " if spaced else ",", max(n - 1, 0))
+                                         .alias("_cells"))
+                .with_columns([(raw(f"field_{i}") if spaced else raw(f"field_{i}").str.strip_chars()).alias(f"_r{i}")
+                               for i, _, _ in mapped])
+                .drop("_cells")
+                .with_columns([_convert(pl.col(f"_r{i}"), spec[1])[0].alias(f"_c{i}")
+                               for i, _, spec in mapped if spec[1] != "pci"])
+                .collect(engine="in-memory"))
+        part = part.with_columns([_convert_series(part.get_column(f"_r{i}"), "pci").alias(f"_c{i}")
+                                  for i, _, spec in mapped if spec[1] == "pci"])
+        suspect = [(i, f) for i, f, spec in mapped
+                   if spec[1] != "str" and part.get_column(f"_c{i}").null_count() > part.get_column(f"_r{i}").null_count()]
         bads = [pl.col(f"_r{i}").is_not_null() & ~pl.col(f"_r{i}").is_in(list(NA_TOKENS)) & pl.col(f"_c{i}").is_null()
                 for i, _ in suspect]
         if bads:
