@@ -139,6 +139,36 @@ def _assign(rec: dict[str, Any], path: tuple[str, ...], value: str) -> None:
             rec[f"ecc_{'sbe' if path[2] == 'single bit' else 'dbe'}_{kind}"] = integer(value)
 
 
+def _shape(raw: str) -> tuple | None:
+    """(indent, rstripped line, lowercased key or section name, value or None for a section header)
+    of one line; None for a blank one. Only indent and line matter for unindented lines."""
+    line = raw.rstrip()
+    body = line.lstrip(" ")
+    if not body:
+        return None
+    ind = len(line) - len(body)
+    if not ind:
+        return 0, line, None, None
+    i = body.find(" : ")
+    if i < 0 and body.endswith(" :"):
+        i = len(body) - 2
+    if i > 0:
+        return ind, line, body[:i].rstrip().lower(), body[i + 3:]
+    return ind, line, body.lower(), None
+
+
+def _effect(path: tuple[str, ...], value: str) -> tuple:
+    """What _assign does with `value` at `path`: (error text or None, columns set, ECC parts appended)."""
+    rec: dict[str, Any] = {}
+    try:
+        _assign(rec, path, value)
+    except BadValue as exc:
+        return f"{' / '.join(path)}: {exc}", (), ()
+    sets = tuple((k, v) for k, v in rec.items() if not isinstance(v, list))
+    adds = tuple((k, x) for k, v in rec.items() if isinstance(v, list) for x in v)
+    return None, sets, adds
+
+
 def parse(texts: list[str], ctx) -> Parts:
     out = Parts()
     up = out.unparsed
@@ -156,12 +186,17 @@ def parse(texts: list[str], ctx) -> Parts:
 
     inds: list[int] = []   # the open sections / parent keys above the current line: indents ...
     names: list[str] = []  # ... and lowercased names
+    # snapshots repeat most lines word for word: what a line holds, and what a value does to a GPU
+    # record at a path, are worked out once per distinct text
+    shapes: dict[str, tuple | None] = {}
+    effects: dict[tuple, tuple] = {}
     for ln, raw in enumerate(texts, start=1):
-        line = raw.rstrip()
-        body = line.lstrip(" ")
-        if not body:
+        shape = shapes.get(raw, 0)
+        if shape == 0:
+            shape = shapes[raw] = _shape(raw)
+        if shape is None:
             continue
-        ind = len(line) - len(body)
+        ind, line, key, value = shape
         if pending is not None:
             if gpu is not None and ind > pending[2]:
                 pending = None
@@ -175,22 +210,24 @@ def parse(texts: list[str], ctx) -> Parts:
             while inds and inds[-1] >= ind:
                 inds.pop()
                 names.pop()
-            i = body.find(" : ")
-            if i < 0 and body.endswith(" :"):
-                i = len(body) - 2
-            if i > 0:
-                key = body[:i].rstrip().lower()
+            if value is not None:
                 if names[0] in RELEVANT if names else (key,) in EXACT:
                     path = (*names, key)
-                    try:
-                        _assign(gpu, path, body[i + 3:])
-                    except BadValue as exc:
-                        up.append((ln, raw, f"{' / '.join(path)}: {exc}"))
+                    eff = effects.get((path, value))
+                    if eff is None:
+                        eff = effects[(path, value)] = _effect(path, value)
+                    if eff[0] is not None:
+                        up.append((ln, raw, eff[0]))
+                    else:
+                        for col, v in eff[1]:
+                            gpu[col] = v
+                        for col, v in eff[2]:
+                            gpu.setdefault(col, []).append(v)
                 inds.append(ind)
                 names.append(key)
             else:
                 inds.append(ind)
-                names.append(body.lower())
+                names.append(key)
                 pending = (ln, raw, ind)
             continue
         inds, names = [], []
