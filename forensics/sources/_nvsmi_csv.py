@@ -240,16 +240,16 @@ def _convert_series(raw: pl.Series, kind: str) -> pl.Series:
 def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     """Returns {"samples": frame, "gpus": frame, "unparsed": [(frame, reason expr)...], "meta": {...}}."""
     df = marker_split(lines).with_columns(pl.col("text").str.strip_chars().alias("_s"))
-    texts = df["_s"].to_list()
-    is_hdr = [False] * len(texts)
     fields_of: dict[int, list[str]] = {}
-    cand = df.filter(~pl.col("is_marker") & pl.col("_s").str.contains(_HEADER_RE))
-    for i in (cand["line_no"] - 1).to_list():
-        f = header_fields(texts[i])
+    # a header starts with a field name: the full pattern runs on those lines only
+    cand = (df.filter(~pl.col("is_marker") & pl.col("_s").str.contains(r"^[A-Za-z_]"))
+            .filter(pl.col("_s").str.contains(_HEADER_RE)))
+    for ln, text in zip(cand["line_no"].to_list(), cand["_s"].to_list()):
+        f = header_fields(text)
         if f:
-            is_hdr[i] = True
-            fields_of[i] = f
-    df = df.with_columns(pl.Series("_hdr", is_hdr, dtype=pl.Boolean))
+            fields_of[ln - 1] = f
+    hdr_lines = pl.Series([i + 1 for i in fields_of], dtype=pl.Int64)
+    df = df.with_columns(pl.col("line_no").is_in(hdr_lines.implode()).alias("_hdr"))
     df = df.with_columns(pl.col("_hdr").cum_sum().alias("_block"))
     is_data = ~pl.col("is_marker") & ~pl.col("_hdr") & (pl.col("_s") != "")
     unparsed: list[tuple[pl.DataFrame, Any]] = []
@@ -300,21 +300,13 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
             continue
         mapped = [(i, f, SPECS[f]) for i, f in enumerate(fields) if f in SPECS]
         ignored.update(f for f in fields if f not in SPECS)
-        # raw cells in one query, then each field converted: once per distinct value when values
-        # repeat (bus ids, clocks, limits, states), and checked only where a conversion gave more
-        # nulls than there were empty cells
-        cell = pl.col("_cells")
-        # "a, b, c" as nvidia-smi prints it splits at ", " with nothing to strip (half the work)
-        spaced = n > 1 and not part.select(pl.col("_s").str.contains(r",(?:[^ ]| \s| ?$)|\s,").any()).item()
-        raw = cell.struct.field
-        part = (part.lazy().with_columns(pl.col("_s").str.split_exact(", " if spaced else ",", max(n - 1, 0))
-                                         .alias("_cells"))
-                .with_columns([(raw(f"field_{i}") if spaced else raw(f"field_{i}").str.strip_chars()).alias(f"_r{i}")
-                               for i, _, _ in mapped])
-                .drop("_cells")
-                .with_columns([_convert(pl.col(f"_r{i}"), spec[1])[0].alias(f"_c{i}")
-                               for i, _, spec in mapped if spec[1] != "pci"])
-                .collect(engine="in-memory"))
+        # raw cells, then each field converted (bus ids once per distinct value) and checked only
+        # where a conversion gave more nulls than there were empty cells; materialised step by step
+        # (a fused lazy query splits every line again for each field)
+        cells = part.select(pl.col("_s").str.split_exact(",", max(n - 1, 0)).struct.unnest())
+        part = part.with_columns([cells.get_column(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
+        part = part.with_columns([_convert(pl.col(f"_r{i}"), spec[1])[0].alias(f"_c{i}")
+                                  for i, _, spec in mapped if spec[1] != "pci"])
         part = part.with_columns([_convert_series(part.get_column(f"_r{i}"), "pci").alias(f"_c{i}")
                                   for i, _, spec in mapped if spec[1] == "pci"])
         suspect = [(i, f) for i, f, spec in mapped
