@@ -102,7 +102,7 @@ def _digest(r) -> str:
         h.update(name.encode())
         h.update(str(df.schema).encode())
         if df.height:
-            h.update(df.hash_rows(seed=0, seed_1=1, seed_2=2, seed_3=3).to_numpy().tobytes())
+            h.update(df.hash_rows(seed=0).to_numpy().tobytes())
     h.update(json.dumps(r.meta, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 
