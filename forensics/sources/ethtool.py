@@ -85,9 +85,9 @@ import polars as pl
 from forensics import schema
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._base import (
+    FAST_SPLIT_BYTES,
     ParseContext,
     ParseResult,
-    count_lines,
     head_text,
     result,
     split_lines,
@@ -160,9 +160,27 @@ def sniff(head: bytes) -> bool:
 
 
 _MARKER_B = MARKER_PREFIX.encode()
+_KNOWN_NAMES: list[pl.DataFrame | None] = [None]  # every counter name mapped so far (see _join_names)
+KNOWN_NAMES_MAX = 1 << 16
+_QUEUE_HEADERS = ["Tx Queue#", "Rx Queue#"]
 BLOCK_BYTES = 8 << 20  # a big series is parsed a run of whole snapshots at a time: bounded memory
 _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
 _TS = pl.Datetime("us", "UTC")
+
+
+def _split_lines(data: bytes) -> pl.DataFrame:
+    """split_lines(data); below FAST_SPLIT_BYTES (one file per interface of a collected bundle: many
+    small inputs) the text is split by polars instead of into Python strings first (twice as fast)."""
+    if not data or len(data) >= FAST_SPLIT_BYTES:
+        return split_lines(data)
+    text = data.decode("utf-8", errors="replace")
+    parts = pl.Series("text", [text], dtype=pl.String).str.split("\n").explode()
+    if text.endswith("\n"):
+        parts = parts.head(-1)
+    df = pl.DataFrame({"line_no": pl.int_range(1, len(parts) + 1, eager=True, dtype=pl.Int64), "text": parts})
+    if "\r" in text:
+        df = df.with_columns(pl.col("text").str.strip_suffix("\r"))
+    return df
 
 
 def _iface_of(command: str | None) -> str | None:
@@ -174,21 +192,26 @@ def _markers(mk: pl.DataFrame) -> tuple[pl.Series, pl.Series, list[int]]:
     """Per snapshot (marker order): ts, iface; and the line_nos of malformed marker lines."""
     g = mk.select(pl.col("line_no"), pl.col("text"),
                   pl.col("text").str.extract_groups(_MARKER_RE).struct.rename_fields(["ts", "argv"]).alias("m"))
-    g = g.unnest("m").with_columns(
-        pl.col("ts").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", strict=False).alias("ts"),
-        pl.col("argv").str.replace_all(r"\\(.)", "${1}").alias("argv"))
-    ts = g["ts"].to_list()
-    argv = g["argv"].to_list()
-    bad = []
-    for i in [i for i, t in enumerate(ts) if t is None]:  # unusual spellings: the reference parser decides
-        m = parse_marker(g["text"][i])
-        if m is None:
-            bad.append(int(g["line_no"][i]))
-            argv[i] = None
-        else:
-            ts[i], argv[i] = m
+    mk = g.unnest("m").select(
+        "line_no", "text",
+        pl.col("ts").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", strict=False).alias("_mts"),
+        pl.col("argv").str.replace_all(r"\\(.)", "${1}").alias("_margv"))
+    argv = mk["_margv"].to_list()
+    if mk["_mts"].null_count():
+        ts = mk["_mts"].to_list()
+        bad = []
+        for i in [i for i, t in enumerate(ts) if t is None]:  # unusual spellings: the reference parser decides
+            m = parse_marker(mk["text"][i])
+            if m is None:
+                bad.append(int(mk["line_no"][i]))
+                argv[i] = None
+            else:
+                ts[i], argv[i] = m
+        m_ts = pl.Series(ts, dtype=_TS)
+    else:
+        m_ts, bad = mk["_mts"], []
     ifaces = {a: _iface_of(a) for a in set(argv) if a is not None}
-    return (pl.Series(ts, dtype=_TS), pl.Series([ifaces.get(a) for a in argv], dtype=pl.String), bad)
+    return m_ts, pl.Series([ifaces.get(a) for a in argv], dtype=pl.String), bad
 
 
 def _watch_ts(text: str, tz: str | None) -> dt.datetime | None:
@@ -236,97 +259,115 @@ def _value_reason(v: pl.Expr) -> pl.Expr:
             .otherwise(pl.lit("value is not an unsigned integer")))
 
 
-def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
-                 unparsed: list[pl.DataFrame], features: set[str], hosts: set[str]) -> tuple[pl.DataFrame, int, int]:
-    """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
-    df = split_lines(data)
-    n = df.height
-    if line_offset:
-        df = df.with_columns(pl.col("line_no") + line_offset)
+# the hot path over every line (see _parse_block)
+_LINE_STEPS = [
+    [pl.col("text").str.starts_with(MARKER_PREFIX).alias("is_marker"),
+     pl.col("text").str.find(": ", literal=True).cast(pl.Int64).alias("pos")],
+    [pl.col("text").str.head(pl.col("pos")).alias("k"), pl.col("text").str.slice(pl.col("pos") + 2).alias("v")],
+    [pl.col("v").cast(pl.UInt64, strict=False).alias("u"), pl.col("v").is_in(list(NA_VALUES)).alias("is_na")],
+    [(((pl.col("u").is_not_null() & ~pl.col("v").str.starts_with("+")) | pl.col("is_na")).fill_null(False)
+      & ~pl.col("is_marker")).alias("fast")],
+]
+_OTHER = ~pl.col("fast") & ~pl.col("is_marker")
+_OBODY = pl.col("text").filter(_OTHER).str.strip_chars(" \t")
+# what a block holds, in one pass, to skip the steps that would find nothing (a False is always
+# right, a True may be conservative); and the distinct names of its counter lines
+_FLAGS = [
+    pl.col("is_marker").sum().alias("markers"),
+    (pl.col("sample_no") < 0).any().alias("before"),
+    (pl.col("fast") & (pl.col("u") > INT64_MAX) & ~pl.col("is_na")).fill_null(False).any().alias("too_big"),
+    pl.col("text").filter(_OTHER).str.contains("ethtool", literal=True).any().alias("cand"),
+    (~_OBODY.is_in(["", "NIC statistics:"])).any().alias("slow"),
+    ((_OBODY == "NIC statistics:") & (pl.col("sample_no").filter(_OTHER) >= 0)).any().alias("header"),
+]
 
-    # every line: marker?, "name: value" split, value as u64 (the hot path: no regex, no Python)
-    # ("%s: %llu" is ethtool's format; other spellings get a second chance on the slow path)
-    df = df.with_columns(pl.col("text").str.starts_with(MARKER_PREFIX).alias("is_marker"),
-                         pl.col("text").str.find(": ", literal=True).cast(pl.Int64).alias("pos"))
-    df = df.with_columns(pl.col("text").str.head(pl.col("pos")).alias("k"),
-                         pl.col("text").str.slice(pl.col("pos") + 2).alias("v")).drop("pos")
-    df = df.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"))
-    n_markers = int(df["is_marker"].sum())
-    ok_val = pl.col("u").is_not_null() & ~pl.col("v").str.starts_with("+")
-    df = df.with_columns(pl.col("v").is_in(list(NA_VALUES)).alias("is_na"))
-    df = df.with_columns(((ok_val | pl.col("is_na")).fill_null(False) & ~pl.col("is_marker")).alias("fast"))
-    if has_markers:
-        features.add("markers")
-        df = df.with_columns((pl.col("is_marker").cast(pl.Int64).cum_sum() - 1).alias("sample_no"))
+
+def _join_names(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (counter lines, with `k`) + raw_name, counter, queue, name_reason (_name_map) and _qhdr
+    (a vmxnet3 queue header's name). Names are mapped once per process, not once per file: the rows
+    are joined with every name mapped so far, and only the names not seen yet are mapped and added."""
+    known = _KNOWN_NAMES[0]
+    if known is not None:
+        out = rows.join(known, on="k", how="left", maintain_order="left")
+        if not out["raw_name"].null_count():
+            return out
+        new = out.filter(pl.col("raw_name").is_null()).select("k").unique()
+        if known.height + new.height > KNOWN_NAMES_MAX:  # start over with this block's names
+            known, new = None, rows.select("k").unique()
     else:
-        df = df.with_columns(pl.lit(0, dtype=pl.Int64).alias("sample_no"))
+        new = rows.select("k").unique()
+    new = _name_map(new.filter(pl.col("k").is_not_null())).with_columns(
+        pl.col("raw_name").is_in(_QUEUE_HEADERS).alias("_qhdr"))
+    # (another thread may have added some of them meanwhile: a name must join one row only)
+    known = new if known is None else pl.concat([known, new]).unique(subset="k", keep="first", maintain_order=True)
+    _KNOWN_NAMES[0] = known
+    return rows.join(known, on="k", how="left", maintain_order="left")
 
-    # the other lines: structure (blank, header, shell command, watch header) or unparsed
-    cand = df.filter(~pl.col("fast") & ~pl.col("is_marker")).filter(pl.col("text").str.contains("ethtool", literal=True))
-    cmd_rows: list[tuple[int, str | None, dt.datetime | None]] = []
-    for line_no, text in cand.select("line_no", "text").iter_rows():
-        m = _CMD.search(text)
-        if m:
-            cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), _watch_ts(text, ctx.tz)))
-            h = _PROMPT_HOST.match(text)
-            if h:
-                hosts.add(h.group(1))
-    if cmd_rows:
-        features.add("command")
-        if any(r[2] is not None for r in cmd_rows):
-            features.add("watch")
-        never = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)  # a marker ends what a command line said
-        idx = pl.Series([r[0] for r in cmd_rows], dtype=pl.Int64)
-        is_cmd = pl.repeat(False, n, dtype=pl.Boolean, eager=True).alias("is_cmd").scatter(idx, True)
-        c_iface = pl.repeat(None, n, dtype=pl.String, eager=True).alias("cmd_iface").scatter(
-            idx, pl.Series([r[1] or "" for r in cmd_rows], dtype=pl.String))
-        c_ts = pl.repeat(None, n, dtype=_TS, eager=True).alias("cmd_ts").scatter(
-            idx, pl.Series([r[2] or never for r in cmd_rows], dtype=_TS))
-        df = df.with_columns(is_cmd, c_iface, c_ts, is_cmd.cum_sum().cast(pl.Int64).alias("seg"))
-        df = df.with_columns(
-            pl.when(pl.col("is_marker")).then(pl.lit("")).otherwise(pl.col("cmd_iface")).forward_fill()
-            .replace("", None).alias("cmd_iface"),
-            pl.when(pl.col("is_marker")).then(pl.lit(never, dtype=_TS)).otherwise(pl.col("cmd_ts")).forward_fill()
-            .replace(never, None).alias("cmd_ts"))
-    else:
-        df = df.with_columns(pl.lit(False).alias("is_cmd"), pl.lit(None, dtype=pl.String).alias("cmd_iface"),
-                             pl.lit(None, dtype=_TS).alias("cmd_ts"), pl.lit(0, dtype=pl.Int64).alias("seg"))
 
-    # vmxnet3: "Tx Queue#: N" opens a section of deeper-indented counters of queue N
-    qhdr = (pl.col("k").str.strip_chars(" \t").is_in(["Tx Queue#", "Rx Queue#"]) & pl.col("fast")
-            & pl.col("u").is_not_null() & (pl.col("u") <= 1 << 30))
-    fast_keys = df.filter(pl.col("fast")).select("k").unique()
-    if bool(fast_keys.select(pl.col("k").str.strip_chars(" \t").is_in(["Tx Queue#", "Rx Queue#"]).any()).item()) \
-            and bool(df.select(qhdr.any()).item()):
-        features.add("queue-sections")
-        indent = pl.col("text").str.len_bytes() - pl.col("text").str.strip_chars_start(" \t").str.len_bytes()
-        df = df.with_columns(qhdr.fill_null(False).alias("is_qhdr"), indent.alias("indent"))
-        df = df.with_columns(pl.when(pl.col("is_qhdr")).then(pl.col("indent")).forward_fill().alias("hdr_indent"))
-        brk = (pl.col("is_marker") | pl.col("is_cmd")
-               | ((pl.col("text").str.strip_chars(" \t") != "") & (pl.col("indent") <= pl.col("hdr_indent"))))
-        df = df.with_columns(
-            pl.when(pl.col("is_qhdr")).then(pl.col("u").cast(pl.Int64)).when(brk).then(-1).forward_fill()
-            .alias("sec_queue"))
-        df = df.with_columns(pl.when(pl.col("sec_queue") >= 0).then(pl.col("sec_queue")).cast(pl.Int32)
-                             .alias("sec_queue"),
-                             (pl.col("fast") & ~pl.col("is_qhdr")).alias("fast"))
-    else:
-        df = df.with_columns(pl.lit(None, dtype=pl.Int32).alias("sec_queue"), pl.lit(False).alias("is_qhdr"))
+def _hint_iface(ctx: ParseContext) -> str | None:
+    hint_iface = ctx.hints.get("iface") if ctx.hints else None
+    if hint_iface is None and ctx.file:
+        fm = _SOS_FILE.search(ctx.file.replace("\\", "/").rsplit("/", 1)[-1])
+        hint_iface = fm.group(1) if fm else None
+    return hint_iface
 
-    # markers: the snapshot's time and interface (a malformed marker still opens a snapshot)
+
+def _bad_rows(rows: pl.DataFrame, df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame]) -> pl.DataFrame:
+    """Counter rows whose name is unusable or whose value does not fit int64 go to `unparsed`."""
+    too_big = (pl.col("u") > INT64_MAX) & ~pl.col("is_na")
+    bad = rows.filter(pl.col("name_reason").is_not_null() | too_big)
+    if bad.height:
+        reason = pl.coalesce(pl.col("name_reason"), pl.lit("value above 2^63-1 does not fit the int64 column"))
+        unparsed.append(unparsed_frame(
+            bad.join(df.select("line_no", "text"), on="line_no", how="left"), reason, ctx, NAME))
+        rows = rows.filter(pl.col("name_reason").is_null() & ~too_big)
+    return rows
+
+
+def _simple_block(df: pl.DataFrame, rows: pl.DataFrame, flags: dict, ctx: ParseContext, has_markers: bool,
+                  sample_offset: int, unparsed: list[pl.DataFrame], features: set[str]) -> pl.DataFrame:
+    """_parse_block's rows when the block holds only counter lines (`rows`: joined with their names),
+    markers, blank lines and headers (the collector's series): what the general steps make of it, in
+    a few queries."""
+    if flags["header"]:
+        features.add("header")
+    if flags["too_big"] or rows["name_reason"].null_count() < rows.height:
+        rows = _bad_rows(rows, df, ctx, unparsed)
+    hint = pl.lit(_hint_iface(ctx), dtype=pl.String)
     if has_markers:
         m_ts, m_iface, bad = _markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
         if bad:
             unparsed.append(unparsed_frame(df.filter(pl.col("line_no").is_in(bad)),
                                            "malformed forensics-sample marker line", ctx, NAME))
-        before = df.filter(pl.col("sample_no") < 0)
-        lost = before.filter(pl.col("text").str.strip_chars(" \t") != "")
-        if lost.height:
-            unparsed.append(unparsed_frame(lost, "line before the first forensics-sample marker", ctx, NAME))
-        if before.height:
-            df = df.filter(pl.col("sample_no") >= 0)
+        ts = pl.lit(m_ts).gather(pl.col("sample_no"))
+        sample_no = pl.col("sample_no") + sample_offset
+        quality = pl.when(ts.is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none"))
+        iface = pl.coalesce(pl.lit(m_iface).gather(pl.col("sample_no")), hint)
+    else:
+        cap = ctx.capture_time
+        if cap is not None and cap.tzinfo is None:
+            cap = cap.replace(tzinfo=dt.timezone.utc)
+        ts = pl.lit(cap, dtype=_TS)
+        sample_no = pl.col("sample_no")
+        quality = pl.lit("sampled" if cap is not None else "none")
+        iface = hint
+    return rows.select(
+        pl.col("line_no"),
+        sample_no.alias("sample_no"),
+        ts.alias("ts"),
+        quality.alias("ts_quality"),
+        iface.alias("iface"),
+        pl.col("counter"),
+        pl.col("queue"),
+        pl.col("raw_name"),
+        pl.when(pl.col("is_na")).then(None).otherwise(pl.col("u")).cast(pl.Int64).alias("value"),
+    )
 
-    # slow lines: per-queue prefixed counters ("[0]: x: 1", "rxq0: x: 1") / blank / header / unparsed
+
+def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame], features: set[str]) -> pl.DataFrame:
+    """The lines that are neither fast counters, markers, commands nor queue headers: per-queue
+    prefixed counters ("[0]: x: 1", "rxq0: x: 1", returned as counter rows), blank lines, the header,
+    and what goes to `unparsed`."""
     slow = df.filter(~pl.col("fast") & ~pl.col("is_marker") & ~pl.col("is_cmd") & ~pl.col("is_qhdr"))
     kk = pl.col("k").str.strip_chars(" \t")
     lqn = pl.coalesce(kk.str.extract(r"^\[([0-9]+)\]$", 1), kk.str.extract(r"^[rt]xq([0-9]+)$", 1))
@@ -354,31 +395,117 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     slow = slow.filter((pl.col("body") != "") & ~is_header)
     if slow.height:
         unparsed.append(unparsed_frame(slow, _value_reason(pl.col("v2")), ctx, NAME))
+    return pref
+
+
+def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
+                 unparsed: list[pl.DataFrame], features: set[str], hosts: set[str]) -> tuple[pl.DataFrame, int, int]:
+    """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
+    df = _split_lines(data)
+    n = df.height
+    # every line: marker?, "name: value" split, value as u64 (the hot path: no regex, no Python; one
+    # query) ("%s: %llu" is ethtool's format; other spellings get a second chance on the slow path)
+    lf = df.lazy()
+    if line_offset:
+        lf = lf.with_columns(pl.col("line_no") + line_offset)
+    for step in _LINE_STEPS:
+        lf = lf.with_columns(step)
+    if has_markers:
+        features.add("markers")
+        lf = lf.with_columns((pl.col("is_marker").cast(pl.Int64).cum_sum() - 1).alias("sample_no"))
+    else:
+        lf = lf.with_columns(pl.lit(0, dtype=pl.Int64).alias("sample_no"))
+    df = lf.drop("pos").collect()
+    flags = df.select(_FLAGS).row(0, named=True)
+    n_markers = int(flags["markers"] or 0)
+    cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
+    if not (flags["cand"] or flags["slow"] or flags["before"]):
+        # (eager: a lazy query joins this several times slower)
+        rows = _join_names(df.filter(pl.col("fast")).select("line_no", "sample_no", "k", "u", "is_na"))
+        if not rows["_qhdr"].any():
+            return _simple_block(df, rows, flags, ctx, has_markers, sample_offset, unparsed, features), n, n_markers
+
+    # the other lines: structure (blank, header, shell command, watch header) or unparsed
+    cmd_rows: list[tuple[int, str | None, dt.datetime | None]] = []
+    if flags["cand"]:
+        cand = df.filter(~pl.col("fast") & ~pl.col("is_marker")).filter(pl.col("text").str.contains("ethtool", literal=True))
+        for line_no, text in cand.select("line_no", "text").iter_rows():
+            m = _CMD.search(text)
+            if m:
+                cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), _watch_ts(text, ctx.tz)))
+                h = _PROMPT_HOST.match(text)
+                if h:
+                    hosts.add(h.group(1))
+    if cmd_rows:
+        features.add("command")
+        if any(r[2] is not None for r in cmd_rows):
+            features.add("watch")
+        never = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)  # a marker ends what a command line said
+        idx = pl.Series([r[0] for r in cmd_rows], dtype=pl.Int64)
+        is_cmd = pl.repeat(False, n, dtype=pl.Boolean, eager=True).alias("is_cmd").scatter(idx, True)
+        c_iface = pl.repeat(None, n, dtype=pl.String, eager=True).alias("cmd_iface").scatter(
+            idx, pl.Series([r[1] or "" for r in cmd_rows], dtype=pl.String))
+        c_ts = pl.repeat(None, n, dtype=_TS, eager=True).alias("cmd_ts").scatter(
+            idx, pl.Series([r[2] or never for r in cmd_rows], dtype=_TS))
+        df = df.with_columns(is_cmd, c_iface, c_ts, is_cmd.cum_sum().cast(pl.Int64).alias("seg"))
+        df = df.with_columns(
+            pl.when(pl.col("is_marker")).then(pl.lit("")).otherwise(pl.col("cmd_iface")).forward_fill()
+            .replace("", None).alias("cmd_iface"),
+            pl.when(pl.col("is_marker")).then(pl.lit(never, dtype=_TS)).otherwise(pl.col("cmd_ts")).forward_fill()
+            .replace(never, None).alias("cmd_ts"))
+    else:
+        df = df.with_columns(pl.lit(False).alias("is_cmd"), pl.lit(None, dtype=pl.String).alias("cmd_iface"),
+                             pl.lit(None, dtype=_TS).alias("cmd_ts"), pl.lit(0, dtype=pl.Int64).alias("seg"))
+
+    # vmxnet3: "Tx Queue#: N" opens a section of deeper-indented counters of queue N
+    qhdr = (pl.col("k").str.strip_chars(" \t").is_in(["Tx Queue#", "Rx Queue#"]) & pl.col("fast")
+            & pl.col("u").is_not_null() & (pl.col("u") <= 1 << 30))
+    if bool(df.select(qhdr.any()).item()):
+        features.add("queue-sections")
+        indent = pl.col("text").str.len_bytes() - pl.col("text").str.strip_chars_start(" \t").str.len_bytes()
+        df = df.with_columns(qhdr.fill_null(False).alias("is_qhdr"), indent.alias("indent"))
+        df = df.with_columns(pl.when(pl.col("is_qhdr")).then(pl.col("indent")).forward_fill().alias("hdr_indent"))
+        brk = (pl.col("is_marker") | pl.col("is_cmd")
+               | ((pl.col("text").str.strip_chars(" \t") != "") & (pl.col("indent") <= pl.col("hdr_indent"))))
+        df = df.with_columns(
+            pl.when(pl.col("is_qhdr")).then(pl.col("u").cast(pl.Int64)).when(brk).then(-1).forward_fill()
+            .alias("sec_queue"))
+        df = df.with_columns(pl.when(pl.col("sec_queue") >= 0).then(pl.col("sec_queue")).cast(pl.Int32)
+                             .alias("sec_queue"),
+                             (pl.col("fast") & ~pl.col("is_qhdr")).alias("fast"))
+    else:
+        df = df.with_columns(pl.lit(None, dtype=pl.Int32).alias("sec_queue"), pl.lit(False).alias("is_qhdr"))
+
+    # markers: the snapshot's time and interface (a malformed marker still opens a snapshot)
+    if has_markers:
+        m_ts, m_iface, bad = _markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
+        if bad:
+            unparsed.append(unparsed_frame(df.filter(pl.col("line_no").is_in(bad)),
+                                           "malformed forensics-sample marker line", ctx, NAME))
+        if flags["before"]:
+            before = df.filter(pl.col("sample_no") < 0)
+            lost = before.filter(pl.col("text").str.strip_chars(" \t") != "")
+            if lost.height:
+                unparsed.append(unparsed_frame(lost, "line before the first forensics-sample marker", ctx, NAME))
+            df = df.filter(pl.col("sample_no") >= 0)
+
+    # slow lines: per-queue prefixed counters ("[0]: x: 1", "rxq0: x: 1") / blank / header / unparsed
+    # (with only blank and header lines besides counters and markers, nothing to do but note the header)
+    pref = _slow_lines(df, ctx, unparsed, features) if flags["slow"] else None
+    if pref is None and flags["header"]:
+        features.add("header")
 
     # counters: names mapped once per distinct spelling, then joined back
-    cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
     fast = df.filter(pl.col("fast")).select(*cols, pl.lit(None, dtype=pl.Int32).alias("lqn"))
-    if pref.height:
+    if pref is not None and pref.height:
         fast = fast.merge_sorted(pref.select(*cols, "lqn"), key="line_no")
-    names = _name_map(fast.select("k").unique())
-    rows = fast.join(names, on="k", how="left", maintain_order="left")
-    too_big = (pl.col("u") > INT64_MAX) & ~pl.col("is_na")
-    bad = rows.filter(pl.col("name_reason").is_not_null() | too_big)
-    if bad.height:
-        reason = pl.coalesce(pl.col("name_reason"), pl.lit("value above 2^63-1 does not fit the int64 column"))
-        unparsed.append(unparsed_frame(
-            bad.join(df.select("line_no", "text"), on="line_no", how="left"), reason, ctx, NAME))
-        rows = rows.filter(pl.col("name_reason").is_null() & ~too_big)
+    rows = _bad_rows(_join_names(fast), df, ctx, unparsed)
 
     # snapshot, time, interface
-    hint_iface = ctx.hints.get("iface") if ctx.hints else None
-    if hint_iface is None and ctx.file:
-        fm = _SOS_FILE.search(ctx.file.replace("\\", "/").rsplit("/", 1)[-1])
-        hint_iface = fm.group(1) if fm else None
-    hint = pl.lit(hint_iface, dtype=pl.String)
+    hint = pl.lit(_hint_iface(ctx), dtype=pl.String)
     if has_markers:
         sample_no = pl.col("sample_no") + sample_offset
-        ts = m_ts.gather(rows["sample_no"]).alias("ts") if rows.height else pl.lit(None, dtype=_TS)
+        ts = m_ts.gather(rows["sample_no"]).alias("ts") if rows.height else pl.lit(None, dtype=_TS).alias("ts")
         rows = rows.with_columns(ts, m_iface.gather(rows["sample_no"]).alias("m_iface") if rows.height
                                  else pl.lit(None, dtype=pl.String).alias("m_iface"))
         quality = pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none"))
@@ -408,8 +535,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
-    n = count_lines(data)
-    if n == 0:
+    if not data:  # (count_lines(data) == 0; the blocks count the lines)
         return result(NAME, ctx, 0, {"nic_counters": schema.empty("nic_counters")}, variant="empty")
     has_markers = data.startswith(_MARKER_B) or b"\n" + _MARKER_B in data
     unparsed: list[pl.DataFrame] = []
