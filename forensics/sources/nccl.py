@@ -54,8 +54,11 @@ CHUNK_BYTES on worker threads.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
+import operator
 import re
+from typing import NamedTuple
 
 import polars as pl
 
@@ -117,18 +120,29 @@ def read_lines(data: bytes) -> pl.DataFrame:
     """split_lines() semantics (line_no from 1, text; blank lines as null), read by polars' CSV reader.
 
     One column, no quoting, lossy UTF-8; falls back to split_lines when the input holds the separator
-    byte or the line counts disagree.
+    byte or the line counts disagree. Small ASCII inputs without CR are split in Python (the same lines,
+    without the reader's fixed cost).
     """
+    if data and len(data) <= _PY_SPLIT_BYTES and b"\r" not in data and data.isascii():
+        lines = data.decode("ascii").split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        return pl.DataFrame({"text": lines}, schema={"text": pl.String}).select(_LINE_NO, _BLANK_NULL)
     if data and b"\x1f" not in data:
         try:
             df = pl.read_csv(io.BytesIO(data), has_header=False, separator="\x1f", quote_char=None,
                              encoding="utf8-lossy", new_columns=["text"], schema={"text": pl.String},
                              comment_prefix=None, truncate_ragged_lines=False)
             if df.height == count_lines(data):
-                return df.with_row_index("line_no", 1).with_columns(pl.col("line_no").cast(pl.Int64))
+                return df.select(_LINE_NO, "text")
         except Exception:  # noqa: BLE001 - any reader failure: the exact slow path below
             pass
     return split_lines(data)
+
+
+_PY_SPLIT_BYTES = 256 << 10
+_LINE_NO = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no")
+_BLANK_NULL = pl.when(pl.col("text") != "").then(pl.col("text")).alias("text")
 
 
 def _i(expr: pl.Expr, name: str) -> pl.Expr:
@@ -142,101 +156,117 @@ _LEVEL_OF = {"INFO ": "INFO", "INFO": "INFO", "WARN ": "WARN", "WARN": "WARN", "
 _EXTRA = (r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})(?: \((?P<src_func>[^)]*)\))?$")
 
 
-def _fast(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The common header ``host:pid:tid [dev] [file:line [(func)] | ms func:line] NCCL LEVEL`` at line start,
-    split with byte offsets (callers pass ASCII rows only). Returns (parsed rows without text, (line_no, text)
-    of rows whose header is not of this form)."""
+def _fast_plan() -> list:
     t = pl.col("text")
     p, sp, d = pl.col("_p"), pl.col("_sp"), pl.col("_d")
-    lf = df.lazy().with_columns(t.str.find(" NCCL ", literal=True).alias("_p"), t.str.find(" ", literal=True).alias("_sp"),
-                                t.str.find("] ", literal=True).alias("_d"))
-    lf = lf.with_columns(
-        t.str.slice(0, sp).str.split_exact(":", 2).struct.rename_fields(["host", "_pid", "_tid"]).alias("_q"),
-        t.str.slice(sp + 2, d - sp - 2).str.to_integer(strict=False).alias("_dev"),
-        t.str.slice(p + 6, 5).replace_strict(_LEVEL_OF, default=None, return_dtype=pl.String).alias("level"),
-    ).unnest("_q")
-    lf = lf.with_columns(_i(pl.col("_pid").str.to_integer(strict=False), "pid"),
-                         _i(pl.col("_tid").str.to_integer(strict=False), "tid"),
-                         _i(pl.col("_dev"), "cuda_dev"))
+    s1 = [t.str.find(" NCCL ", literal=True).alias("_p"), t.str.find(" ", literal=True).alias("_sp"),
+          t.str.find("] ", literal=True).alias("_d")]
+    s2 = [t.str.slice(0, sp).str.split_exact(":", 2).struct.rename_fields(["host", "_pid", "_tid"]).alias("_q"),
+          t.str.slice(sp + 2, d - sp - 2).str.to_integer(strict=False).alias("_dev"),
+          t.str.slice(p + 6, 5).replace_strict(_LEVEL_OF, default=None, return_dtype=pl.String).alias("level")]
+    s3 = [_i(pl.col("_pid").str.to_integer(strict=False), "pid"), _i(pl.col("_tid").str.to_integer(strict=False), "tid"),
+          _i(pl.col("_dev"), "cuda_dev")]
     ok = (pl.col("pid").is_not_null() & pl.col("tid").is_not_null() & pl.col("cuda_dev").is_not_null()
           & pl.col("level").is_not_null() & (d < p) & (pl.col("host").str.len_bytes() > 0))
     off = p + pl.when(pl.col("level") == "VERSION").then(1).when(pl.col("level").is_in(["TRACE", "ABORT"])).then(12) \
         .otherwise(11)
     # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line" (regex runs on those rows only)
     extra = pl.when(p > d + 1).then(t.str.slice(d + 2, p - d - 2)).str.extract_groups(_EXTRA)
-    lf = lf.select("line_no", "host", "pid", "tid", "cuda_dev", "level", t.str.slice(off).alias("message"),
-                   ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), extra.alias("_g"))
-    lf = lf.unnest("_g").with_columns(_i(pl.col("sl"), "src_line"),
-                                      (pl.col("_ok") & (~pl.col("_x") | pl.col("src_file").is_not_null())).alias("_ok"))
-    out = lf.drop("sl", "_x").collect(engine="streaming")
-    bad = out.select(pl.col("line_no").filter(~pl.col("_ok")))
-    if bad.height == 0:
-        return out.drop("_ok"), df.clear().select("line_no", "text")
-    bad = df.select("line_no", "text").filter(pl.col("line_no").is_in(bad.to_series().implode()))
-    return out.filter(pl.col("_ok")).drop("_ok"), bad
+    s4 = ["line_no", "host", "pid", "tid", "cuda_dev", "level", t.str.slice(off).alias("message"),
+          ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), extra.alias("_g")]
+    s5 = [_i(pl.col("sl"), "src_line"), (pl.col("_ok") & (~pl.col("_x") | pl.col("src_file").is_not_null())).alias("_ok")]
+    return [s1, s2, s3, s4, s5]
+
+
+_FAST = _fast_plan()
+
+
+def _fast(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
+    """The common header ``host:pid:tid [dev] [file:line [(func)] | ms func:line] NCCL LEVEL`` at line start,
+    split with byte offsets (callers pass ASCII rows only). Returns (parsed rows without text, for the rows whose
+    header is of this form; a mask over `df`, true on those rows)."""
+    s1, s2, s3, s4, s5 = _FAST
+    lf = df.lazy().with_columns(s1).with_columns(s2).unnest("_q").with_columns(s3).select(s4).unnest("_g")
+    out = _collect(lf.with_columns(s5).drop("sl", "_x"), df.height, engine="streaming")
+    ok = out.get_column("_ok")
+    out = out.drop("_ok")
+    return (out, ok) if ok.all() else (out.filter(ok), ok)
+
+
+def _split_nccl_plan():
+    text, tail, lvl = pl.col("text"), pl.col("tail"), pl.col("lvl")
+    bare = text.str.starts_with("NCCL ")
+    sp = text.str.splitn(" NCCL ", 2)
+    level = pl.lit(None, dtype=pl.String)
+    for lv in ("version",) + _LEVELS:
+        level = pl.when(tail.str.starts_with(lv + " ") | (tail == lv)).then(pl.lit(lv)).otherwise(level)
+    split = [pl.when(bare).then(pl.lit("")).otherwise(sp.struct.field("field_0")).alias("head"),
+             pl.when(bare).then(text.str.slice(5)).otherwise(sp.struct.field("field_1")).alias("tail")]
+    fields = [pl.when(lvl == "version").then(pl.lit("NCCL ") + tail)
+              .otherwise(tail.str.slice(lvl.str.len_bytes() + 1)).alias("message"),
+              pl.when(lvl == "version").then(pl.lit("VERSION")).otherwise(lvl).alias("level")]
+    return split, level.alias("lvl"), fields
+
+
+_SPLIT_NCCL = _split_nccl_plan()
 
 
 def _split_nccl(c: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Slow path: candidate lines -> (lines without an NCCL level word, lines with head, level, message)."""
-    text = pl.col("text")
-    bare = c.filter(text.str.starts_with("NCCL "))
-    rest = c.filter(~text.str.starts_with("NCCL "))
-    parts = []
-    if rest.height:
-        sp = text.str.splitn(" NCCL ", 2)
-        parts.append(rest.with_columns(sp.struct.field("field_0").alias("head"), sp.struct.field("field_1").alias("tail")))
-    if bare.height:
-        parts.append(bare.with_columns(pl.lit("").alias("head"), text.str.slice(5).alias("tail")))
-    df = pl.concat(parts) if len(parts) > 1 else parts[0]
-    tail = pl.col("tail")
-    level = pl.lit(None, dtype=pl.String)
-    for lv in ("version",) + _LEVELS:
-        level = pl.when(tail.str.starts_with(lv + " ") | (tail == lv)).then(pl.lit(lv)).otherwise(level)
-    df = df.with_columns(level.alias("lvl"))
-    rejected = df.filter(pl.col("lvl").is_null()).select("line_no", "text")
-    df = df.filter(pl.col("lvl").is_not_null())
-    return rejected, df.with_columns(
-        pl.when(pl.col("lvl") == "version").then(pl.lit("NCCL ") + tail)
-        .otherwise(tail.str.slice(pl.col("lvl").str.len_bytes() + 1)).alias("message"),
-        pl.when(pl.col("lvl") == "version").then(pl.lit("VERSION")).otherwise(pl.col("lvl")).alias("level"),
-    ).drop("tail", "lvl")
+    split, level, fields = _SPLIT_NCCL
+    df = c.with_columns(split).with_columns(level)
+    has = df.get_column("lvl").is_not_null()
+    rejected = df.filter(~has).select("line_no", "text")
+    return rejected, df.filter(has).with_columns(fields).drop("tail", "lvl")
+
+
+_HEADER_COLS = [
+    (pl.col("pid").is_not_null() | pl.col("dev").is_not_null() | (pl.col("head") == "")
+     | (pl.col("src").is_not_null() & pl.col("host").is_null() & (pl.col("pre") == ""))).fill_null(False).alias("hdr_ok"),
+    _i(pl.col("pid"), "pid"), _i(pl.col("tid"), "tid"), _i(pl.col("dev"), "cuda_dev"),
+    pl.col("src").alias("src_file"), _i(pl.col("sline"), "src_line"), pl.col("func").alias("src_func")]
 
 
 def _header(df: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     """Slow path: parse the head (prefix, NCCL time stamp, host, pid, tid, dev, file:line (func) or TRACE time)."""
-    g = pl.col("head").str.extract_groups(_HEAD)
-    df = df.with_columns(g.alias("g")).unnest("g")
-    ok = (pl.col("pid").is_not_null() | pl.col("dev").is_not_null() | (pl.col("head") == "")
-          | (pl.col("src").is_not_null() & pl.col("host").is_null() & (pl.col("pre") == "")))
-    df = df.with_columns(ok.fill_null(False).alias("hdr_ok"))
-    df = df.with_columns(
-        _i(pl.col("pid"), "pid"), _i(pl.col("tid"), "tid"), _i(pl.col("dev"), "cuda_dev"),
-        pl.col("src").alias("src_file"), _i(pl.col("sline"), "src_line"), pl.col("func").alias("src_func"),
-    ).drop("dev", "src", "sline", "func", "tms", "head")
-    return _prefix(df, ctx)
+    lf = df.lazy().with_columns(pl.col("head").str.extract_groups(_HEAD).alias("g")).unnest("g")
+    lf = lf.with_columns(_HEADER_COLS).drop("dev", "src", "sline", "func", "tms", "head")
+    return _collect(_prefix(lf, ctx), df.height)
 
 
-def _prefix(df: pl.DataFrame, ctx: ParseContext, col: str = "pre") -> pl.DataFrame:
-    """Launcher prefix -> prefix text, rank, exact (RFC 3339) or local (NCCL [%F %T]) time stamp."""
+def _collect(lf: pl.LazyFrame, rows: int, engine: str = "in-memory") -> pl.DataFrame:
+    """Big inputs: the optimizer (common subexpressions computed once); small ones: no optimizer pass (its fixed
+    cost exceeds what it saves on a few rows)."""
+    if rows > LEAN_ROWS:
+        return lf.collect(engine=engine)
+    return lf.collect(engine="in-memory", optimizations=pl.QueryOptFlags.none())
+
+
+_RANK_G = pl.col("prefix").str.extract_groups(_RANK)
+_PREFIX_RANK = (pl.coalesce(_RANK_G.struct.field("r1"), _RANK_G.struct.field("r2"), _RANK_G.struct.field("r3"),
+                            _RANK_G.struct.field("r4")).cast(pl.Int32, strict=False).alias("prefix_rank"))
+
+
+def _rfc_ts(rfc: pl.Expr) -> pl.Expr:
+    """RFC 3339 stamp (exact) -> UTC."""
+    return rfc.str.replace("Z$", "+00:00").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%z", time_unit="us", time_zone="UTC",
+                                                            strict=False)
+
+
+def _local_ts(nts: pl.Expr, ctx: ParseContext) -> pl.Expr:
+    """NCCL's own [%F %T] stamp (local time of ctx.tz) -> UTC."""
+    return local_to_utc(nts.str.replace("T", " ", literal=True).str.replace(",", ".", literal=True)
+                        .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False), ctx.tz)
+
+
+def _prefix(lf: pl.LazyFrame, ctx: ParseContext, col: str = "pre") -> pl.LazyFrame:
+    """Launcher prefix -> prefix text, rank, exact (RFC 3339) or local (NCCL [%F %T]) time stamp. Computed on every
+    row: each expression yields null on a null or empty prefix, as rows without one need."""
     pre = pl.col(col)
-    has = pre.is_not_null() & (pre != "")
-    sub = df.filter(has)
-    base = df.filter(~has)
-    if sub.height == 0:
-        return base
-    rk = pl.col("prefix").str.extract_groups(_RANK)
-    nts = pre.str.extract(_NCCL_TS, 1)
-    rfc = pre.str.extract("^\\s*" + _RFC3339, 1)
-    sub = sub.with_columns(pre.str.replace(_NCCL_TS, "").str.strip_chars_end().alias("prefix"))
-    sub = sub.with_columns(
-        pl.coalesce(rk.struct.field("r1"), rk.struct.field("r2"), rk.struct.field("r3"), rk.struct.field("r4"))
-        .cast(pl.Int32, strict=False).alias("prefix_rank"),
-        rfc.str.replace("Z$", "+00:00").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%z", time_unit="us", time_zone="UTC",
-                                                        strict=False).alias("ts_exact"),
-        local_to_utc(nts.str.replace("T", " ").str.replace(",", ".")
-                     .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False), ctx.tz).alias("ts_local"),
-    ).with_columns(pl.when(pl.col("prefix") == "").then(None).otherwise(pl.col("prefix")).alias("prefix"))
-    return pl.concat([base, sub], how="diagonal_relaxed")
+    lf = lf.with_columns(pre.str.replace(_NCCL_TS, "").str.strip_chars_end().alias("prefix"))
+    return lf.with_columns(_PREFIX_RANK, _rfc_ts(pre.str.extract("^\\s*" + _RFC3339, 1)).alias("ts_exact"),
+                           _local_ts(pre.str.extract(_NCCL_TS, 1), ctx).alias("ts_local"),
+                           pl.when(pl.col("prefix") != "").then(pl.col("prefix")).alias("prefix"))
 
 
 # --- message classification -----------------------------------------------------------------------
@@ -258,174 +288,345 @@ _PREFIX_RE = "^(" + "|".join(re.escape(p) for p, _ in _PREFIX_RULES) + ")"  # an
 _CONTAINS_RE = "|".join(re.escape(c) for c in _CONTAINS)  # one regex alternation: faster than contains_any here
 
 
-def _rules(m: pl.Expr, level: pl.Expr, contains: bool) -> pl.Expr:
-    """Kind of each message by the full rule chain (contains rules only when asked: gated rows)."""
-    sw, has = m.str.starts_with, (lambda s: m.str.contains(s, literal=True))
-    rules = [(sw("NCCL version "), "version")]
-    if contains:
-        rules += [
-            (has("Got completion"), "ib_completion_error"),
-            (m.str.contains(r"^[^ ]+:[0-9]+ -> -?[0-9]+"), "error_chain"),
-            (has("Connection closed by"), "remote_closed"),
-            (has("Failed to execute operation Connect") | has("Call to connect") | (has("Connect to ") & has(" failed")),
-             "connect_error"),
-            (has("Call to ") & has(" failed"), "socket_error"),
-            (has("- Init COMPLETE"), "init_complete"),
-            (has("- Init START"), "init_start"),
-            (sw("comm 0x") & has(" nNodes "), "comm_info"),
-            (has(" set by environment to "), "env"),
-            (has("GPU Direct RDMA"), "gdr"),
-            (has(" coll channels"), "channel"),
-        ]
-    rules += [(sw(p), k) for p, k in _PREFIX_RULES[1:]]
-    rules += [(level == "CALL", "nccl_call"), (level == "ABORT", "abort")]
-    out = pl.lit("other")
-    for cond, name in reversed(rules):
-        out = pl.when(cond).then(pl.lit(name)).otherwise(out)
-    return out
-
-
 _LIT_KIND = {"Got completion": "ib_completion_error", " -> ": "error_chain", "Connection closed by": "remote_closed",
              "Failed to execute operation Connect": "connect_error", "Call to ": "socket_error",
              "Connect to ": "connect_error", "- Init COMPLETE": "init_complete", "- Init START": "init_start",
              " nNodes ": "comm_info", " set by environment to ": "env", "GPU Direct RDMA": "gdr",
              " coll channels": "channel"}
+_M, _K = pl.col("message"), pl.col("kind")
 
 
-def _contains_kind(sub: pl.DataFrame) -> pl.Series:
-    """Kind of rows holding contains-literals: the first literal found decides (one regex pass), refined where
-    a literal alone is not enough; null where no rule applies (the prefix kind then stays)."""
-    m = pl.col("message")
-    lit = m.str.extract("(" + _CONTAINS_RE + ")", 1)
+# Eager polars calls do not share common subexpressions: a value used twice is computed once into a scratch
+# column ("_lit", "_pk") and referred to by name.
+_LIT = _M.str.extract("(" + _CONTAINS_RE + ")", 1).alias("_lit")  # the first contains-literal of the message
+_PK = _M.str.extract(_PREFIX_RE, 1).replace_strict(_PREFIX_KIND, default="other", return_dtype=pl.String).alias("_pk")
+
+
+def _contains_kind_expr() -> pl.Expr:
+    """Kind of a message by its first contains-literal (column "_lit"), refined where a literal alone is not
+    enough; null where no literal or no rule applies (the prefix kind then stays)."""
+    m, lit = _M, pl.col("_lit")
     has = (lambda x: m.str.contains(x, literal=True))
-    kind = (pl.when(lit == " -> ").then(pl.when(m.str.contains(r"^[^ ]+:[0-9]+ -> -?[0-9]+")).then(pl.lit("error_chain")))
+    return (pl.when(lit == " -> ").then(pl.when(m.str.contains(r"^[^ ]+:[0-9]+ -> -?[0-9]+")).then(pl.lit("error_chain")))
             .when(lit == "Call to ").then(pl.when(has("Call to connect")).then(pl.lit("connect_error"))
                                           .when(has(" failed")).then(pl.lit("socket_error")))
             .when(lit == "Connect to ").then(pl.when(has(" failed")).then(pl.lit("connect_error")))
             .when(lit == " nNodes ").then(pl.when(m.str.starts_with("comm 0x")).then(pl.lit("comm_info")))
             .otherwise(lit.replace_strict(_LIT_KIND, default=None, return_dtype=pl.String)))
-    return sub.select(kind.alias("kind")).to_series()
+
+
+_CONTAINS_KIND = _contains_kind_expr().alias("kind")
+_NO_CONTAINS = ["version", "channel", "ring", "tree"]  # prefix kinds no contains-literal overrides
 
 
 def _classify(df: pl.DataFrame) -> pl.Series:
     """Kind of each row of (message, level): the message prefix (one anchored alternation of literals) decides,
-    unless the row holds a contains-literal: then the literal of highest rule priority does (computed on that
-    subset only and scattered back)."""
-    m, lvl = pl.col("message"), pl.col("level")
-    kind = m.str.extract(_PREFIX_RE, 1).replace_strict(_PREFIX_KIND, default="other", return_dtype=pl.String)
-    k = df.select(kind.alias("kind"), m.str.contains(_CONTAINS_RE).fill_null(False).alias("_hit"),
+    unless the row holds a contains-literal: then the first literal found does (computed on that subset only and
+    scattered back)."""
+    lvl = pl.col("level")
+    k = df.select(_PK, _M.str.contains(_CONTAINS_RE).fill_null(False).alias("_hit"),
                   lvl.is_in(["CALL", "ABORT"]).fill_null(False).alias("_lv"))
-    out = k.get_column("kind")
-    lv = k.select(pl.arg_where(pl.col("_lv") & (pl.col("kind") == "other"))).to_series()
+    out = k.get_column("_pk").alias("kind")
+    lv = k.select(pl.arg_where(pl.col("_lv") & (pl.col("_pk") == "other"))).to_series()
     if lv.len():
         out = out.clone().scatter(lv, df.gather(lv).select(
             pl.when(lvl == "CALL").then(pl.lit("nccl_call")).otherwise(pl.lit("abort"))).to_series())
-    hit = k.select(pl.arg_where(pl.col("_hit") & ~pl.col("kind").is_in(["version", "channel", "ring", "tree"]))).to_series()
+    hit = k.select(pl.arg_where(pl.col("_hit") & ~pl.col("_pk").is_in(_NO_CONTAINS))).to_series()
     if hit.len():
-        ck = _contains_kind(df.gather(hit))
+        ck = df.select("message").gather(hit).with_columns(_LIT).select(_CONTAINS_KIND).to_series()
         keep = ck.is_not_null()
         out = out.clone().scatter(hit.filter(keep), ck.filter(keep))
     return out
 
 
+def _classify_gated(df: pl.DataFrame) -> pl.DataFrame:
+    """_classify on all rows at once (small inputs: two passes instead of a few gathers and scatters)."""
+    lvl, pk = pl.col("level"), pl.col("_pk")
+    lv = (pl.when((pk == "other") & (lvl == "CALL")).then(pl.lit("nccl_call"))
+          .when((pk == "other") & (lvl == "ABORT")).then(pl.lit("abort")).otherwise(pk))
+    kind = pl.coalesce(pl.when(~pk.is_in(_NO_CONTAINS)).then(_contains_kind_expr()), lv).alias("kind")
+    return df.with_columns(_PK, _LIT).with_columns(kind).drop("_pk", "_lit")
+
+
+# --- per-kind fields and configuration, declared once -----------------------------------------------
+# A rule names the kinds it applies to (and optionally a row filter), the columns it computes, stage after stage
+# (names starting with "_" are scratch; a value used twice is computed once into a scratch column of an earlier
+# stage: eager polars calls do not share common subexpressions), the columns it writes back into nccl_log, and
+# the nccl_config rows it yields. Big inputs evaluate each rule on the rows of its kinds only (gathered, then
+# scattered back); small inputs evaluate the rules of the kinds present at once on the whole frame, every
+# expression gated by its rule's rows: a few polars calls per file instead of hundreds. A rule reads only
+# nccl_log columns and its own scratch/out columns, and no two rules write a column of one row.
+class _Spec(NamedTuple):
+    """One nccl_config row per matching row (per list element when `many`): key and value expressions, on the
+    rule's rows that match `where`, are of one of `kinds` (all of the rule's when None) and whose "_nk" (the
+    literal prefix of a net line) is `nk` (any when None)."""
+    key: pl.Expr
+    value: pl.Expr
+    where: pl.Expr | None = None
+    many: bool = False
+    kinds: tuple[str, ...] | None = None
+    nk: str | None = None
+
+    def cond(self) -> pl.Expr | None:
+        parts = [c for c in (self.where, None if self.kinds is None else _K.is_in(self.kinds),
+                             None if self.nk is None else pl.col("_nk") == self.nk) if c is not None]
+        return functools.reduce(operator.and_, parts) if parts else None
+
+
+class _Rule(NamedTuple):
+    kinds: tuple[str, ...]
+    levels: tuple[str, ...] | None = None  # only rows of these levels (all when None)
+    stages: tuple[tuple[tuple[str, pl.Expr], ...], ...] = ()
+    out: tuple[str, ...] = ()
+    cfg: tuple[_Spec, ...] = ()
+
+    def rows(self, kinds: list[str] | None = None) -> pl.Expr:
+        kinds = list(self.kinds if kinds is None else kinds)
+        cond = _K.is_in(kinds) if len(kinds) > 1 else _K == kinds[0]
+        return cond if self.levels is None else cond & pl.col("level").is_in(self.levels)
+
+
+def _c(key: str | pl.Expr, value: pl.Expr, where: pl.Expr | None = None, **kw) -> _Spec:
+    return _Spec(pl.lit(key) if isinstance(key, str) else key, value, where, **kw)
+
+
 _CFG_COLS = ("line_no", "host", "pid", "rank", "cuda_dev")
-_NET_PLUGIN = (pl.when(pl.col("message").str.contains("No plugin found|Using internal network plugin|Plugin load returned"))
+_NET_PLUGIN = (pl.when(_M.str.contains("No plugin found|Using internal network plugin|Plugin load returned"))
                .then(pl.lit("internal"))
-               .otherwise(pl.coalesce(pl.col("message").str.extract(r"Loaded net plugin (.+)$", 1),
-                                      pl.col("message").str.extract(r"^Assigned NET plugin (.+) to comm", 1))))
-_IB_USING = [("ib_hca", pl.col("message").str.extract_all(r"[A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE)")),
-             ("oob_if", pl.col("message").str.extract(r"OOB ([^\s]+)", 1))]
-_NET_CFG = {  # literal message prefix -> nccl_config (key, value) pairs
+               .otherwise(pl.coalesce(_M.str.extract(r"Loaded net plugin (.+)$", 1),
+                                      _M.str.extract(r"^Assigned NET plugin (.+) to comm", 1))))
+_SOCKET_IF = _M.str.extract_all(r"\[[0-9]+\][^\s\[\]]+").list.eval(pl.element().str.replace(r"^\[[0-9]+\]", ""))
+_IB_USING = [("ib_hca", _M.str.extract_all(r"[A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE)"), True),
+             ("oob_if", _M.str.extract(r"OOB ([^\s]+)", 1), False)]
+_NET_CFG = {  # literal message prefix -> nccl_config (key, value, many)
     "NET/IB : Using": _IB_USING, "NET/IB: Using": _IB_USING,
-    "NET/IB : No device found": [("ib_hca", pl.lit("none"))], "NET/IB: No device found": [("ib_hca", pl.lit("none"))],
-    "NET/Socket : Using": [("socket_if", pl.col("message").str.extract_all(r"\[[0-9]+\][^\s\[\]]+")
-                                         .list.eval(pl.element().str.replace(r"^\[[0-9]+\]", "")))],
-    "NET/Socket: Using [": [("socket_if", pl.col("message").str.extract_all(r"\[[0-9]+\][^\s\[\]]+")
-                                          .list.eval(pl.element().str.replace(r"^\[[0-9]+\]", "")))],
-    "Bootstrap": [("bootstrap_if", pl.col("message").str.extract(r"Using (?:\[[0-9]+\])?([^\s]+)", 1))],
-    "Using network ": [("net", pl.col("message").str.slice(14))],
-    "NET/Plugin": [("net_plugin", _NET_PLUGIN)], "Assigned NET plugin": [("net_plugin", _NET_PLUGIN)],
-    "Plugin Path : ": [("net_plugin_path", pl.col("message").str.slice(14))],
-    "P2P plugin ": [("p2p_plugin", pl.col("message").str.slice(11))],
+    "NET/IB : No device found": [("ib_hca", pl.lit("none"), False)],
+    "NET/IB: No device found": [("ib_hca", pl.lit("none"), False)],
+    "NET/Socket : Using": [("socket_if", _SOCKET_IF, True)], "NET/Socket: Using [": [("socket_if", _SOCKET_IF, True)],
+    "Bootstrap": [("bootstrap_if", _M.str.extract(r"Using (?:\[[0-9]+\])?([^\s]+)", 1), False)],
+    "Using network ": [("net", _M.str.slice(14), False)],
+    "NET/Plugin": [("net_plugin", _NET_PLUGIN, False)], "Assigned NET plugin": [("net_plugin", _NET_PLUGIN, False)],
+    "Plugin Path : ": [("net_plugin_path", _M.str.slice(14), False)],
+    "P2P plugin ": [("p2p_plugin", _M.str.slice(11), False)],
 }
 _NET_CFG_RE = "^(" + "|".join(re.escape(k) for k in sorted(_NET_CFG, key=len, reverse=True)) + ")"
 
 
-def _cfg(df: pl.DataFrame, key: str | pl.Expr, value: pl.Expr, where: pl.Expr | None = None) -> pl.DataFrame:
-    """nccl_config rows (key, value) for the rows of `df` matching `where` (filtered before extraction)."""
-    if where is not None:
-        df = df.filter(where)
-    key = pl.lit(key) if isinstance(key, str) else key
-    out = df.select(*_CFG_COLS, key.alias("key"), value.alias("value"))
-    if out.schema["value"] == pl.List(pl.String):
-        out = out.explode("value")
-    return out.filter(pl.col("key").is_not_null() & pl.col("value").is_not_null() & (pl.col("value") != ""))
+def _channels_of_ring() -> pl.Expr:
+    """r"^Channel 00/0*([0-9]+) :" group 1 on lines starting "Channel 00/", without a capture (the ring lines are
+    a fifth of a big log): the digits before the first " :", leading zeros dropped but one kept."""
+    rest = _M.str.slice(11)
+    end = rest.str.find(" :", literal=True)
+    num = rest.str.slice(0, end)  # a non-ASCII char before " :" leaves a non-digit in `num`
+    lean = num.str.strip_chars_start("0")
+    return pl.when(end.is_not_null() & num.str.contains("^[0-9]+$")).then(
+        pl.when(lean == "").then(pl.lit("0")).otherwise(lean))
 
 
-def _fields(kind: str, d: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
-    """Extract the fields of one kind's rows; returns (rows, nccl_config frames)."""
-    m = pl.col("message")
-    cfg: list[pl.DataFrame] = []
-    if kind == "version":
-        d = d.with_columns(m.str.extract(r"NCCL version ([^\s]+)", 1).alias("_v"))
-        cfg.append(_cfg(d, pl.lit("version"), pl.col("_v")))
-    elif kind == "ib_completion_error":
-        d = d.with_columns(m.str.extract(r"from peer ([^\s]*<[0-9]+>) with", 1).alias("peer_addr"),
-                           _i(m.str.extract(r"with (?:error |status=)([0-9]{1,9})\b", 1), "ib_status"),
-                           _i(m.str.extract(r"vendor err ([0-9]{1,9})\b", 1), "vendor_err"))
-    elif kind == "error_chain":
-        g = m.str.extract_groups(r"^(?P<f>[^ ]+):(?P<l>[0-9]{1,9}) -> (?P<r>-?[0-9]{1,9})\b")
-        d = d.with_columns(pl.coalesce(pl.col("src_file"), g.struct.field("f")).alias("src_file"),
-                           pl.coalesce(pl.col("src_line"), _i(g.struct.field("l"), "src_line")).alias("src_line"),
-                           _i(g.struct.field("r"), "retcode"))
-    elif kind in ("socket_error", "remote_closed", "connect_error"):
-        d = d.with_columns(m.str.extract(_PEER, 1).alias("peer_addr"),
-                           _i(m.str.extract(r"retcode (-?[0-9]{1,9})\b", 1), "retcode"))
-    elif kind in ("init_complete", "init_start", "init_timings", "comm_info"):
-        g = m.str.extract_groups(r"(?:comm (?P<c>0x[0-9a-f]+) )?rank (?P<r>[0-9]{1,9}) n[Rr]anks (?P<n>[0-9]{1,9})")
-        d = d.with_columns(pl.coalesce(m.str.extract(r"commId (0x[0-9a-f]+)", 1), g.struct.field("c")).alias("comm_id"),
-                           _i(g.struct.field("n"), "nranks"), _i(g.struct.field("r"), "msg_rank"))
-        d = d.with_columns(pl.coalesce(pl.col("rank"), pl.col("msg_rank")).alias("rank"))
-        if kind != "init_timings":
-            cfg.append(_cfg(d, pl.lit("nranks"), pl.col("nranks").cast(pl.String)))
-            cfg.append(_cfg(d, pl.lit("comm_id"), pl.col("comm_id")))
-        if kind == "comm_info":
-            cfg.append(_cfg(d, pl.lit("nnodes"), m.str.extract(r" nNodes ([0-9]+)", 1)))
-            cfg.append(_cfg(d, pl.lit("local_ranks"), m.str.extract(r" localRanks ([0-9]+)", 1)))
-            cfg.append(_cfg(d, pl.lit("mnnvl"), m.str.extract(r" MNNVL ([0-9]+)", 1)))
-        d = d.drop("msg_rank")
-    elif kind == "env":
-        sp = m.str.splitn(" set by environment to ", 2)
-        var = sp.struct.field("field_0").str.extract(r"([A-Za-z_][A-Za-z0-9_]*)$", 1)
-        val = sp.struct.field("field_1").str.strip_chars_end().str.replace(r"([^.])\.$", "$1")
-        cfg.append(_cfg(d, pl.lit("env.") + var, val))
-    elif kind == "gdr":
-        state = m.str.extract(r"GPU Direct RDMA (?:\([^)]*\) )?([Ee]nabled|[Dd]isabled)", 1).str.to_lowercase()
-        hca = pl.coalesce(m.str.extract(r"HCA [0-9a-fx]+ '([^'\s]+)", 1), m.str.extract(r"HCA ([0-9a-fx]+)", 1))
-        cfg.append(_cfg(d, pl.lit("gdr.") + hca, state, m.str.contains("GPU Direct RDMA", literal=True)))
-        cfg.append(_cfg(d, "dmabuf", pl.lit("available"), m.str.starts_with("DMA-BUF is available")))
-    elif kind in ("channel", "ring"):
-        at = m.str.find(" via ", literal=True)
-        d = d.with_columns(at.alias("_via"))
-        via = pl.col("_via").is_not_null()
-        # byte offset -> character slice is exact for ASCII messages; others take the split
-        ascii_only = d.select((m.str.len_bytes().sum() == m.str.len_chars().sum())).item()
-        value = m.str.slice(pl.col("_via") + 5) if ascii_only else m.str.splitn(" via ", 2).struct.field("field_1")
-        cfg.append(_cfg(d, "channel_transport", value, via))
-        cfg.append(_cfg(d, "nchannels", m.str.extract(r"^Channel 00/0*([0-9]+) :", 1), ~via & m.str.starts_with("Channel 00/")))
-        cfg.append(_cfg(d, "nchannels", m.str.extract(r"^([0-9]+) coll channels", 1), ~m.str.starts_with("C")))
-        cfg.append(_cfg(d, "gdr", m.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1), m.str.starts_with("Connected all rings,")))
-    elif kind == "net":
+_CHANNELS_OF_RING = _channels_of_ring()
+
+
+def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
+    """The rules; with ascii_only (every message ASCII), channel transports are sliced at a byte offset."""
+    via = pl.col("_via").is_not_null()
+    # byte offset -> character slice is exact for ASCII messages; others take the split (same value)
+    transport = _M.str.slice(pl.col("_via") + 5) if ascii_only else _M.str.splitn(" via ", 2).struct.field("field_1")
+    chain, init, env = pl.col("_chain").struct.field, pl.col("_init").struct.field, pl.col("_env").struct.field
+    gdr_state = _M.str.extract(r"GPU Direct RDMA (?:\([^)]*\) )?([Ee]nabled|[Dd]isabled)", 1).str.to_lowercase()
+    gdr_hca = pl.coalesce(_M.str.extract(r"HCA [0-9a-fx]+ '([^'\s]+)", 1), _M.str.extract(r"HCA ([0-9a-fx]+)", 1))
+    init_kinds = ("init_complete", "init_start", "comm_info")
+    return (
+        _Rule(("version",), cfg=(_c("version", _M.str.extract(r"NCCL version ([^\s]+)", 1)),)),
+        _Rule(("ib_completion_error",), stages=((
+            ("peer_addr", _M.str.extract(r"from peer ([^\s]*<[0-9]+>) with", 1)),
+            ("ib_status", _i(_M.str.extract(r"with (?:error |status=)([0-9]{1,9})\b", 1), "ib_status")),
+            ("vendor_err", _i(_M.str.extract(r"vendor err ([0-9]{1,9})\b", 1), "vendor_err"))),),
+            out=("peer_addr", "ib_status", "vendor_err")),
+        _Rule(("error_chain",), stages=(
+            (("_chain", _M.str.extract_groups(r"^(?P<f>[^ ]+):(?P<l>[0-9]{1,9}) -> (?P<r>-?[0-9]{1,9})\b")),),
+            (("src_file", pl.coalesce(pl.col("src_file"), chain("f"))),
+             ("src_line", pl.coalesce(pl.col("src_line"), _i(chain("l"), "src_line"))),
+             ("retcode", _i(chain("r"), "retcode")))),
+            out=("src_file", "src_line", "retcode")),
+        _Rule(("socket_error", "remote_closed", "connect_error"), stages=((
+            ("peer_addr", _M.str.extract(_PEER, 1)),
+            ("retcode", _i(_M.str.extract(r"retcode (-?[0-9]{1,9})\b", 1), "retcode"))),),
+            out=("peer_addr", "retcode")),
+        _Rule(("init_complete", "init_start", "init_timings", "comm_info"), stages=(
+            (("_init", _M.str.extract_groups(
+                r"(?:comm (?P<c>0x[0-9a-f]+) )?rank (?P<r>[0-9]{1,9}) n[Rr]anks (?P<n>[0-9]{1,9})")),),
+            (("comm_id", pl.coalesce(_M.str.extract(r"commId (0x[0-9a-f]+)", 1), init("c"))),
+             ("nranks", _i(init("n"), "nranks")), ("rank", pl.coalesce(pl.col("rank"), _i(init("r"), "msg_rank"))))),
+            out=("comm_id", "nranks", "rank"),
+            cfg=(_c("nranks", pl.col("nranks").cast(pl.String), kinds=init_kinds),
+                 _c("comm_id", pl.col("comm_id"), kinds=init_kinds),
+                 _c("nnodes", _M.str.extract(r" nNodes ([0-9]+)", 1), kinds=("comm_info",)),
+                 _c("local_ranks", _M.str.extract(r" localRanks ([0-9]+)", 1), kinds=("comm_info",)),
+                 _c("mnnvl", _M.str.extract(r" MNNVL ([0-9]+)", 1), kinds=("comm_info",)))),
+        _Rule(("env",), stages=((("_env", _M.str.splitn(" set by environment to ", 2)),),),
+              cfg=(_c(pl.lit("env.") + env("field_0").str.extract(r"([A-Za-z_][A-Za-z0-9_]*)$", 1),
+                      env("field_1").str.strip_chars_end().str.replace(r"([^.])\.$", "$1")),)),
+        _Rule(("gdr",), cfg=(_c(pl.lit("gdr.") + gdr_hca, gdr_state, _M.str.contains("GPU Direct RDMA", literal=True)),
+                             _c("dmabuf", pl.lit("available"), _M.str.starts_with("DMA-BUF is available")))),
+        _Rule(("channel", "ring"), stages=((("_via", _M.str.find(" via ", literal=True)),),), cfg=(
+            _c("channel_transport", transport, via),
+            _c("nchannels", _CHANNELS_OF_RING, ~via & _M.str.starts_with("Channel 00/")),
+            _c("nchannels", _M.str.extract(r"^([0-9]+) coll channels", 1), ~_M.str.starts_with("C")),
+            _c("gdr", _M.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1), _M.str.starts_with("Connected all rings,")))),
         # the few net lines that carry configuration, keyed by their literal prefix (one anchored pass)
-        d = d.with_columns(m.str.extract(_NET_CFG_RE, 1).alias("_nk")).filter(pl.col("_nk").is_not_null())
-        for (nk,), part in (d.partition_by("_nk", as_dict=True).items() if d.height else []):
-            for key, value in _NET_CFG[nk]:
-                cfg.append(_cfg(part, key, value))
-    elif kind == "other":
-        cfg.append(_cfg(d, "cuda_driver", m.str.slice(18), m.str.starts_with("cudaDriverVersion ")))
-        cfg.append(_cfg(d, "cpu_affinity", m.str.splitn(" to ", 2).struct.field("field_1"),
-                        m.str.starts_with("Setting affinity for GPU ")))
-    return d, cfg
+        _Rule(("net",), stages=((("_nk", _M.str.extract(_NET_CFG_RE, 1)),),),
+              cfg=tuple(_c(key, value, many=many, nk=nk) for nk, specs in _NET_CFG.items() for key, value, many in specs)),
+        _Rule(("other",), cfg=(
+            _c("cuda_driver", _M.str.slice(18), _M.str.starts_with("cudaDriverVersion ")),
+            _c("cpu_affinity", _M.str.splitn(" to ", 2).struct.field("field_1"), _M.str.starts_with("Setting affinity for GPU ")))),
+        # an unclassified WARN may still name its peer
+        _Rule(("other", "abort"), levels=("WARN",), stages=((("peer_addr", _M.str.extract(_PEER, 1)),),),
+              out=("peer_addr",)),
+    )
+
+
+_RULES = {True: _make_rules(True), False: _make_rules(False)}
+
+
+def _inputs(rule: _Rule) -> list[str]:
+    """nccl_log columns a rule reads (not those it computed itself before reading them)."""
+    roots = (lambda exprs: {n for e in exprs if e is not None for n in e.meta.root_names()})
+    need, made = {"level"} if rule.levels else set(), set()
+    for stage in rule.stages:
+        need |= roots([e for _, e in stage]) - made
+        made |= {name for name, _ in stage}
+    return sorted(need | (roots([e for spec in rule.cfg for e in (spec.key, spec.value, spec.cond())]) - made))
+
+
+_RULE_INPUTS = {flag: [_inputs(r) for r in rules] for flag, rules in _RULES.items()}
+
+
+def _cfg_rows(df):
+    """nccl_config rows with a key and a non-empty value."""
+    v = pl.col("value")
+    return df.filter(pl.col("key").is_not_null() & v.is_not_null() & (v != ""))
+
+
+def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+    """Big inputs: each rule on the rows of its kinds (only the columns it reads), written back with one scatter
+    per column; nccl_config rows of all rules in one lazy query, their row columns gathered once."""
+    pieces: dict[str, list[tuple[pl.Series, pl.Series]]] = {}  # column -> (row positions, values), written once
+    present = set(df.get_column("kind").unique().to_list())
+    branches = []
+    for rule, inputs in zip(_RULES[ascii_only], _RULE_INPUTS[ascii_only]):
+        kinds = [k for k in rule.kinds if k in present]
+        if not kinds:
+            continue
+        idx = df.select(pl.arg_where(rule.rows(kinds))).to_series()
+        if idx.len() == 0:
+            continue
+        sub = df.select(inputs).gather(idx)
+        for stage in rule.stages:
+            sub = sub.with_columns([e.alias(name) for name, e in stage])
+        for col in rule.out:
+            pieces.setdefault(col, []).append((idx, sub.get_column(col)))
+        specs = [s for s in rule.cfg if s.kinds is None or present.intersection(s.kinds)]
+        if specs:
+            lf = sub.with_columns(idx.alias("_r")).lazy()
+            for spec in specs:
+                cond = spec.cond()
+                q = (lf if cond is None else lf.filter(cond)).select("_r", spec.key.alias("key"), spec.value.alias("value"))
+                branches.append(_cfg_rows(q.explode("value") if spec.many else q))
+    if pieces:
+        cols = []
+        for col, parts in pieces.items():
+            idx = pl.concat([i for i, _ in parts])
+            vals = pl.concat([v.cast(_INT.get(col, v.dtype)) for _, v in parts]).alias(col)
+            base = df.get_column(col) if col in df.columns else pl.Series(col, [None], dtype=vals.dtype).extend_constant(
+                None, df.height - 1)
+            cols.append(base.cast(vals.dtype).clone().scatter(idx, vals))
+        df = df.with_columns(cols)
+    if not branches:
+        return df, []
+    cfg = pl.concat(branches).collect()
+    return df, [df.select(_CFG_COLS).gather(cfg.get_column("_r")).hstack(cfg.select("key", "value"))]
+
+
+def _rules_gated(df: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+    """Small inputs: the rules of the kinds (and levels) present, at once on the whole frame, each expression gated
+    by its rule's rows (values equal to _rules_by_kind's). nccl_config: one struct column per spec with rows (the
+    specs of net prefixes, one per row at most, share columns by position), unpivoted spec after spec; parse()
+    sorts them by line, stably, so each line keeps its specs' order."""
+    kinds, levels = df.select(pl.col("kind").unique().implode(), pl.col("level").unique().implode()).row(0)
+    kinds, levels = frozenset(kinds), frozenset(levels)
+    rules = tuple(i for i, r in enumerate(_RULES[False])
+                  if kinds.intersection(r.kinds) and (r.levels is None or levels.intersection(r.levels)))
+    if not rules:
+        return df, []
+    for stage in _gated_stages(rules, tuple(df.columns)):
+        df = df.with_columns(stage)
+    nks = frozenset(df.get_column("_nk").unique().to_list()) if "_nk" in df.columns else frozenset()
+    scalar, many = _gated_cfg(rules, kinds, nks)
+    if not (scalar or many):
+        return df, []
+    # (key, value) column pairs, unpivoted spec after spec; list values exploded; sorted by (line, spec)
+    wide = df.select(*_CFG_COLS, *[e for pair in scalar + many for e in pair])
+    parts = []
+    for pairs in (scalar, many):
+        if pairs:
+            names = [(k.meta.output_name(), v.meta.output_name()) for k, v in pairs]
+            keys = wide.unpivot([k for k, _ in names], index=list(_CFG_COLS), variable_name="_s", value_name="key")
+            vals = wide.unpivot([v for _, v in names], index=[], variable_name="_v", value_name="value")
+            part = keys.hstack(vals.drop("_v"))
+            parts.append(part.explode("value") if pairs is many else part)
+    cfg = _cfg_rows(pl.concat(parts) if len(parts) > 1 else parts[0])
+    order = cfg.select(pl.col("_s").str.slice(2).cast(pl.Int32).alias("_o"))
+    return df, [cfg.drop("_s").hstack(order).sort("line_no", "_o", maintain_order=True).drop("_o")]
+
+
+@functools.lru_cache(maxsize=256)
+def _gated_stages(rules: tuple[int, ...], columns: tuple[str, ...]) -> list[list[pl.Expr]]:
+    """with_columns lists, stage after stage, of the given rules, gated (expressions built once per rule set)."""
+    stages, have = [], set(columns)
+    for s in range(max(len(_RULES[False][i].stages) for i in rules)):
+        chains: dict[str, pl.Expr] = {}
+        for i in rules:
+            rule = _RULES[False][i]
+            for name, e in (rule.stages[s] if s < len(rule.stages) else ()):
+                chains[name] = (chains[name].when(rule.rows()) if name in chains else pl.when(rule.rows())).then(e)
+        if chains:
+            stages.append([(ch.otherwise(pl.col(n)) if n in have else ch).alias(n) for n, ch in chains.items()])
+            have |= set(chains)
+    return stages
+
+
+@functools.lru_cache(maxsize=256)
+def _gated_cfg(rules: tuple[int, ...], kinds: frozenset, nks: frozenset) -> tuple[list, list]:
+    """(key, gated value) column pairs of the specs of the given rules that can have rows: scalar values, list
+    values; each key named _k<n>, its value _v<n>, n the spec's place in row order. The specs of net prefixes
+    (one per row at most) share a pair by their position in their prefix's list."""
+    specs: list[tuple[bool, list]] = []  # (many, [(cond, key, value)])
+    for i in rules:
+        rule = _RULES[False][i]
+        by_pos: list[list] = []
+        for k, spec in enumerate(rule.cfg):
+            if (spec.kinds is not None and not kinds.intersection(spec.kinds)) or (spec.nk is not None and spec.nk not in nks):
+                continue
+            c = spec.cond()
+            item = (rule.rows() if c is None else rule.rows() & c, spec.key, spec.value)
+            if spec.nk is None:
+                specs.append((spec.many, [item]))
+                continue
+            j = sum(1 for s in rule.cfg[:k] if s.nk == spec.nk)
+            while len(by_pos) <= j:
+                by_pos.append([])
+            by_pos[j].append((spec.many, item))
+        for pos in by_pos:  # one pair per position; list-valued if any spec there is
+            many = any(m for m, _ in pos)
+            specs.append((many, [(c, k, v if m or not many else pl.concat_list(v)) for m, (c, k, v) in pos]))
+    scalar, many = [], []
+    for n, (is_many, items) in enumerate(specs):
+        (c0, k0, v0), rest = items[0], items[1:]
+        key, val = pl.when(c0).then(k0), pl.when(c0).then(v0)
+        for c, k, v in rest:
+            key, val = key.when(c).then(k), val.when(c).then(v)
+        (many if is_many else scalar).append((key.alias(f"_k{n:03d}"), val.alias(f"_v{n:03d}")))
+    return scalar, many
 
 
 _LAUNCH = (r"^(?P<launch>(?:(?P<rfc>" + _RFC_CORE + r") |\[[0-9]{1,9},(?P<mr>[0-9]{1,9})\]<std(?:out|err)>: ?"
@@ -433,70 +634,50 @@ _LAUNCH = (r"^(?P<launch>(?:(?P<rfc>" + _RFC_CORE + r") |\[[0-9]{1,9},(?P<mr>[0-
            r"(?:\[(?P<nts>[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?)\] )?")
 
 
+_LAUNCH_G = pl.col("text").str.extract_groups(_LAUNCH).alias("_g")
+_LAUNCH_LEN = (pl.col("launch").str.len_bytes()
+               + pl.when(pl.col("nts").is_not_null()).then(pl.col("nts").str.len_bytes() + 3).otherwise(0)).fill_null(0)
+
+
 def _strip_launcher(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """ASCII rows the fast header missed: strip known launcher prefixes / NCCL's own stamp with one anchored
     regex, then retry the fast header on the rest. Returns (parsed rows, rows left for the slow path)."""
-    t = pl.col("text")
-    g = t.str.extract_groups(_LAUNCH)
-    df = df.with_columns(g.alias("_g")).unnest("_g")
-    nts = pl.col("nts")
-    plen = pl.col("launch").str.len_bytes() + pl.when(nts.is_not_null()).then(nts.str.len_bytes() + 3).otherwise(0)
-    df = df.with_columns(plen.fill_null(0).alias("_plen"))
-    cand = df.filter(pl.col("_plen") > 0)
-    left = df.filter(pl.col("_plen") == 0).select("line_no", "text")
+    df = df.with_columns(_LAUNCH_G).unnest("_g").with_columns(_LAUNCH_LEN.alias("_plen"))
+    has = df.get_column("_plen") > 0
+    cand = df.filter(has)
+    left = df.filter(~has).select("line_no", "text")
     if cand.height == 0:
         return cand.clear().select("line_no"), left
-    body = cand.select("line_no", t.str.slice(pl.col("_plen")).alias("text"))
-    good, bad = _fast(body)
-    info = cand.select(
-        "line_no",
+    good, ok = _fast(cand.select("line_no", pl.col("text").str.slice(pl.col("_plen"))))
+    info = cand.filter(ok).select(  # rows of `good`, in its order
         pl.col("launch").str.strip_chars_end().alias("prefix"),
         pl.coalesce("mr", "sr", "br", "tr").cast(pl.Int32, strict=False).alias("prefix_rank"),
-        pl.col("rfc").str.replace("Z$", "+00:00").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%z", time_unit="us",
-                                                                 time_zone="UTC", strict=False).alias("ts_exact"),
-        local_to_utc(nts.str.replace("T", " ").str.replace(",", ".")
-                     .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False), ctx.tz).alias("ts_local"))
-    info = info.with_columns(pl.when(pl.col("prefix") == "").then(None).otherwise(pl.col("prefix")).alias("prefix"))
-    good = good.join(info, on="line_no", how="left")
-    left = pl.concat([left, cand.filter(pl.col("line_no").is_in(bad["line_no"].implode())).select("line_no", "text")])
-    return good, left
+        _rfc_ts(pl.col("rfc")).alias("ts_exact"), _local_ts(pl.col("nts"), ctx).alias("ts_local"))
+    good = good.hstack(info.with_columns(pl.when(pl.col("prefix") != "").then(pl.col("prefix")).alias("prefix")))
+    return good, pl.concat([left, cand.filter(~ok).select("line_no", "text")])
 
 
-def _scatter(base: pl.DataFrame, idx: pl.Series, vals: pl.DataFrame) -> pl.DataFrame:
-    """Write the columns of `vals` (rows = positions `idx` of `base`) into `base`, creating them as needed."""
-    cols = []
-    n = base.height
-    for name in vals.columns:
-        v = vals.get_column(name)
-        col = base.get_column(name) if name in base.columns else pl.Series(name, [None], dtype=v.dtype).extend_constant(None, n - 1)
-        if col.dtype != v.dtype:
-            v = v.cast(col.dtype)
-        cols.append(col.clone().scatter(idx, v))
-    return base.with_columns(cols)
-
-
-_OVERRIDES = {"error_chain": ["src_file", "src_line"], "init_complete": ["rank"], "init_start": ["rank"],
-              "init_timings": ["rank"], "comm_info": ["rank"]}
-_FIELD_IN = ("line_no", "host", "pid", "rank", "cuda_dev", "level", "message", "src_file", "src_line")
+LEAN_ROWS = 2048  # inputs of at most this many NCCL rows evaluate the rules on the whole frame (_rules_gated)
 
 
 def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.DataFrame, pl.DataFrame, list[pl.DataFrame]]:
     """NCCL candidate lines -> (nccl_log rows, lines rejected, nccl_config frames)."""
     text = pl.col("text")
-    fast_mask = text.str.contains(" NCCL ", literal=True) & ~text.str.starts_with("NCCL ")
-    if not ascii_all:  # byte offsets equal character offsets only on ASCII rows
-        fast_mask = fast_mask & (text.str.len_bytes() == text.str.len_chars())
-    c = c.with_columns(fast_mask.fill_null(False).alias("_fast"))
-    fast_in, slow_in = c.filter(pl.col("_fast")).drop("_fast"), c.filter(~pl.col("_fast")).drop("_fast")
-    c = c.drop("_fast")
+    if ascii_all:  # lines without " NCCL " or starting with "NCCL " fail the fast header and its retry anyway
+        fast_in, slow_in = c, c.clear()
+    else:  # byte offsets equal character offsets only on ASCII rows
+        fast_mask = (text.str.contains(" NCCL ", literal=True) & ~text.str.starts_with("NCCL ")
+                     & (text.str.len_bytes() == text.str.len_chars()))
+        mask = c.select(fast_mask.fill_null(False)).to_series()
+        fast_in, slow_in = c.filter(mask), c.filter(~mask)
     parts, bad = [], []
     if fast_in.height:
-        good, retry = _fast(fast_in)
+        good, ok = _fast(fast_in)
         parts.append(good)
-        if retry.height:
-            good2, retry = _strip_launcher(retry, ctx)
+        if not ok.all():
+            good2, retry = _strip_launcher(fast_in.filter(~ok), ctx)
             parts.append(good2)
-        slow_in = pl.concat([slow_in, retry])
+            slow_in = pl.concat([slow_in, retry])
     if slow_in.height:
         no_level, df = _split_nccl(slow_in)
         df = _header(df, ctx)
@@ -511,36 +692,13 @@ def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.
     parts = [_ensure(p.drop("text", strict=False), common) for p in parts]
     cols = parts[0].columns
     df = parts[0]
-    if len(parts) > 1:
-        df = pl.concat([df] + [p.select(cols).cast(df.schema) for p in parts[1:]]).sort("line_no")
-    df = df.with_columns(pl.col("prefix_rank").alias("rank"))
-    df = df.with_columns(_classify(df.select("message", "level")))
-    cfg = []
-    pieces: dict[str, list[tuple[pl.Series, pl.Series]]] = {}  # column -> (row positions, values), written once
-    for kind in df.get_column("kind").unique().to_list():
-        if kind in ("tree", "nccl_call"):  # nothing to extract
-            continue
-        idx = df.select(pl.arg_where(pl.col("kind") == kind)).to_series()
-        sub = df.select(_FIELD_IN if kind not in ("channel", "ring", "other", "net", "env") else
-                        [c for c in _FIELD_IN if c not in ("src_file", "src_line")]).gather(idx)
-        sub, extra = _fields(kind, sub)
-        if kind in ("other", "abort"):  # an unclassified WARN may still name its peer
-            warn = sub.select(pl.arg_where(pl.col("level") == "WARN")).to_series()
-            if warn.len():
-                peer = sub.gather(warn).select(pl.col("message").str.extract(_PEER, 1)).to_series()
-                pieces.setdefault("peer_addr", []).append((idx.gather(warn), peer))
-        for col in [x for x in sub.columns if x not in _FIELD_IN and not x.startswith("_")] + _OVERRIDES.get(kind, []):
-            pieces.setdefault(col, []).append((idx, sub.get_column(col)))
-        cfg.extend(extra)
-    if pieces:
-        cols = []
-        for col, parts in pieces.items():
-            idx = pl.concat([i for i, _ in parts])
-            vals = pl.concat([v.cast(_INT.get(col, v.dtype)) for _, v in parts]).alias(col)
-            base = df.get_column(col) if col in df.columns else pl.Series(col, [None], dtype=vals.dtype).extend_constant(
-                None, df.height - 1)
-            cols.append(base.cast(vals.dtype).clone().scatter(idx, vals))
-        df = df.with_columns(cols)
+    if len(parts) > 1:  # one chunk first: sorting (gathering) chunked string columns costs several times more
+        df = pl.concat([df] + [p.select(cols).cast(df.schema) for p in parts[1:]], rechunk=True).sort("line_no")
+    if df.height <= LEAN_ROWS:
+        df, cfg = _rules_gated(_classify_gated(df.with_columns(pl.col("prefix_rank").alias("rank"))))
+    else:
+        df = df.with_columns(pl.col("prefix_rank").alias("rank"))
+        df, cfg = _rules_by_kind(df.with_columns(_classify(df.select("message", "level"))), ascii_all)
     return df, rejected, cfg
 
 
@@ -550,20 +708,20 @@ def _ensure(df: pl.DataFrame, cols: dict[str, pl.DataType]) -> pl.DataFrame:
 
 
 # --- PyTorch --------------------------------------------------------------------------------------
-def _torch_rows(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """PyTorch c10d/ProcessGroupNCCL lines -> (nccl_log rows, lines not recognised)."""
-    text = pl.col("text")
-    g = text.str.extract_groups(_GLOG)
-    df = c.with_columns(g.alias("g")).unnest("g")
-    body = pl.coalesce(pl.col("msg"), text.str.replace(_LAUNCHER, ""))
-    df = df.with_columns(body.alias("message"))
+_GLOG_G = pl.col("text").str.extract_groups(_GLOG).alias("g")
+_TORCH_MESSAGE = pl.coalesce(pl.col("msg"), pl.col("text").str.replace(_LAUNCHER, "")).alias("message")
+
+
+def _torch_ok() -> pl.Expr:
     m = pl.col("message")
     std = (m.str.starts_with("terminate called after throwing") | m.str.starts_with("  what():")
            | m.str.starts_with("Exception raised from") | m.str.contains("NCCL error in: ", literal=True)
            | m.str.contains(r"^[A-Za-z_.]*(?:Error|Exception): .*NCCL"))
-    ok = pl.col("glvl").is_not_null() | std
-    bad = df.filter(~ok).select("line_no", "text")
-    df = df.filter(ok)
+    return (pl.col("glvl").is_not_null() | std).alias("_ok")
+
+
+def _torch_fields() -> list[list[pl.Expr]]:
+    m = pl.col("message")
     wd = m.str.contains("Watchdog caught collective operation timeout", literal=True)
     kind = (pl.when(m.str.contains("thread terminated with exception", literal=True)
                     | m.str.contains("detected by watchdog", literal=True)).then(pl.lit("watchdog_exception"))
@@ -574,16 +732,8 @@ def _torch_rows(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
             .when(m.str.starts_with("Exception raised from")).then(pl.lit("exception_raised"))
             .when(m.str.contains("NCCL error", literal=True)).then(pl.lit("nccl_error"))
             .otherwise(pl.lit("pytorch")))
-    year = ctx.year or (ctx.capture_time.year if ctx.capture_time else None)
-    md = pl.col("md").str.zfill(4)
-    naive = (pl.lit(str(year) if year else None, dtype=pl.String) + "-" + md.str.slice(0, 2) + "-" + md.str.slice(2, 2)
-             + " " + pl.col("hms")).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
-    if ctx.capture_time is not None and not ctx.year:
-        cap = ctx.capture_time if ctx.capture_time.tzinfo else ctx.capture_time.replace(tzinfo=dt.timezone.utc)
-        later = naive > pl.lit(cap.astimezone(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1))
-        naive = pl.when(later).then(naive.dt.offset_by("-1y")).otherwise(naive)
     wrank = m.str.extract(r"\[(?:PG [^\]]*?)?Rank ([0-9]{1,9})\]", 1)
-    df = df.with_columns(
+    first = [
         kind.alias("kind"),
         pl.col("glvl").replace_strict(_GLOG_LEVEL, default=None).alias("level"),
         pl.col("gsrc").alias("src_file"), _i(pl.col("gline"), "src_line"),
@@ -594,23 +744,43 @@ def _torch_rows(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
         _i(m.str.extract(r"ran for ([0-9]{1,18}) milliseconds", 1), "ran_ms"),
         _i(m.str.extract(r"last enqueued NCCL work: (-?[0-9]{1,18})", 1), "last_enqueued"),
         _i(m.str.extract(r"last completed NCCL work: (-?[0-9]{1,18})", 1), "last_completed"),
-        _i(wrank, "msg_rank"),
-        local_to_utc(naive, ctx.tz).alias("ts_local"),
-    )
-    df = df.with_columns(
-        pl.when(pl.col("kind") == "exception_raised").then(m.str.extract(r" at [^ ]*?([A-Za-z0-9_]+\.(?:cpp|cc|h|hpp)):", 1))
+        _i(wrank, "msg_rank")]
+    raised = pl.col("kind") == "exception_raised"
+    second = [
+        pl.when(raised).then(m.str.extract(r" at [^ ]*?([A-Za-z0-9_]+\.(?:cpp|cc|h|hpp)):", 1))
         .otherwise(pl.col("src_file")).alias("src_file"),
-        pl.when(pl.col("kind") == "exception_raised").then(_i(m.str.extract(r"\.(?:cpp|cc|h|hpp):([0-9]{1,9})", 1), "src_line"))
+        pl.when(raised).then(_i(m.str.extract(r"\.(?:cpp|cc|h|hpp):([0-9]{1,9})", 1), "src_line"))
         .otherwise(pl.col("src_line")).alias("src_line"),
-        pl.when(pl.col("glvl").is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(pl.col("pre")).alias("pre"),
-    )
-    return _torch_prefix(df, ctx), bad
+        pl.when(pl.col("glvl").is_null()).then(pl.lit(None, dtype=pl.String)).otherwise(pl.col("pre")).alias("pre")]
+    return [first, second]
 
 
-def _torch_prefix(df: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    glog_ts = df.get_column("ts_local")
-    out = _prefix(df.drop("ts_local").with_columns(glog_ts.alias("_gts")), ctx, "pre")
-    out = _ensure(out, {"prefix_rank": pl.Int32, "prefix": pl.String, "ts_local": pl.Datetime("us", "UTC")})
+_TORCH_OK = _torch_ok()
+_TORCH_FIELDS = _torch_fields()
+
+
+def _torch_rows(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """PyTorch c10d/ProcessGroupNCCL lines -> (nccl_log rows, lines not recognised)."""
+    df = _collect(c.lazy().with_columns(_GLOG_G).unnest("g").with_columns(_TORCH_MESSAGE).with_columns(_TORCH_OK),
+                  c.height)
+    ok = df.get_column("_ok")
+    bad = df.filter(~ok).select("line_no", "text")
+    df = df.filter(ok).drop("_ok")
+    year = ctx.year or (ctx.capture_time.year if ctx.capture_time else None)
+    md = pl.col("md").str.zfill(4)
+    naive = (pl.lit(str(year) if year else None, dtype=pl.String) + "-" + md.str.slice(0, 2) + "-" + md.str.slice(2, 2)
+             + " " + pl.col("hms")).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+    if ctx.capture_time is not None and not ctx.year:
+        cap = ctx.capture_time if ctx.capture_time.tzinfo else ctx.capture_time.replace(tzinfo=dt.timezone.utc)
+        later = naive > pl.lit(cap.astimezone(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1))
+        naive = pl.when(later).then(naive.dt.offset_by("-1y")).otherwise(naive)
+    first, second = _TORCH_FIELDS
+    lf = df.lazy().with_columns(*first, local_to_utc(naive, ctx.tz).alias("ts_local")).with_columns(second)
+    return _collect(_torch_prefix(lf, ctx), df.height), bad
+
+
+def _torch_prefix(lf: pl.LazyFrame, ctx: ParseContext) -> pl.LazyFrame:
+    out = _prefix(lf.rename({"ts_local": "_gts"}), ctx, "pre")
     torch_rank = pl.col("pre").str.extract(r"\[rank([0-9]{1,9})\]:$", 1).cast(pl.Int32, strict=False)
     out = out.with_columns(pl.coalesce(pl.col("_gts"), pl.col("ts_local")).alias("ts_local"),
                            pl.coalesce(torch_rank, pl.col("msg_rank"), pl.col("prefix_rank")).alias("rank"))
@@ -644,6 +814,11 @@ def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return structure, rest.with_columns(reason.alias("reason")).select("line_no", "text", "reason")
 
 
+_PT_COND = (pl.col("text").str.contains("NCCL", literal=True) | pl.col("text").str.contains("atchdog", literal=True)
+            | pl.col("text").str.contains("terminate called after throwing", literal=True)
+            | pl.col("text").str.contains("what():", literal=True)).fill_null(False)
+
+
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     """Parse NCCL debug output and PyTorch NCCL watchdog lines into nccl_log and nccl_config."""
     lines = read_lines(data)
@@ -651,58 +826,60 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config")},
                       None, hosts=[], variant="empty")
-    text = pl.col("text")
-    cand = lines.with_columns(text.str.contains("NCCL ", literal=True).fill_null(False).alias("_c"))
-    nc = cand.filter(pl.col("_c")).drop("_c")
-    rest = cand.filter(~pl.col("_c")).drop("_c")
+    is_nc = lines.select(pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)).to_series()
+    nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
     log_parts, cfg = [], []
     if nc.height:
         rows, bad, cfg = _nccl_rows(nc, ctx, data.isascii())
         log_parts.append(rows)
-        rest = pl.concat([rest, bad])
-    pt_cond = (text.str.contains("NCCL", literal=True) | text.str.contains("atchdog", literal=True)
-               | text.str.contains("terminate called after throwing", literal=True)
-               | text.str.contains("what():", literal=True)).fill_null(False)
-    pt = rest.filter(pt_cond)
-    if pt.height:
-        rest = rest.filter(~pt_cond)
-        trows, tbad = _torch_rows(pt, ctx)
-        if trows.height:
-            log_parts.append(trows.sort("line_no"))
-        rest = pl.concat([rest, tbad])
-    _structure, unparsed = _other_reasons(rest)
+        rest = pl.concat([rest, bad]) if bad.height else rest
+    if rest.height:
+        is_pt = rest.select(_PT_COND).to_series()
+        if is_pt.any():
+            trows, tbad = _torch_rows(rest.filter(is_pt), ctx)
+            if trows.height:
+                log_parts.append(trows.sort("line_no"))
+            rest = pl.concat([rest.filter(~is_pt), tbad])
+    unparsed = _other_reasons(rest)[1] if rest.height else None
 
     log = _finish_log(log_parts)
-    cfg_df = (pl.concat([c for c in cfg if c.height], how="vertical_relaxed")
-              if any(c.height for c in cfg) else schema.empty("nccl_config").select(
-                  "line_no", "host", "pid", "rank", "cuda_dev", "key", "value"))
-    cfg_df = cfg_df.sort("line_no", maintain_order=True)
+    cfg = [c for c in cfg if c.height]
+    if not cfg:
+        cfg_df = schema.empty("nccl_config").select("line_no", "host", "pid", "rank", "cuda_dev", "key", "value")
+    else:
+        cfg_df = (pl.concat(cfg, how="vertical_relaxed") if len(cfg) > 1 else cfg[0]).sort("line_no", maintain_order=True)
     hosts = sorted(h for h in log.get_column("host").unique().to_list() if h) if log.height else []
     variant = _variant(log)
-    up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME)
+    up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df}, up, hosts=hosts, variant=variant)
 
 
-_LOG_COLS = [c for c in schema.polars_schema("nccl_log") if c not in ("source", "file")]
+_LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not in ("source", "file")}
+_LOG_NULLS = {c: pl.lit(None, dtype=t).alias(c) for c, t in _LOG_TYPES.items()}
+
+
+def _log_select(columns: list[str], ts_known: bool) -> list[pl.Expr]:
+    """The nccl_log columns of a part: its own where it has them, typed nulls where not; ts and ts_quality from
+    the exact (RFC 3339) and local stamps."""
+    exact, local = (pl.col(c) if c in columns else pl.lit(None, dtype=pl.Datetime("us", "UTC")) for c in ("ts_exact", "ts_local"))
+    if ts_known:
+        ts = [pl.coalesce(exact, local).alias("ts"),
+              pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
+              .otherwise(pl.lit("none")).alias("ts_quality")]
+    else:
+        ts = [_LOG_NULLS["ts"], pl.lit("none").alias("ts_quality")]
+    own = {c: pl.col(c) for c in columns if c in _LOG_TYPES}
+    return [dict(zip(("ts", "ts_quality"), ts)).get(c, own.get(c, _LOG_NULLS[c])) for c in _LOG_TYPES]
 
 
 def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
     """Final nccl_log columns: NCCL rows, then PyTorch rows, each part in line order (not interleaved: no copy)."""
     if not parts:
         return schema.empty("nccl_log").drop("source", "file")
-    types = {c: t for c, t in schema.polars_schema("nccl_log").items() if c in _LOG_COLS}
     out = None
     for df in parts:
-        df = _ensure(df, {"ts_exact": pl.Datetime("us", "UTC"), "ts_local": pl.Datetime("us", "UTC")})
-        exact, local = pl.col("ts_exact"), pl.col("ts_local")
-        if df.get_column("ts_exact").null_count() == df.height and df.get_column("ts_local").null_count() == df.height:
-            df = df.with_columns(pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("ts"), pl.lit("none").alias("ts_quality"))
-        else:
-            df = df.with_columns(
-                pl.coalesce(exact, local).alias("ts"),
-                pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
-                .otherwise(pl.lit("none")).alias("ts_quality"))
-        df = _ensure(df, types).select(list(types))
+        known = any(c in df.columns and df.get_column(c).null_count() < df.height for c in ("ts_exact", "ts_local"))
+        df = df.select(_log_select(df.columns, known))
         out = df if out is None else pl.concat([out, df.cast(out.schema)])
     return out
 
