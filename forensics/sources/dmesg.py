@@ -71,6 +71,9 @@ VERSION = 1
 TABLES = ("kernel_log",)
 DESCRIPTION = "kernel log: dmesg (raw, -T, --time-format iso, -x, -r), journalctl -k, kern.log/syslog"
 CHUNKABLE = True
+# ingest's chunks for this source: small enough that writing one chunk's rows overlaps parsing the next
+# ones (100 MB end to end: 1.3 s at 16 MB, 1.6 s at ingest's default 64 MB; a third less memory)
+CHUNK_BYTES = 16 << 20
 
 LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 # util-linux dmesg facility names, by code (priority >> 3)
@@ -310,14 +313,18 @@ def _iso_ts(base: pl.Expr, frac: pl.Expr, tz: pl.Expr) -> pl.Expr:
     return utc.dt.replace_time_zone("UTC")
 
 
-def _iso_fixed_ts(rest: pl.Expr) -> pl.Expr:
-    """_iso_ts of a line starting with RE_ISO_FIXED, from fixed positions."""
+def _iso_fixed_ts(rest: pl.Expr, off_min: pl.Expr | int | None = None) -> pl.Expr:
+    """_iso_ts of a line starting with RE_ISO_FIXED, from fixed positions (`off_min`: the zone offset
+    of every line in minutes when known, else read from each line)."""
     naive = rest.str.head(19).str.strptime(pl.Datetime("us"), "%Y-%m-%dT%H:%M:%S", strict=False)
-    sign = pl.when(rest.str.slice(26, 1) == "-").then(-1).otherwise(1)
-    off_min = sign * (rest.str.slice(27, 2).cast(pl.Int64, strict=False) * 60
-                      + rest.str.slice(30, 2).cast(pl.Int64, strict=False))
+    if off_min is None:
+        sign = pl.when(rest.str.slice(26, 1) == "-").then(-1).otherwise(1)
+        off_min = sign * (rest.str.slice(27, 2).cast(pl.Int64, strict=False) * 60
+                          + rest.str.slice(30, 2).cast(pl.Int64, strict=False))
     micros = rest.str.slice(20, 6).cast(pl.Int64, strict=False).fill_null(0)
-    utc = naive + pl.duration(microseconds=micros) - pl.duration(minutes=off_min)
+    utc = naive + pl.duration(microseconds=micros)
+    if not isinstance(off_min, int) or off_min:
+        utc = utc - pl.duration(minutes=off_min)
     return utc.dt.replace_time_zone("UTC")
 
 
@@ -325,7 +332,12 @@ def _parse_iso_fixed(df: pl.DataFrame) -> pl.DataFrame:
     """Lines whose `rest` matches RE_ISO_FIXED (what `dmesg --time-format iso` prints): the prefix is
     sliced, not captured; the rows are those _parse_iso makes of them."""
     r = pl.col("rest")
-    return _finish(df.lazy().with_columns(_iso_fixed_ts(r).alias("_ts")), raw_time=r.str.head(32),
+    # one capture, one zone: the offset of the first line, when every line has it
+    tz0 = df["rest"][0][26:32]
+    off_min = None
+    if df.select((r.str.slice(26, 6) == tz0).all()).item():
+        off_min = (-1 if tz0[0] == "-" else 1) * (int(tz0[1:3]) * 60 + int(tz0[4:6]))
+    return _finish(df.lazy().with_columns(_iso_fixed_ts(r, off_min).alias("_ts")), raw_time=r.str.head(32),
                    message=r.str.slice(33), ts=pl.col("_ts"), ts_quality=pl.lit("exact"),
                    bad=pl.when(pl.col("_ts").is_null()).then(pl.lit("ISO time does not convert"))).collect()
 
@@ -414,6 +426,12 @@ def _fields(df: pl.DataFrame) -> pl.DataFrame:
     if df.height >= DEDUP_MIN_ROWS:
         sample = df["message"].head(DEDUP_SAMPLE)
         if sample.n_unique() * 2 <= sample.len():
+            # distinct messages by their 64-bit hash (an integer join), checked against the text
+            h = df.select(pl.col("message").hash().alias("_h"), pl.col("message"))
+            fields = _message_fields(h.unique(subset="_h", keep="any"))
+            out = h.select("_h").join(fields.rename({"message": "_m"}), on="_h", how="left", maintain_order="left")
+            if out["_m"].equals(df["message"], null_equal=True):
+                return pl.concat([df, out.drop("_h", "_m")], how="horizontal")
             return df.join(_message_fields(df.select("message").unique()), on="message", how="left",
                            maintain_order="left")
     return _message_fields(df)
