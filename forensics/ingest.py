@@ -28,8 +28,11 @@ def _workers() -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
-def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(first line number - 1, bytes) chunks of a file, each ending at a newline (or EOF)."""
+def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = ()) -> Iterator[tuple[int, bytes]]:
+    """(first line number - 1, bytes) chunks of a file, each ending at a newline (or EOF).
+
+    No chunk but the first starts with a line whose first byte is in `no_start` (a source's
+    ``CHUNK_NO_START``: continuation lines, which belong with the line before them)."""
     line_offset = 0
     rest = b""
     with open(path, "rb") as fh:
@@ -39,6 +42,9 @@ def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[in
                 break
             buf = rest + block
             cut = buf.rfind(b"\n")
+            # (a cut at the very end leaves the next line's first byte unknown: that line waits too)
+            while no_start and cut >= 0 and buf[cut + 1:cut + 2] in no_start + (b"",):
+                cut = buf.rfind(b"\n", 0, cut)
             if cut < 0:
                 rest = buf
                 continue
@@ -96,7 +102,7 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
     workers = _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
-        for offset, chunk in iter_chunks(path, chunk_bytes):
+        for offset, chunk in iter_chunks(path, chunk_bytes, getattr(mod, "CHUNK_NO_START", ())):
             pending.append((offset, pool.submit(mod.parse, chunk, ctx)))
             del chunk
             if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory

@@ -332,3 +332,34 @@ def test_sniff_syslog_file_with_other_programs():
     kernel = [ln for ln in lines if b"kernel:" in ln]
     assert dmesg.sniff(b"".join(netifd * 3 + kernel[:1]))  # /var/log/messages: mostly other programs
     assert not dmesg.sniff(b"".join(netifd * 3))  # no kernel line at all: not a kernel log
+
+
+def test_continuation_lines_without_any_message_are_unparsed():
+    res = parse(b"    no message here\n\n   nor here\n")
+    assert res.tables["kernel_log"].height == 0 and res.lines == 3
+    assert res.unparsed["reason"].to_list() == ["continuation line without a preceding message"] * 2
+
+
+def test_ingest_chunks_keep_continuation_lines_with_their_message(monkeypatch, tmp_path: Path):
+    from forensics import ingest
+
+    head = (FIX / "dmesg--gpud-decode-iso-xid13-xid43.txt").read_bytes().rstrip(b"\n").split(b"\n")
+    data = b"".join(ln + b"\n" + b"\n" + b"    continued on a second line\n" * 3 for ln in head * 8)
+    path = tmp_path / "dmesg.txt"
+    path.write_bytes(data)
+    ctx = ParseContext(host="h", file=str(path))
+    whole = dmesg.parse(data, ctx)
+    monkeypatch.setattr(dmesg, "CHUNK_BYTES", 700)
+    frames: list[pl.DataFrame] = []
+    _, res = ingest.parse_path(path, "dmesg", ctx, sink=lambda t, df: frames.append(df))
+    assert len(frames) > 10 and res.lines == whole.lines
+    assert pl.concat(frames).equals(whole.tables["kernel_log"]) and res.unparsed.equals(whole.unparsed)
+
+
+def test_repeated_messages_get_the_fields_of_each_message():
+    lines = (FIX / "dmesg--gpud-decode-iso-xid13-xid43.txt").read_bytes().rstrip(b"\n").split(b"\n")
+    data = b"\n".join(lines * (dmesg.DEDUP_MIN_ROWS // len(lines) + 1)) + b"\n"
+    once = parse(b"\n".join(lines) + b"\n").tables["kernel_log"].drop("line_no")
+    many = parse(data).tables["kernel_log"].drop("line_no")
+    assert many.height > dmesg.DEDUP_MIN_ROWS
+    assert many.head(once.height).equals(once) and many.tail(once.height).equals(once)

@@ -334,3 +334,33 @@ def test_block_wise_parsing_equals_whole(monkeypatch):
     t = whole.tables["nic_counters"]
     assert t["sample_no"].unique().sort().to_list() == list(range(9))
     assert t.filter(pl.col("sample_no") == 4)["ts"].null_count() == t.filter(pl.col("sample_no") == 4).height
+
+
+def test_markers_without_counters():
+    t0 = dt.datetime(2026, 11, 30, 10, 15, 2, tzinfo=UTC)
+    res = parse((format_marker(t0, "ethtool -S eth2") + "\n" + format_marker(t0, "ethtool -S eth2") + "\n").encode())
+    assert res.tables["nic_counters"].height == 0 and res.unparsed.height == 0 and res.meta["ifaces"] == []
+    res = parse((format_marker(t0, "ethtool -S eth2") + "\nNIC statistics:\n     rx: x\n").encode())
+    assert res.tables["nic_counters"].height == 0 and res.unparsed["line_no"].to_list() == [3]
+
+
+def test_small_input_split_matches_split_lines():
+    rnd = random.Random(5)
+    cases = [b"\n", b"a", b"a\r\n", b"\r", b"\xef\xbb\xbfx\ny\n", b"\xff\n\xfe"]
+    cases += [bytes(rnd.choice(b"ab:\n\r\xff\xc3\xa9 ") for _ in range(rnd.randrange(1, 40))) for _ in range(500)]
+    for data in cases:
+        assert ethtool._split_lines(data).equals(split_lines(data)), data
+
+
+def test_names_mapped_once_per_process_give_the_same_rows(monkeypatch):
+    files = sorted(FIX.glob("ethtool--*.txt"))
+    monkeypatch.setattr(ethtool, "_KNOWN_NAMES", [None])
+    first = [parse(f.name) for f in files]
+    again = [parse(f.name) for f in reversed(files)][::-1]
+    monkeypatch.setattr(ethtool, "KNOWN_NAMES_MAX", 40)  # the map starts over again and again
+    small = [parse(f.name) for f in files]
+    for a, b, c in zip(first, again, small):
+        assert a.tables["nic_counters"].equals(b.tables["nic_counters"])
+        assert a.tables["nic_counters"].equals(c.tables["nic_counters"])
+        assert a.unparsed.equals(b.unparsed) and a.unparsed.equals(c.unparsed)
+    assert ethtool._KNOWN_NAMES[0]["k"].is_duplicated().sum() == 0
