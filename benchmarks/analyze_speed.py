@@ -29,32 +29,48 @@ def timed(argv: list[str]) -> tuple[float, float]:
     return int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024
 
 
+def raw_size(bundle: Path) -> int:
+    """Uncompressed bytes of the bundle's raw outputs (members under hosts/)."""
+    import tarfile
+
+    import zstandard
+
+    with open(bundle, "rb") as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zr, \
+            tarfile.open(fileobj=zr, mode="r|") as tf:
+        return sum(m.size for m in tf if m.isfile() and m.name.startswith("hosts/"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--duration", default="10m")
     ap.add_argument("--scenario", default="pfc_storm")
+    ap.add_argument("--interval", default="1s", help="sampling interval of the simulated series")
     args = ap.parse_args(argv)
     data = ROOT / "benchmarks" / "data"
     data.mkdir(parents=True, exist_ok=True)
-    bundle = data / f"analyze-{args.scenario}-{args.nodes}x8-{args.duration}.tar.zst"
+    suffix = "" if args.interval == "1s" else f"-{args.interval}"
+    bundle = data / f"analyze-{args.scenario}-{args.nodes}x8-{args.duration}{suffix}.tar.zst"
     cache = data / "analyze-cache"
     shutil.rmtree(cache, ignore_errors=True)
     fx = [sys.executable, "-m", "forensics"]
     rows = []
     if not bundle.exists():
         rows.append(("simulate (raw only)", *timed(fx + ["simulate", "--scenario", args.scenario, "--nodes", str(args.nodes),
-                                                      "--duration", args.duration, "--seed", "1", "--raw-only", "--out", str(bundle)])))
+                                                      "--duration", args.duration, "--interval", args.interval, "--seed", "1",
+                                                      "--raw-only", "--out", str(bundle)])))
     rows.append(("analyze from raw (parse + detect)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
     rows.append(("analyze parsed (cached tables)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
+    raw_mb = raw_size(bundle) / 1e6
     load = os.getloadavg()
     lines = [f"# analyze speed, {dt.date.today().isoformat()}", "",
-             f"Bundle: `forensics simulate --scenario {args.scenario} --nodes {args.nodes} --duration {args.duration} --seed 1 --raw-only` "
-             f"({bundle.stat().st_size / 1e6:.0f} MB). Machine: {os.cpu_count()} CPUs, load average after the run "
+             f"Bundle: `forensics simulate --scenario {args.scenario} --nodes {args.nodes} --duration {args.duration} "
+             f"--interval {args.interval} --seed 1 --raw-only` "
+             f"({bundle.stat().st_size / 1e6:.0f} MB, {raw_mb:,.0f} MB of raw outputs). Machine: {os.cpu_count()} CPUs, load average after the run "
              f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "",
              "| step | wall s | peak RSS MB |", "|---|---:|---:|"]
     lines += [f"| {name} | {wall:.1f} | {rss:.0f} |" for name, wall, rss in rows]
-    out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}.md"
+    out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}-{args.nodes}x{args.duration}{suffix}.md"
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
