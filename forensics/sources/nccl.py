@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import io
 import operator
 import re
 from typing import NamedTuple
@@ -130,7 +129,7 @@ def read_lines(data: bytes) -> pl.DataFrame:
         return pl.DataFrame({"text": lines}, schema={"text": pl.String}).select(_LINE_NO, _BLANK_NULL)
     if data and b"\x1f" not in data:
         try:
-            df = pl.read_csv(io.BytesIO(data), has_header=False, separator="\x1f", quote_char=None,
+            df = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None,
                              encoding="utf8-lossy", new_columns=["text"], schema={"text": pl.String},
                              comment_prefix=None, truncate_ragged_lines=False)
             if df.height == count_lines(data):
@@ -153,6 +152,9 @@ _LEVEL_OF = {"INFO ": "INFO", "INFO": "INFO", "WARN ": "WARN", "WARN": "WARN", "
              "CALL ": "CALL", "CALL": "CALL", "ATTN ": "ATTN", "ATTN": "ATTN", "versi": "VERSION"}
 
 
+_LEVEL_OFF = {k: {"VERSION": 1, "TRACE": 12, "ABORT": 12}.get(v, 11) for k, v in _LEVEL_OF.items()}  # message at p + off
+
+
 _EXTRA = (r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})(?: \((?P<src_func>[^)]*)\))?$")
 
 
@@ -168,28 +170,40 @@ def _fast_plan() -> list:
           _i(pl.col("_dev"), "cuda_dev")]
     ok = (pl.col("pid").is_not_null() & pl.col("tid").is_not_null() & pl.col("cuda_dev").is_not_null()
           & pl.col("level").is_not_null() & (d < p) & (pl.col("host").str.len_bytes() > 0))
-    off = p + pl.when(pl.col("level") == "VERSION").then(1).when(pl.col("level").is_in(["TRACE", "ABORT"])).then(12) \
-        .otherwise(11)
-    # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line" (regex runs on those rows only)
-    extra = pl.when(p > d + 1).then(t.str.slice(d + 2, p - d - 2)).str.extract_groups(_EXTRA)
+    off = p + t.str.slice(p + 6, 5).replace_strict(_LEVEL_OFF, default=None, return_dtype=pl.Int64)
     s4 = ["line_no", "host", "pid", "tid", "cuda_dev", "level", t.str.slice(off).alias("message"),
-          ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), extra.alias("_g")]
-    s5 = [_i(pl.col("sl"), "src_line"), (pl.col("_ok") & (~pl.col("_x") | pl.col("src_file").is_not_null())).alias("_ok")]
-    return [s1, s2, s3, s4, s5]
+          ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), "_p", "_d"]
+    # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line" (on those rows only)
+    extra = t.str.slice(d + 2, p - d - 2).str.extract_groups(_EXTRA).alias("_g")
+    return [s1, s2, s3, s4, extra]
 
 
 _FAST = _fast_plan()
+_NO_EXTRA = [pl.lit(None, dtype=pl.String).alias("src_file"), pl.lit(None, dtype=pl.String).alias("src_func"),
+             pl.lit(None, dtype=pl.Int32).alias("src_line")]
+
+
+def _nulls(name: str, dtype: pl.DataType, n: int) -> pl.Series:
+    return pl.repeat(None, n, dtype=dtype, eager=True).alias(name)
 
 
 def _fast(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """The common header ``host:pid:tid [dev] [file:line [(func)] | ms func:line] NCCL LEVEL`` at line start,
     split with byte offsets (callers pass ASCII rows only). Returns (parsed rows without text, for the rows whose
     header is of this form; a mask over `df`, true on those rows)."""
-    s1, s2, s3, s4, s5 = _FAST
-    lf = df.lazy().with_columns(s1).with_columns(s2).unnest("_q").with_columns(s3).select(s4).unnest("_g")
-    out = _collect(lf.with_columns(s5).drop("sl", "_x"), df.height, engine="streaming")
-    ok = out.get_column("_ok")
-    out = out.drop("_ok")
+    s1, s2, s3, s4, extra = _FAST
+    out = _collect(df.lazy().with_columns(s1).with_columns(s2).unnest("_q").with_columns(s3).select(s4), df.height)
+    ok, x = out.get_column("_ok"), out.get_column("_x")
+    cols = _NO_EXTRA
+    if x.any():  # text between "] " and " NCCL " (WARN file:line, TRACE time and function): on those rows only
+        xi = x.arg_true()
+        g = df.select("text").gather(xi).hstack(out.select("_p", "_d").gather(xi)).select(extra).unnest("_g")
+        n = out.height
+        cols = [_nulls(name, dtype, n).scatter(xi, v) for name, dtype, v in (
+            ("src_file", pl.String, g.get_column("src_file")), ("src_func", pl.String, g.get_column("src_func")),
+            ("src_line", pl.Int32, g.get_column("sl").cast(pl.Int32, strict=False)))]
+        ok = ok & (~x | cols[0].is_not_null())
+    out = out.drop("_ok", "_x", "_p", "_d").with_columns(cols)
     return (out, ok) if ok.all() else (out.filter(ok), ok)
 
 
@@ -299,7 +313,10 @@ _M, _K = pl.col("message"), pl.col("kind")
 # Eager polars calls do not share common subexpressions: a value used twice is computed once into a scratch
 # column ("_lit", "_pk") and referred to by name.
 _LIT = _M.str.extract("(" + _CONTAINS_RE + ")", 1).alias("_lit")  # the first contains-literal of the message
-_PK = _M.str.extract(_PREFIX_RE, 1).replace_strict(_PREFIX_KIND, default="other", return_dtype=pl.String).alias("_pk")
+# the kind of the prefix matched: its position in _PREFIX_RULES (an Enum's physical value) indexes their kinds
+_PK = (pl.lit(pl.Series([k for _, k in _PREFIX_RULES] + ["other"]))
+       .gather(_M.str.extract(_PREFIX_RE, 1).cast(pl.Enum([p for p, _ in _PREFIX_RULES])).to_physical()
+               .fill_null(len(_PREFIX_RULES))).alias("_pk"))
 
 
 def _contains_kind_expr() -> pl.Expr:
@@ -316,26 +333,32 @@ def _contains_kind_expr() -> pl.Expr:
 
 
 _CONTAINS_KIND = _contains_kind_expr().alias("kind")
+_REFINED = [" -> ", "Call to ", "Connect to ", " nNodes "]  # the literals _contains_kind_expr refines
 _NO_CONTAINS = ["version", "channel", "ring", "tree"]  # prefix kinds no contains-literal overrides
 
 
 def _classify(df: pl.DataFrame) -> pl.Series:
     """Kind of each row of (message, level): the message prefix (one anchored alternation of literals) decides,
-    unless the row holds a contains-literal: then the first literal found does (computed on that subset only and
-    scattered back)."""
+    unless the row holds a contains-literal: then the first literal found does (searched only on the rows whose
+    prefix kind a literal may override, and scattered back)."""
     lvl = pl.col("level")
-    k = df.select(_PK, _M.str.contains(_CONTAINS_RE).fill_null(False).alias("_hit"),
-                  lvl.is_in(["CALL", "ABORT"]).fill_null(False).alias("_lv"))
+    k = df.select(_PK, lvl.is_in(["CALL", "ABORT"]).fill_null(False).alias("_lv"))
     out = k.get_column("_pk").alias("kind")
     lv = k.select(pl.arg_where(pl.col("_lv") & (pl.col("_pk") == "other"))).to_series()
     if lv.len():
         out = out.clone().scatter(lv, df.gather(lv).select(
             pl.when(lvl == "CALL").then(pl.lit("nccl_call")).otherwise(pl.lit("abort"))).to_series())
-    hit = k.select(pl.arg_where(pl.col("_hit") & ~pl.col("_pk").is_in(_NO_CONTAINS))).to_series()
+    cand = k.select(pl.arg_where(~pl.col("_pk").is_in(_NO_CONTAINS))).to_series()
+    sub = df.select("message").gather(cand).with_columns(_LIT)
+    hit = sub.get_column("_lit").is_not_null().arg_true()
     if hit.len():
-        ck = df.select("message").gather(hit).with_columns(_LIT).select(_CONTAINS_KIND).to_series()
+        sub = sub.gather(hit)
+        ck = sub.select(pl.col("_lit").replace_strict(_LIT_KIND, default=None, return_dtype=pl.String)).to_series()
+        fine = sub.get_column("_lit").is_in(_REFINED).arg_true()  # literals that need a second look
+        if fine.len():
+            ck = ck.scatter(fine, sub.gather(fine).select(_CONTAINS_KIND).to_series())
         keep = ck.is_not_null()
-        out = out.clone().scatter(hit.filter(keep), ck.filter(keep))
+        out = out.clone().scatter(cand.gather(hit).filter(keep), ck.filter(keep))
     return out
 
 
@@ -375,15 +398,13 @@ class _Spec(NamedTuple):
 
 class _Rule(NamedTuple):
     kinds: tuple[str, ...]
-    levels: tuple[str, ...] | None = None  # only rows of these levels (all when None)
     stages: tuple[tuple[tuple[str, pl.Expr], ...], ...] = ()
     out: tuple[str, ...] = ()
     cfg: tuple[_Spec, ...] = ()
 
     def rows(self, kinds: list[str] | None = None) -> pl.Expr:
         kinds = list(self.kinds if kinds is None else kinds)
-        cond = _K.is_in(kinds) if len(kinds) > 1 else _K == kinds[0]
-        return cond if self.levels is None else cond & pl.col("level").is_in(self.levels)
+        return _K.is_in(kinds) if len(kinds) > 1 else _K == kinds[0]
 
 
 def _c(key: str | pl.Expr, value: pl.Expr, where: pl.Expr | None = None, **kw) -> _Spec:
@@ -412,20 +433,6 @@ _NET_CFG = {  # literal message prefix -> nccl_config (key, value, many)
 _NET_CFG_RE = "^(" + "|".join(re.escape(k) for k in sorted(_NET_CFG, key=len, reverse=True)) + ")"
 
 
-def _channels_of_ring() -> pl.Expr:
-    """r"^Channel 00/0*([0-9]+) :" group 1 on lines starting "Channel 00/", without a capture (the ring lines are
-    a fifth of a big log): the digits before the first " :", leading zeros dropped but one kept."""
-    rest = _M.str.slice(11)
-    end = rest.str.find(" :", literal=True)
-    num = rest.str.slice(0, end)  # a non-ASCII char before " :" leaves a non-digit in `num`
-    lean = num.str.strip_chars_start("0")
-    return pl.when(end.is_not_null() & num.str.contains("^[0-9]+$")).then(
-        pl.when(lean == "").then(pl.lit("0")).otherwise(lean))
-
-
-_CHANNELS_OF_RING = _channels_of_ring()
-
-
 def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
     """The rules; with ascii_only (every message ASCII), channel transports are sliced at a byte offset."""
     via = pl.col("_via").is_not_null()
@@ -444,10 +451,8 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
             out=("peer_addr", "ib_status", "vendor_err")),
         _Rule(("error_chain",), stages=(
             (("_chain", _M.str.extract_groups(r"^(?P<f>[^ ]+):(?P<l>[0-9]{1,9}) -> (?P<r>-?[0-9]{1,9})\b")),),
-            (("src_file", pl.coalesce(pl.col("src_file"), chain("f"))),
-             ("src_line", pl.coalesce(pl.col("src_line"), _i(chain("l"), "src_line"))),
-             ("retcode", _i(chain("r"), "retcode")))),
-            out=("src_file", "src_line", "retcode")),
+            (("_chain_file", chain("f")), ("_chain_line", _i(chain("l"), "src_line")), ("retcode", _i(chain("r"), "retcode")))),
+            out=("_chain_file", "_chain_line", "retcode")),
         _Rule(("socket_error", "remote_closed", "connect_error"), stages=((
             ("peer_addr", _M.str.extract(_PEER, 1)),
             ("retcode", _i(_M.str.extract(r"retcode (-?[0-9]{1,9})\b", 1), "retcode"))),),
@@ -456,8 +461,8 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
             (("_init", _M.str.extract_groups(
                 r"(?:comm (?P<c>0x[0-9a-f]+) )?rank (?P<r>[0-9]{1,9}) n[Rr]anks (?P<n>[0-9]{1,9})")),),
             (("comm_id", pl.coalesce(_M.str.extract(r"commId (0x[0-9a-f]+)", 1), init("c"))),
-             ("nranks", _i(init("n"), "nranks")), ("rank", pl.coalesce(pl.col("rank"), _i(init("r"), "msg_rank"))))),
-            out=("comm_id", "nranks", "rank"),
+             ("nranks", _i(init("n"), "nranks")), ("_msg_rank", _i(init("r"), "msg_rank")))),
+            out=("comm_id", "nranks", "_msg_rank"),
             cfg=(_c("nranks", pl.col("nranks").cast(pl.String), kinds=init_kinds),
                  _c("comm_id", pl.col("comm_id"), kinds=init_kinds),
                  _c("nnodes", _M.str.extract(r" nNodes ([0-9]+)", 1), kinds=("comm_info",)),
@@ -470,7 +475,7 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
                              _c("dmabuf", pl.lit("available"), _M.str.starts_with("DMA-BUF is available")))),
         _Rule(("channel", "ring"), stages=((("_via", _M.str.find(" via ", literal=True)),),), cfg=(
             _c("channel_transport", transport, via),
-            _c("nchannels", _CHANNELS_OF_RING, ~via & _M.str.starts_with("Channel 00/")),
+            _c("nchannels", _M.str.extract(r"^Channel 00/0*([0-9]+) :", 1), ~via & _M.str.starts_with("Channel 00/")),
             _c("nchannels", _M.str.extract(r"^([0-9]+) coll channels", 1), ~_M.str.starts_with("C")),
             _c("gdr", _M.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1), _M.str.starts_with("Connected all rings,")))),
         # the few net lines that carry configuration, keyed by their literal prefix (one anchored pass)
@@ -479,19 +484,30 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
         _Rule(("other",), cfg=(
             _c("cuda_driver", _M.str.slice(18), _M.str.starts_with("cudaDriverVersion ")),
             _c("cpu_affinity", _M.str.splitn(" to ", 2).struct.field("field_1"), _M.str.starts_with("Setting affinity for GPU ")))),
-        # an unclassified WARN may still name its peer
-        _Rule(("other", "abort"), levels=("WARN",), stages=((("peer_addr", _M.str.extract(_PEER, 1)),),),
-              out=("peer_addr",)),
+        # an unclassified WARN may still name its peer (kept for WARN rows by _ROW_FIELDS)
+        _Rule(("other", "abort"), stages=((("_warn_peer", _M.str.extract(_PEER, 1)),),), out=("_warn_peer",)),
     )
+
+
+# What a rule found in the message, combined with the row's own columns (the rules read messages only, so big
+# inputs evaluate them once per distinct message): the file:line of an error chain unless the header had one, the
+# rank an init line names unless a launcher prefix gave one, the peer of an unclassified WARN.
+_ROW_FIELDS = [pl.coalesce(pl.col("src_file"), pl.col("_chain_file")).alias("src_file"),
+               pl.coalesce(pl.col("src_line"), pl.col("_chain_line")).alias("src_line"),
+               pl.coalesce(pl.col("rank"), pl.col("_msg_rank")).alias("rank"),
+               pl.coalesce(pl.col("peer_addr"), pl.when(pl.col("level") == "WARN").then(pl.col("_warn_peer")))
+               .alias("peer_addr")]
+_ROW_FIELD_INPUTS = {"_chain_file": pl.String, "_chain_line": pl.Int32, "_msg_rank": pl.Int32, "peer_addr": pl.String,
+                     "_warn_peer": pl.String}
 
 
 _RULES = {True: _make_rules(True), False: _make_rules(False)}
 
 
 def _inputs(rule: _Rule) -> list[str]:
-    """nccl_log columns a rule reads (not those it computed itself before reading them)."""
+    """Columns a rule reads (not those it computed itself before reading them)."""
     roots = (lambda exprs: {n for e in exprs if e is not None for n in e.meta.root_names()})
-    need, made = {"level"} if rule.levels else set(), set()
+    need, made = set(), set()
     for stage in rule.stages:
         need |= roots([e for _, e in stage]) - made
         made |= {name for name, _ in stage}
@@ -499,6 +515,7 @@ def _inputs(rule: _Rule) -> list[str]:
 
 
 _RULE_INPUTS = {flag: [_inputs(r) for r in rules] for flag, rules in _RULES.items()}
+assert all(set(i) <= {"message", "kind"} for inputs in _RULE_INPUTS.values() for i in inputs), "rules read messages only"
 
 
 def _cfg_rows(df):
@@ -507,19 +524,19 @@ def _cfg_rows(df):
     return df.filter(pl.col("key").is_not_null() & v.is_not_null() & (v != ""))
 
 
-def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
-    """Big inputs: each rule on the rows of its kinds (only the columns it reads), written back with one scatter
-    per column; nccl_config rows of all rules in one lazy query, their row columns gathered once."""
+def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Big inputs, on (message, kind) rows: each rule on the rows of its kinds, written back with one scatter per
+    column; nccl_config (_r: row, key, value) of all rules from one lazy query, spec after spec."""
     pieces: dict[str, list[tuple[pl.Series, pl.Series]]] = {}  # column -> (row positions, values), written once
-    present = set(df.get_column("kind").unique().to_list())
+    groups = df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_r"), "kind").group_by("kind").agg("_r")
+    rows_of = dict(zip(groups.get_column("kind").to_list(), groups.get_column("_r")))  # kind -> row positions
+    present = set(rows_of)
     branches = []
     for rule, inputs in zip(_RULES[ascii_only], _RULE_INPUTS[ascii_only]):
         kinds = [k for k in rule.kinds if k in present]
         if not kinds:
             continue
-        idx = df.select(pl.arg_where(rule.rows(kinds))).to_series()
-        if idx.len() == 0:
-            continue
+        idx = pl.concat([rows_of[k] for k in kinds]) if len(kinds) > 1 else rows_of[kinds[0]]
         sub = df.select(inputs).gather(idx)
         for stage in rule.stages:
             sub = sub.with_columns([e.alias(name) for name, e in stage])
@@ -532,34 +549,58 @@ def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, li
                 cond = spec.cond()
                 q = (lf if cond is None else lf.filter(cond)).select("_r", spec.key.alias("key"), spec.value.alias("value"))
                 branches.append(_cfg_rows(q.explode("value") if spec.many else q))
-    if pieces:
-        cols = []
-        for col, parts in pieces.items():
-            idx = pl.concat([i for i, _ in parts])
-            vals = pl.concat([v.cast(_INT.get(col, v.dtype)) for _, v in parts]).alias(col)
-            base = df.get_column(col) if col in df.columns else pl.Series(col, [None], dtype=vals.dtype).extend_constant(
-                None, df.height - 1)
-            cols.append(base.cast(vals.dtype).clone().scatter(idx, vals))
-        df = df.with_columns(cols)
+    cols = []
+    for col, parts in pieces.items():
+        idx = pl.concat([i for i, _ in parts])
+        vals = pl.concat([v.cast(_INT.get(col, v.dtype)) for _, v in parts]).alias(col)
+        cols.append(_nulls(col, vals.dtype, df.height).scatter(idx, vals))
+    df = df.with_columns(cols)
     if not branches:
+        return df, None
+    return df, pl.concat(branches).collect(optimizations=pl.QueryOptFlags.none())  # the optimizer costs more here
+
+
+def _by_message(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+    """Big inputs: kinds and rules once per distinct message (a log repeats its messages across ranks, channels
+    and steps), then per row: the kind (CALL/ABORT levels turn "other" into nccl_call/abort, whose rows take
+    nothing from the rules), the message's fields, _ROW_FIELDS, and its nccl_config rows."""
+    g = df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_r"), "message").group_by("message").agg("_r")
+    rows = g.get_column("_r")
+    code = pl.repeat(0, df.height, dtype=pl.UInt32, eager=True).scatter(
+        rows.explode(), pl.int_range(g.height, dtype=pl.UInt32, eager=True).repeat_by(rows.list.len()).explode())
+    u = g.select("message")
+    u, cfg = _rules_by_kind(u.with_columns(_classify(u.with_columns(pl.lit(None, dtype=pl.String).alias("level")))),
+                            ascii_only)
+    per_row = u.drop("message").gather(code)
+    lvl, k = pl.col("level"), pl.col("kind")
+    same = ~((k == "other") & lvl.is_in(["CALL", "ABORT"])).fill_null(False)  # the row keeps its message's kind
+    df = df.hstack(per_row).with_columns(
+        pl.when(same).then(k).when(lvl == "CALL").then(pl.lit("nccl_call")).otherwise(pl.lit("abort")).alias("kind"),
+        same.alias("_same"))
+    df = df.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in _ROW_FIELD_INPUTS.items() if c not in df.columns])
+    df = df.with_columns(_ROW_FIELDS)
+    if cfg is None:
         return df, []
-    cfg = pl.concat(branches).collect()
-    return df, [df.select(_CFG_COLS).gather(cfg.get_column("_r")).hstack(cfg.select("key", "value"))]
+    # each config row of a message, for every row of that message that keeps its kind (spec order kept)
+    cfg = cfg.with_columns(rows.gather(cfg.get_column("_r")).alias("_row")).explode("_row")
+    keep = df.get_column("_same").gather(cfg.get_column("_row"))
+    cfg = cfg.filter(keep)
+    return df, [df.select(_CFG_COLS).gather(cfg.get_column("_row")).hstack(cfg.select("key", "value"))]
 
 
 def _rules_gated(df: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
-    """Small inputs: the rules of the kinds (and levels) present, at once on the whole frame, each expression gated
-    by its rule's rows (values equal to _rules_by_kind's). nccl_config: one struct column per spec with rows (the
-    specs of net prefixes, one per row at most, share columns by position), unpivoted spec after spec; parse()
-    sorts them by line, stably, so each line keeps its specs' order."""
-    kinds, levels = df.select(pl.col("kind").unique().implode(), pl.col("level").unique().implode()).row(0)
-    kinds, levels = frozenset(kinds), frozenset(levels)
-    rules = tuple(i for i, r in enumerate(_RULES[False])
-                  if kinds.intersection(r.kinds) and (r.levels is None or levels.intersection(r.levels)))
+    """Small inputs: the rules of the kinds present, at once on the whole frame, each expression gated by its
+    rule's rows (values equal to _by_message's), then _ROW_FIELDS. nccl_config: a (key, value) column pair per
+    spec with rows (the specs of net prefixes, one per row at most, share pairs by position), unpivoted spec after
+    spec, sorted by (line, spec)."""
+    kinds = frozenset(df.get_column("kind").unique().to_list())
+    rules = tuple(i for i, r in enumerate(_RULES[False]) if kinds.intersection(r.kinds))
+    for stage in _gated_stages(rules, tuple(df.columns)) if rules else ():
+        df = df.with_columns(stage)
+    df = df.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in _ROW_FIELD_INPUTS.items() if c not in df.columns])
+    df = df.with_columns(_ROW_FIELDS)
     if not rules:
         return df, []
-    for stage in _gated_stages(rules, tuple(df.columns)):
-        df = df.with_columns(stage)
     nks = frozenset(df.get_column("_nk").unique().to_list()) if "_nk" in df.columns else frozenset()
     scalar, many = _gated_cfg(rules, kinds, nks)
     if not (scalar or many):
@@ -697,8 +738,7 @@ def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.
     if df.height <= LEAN_ROWS:
         df, cfg = _rules_gated(_classify_gated(df.with_columns(pl.col("prefix_rank").alias("rank"))))
     else:
-        df = df.with_columns(pl.col("prefix_rank").alias("rank"))
-        df, cfg = _rules_by_kind(df.with_columns(_classify(df.select("message", "level"))), ascii_all)
+        df, cfg = _by_message(df.with_columns(pl.col("prefix_rank").alias("rank")), ascii_all)
     return df, rejected, cfg
 
 
