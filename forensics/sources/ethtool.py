@@ -85,7 +85,6 @@ import polars as pl
 from forensics import schema
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._base import (
-    FAST_SPLIT_BYTES,
     ParseContext,
     ParseResult,
     head_text,
@@ -168,10 +167,15 @@ _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$
 _TS = pl.Datetime("us", "UTC")
 
 
+SPLIT_IN_POLARS_MAX = 64 << 20
+
+
 def _split_lines(data: bytes) -> pl.DataFrame:
-    """split_lines(data); below FAST_SPLIT_BYTES (one file per interface of a collected bundle: many
-    small inputs) the text is split by polars instead of into Python strings first (twice as fast)."""
-    if not data or len(data) >= FAST_SPLIT_BYTES:
+    """split_lines(data), the text split by polars' str.split: about half the work of Python's split
+    into strings (small inputs) and of the CSV reader plus its line count (a block of a series, up
+    to BLOCK_BYTES); beyond SPLIT_IN_POLARS_MAX (a huge input without markers) split_lines, which
+    needs less memory."""
+    if not data or len(data) > SPLIT_IN_POLARS_MAX:
         return split_lines(data)
     text = data.decode("utf-8", errors="replace")
     parts = pl.Series("text", [text], dtype=pl.String).str.split("\n").explode()
