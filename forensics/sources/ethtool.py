@@ -167,14 +167,14 @@ _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$
 _TS = pl.Datetime("us", "UTC")
 
 
-SPLIT_IN_POLARS_MAX = 64 << 20
+SPLIT_IN_POLARS_MAX = 4 << 20
 
 
 def _split_lines(data: bytes) -> pl.DataFrame:
     """split_lines(data), the text split by polars' str.split: about half the work of Python's split
-    into strings (small inputs) and of the CSV reader plus its line count (a block of a series, up
-    to BLOCK_BYTES); beyond SPLIT_IN_POLARS_MAX (a huge input without markers) split_lines, which
-    needs less memory."""
+    into strings (small inputs) and of the CSV reader plus its line count, for inputs up to
+    SPLIT_IN_POLARS_MAX (one interface's file of a collected bundle); bigger blocks of a series go
+    to split_lines (the CSV reader: less memory, two threads)."""
     if not data or len(data) > SPLIT_IN_POLARS_MAX:
         return split_lines(data)
     text = data.decode("utf-8", errors="replace")
