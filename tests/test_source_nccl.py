@@ -358,3 +358,24 @@ def test_sniff():
         assert NCCL.sniff(f.read_bytes()[:65536]), f.name
     assert not NCCL.sniff(b"[  12.345678] mlx5_core 0000:18:00.0: firmware version: 12.23.1020\n")
     assert not NCCL.sniff(b"NIC statistics:\n     rx_packets: 12\n")
+
+
+
+def _tables(res) -> dict[str, pl.DataFrame]:
+    return {**res.tables, "unparsed": res.unparsed, "meta": pl.DataFrame({"meta": [repr(sorted(res.meta.items()))]})}
+
+
+@pytest.mark.parametrize("fixture", sorted((FIXTURES / "nccl").glob("nccl--*.txt")), ids=lambda f: f.name[6:46])
+def test_small_and_big_input_paths_agree(monkeypatch, fixture: Path):
+    """Inputs of up to LEAN_ROWS NCCL rows apply the rules gated on the whole frame, bigger ones once per distinct
+    message: both give the same tables, row for row; also on the fixture three times over (every message
+    repeated, as in a big log)."""
+    ctx = context_for(fixture)
+    data = fixture.read_bytes()
+    for data in (data, (data if data.endswith(b"\n") else data + b"\n") * 3):
+        monkeypatch.setattr(NCCL, "LEAN_ROWS", 1 << 30)
+        small = _tables(NCCL.parse(data, ctx))
+        monkeypatch.setattr(NCCL, "LEAN_ROWS", 0)
+        big = _tables(NCCL.parse(data, ctx))
+        for name, df in small.items():
+            assert df.equals(big[name]), name

@@ -36,7 +36,11 @@ polars' CSV reader (one column, no quoting); the common header is split with byt
 finds (`` NCCL ``, the first space, ``] ``) and plain string splits; launcher prefixes are stripped with
 one anchored regex before the same fast split (other shapes fall back to a regex on the part before
 `` NCCL ``); kinds come from one anchored alternation of message prefixes plus one alternation of
-literals, and message fields are extracted only on the rows of their kind. ingest parses chunks of
+literals, and message fields and configuration come from rules declared once (_make_rules) that read
+the message only. Big inputs classify and apply the rules once per distinct message (a log repeats its
+messages across ranks and steps) on the rows of each kind; small ones (a rank's init log in a bundle)
+apply all rules at once, gated by kind, in a handful of polars calls. Eager polars calls share no common
+subexpressions, so a value used twice is computed once into a scratch column. ingest parses chunks of
 CHUNK_BYTES on worker threads.
 
 >>> from forensics.sources import ParseContext
@@ -59,6 +63,7 @@ import operator
 import re
 from typing import NamedTuple
 
+import numpy as np
 import polars as pl
 
 from forensics import schema
@@ -132,11 +137,19 @@ def read_lines(data: bytes) -> pl.DataFrame:
             df = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None,
                              encoding="utf8-lossy", new_columns=["text"], schema={"text": pl.String},
                              comment_prefix=None, truncate_ragged_lines=False)
-            if df.height == count_lines(data):
+            if df.height == _count_lines(data):
                 return df.select(_LINE_NO, "text")
         except Exception:  # noqa: BLE001 - any reader failure: the exact slow path below
             pass
     return split_lines(data)
+
+
+def _count_lines(data: bytes) -> int:
+    """count_lines(data), a few times faster on big inputs (numpy is loaded with pyarrow anyway)."""
+    if len(data) < 1 << 20:
+        return count_lines(data)
+    n = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
+    return n if data.endswith(b"\n") else n + 1
 
 
 _PY_SPLIT_BYTES = 256 << 10
@@ -152,7 +165,8 @@ _LEVEL_OF = {"INFO ": "INFO", "INFO": "INFO", "WARN ": "WARN", "WARN": "WARN", "
              "CALL ": "CALL", "CALL": "CALL", "ATTN ": "ATTN", "ATTN": "ATTN", "versi": "VERSION"}
 
 
-_LEVEL_OFF = {k: {"VERSION": 1, "TRACE": 12, "ABORT": 12}.get(v, 11) for k, v in _LEVEL_OF.items()}  # message at p + off
+# the message starts at p + this ("NCCL version" keeps its words)
+_LEVEL_OFF = {k: {"VERSION": 1, "TRACE": 12, "ABORT": 12}.get(v, 11) for k, v in _LEVEL_OF.items()}
 
 
 _EXTRA = (r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})(?: \((?P<src_func>[^)]*)\))?$")
@@ -166,12 +180,14 @@ def _fast_plan() -> list:
     s2 = [t.str.slice(0, sp).str.split_exact(":", 2).struct.rename_fields(["host", "_pid", "_tid"]).alias("_q"),
           t.str.slice(sp + 2, d - sp - 2).str.to_integer(strict=False).alias("_dev"),
           t.str.slice(p + 6, 5).replace_strict(_LEVEL_OF, default=None, return_dtype=pl.String).alias("level")]
-    s3 = [_i(pl.col("_pid").str.to_integer(strict=False), "pid"), _i(pl.col("_tid").str.to_integer(strict=False), "tid"),
-          _i(pl.col("_dev"), "cuda_dev")]
+    s3 = [_i(pl.col("_pid").str.to_integer(strict=False), "pid"),
+          _i(pl.col("_tid").str.to_integer(strict=False), "tid"), _i(pl.col("_dev"), "cuda_dev")]
     ok = (pl.col("pid").is_not_null() & pl.col("tid").is_not_null() & pl.col("cuda_dev").is_not_null()
           & pl.col("level").is_not_null() & (d < p) & (pl.col("host").str.len_bytes() > 0))
     off = p + t.str.slice(p + 6, 5).replace_strict(_LEVEL_OFF, default=None, return_dtype=pl.Int64)
-    s4 = ["line_no", "host", "pid", "tid", "cuda_dev", "level", t.str.slice(off).alias("message"),
+    # ASCII rows: a byte slice (no walk over the characters before the offset)
+    message = t.cast(pl.Binary).bin.slice(off).cast(pl.String).alias("message")
+    s4 = ["line_no", "host", "pid", "tid", "cuda_dev", "level", message,
           ok.fill_null(False).alias("_ok"), (p > d + 1).fill_null(False).alias("_x"), "_p", "_d"]
     # WARN/ABORT: "file:line" or "file:line (func)"; TRACE: "12.345 func:line" (on those rows only)
     extra = t.str.slice(d + 2, p - d - 2).str.extract_groups(_EXTRA).alias("_g")
@@ -236,7 +252,8 @@ def _split_nccl(c: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 _HEADER_COLS = [
     (pl.col("pid").is_not_null() | pl.col("dev").is_not_null() | (pl.col("head") == "")
-     | (pl.col("src").is_not_null() & pl.col("host").is_null() & (pl.col("pre") == ""))).fill_null(False).alias("hdr_ok"),
+     | (pl.col("src").is_not_null() & pl.col("host").is_null() & (pl.col("pre") == "")))
+    .fill_null(False).alias("hdr_ok"),
     _i(pl.col("pid"), "pid"), _i(pl.col("tid"), "tid"), _i(pl.col("dev"), "cuda_dev"),
     pl.col("src").alias("src_file"), _i(pl.col("sline"), "src_line"), pl.col("func").alias("src_func")]
 
@@ -295,7 +312,6 @@ _PREFIX_RULES = [("NCCL version ", "version"), ("Init timings", "init_timings"),
                  ("Using network ", "net"), ("Bootstrap", "net"), ("Failed to open libibverbs", "net"),
                  ("Plugin Path", "net"), ("P2P plugin", "net"), ("Initialized NET plugin", "net"),
                  ("Assigned NET plugin", "net"), ("Using non-device net plugin", "net")]
-_PREFIX_KIND = dict(_PREFIX_RULES)
 _PREFIX_RE = "^(" + "|".join(re.escape(p) for p, _ in _PREFIX_RULES) + ")"  # anchored literal alternation
 
 
@@ -372,17 +388,18 @@ def _classify_gated(df: pl.DataFrame) -> pl.DataFrame:
 
 
 # --- per-kind fields and configuration, declared once -----------------------------------------------
-# A rule names the kinds it applies to (and optionally a row filter), the columns it computes, stage after stage
-# (names starting with "_" are scratch; a value used twice is computed once into a scratch column of an earlier
-# stage: eager polars calls do not share common subexpressions), the columns it writes back into nccl_log, and
-# the nccl_config rows it yields. Big inputs evaluate each rule on the rows of its kinds only (gathered, then
-# scattered back); small inputs evaluate the rules of the kinds present at once on the whole frame, every
-# expression gated by its rule's rows: a few polars calls per file instead of hundreds. A rule reads only
-# nccl_log columns and its own scratch/out columns, and no two rules write a column of one row.
+# A rule names the kinds it applies to, the columns it computes from the message, stage after stage (names
+# starting with "_" are scratch; a value used twice is computed once into a scratch column of an earlier stage:
+# eager polars calls do not share common subexpressions), the columns it hands on, and the nccl_config rows it
+# yields. Rules read the message and kind only (checked below); _ROW_FIELDS combines what they found with the
+# row's own columns. Big inputs evaluate each rule once per distinct message of its kinds (_by_message); small
+# inputs evaluate the rules of the kinds present at once on the whole frame, every expression gated by its
+# rule's rows (_rules_gated): a few polars calls per file instead of hundreds. No two rules write a column of
+# one row.
 class _Spec(NamedTuple):
-    """One nccl_config row per matching row (per list element when `many`): key and value expressions, on the
-    rule's rows that match `where`, are of one of `kinds` (all of the rule's when None) and whose "_nk" (the
-    literal prefix of a net line) is `nk` (any when None)."""
+    """nccl_config rows (one per list element when `many`): key and value, on the rule's rows that match
+    `where`, are of one of `kinds` (all of the rule's when None) and whose "_nk" (the literal prefix of a net
+    line) is `nk` (any when None)."""
     key: pl.Expr
     value: pl.Expr
     where: pl.Expr | None = None
@@ -451,7 +468,8 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
             out=("peer_addr", "ib_status", "vendor_err")),
         _Rule(("error_chain",), stages=(
             (("_chain", _M.str.extract_groups(r"^(?P<f>[^ ]+):(?P<l>[0-9]{1,9}) -> (?P<r>-?[0-9]{1,9})\b")),),
-            (("_chain_file", chain("f")), ("_chain_line", _i(chain("l"), "src_line")), ("retcode", _i(chain("r"), "retcode")))),
+            (("_chain_file", chain("f")), ("_chain_line", _i(chain("l"), "src_line")),
+             ("retcode", _i(chain("r"), "retcode")))),
             out=("_chain_file", "_chain_line", "retcode")),
         _Rule(("socket_error", "remote_closed", "connect_error"), stages=((
             ("peer_addr", _M.str.extract(_PEER, 1)),
@@ -477,13 +495,16 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
             _c("channel_transport", transport, via),
             _c("nchannels", _M.str.extract(r"^Channel 00/0*([0-9]+) :", 1), ~via & _M.str.starts_with("Channel 00/")),
             _c("nchannels", _M.str.extract(r"^([0-9]+) coll channels", 1), ~_M.str.starts_with("C")),
-            _c("gdr", _M.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1), _M.str.starts_with("Connected all rings,")))),
+            _c("gdr", _M.str.extract(r"use ring PXN [0-9]+ GDR ([0-9]+)", 1),
+               _M.str.starts_with("Connected all rings,")))),
         # the few net lines that carry configuration, keyed by their literal prefix (one anchored pass)
         _Rule(("net",), stages=((("_nk", _M.str.extract(_NET_CFG_RE, 1)),),),
-              cfg=tuple(_c(key, value, many=many, nk=nk) for nk, specs in _NET_CFG.items() for key, value, many in specs)),
+              cfg=tuple(_c(key, value, many=many, nk=nk)
+                        for nk, specs in _NET_CFG.items() for key, value, many in specs)),
         _Rule(("other",), cfg=(
             _c("cuda_driver", _M.str.slice(18), _M.str.starts_with("cudaDriverVersion ")),
-            _c("cpu_affinity", _M.str.splitn(" to ", 2).struct.field("field_1"), _M.str.starts_with("Setting affinity for GPU ")))),
+            _c("cpu_affinity", _M.str.splitn(" to ", 2).struct.field("field_1"),
+               _M.str.starts_with("Setting affinity for GPU ")))),
         # an unclassified WARN may still name its peer (kept for WARN rows by _ROW_FIELDS)
         _Rule(("other", "abort"), stages=((("_warn_peer", _M.str.extract(_PEER, 1)),),), out=("_warn_peer",)),
     )
@@ -515,7 +536,7 @@ def _inputs(rule: _Rule) -> list[str]:
 
 
 _RULE_INPUTS = {flag: [_inputs(r) for r in rules] for flag, rules in _RULES.items()}
-assert all(set(i) <= {"message", "kind"} for inputs in _RULE_INPUTS.values() for i in inputs), "rules read messages only"
+assert all(set(i) <= {"message", "kind"} for ins in _RULE_INPUTS.values() for i in ins), "rules read messages only"
 
 
 def _cfg_rows(df):
@@ -547,7 +568,8 @@ def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, pl
             lf = sub.with_columns(idx.alias("_r")).lazy()
             for spec in specs:
                 cond = spec.cond()
-                q = (lf if cond is None else lf.filter(cond)).select("_r", spec.key.alias("key"), spec.value.alias("value"))
+                q = (lf if cond is None else lf.filter(cond)).select(
+                    "_r", spec.key.alias("key"), spec.value.alias("value"))
                 branches.append(_cfg_rows(q.explode("value") if spec.many else q))
     cols = []
     for col, parts in pieces.items():
@@ -646,7 +668,8 @@ def _gated_cfg(rules: tuple[int, ...], kinds: frozenset, nks: frozenset) -> tupl
         rule = _RULES[False][i]
         by_pos: list[list] = []
         for k, spec in enumerate(rule.cfg):
-            if (spec.kinds is not None and not kinds.intersection(spec.kinds)) or (spec.nk is not None and spec.nk not in nks):
+            if ((spec.kinds is not None and not kinds.intersection(spec.kinds))
+                    or (spec.nk is not None and spec.nk not in nks)):
                 continue
             c = spec.cond()
             item = (rule.rows() if c is None else rule.rows() & c, spec.key, spec.value)
@@ -753,10 +776,9 @@ _TORCH_MESSAGE = pl.coalesce(pl.col("msg"), pl.col("text").str.replace(_LAUNCHER
 
 
 def _torch_ok() -> pl.Expr:
-    m = pl.col("message")
-    std = (m.str.starts_with("terminate called after throwing") | m.str.starts_with("  what():")
-           | m.str.starts_with("Exception raised from") | m.str.contains("NCCL error in: ", literal=True)
-           | m.str.contains(r"^[A-Za-z_.]*(?:Error|Exception): .*NCCL"))
+    """A glog header, or a standard C++/Python exception line that names NCCL (one alternation)."""
+    std = pl.col("message").str.contains(r"^(?:terminate called after throwing|  what\(\):|Exception raised from)"
+                                         r"|NCCL error in: |^[A-Za-z_.]*(?:Error|Exception): .*NCCL")
     return (pl.col("glvl").is_not_null() | std).alias("_ok")
 
 
@@ -854,9 +876,9 @@ def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return structure, rest.with_columns(reason.alias("reason")).select("line_no", "text", "reason")
 
 
-_PT_COND = (pl.col("text").str.contains("NCCL", literal=True) | pl.col("text").str.contains("atchdog", literal=True)
-            | pl.col("text").str.contains("terminate called after throwing", literal=True)
-            | pl.col("text").str.contains("what():", literal=True)).fill_null(False)
+# lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
+# word costs more than this alternation)
+_PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after throwing|what\(\):").fill_null(False)
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -868,7 +890,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                       None, hosts=[], variant="empty")
     is_nc = lines.select(pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)).to_series()
     nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
-    log_parts, cfg = [], []
+    log_parts, cfg, rows, trows = [], [], None, None
     if nc.height:
         rows, bad, cfg = _nccl_rows(nc, ctx, data.isascii())
         log_parts.append(rows)
@@ -887,9 +909,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if not cfg:
         cfg_df = schema.empty("nccl_config").select("line_no", "host", "pid", "rank", "cuda_dev", "key", "value")
     else:
-        cfg_df = (pl.concat(cfg, how="vertical_relaxed") if len(cfg) > 1 else cfg[0]).sort("line_no", maintain_order=True)
+        cfg_df = pl.concat(cfg, how="vertical_relaxed") if len(cfg) > 1 else cfg[0]
+        cfg_df = cfg_df.sort("line_no", maintain_order=True)
     hosts = sorted(h for h in log.get_column("host").unique().to_list() if h) if log.height else []
-    variant = _variant(log)
+    variant = _variant(rows, trows)
     up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df}, up, hosts=hosts, variant=variant)
 
@@ -901,7 +924,8 @@ _LOG_NULLS = {c: pl.lit(None, dtype=t).alias(c) for c, t in _LOG_TYPES.items()}
 def _log_select(columns: list[str], ts_known: bool) -> list[pl.Expr]:
     """The nccl_log columns of a part: its own where it has them, typed nulls where not; ts and ts_quality from
     the exact (RFC 3339) and local stamps."""
-    exact, local = (pl.col(c) if c in columns else pl.lit(None, dtype=pl.Datetime("us", "UTC")) for c in ("ts_exact", "ts_local"))
+    utc = pl.Datetime("us", "UTC")
+    exact, local = (pl.col(c) if c in columns else pl.lit(None, dtype=utc) for c in ("ts_exact", "ts_local"))
     if ts_known:
         ts = [pl.coalesce(exact, local).alias("ts"),
               pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
@@ -924,14 +948,24 @@ def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
     return out
 
 
-def _variant(log: pl.DataFrame) -> str:
-    """Short name of what the input held: nccl, pytorch, rfc3339 stamps, launcher prefixes."""
-    if log.height == 0:
+_NCCL_LEVELS = ["INFO", "WARN", "TRACE", "CALL", "ABORT", "ATTN", "VERSION"]
+_TORCH_KINDS = ["watchdog_timeout", "watchdog_exception", "terminate", "exception_raised"]
+_TORCH_FACTS = [pl.col("level").is_in(_NCCL_LEVELS).any().alias("nccl"),
+                (pl.col("level").is_in(["ERROR", "FATAL"]) | pl.col("kind").is_in(_TORCH_KINDS)).any().alias("pytorch"),
+                pl.col("ts_exact").is_not_null().any().alias("rfc3339"),
+                pl.col("prefix").is_not_null().any().alias("prefixed")]
+
+
+def _variant(nccl: pl.DataFrame | None, torch: pl.DataFrame | None) -> str:
+    """Short name of what the input held: nccl, pytorch, rfc3339 stamps, launcher prefixes. NCCL rows always carry
+    an NCCL level and never a PyTorch level or kind, so their facts come from null counts."""
+    facts = dict.fromkeys(("nccl", "pytorch", "rfc3339", "prefixed"), False)
+    if nccl is not None and nccl.height:
+        facts.update(nccl=True, rfc3339=nccl.get_column("ts_exact").null_count() < nccl.height,
+                     prefixed=nccl.get_column("prefix").null_count() < nccl.height)
+    if torch is not None and torch.height:
+        for k, v in torch.select(_TORCH_FACTS).row(0, named=True).items():
+            facts[k] = facts[k] or bool(v)
+    if not any(df is not None and df.height for df in (nccl, torch)):
         return "no-nccl-lines"
-    facts = log.select(
-        pl.col("level").is_in(["INFO", "WARN", "TRACE", "CALL", "ABORT", "ATTN", "VERSION"]).any().alias("nccl"),
-        (pl.col("level").is_in(["ERROR", "FATAL"]) | pl.col("kind").is_in(
-            ["watchdog_timeout", "watchdog_exception", "terminate", "exception_raised"])).any().alias("pytorch"),
-        (pl.col("ts_quality") == "exact").any().alias("rfc3339"),
-        pl.col("prefix").is_not_null().any().alias("prefixed")).row(0, named=True)
     return "+".join(k for k, v in facts.items() if v) or "other"
