@@ -467,8 +467,9 @@ def _field_steps() -> list[list[pl.Expr]]:
         _match(pl.when(noword.str.starts_with("[")).then(noword), RE_BRACKET).str.slice(1).str.strip_suffix("] ")
         .alias("brk"),
         # interface: "driver busid ifname:" already split; otherwise where RE_IFACE puts it
-        _match(pl.when(pl.col("dif").is_null()).then(m), RE_IFACE).str.strip_suffix(":").str.strip_suffix(" ")
-        .str.strip_suffix(":").str.split(" ").list.last().alias("_if"),
+        # (the match ends with the ":" or " " after the name, which has neither; before it a space or nothing)
+        _match(pl.when(pl.col("dif").is_null()).then(m), RE_IFACE).str.head(-1).str.split(" ").list.last()
+        .alias("_if"),
     ])
     bus_pci = pl.col("bus").str.contains(RE_PCI_FULL).fill_null(False)
     other = _masked(pl.when(~bus_pci).then(m), r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}")
@@ -486,9 +487,8 @@ def _field_steps() -> list[list[pl.Expr]]:
     ])
     # "NVRM: Xid (PCI:0000:18:00): 79, pid=..., GPU has fallen off the bus." (all null without one)
     has = m.str.contains("NVRM: Xid (", literal=True).fill_null(False)
-    at0 = m.str.starts_with("NVRM: Xid (")
     # the text from "NVRM: Xid (" on (usually the whole message)
-    steps.append([pl.when(at0).then(m).when(has).then(
+    steps.append([pl.when(has).then(
         pl.concat_str([pl.lit("NVRM: Xid ("), m.str.splitn("NVRM: Xid (", 2).struct.field("field_1")]))
         .alias("_xafter")])
     steps.append([_match(pl.col("_xafter"), RE_XID_AT).alias("_xhead")])
