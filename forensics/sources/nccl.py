@@ -241,15 +241,6 @@ def _split_nccl_plan():
 _SPLIT_NCCL = _split_nccl_plan()
 
 
-def _split_nccl(c: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Slow path: candidate lines -> (lines without an NCCL level word, lines with head, level, message)."""
-    split, level, fields = _SPLIT_NCCL
-    df = c.with_columns(split).with_columns(level)
-    has = df.get_column("lvl").is_not_null()
-    rejected = df.filter(~has).select("line_no", "text")
-    return rejected, df.filter(has).with_columns(fields).drop("tail", "lvl")
-
-
 _HEADER_COLS = [
     (pl.col("pid").is_not_null() | pl.col("dev").is_not_null() | (pl.col("head") == "")
      | (pl.col("src").is_not_null() & pl.col("host").is_null() & (pl.col("pre") == "")))
@@ -258,11 +249,19 @@ _HEADER_COLS = [
     pl.col("src").alias("src_file"), _i(pl.col("sline"), "src_line"), pl.col("func").alias("src_func")]
 
 
-def _header(df: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
-    """Slow path: parse the head (prefix, NCCL time stamp, host, pid, tid, dev, file:line (func) or TRACE time)."""
-    lf = df.lazy().with_columns(pl.col("head").str.extract_groups(_HEAD).alias("g")).unnest("g")
-    lf = lf.with_columns(_HEADER_COLS).drop("dev", "src", "sline", "func", "tms", "head")
-    return _collect(_prefix(lf, ctx), df.height)
+def _slow(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Slow path, one query: split at " NCCL " (or a bare "NCCL ..."), the level word, then the head by regex
+    (prefix, NCCL time stamp, host, pid, tid, dev, file:line (func) or TRACE time). Returns (rows parsed, in line
+    order; lines rejected: no level word, or a head of no known form)."""
+    split, level, fields = _SPLIT_NCCL
+    lf = c.lazy().with_columns(split).with_columns(level).with_columns(fields)
+    lf = lf.with_columns(pl.col("head").str.extract_groups(_HEAD).alias("g")).unnest("g").with_columns(_HEADER_COLS)
+    df = _collect(_prefix(lf, ctx), c.height)
+    ok = (df.get_column("lvl").is_not_null() & df.get_column("hdr_ok")).fill_null(False)
+    rejected = df.filter(~ok).select("line_no", "text")
+    keep = [x for x in df.columns if x not in ("text", "tail", "lvl", "head", "dev", "src", "sline", "func", "tms",
+                                                 "hdr_ok", "pre")]
+    return df.filter(ok).select(keep).sort("line_no"), rejected
 
 
 def _collect(lf: pl.LazyFrame, rows: int, engine: str = "in-memory") -> pl.DataFrame:
@@ -378,13 +377,19 @@ def _classify(df: pl.DataFrame) -> pl.Series:
     return out
 
 
-def _classify_gated(df: pl.DataFrame) -> pl.DataFrame:
-    """_classify on all rows at once (small inputs: two passes instead of a few gathers and scatters)."""
+def _kind_gated() -> pl.Expr:
     lvl, pk = pl.col("level"), pl.col("_pk")
     lv = (pl.when((pk == "other") & (lvl == "CALL")).then(pl.lit("nccl_call"))
           .when((pk == "other") & (lvl == "ABORT")).then(pl.lit("abort")).otherwise(pk))
-    kind = pl.coalesce(pl.when(~pk.is_in(_NO_CONTAINS)).then(_contains_kind_expr()), lv).alias("kind")
-    return df.with_columns(_PK, _LIT).with_columns(kind).drop("_pk", "_lit")
+    return pl.coalesce(pl.when(~pk.is_in(_NO_CONTAINS)).then(_contains_kind_expr()), lv).alias("kind")
+
+
+_KIND_GATED = _kind_gated()
+
+
+def _classify_gated(df: pl.DataFrame) -> pl.DataFrame:
+    """_classify on all rows at once (small inputs: two passes instead of a few gathers and scatters)."""
+    return df.with_columns(_PK, _LIT).with_columns(_KIND_GATED).drop("_pk", "_lit")
 
 
 # --- per-kind fields and configuration, declared once -----------------------------------------------
@@ -518,8 +523,9 @@ _ROW_FIELDS = [pl.coalesce(pl.col("src_file"), pl.col("_chain_file")).alias("src
                pl.coalesce(pl.col("rank"), pl.col("_msg_rank")).alias("rank"),
                pl.coalesce(pl.col("peer_addr"), pl.when(pl.col("level") == "WARN").then(pl.col("_warn_peer")))
                .alias("peer_addr")]
-_ROW_FIELD_INPUTS = {"_chain_file": pl.String, "_chain_line": pl.Int32, "_msg_rank": pl.Int32, "peer_addr": pl.String,
-                     "_warn_peer": pl.String}
+_ROW_FIELD_INPUTS = {c: pl.lit(None, dtype=t).alias(c) for c, t in (  # typed nulls where no rule wrote them
+    ("_chain_file", pl.String), ("_chain_line", pl.Int32), ("_msg_rank", pl.Int32), ("peer_addr", pl.String),
+    ("_warn_peer", pl.String))}
 
 
 _RULES = {True: _make_rules(True), False: _make_rules(False)}
@@ -599,7 +605,7 @@ def _by_message(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[
     df = df.hstack(per_row).with_columns(
         pl.when(same).then(k).when(lvl == "CALL").then(pl.lit("nccl_call")).otherwise(pl.lit("abort")).alias("kind"),
         same.alias("_same"))
-    df = df.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in _ROW_FIELD_INPUTS.items() if c not in df.columns])
+    df = df.with_columns([e for c, e in _ROW_FIELD_INPUTS.items() if c not in df.columns])
     df = df.with_columns(_ROW_FIELDS)
     if cfg is None:
         return df, []
@@ -617,10 +623,10 @@ def _rules_gated(df: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
     spec, sorted by (line, spec)."""
     kinds = frozenset(df.get_column("kind").unique().to_list())
     rules = tuple(i for i, r in enumerate(_RULES[False]) if kinds.intersection(r.kinds))
-    for stage in _gated_stages(rules, tuple(df.columns)) if rules else ():
-        df = df.with_columns(stage)
-    df = df.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in _ROW_FIELD_INPUTS.items() if c not in df.columns])
-    df = df.with_columns(_ROW_FIELDS)
+    lf = df.lazy()
+    for stage in _gated_stages(rules, tuple(df.columns)):
+        lf = lf.with_columns(stage)
+    df = _collect(lf.with_columns(_ROW_FIELDS), 0)
     if not rules:
         return df, []
     nks = frozenset(df.get_column("_nk").unique().to_list()) if "_nk" in df.columns else frozenset()
@@ -628,25 +634,25 @@ def _rules_gated(df: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
     if not (scalar or many):
         return df, []
     # (key, value) column pairs, unpivoted spec after spec; list values exploded; sorted by (line, spec)
-    wide = df.select(*_CFG_COLS, *[e for pair in scalar + many for e in pair])
+    wide = df.select(*_CFG_COLS, *[e for pair in scalar + many for e in pair]).lazy()
     parts = []
     for pairs in (scalar, many):
         if pairs:
             names = [(k.meta.output_name(), v.meta.output_name()) for k, v in pairs]
             keys = wide.unpivot([k for k, _ in names], index=list(_CFG_COLS), variable_name="_s", value_name="key")
-            vals = wide.unpivot([v for _, v in names], index=[], variable_name="_v", value_name="value")
-            part = keys.hstack(vals.drop("_v"))
+            vals = wide.unpivot([v for _, v in names], index=[], variable_name="_v", value_name="value").drop("_v")
+            part = pl.concat([keys, vals], how="horizontal")
             parts.append(part.explode("value") if pairs is many else part)
     cfg = _cfg_rows(pl.concat(parts) if len(parts) > 1 else parts[0])
-    order = cfg.select(pl.col("_s").str.slice(2).cast(pl.Int32).alias("_o"))
-    return df, [cfg.drop("_s").hstack(order).sort("line_no", "_o", maintain_order=True).drop("_o")]
+    cfg = cfg.with_columns(pl.col("_s").str.slice(2).cast(pl.Int32).alias("_o"))
+    return df, [_collect(cfg.sort("line_no", "_o", maintain_order=True).drop("_s", "_o"), 0)]
 
 
 @functools.lru_cache(maxsize=256)
 def _gated_stages(rules: tuple[int, ...], columns: tuple[str, ...]) -> list[list[pl.Expr]]:
     """with_columns lists, stage after stage, of the given rules, gated (expressions built once per rule set)."""
     stages, have = [], set(columns)
-    for s in range(max(len(_RULES[False][i].stages) for i in rules)):
+    for s in range(max((len(_RULES[False][i].stages) for i in rules), default=0)):
         chains: dict[str, pl.Expr] = {}
         for i in rules:
             rule = _RULES[False][i]
@@ -655,7 +661,8 @@ def _gated_stages(rules: tuple[int, ...], columns: tuple[str, ...]) -> list[list
         if chains:
             stages.append([(ch.otherwise(pl.col(n)) if n in have else ch).alias(n) for n, ch in chains.items()])
             have |= set(chains)
-    return stages
+    missing = [e for c, e in _ROW_FIELD_INPUTS.items() if c not in have]  # what _ROW_FIELDS reads
+    return stages + [missing] if missing else stages
 
 
 @functools.lru_cache(maxsize=256)
@@ -686,7 +693,8 @@ def _gated_cfg(rules: tuple[int, ...], kinds: frozenset, nks: frozenset) -> tupl
     scalar, many = [], []
     for n, (is_many, items) in enumerate(specs):
         (c0, k0, v0), rest = items[0], items[1:]
-        key, val = pl.when(c0).then(k0), pl.when(c0).then(v0)
+        # a null value drops the row (_cfg_rows): a spec of its own needs no gate on its key
+        key, val = (pl.when(c0).then(k0) if rest else k0), pl.when(c0).then(v0)
         for c, k, v in rest:
             key, val = key.when(c).then(k), val.when(c).then(v)
         (many if is_many else scalar).append((key.alias(f"_k{n:03d}"), val.alias(f"_v{n:03d}")))
@@ -734,30 +742,30 @@ def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.
                      & (text.str.len_bytes() == text.str.len_chars()))
         mask = c.select(fast_mask.fill_null(False)).to_series()
         fast_in, slow_in = c.filter(mask), c.filter(~mask)
-    parts, bad = [], []
+    parts, rejected = [], c.clear().select("line_no", "text")
     if fast_in.height:
         good, ok = _fast(fast_in)
         parts.append(good)
         if not ok.all():
-            good2, retry = _strip_launcher(fast_in.filter(~ok), ctx)
-            parts.append(good2)
-            slow_in = pl.concat([slow_in, retry])
+            retry = fast_in.filter(~ok)
+            # a launcher prefix (or NCCL's stamp) starts with a digit, "[" or a space: other lines go straight on
+            may = retry.select(pl.col("text").str.contains(r"^[\[ 0-9]").fill_null(False)).to_series()
+            if may.any():
+                good2, left = _strip_launcher(retry.filter(may) if not may.all() else retry, ctx)
+                parts.append(good2)
+                retry = pl.concat([left, retry.filter(~may)]) if not may.all() else left
+            slow_in = pl.concat([slow_in, retry]) if slow_in.height else retry
     if slow_in.height:
-        no_level, df = _split_nccl(slow_in)
-        df = _header(df, ctx)
-        bad = [no_level, df.filter(~pl.col("hdr_ok")).select("line_no", "text")]
-        parts.append(df.filter(pl.col("hdr_ok")).drop("hdr_ok", "pre").sort("line_no"))
+        good3, rejected = _slow(slow_in, ctx)
+        parts.append(good3)
     parts = [p for p in parts if p.height]
-    rejected = pl.concat(bad) if bad else c.clear().select("line_no", "text")
     if not parts:
         return c.clear().select("line_no"), rejected, []
-    common = {"prefix_rank": pl.Int32, "prefix": pl.String, "src_file": pl.String, "src_line": pl.Int32,
-              "src_func": pl.String, "ts_exact": pl.Datetime("us", "UTC"), "ts_local": pl.Datetime("us", "UTC")}
-    parts = [_ensure(p.drop("text", strict=False), common) for p in parts]
-    cols = parts[0].columns
+    parts = [p.select(_part_columns(tuple(p.columns))) for p in parts]
     df = parts[0]
     if len(parts) > 1:  # one chunk first: sorting (gathering) chunked string columns costs several times more
-        df = pl.concat([df] + [p.select(cols).cast(df.schema) for p in parts[1:]], rechunk=True).sort("line_no")
+        df = pl.concat([df] + [p if p.schema == df.schema else p.cast(df.schema) for p in parts[1:]],
+                       rechunk=True).sort("line_no")
     if df.height <= LEAN_ROWS:
         df, cfg = _rules_gated(_classify_gated(df.with_columns(pl.col("prefix_rank").alias("rank"))))
     else:
@@ -765,9 +773,21 @@ def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.
     return df, rejected, cfg
 
 
-def _ensure(df: pl.DataFrame, cols: dict[str, pl.DataType]) -> pl.DataFrame:
-    missing = [pl.lit(None, dtype=t).alias(n) for n, t in cols.items() if n not in df.columns]
-    return df.with_columns(missing) if missing else df
+_PART_COLS = {"line_no": pl.Int64, "host": pl.String, "pid": pl.Int64, "tid": pl.Int64, "cuda_dev": pl.Int32,
+              "level": pl.String, "message": pl.String, "src_file": pl.String, "src_func": pl.String,
+              "src_line": pl.Int32, "prefix_rank": pl.Int32, "prefix": pl.String, "ts_exact": pl.Datetime("us", "UTC"),
+              "ts_local": pl.Datetime("us", "UTC")}
+
+
+@functools.lru_cache(maxsize=64)
+def _part_columns(columns: tuple[str, ...]) -> list[pl.Expr]:
+    """The columns every part of NCCL rows has, in one order (typed nulls where a path has none)."""
+    return [pl.col(c) if c in columns else _null_col(c, t) for c, t in _PART_COLS.items()]
+
+
+@functools.lru_cache(maxsize=None)
+def _null_col(name: str, dtype: pl.DataType) -> pl.Expr:
+    return pl.lit(None, dtype=dtype).alias(name)
 
 
 # --- PyTorch --------------------------------------------------------------------------------------
@@ -850,32 +870,38 @@ def _torch_prefix(lf: pl.LazyFrame, ctx: ParseContext) -> pl.LazyFrame:
 
 
 # --- lines that are neither -----------------------------------------------------------------------
+def _reason() -> pl.Expr:
+    b = pl.col("_b")
+    return (pl.when(b.str.contains(r"^\s*# ?(?:nThread|Using devices|\s*Rank +[0-9]+ |Out of bounds|Avg bus bandwidth"
+                                   r"|\s*size +count|\s*\(B\)|\s+out-of-place|$)"))
+            .then(pl.lit("nccl-tests header or summary (not an NCCL debug line)"))
+            .when(b.str.contains(r"^\s+[0-9]+ +[0-9]+ +[a-z0-9_]+ +[a-z]+ +(?:-?[0-9]+ +)?[0-9.]+ "))
+            .then(pl.lit("nccl-tests result row (not an NCCL debug line)"))
+            .when(b.str.contains(r"^\s*frame #[0-9]+: "))
+            .then(pl.lit("C++ stack frame of a PyTorch exception (not an NCCL line)"))
+            .when(b.str.starts_with("Traceback (most recent call last)") | b.str.starts_with("  File \""))
+            .then(pl.lit("Python traceback (not an NCCL line)"))
+            .when(b.str.contains(r"^[A-Za-z0-9_.-]+@[^\s]+[#$] "))
+            .then(pl.lit("shell prompt or command line (not an NCCL line)"))
+            .when(b.str.contains(r"NCCL (?:INFO|WARN|TRACE)|WorkNCCL|[Ww]atchdog|ProcessGroupNCCL|NCCL work|what\(\)"))
+            .then(pl.lit("NCCL/PyTorch text without a recognised header (wrapped or partial line)"))
+            .otherwise(pl.lit("not an NCCL line"))).alias("reason")
+
+
+_REASON = _reason()
+_STRUCT = ((pl.col("text").str.strip_chars() == "") | pl.col("text").str.contains(_PREFIX_ONLY)).alias("_struct")
+
+
 def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(structure lines: blank / prefix only, unparsed lines with a reason)."""
-    o = o.with_columns(pl.col("text").fill_null(""))
-    t = pl.col("text")
-    blank = t.str.strip_chars() == ""
-    o = o.with_columns((blank | t.str.contains(_PREFIX_ONLY)).alias("_struct"))
-    structure = o.filter(pl.col("_struct"))
-    rest = o.filter(~pl.col("_struct")).with_columns(t.str.replace(_LAUNCHER, "").alias("_b"))
-    b = pl.col("_b")
-    reason = (pl.when(b.str.contains(r"^\s*# ?(?:nThread|Using devices|\s*Rank +[0-9]+ |Out of bounds|Avg bus bandwidth"
-                                     r"|\s*size +count|\s*\(B\)|\s+out-of-place|$)"))
-              .then(pl.lit("nccl-tests header or summary (not an NCCL debug line)"))
-              .when(b.str.contains(r"^\s+[0-9]+ +[0-9]+ +[a-z0-9_]+ +[a-z]+ +(?:-?[0-9]+ +)?[0-9.]+ "))
-              .then(pl.lit("nccl-tests result row (not an NCCL debug line)"))
-              .when(b.str.contains(r"^\s*frame #[0-9]+: "))
-              .then(pl.lit("C++ stack frame of a PyTorch exception (not an NCCL line)"))
-              .when(b.str.starts_with("Traceback (most recent call last)") | b.str.starts_with("  File \""))
-              .then(pl.lit("Python traceback (not an NCCL line)"))
-              .when(b.str.contains(r"^[A-Za-z0-9_.-]+@[^\s]+[#$] "))
-              .then(pl.lit("shell prompt or command line (not an NCCL line)"))
-              .when(b.str.contains(r"NCCL (?:INFO|WARN|TRACE)|WorkNCCL|[Ww]atchdog|ProcessGroupNCCL|NCCL work|what\(\)"))
-              .then(pl.lit("NCCL/PyTorch text without a recognised header (wrapped or partial line)"))
-              .otherwise(pl.lit("not an NCCL line")))
-    return structure, rest.with_columns(reason.alias("reason")).select("line_no", "text", "reason")
+    o = o.with_columns(pl.col("text").fill_null("")).with_columns(_STRUCT)
+    is_struct = o.get_column("_struct")
+    structure = o.filter(is_struct)
+    rest = o.filter(~is_struct).with_columns(pl.col("text").str.replace(_LAUNCHER, "").alias("_b"))
+    return structure, rest.with_columns(_REASON).select("line_no", "text", "reason")
 
 
+_NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
 # lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
 # word costs more than this alternation)
 _PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after throwing|what\(\):").fill_null(False)
@@ -888,7 +914,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config")},
                       None, hosts=[], variant="empty")
-    is_nc = lines.select(pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)).to_series()
+    is_nc = lines.select(_NC_COND).to_series()
     nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
     log_parts, cfg, rows, trows = [], [], None, None
     if nc.height:
@@ -921,7 +947,8 @@ _LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not
 _LOG_NULLS = {c: pl.lit(None, dtype=t).alias(c) for c, t in _LOG_TYPES.items()}
 
 
-def _log_select(columns: list[str], ts_known: bool) -> list[pl.Expr]:
+@functools.lru_cache(maxsize=64)
+def _log_select(columns: tuple[str, ...], ts_known: bool) -> list[pl.Expr]:
     """The nccl_log columns of a part: its own where it has them, typed nulls where not; ts and ts_quality from
     the exact (RFC 3339) and local stamps."""
     utc = pl.Datetime("us", "UTC")
@@ -943,7 +970,7 @@ def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
     out = None
     for df in parts:
         known = any(c in df.columns and df.get_column(c).null_count() < df.height for c in ("ts_exact", "ts_local"))
-        df = df.select(_log_select(df.columns, known))
+        df = df.select(_log_select(tuple(df.columns), known))
         out = df if out is None else pl.concat([out, df.cast(out.schema)])
     return out
 
