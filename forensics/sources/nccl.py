@@ -157,6 +157,20 @@ _LINE_NO = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no")
 _BLANK_NULL = pl.when(pl.col("text") != "").then(pl.col("text")).alias("text")
 
 
+def _lazy_prefix_groups(col: str, pattern: str) -> list[pl.Expr]:
+    """extract_groups(pattern) for a pattern "^(?P<pre>.*?)REST" (REST without "^" but at its very start): the
+    leftmost match of REST alone starts where the shortest "pre" ends, so one linear search for REST and a slice
+    give the same groups, without the backtracking over every length of "pre" (dozens of times the work on long
+    lines). Returns the columns "pre" and "g" (a struct of the other groups)."""
+    head = "^(?P<pre>.*?)"
+    assert pattern.startswith(head)
+    rest, c = pattern[len(head):], pl.col(col)
+    at = c.str.find(rest)
+    # byte offsets: a match starts at a character boundary, so the slice is valid UTF-8
+    return [pl.when(at.is_not_null()).then(c.cast(pl.Binary).bin.slice(0, at).cast(pl.String)).alias("pre"),
+            c.str.extract_groups(rest).alias("g")]
+
+
 def _i(expr: pl.Expr, name: str) -> pl.Expr:
     return expr.cast(_INT[name], strict=False).alias(name)
 
@@ -255,7 +269,7 @@ def _slow(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFram
     order; lines rejected: no level word, or a head of no known form)."""
     split, level, fields = _SPLIT_NCCL
     lf = c.lazy().with_columns(split).with_columns(level).with_columns(fields)
-    lf = lf.with_columns(pl.col("head").str.extract_groups(_HEAD).alias("g")).unnest("g").with_columns(_HEADER_COLS)
+    lf = lf.with_columns(_lazy_prefix_groups("head", _HEAD)).unnest("g").with_columns(_HEADER_COLS)
     df = _collect(_prefix(lf, ctx), c.height)
     ok = (df.get_column("lvl").is_not_null() & df.get_column("hdr_ok")).fill_null(False)
     rejected = df.filter(~ok).select("line_no", "text")
@@ -714,19 +728,22 @@ _LAUNCH_LEN = (pl.col("launch").str.len_bytes()
 def _strip_launcher(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """ASCII rows the fast header missed: strip known launcher prefixes / NCCL's own stamp with one anchored
     regex, then retry the fast header on the rest. Returns (parsed rows, rows left for the slow path)."""
-    df = df.with_columns(_LAUNCH_G).unnest("_g").with_columns(_LAUNCH_LEN.alias("_plen"))
-    has = df.get_column("_plen") > 0
-    cand = df.filter(has)
-    left = df.filter(~has).select("line_no", "text")
-    if cand.height == 0:
-        return cand.clear().select("line_no"), left
+    x = df.with_columns(_LAUNCH_G).unnest("_g").with_columns(_LAUNCH_LEN.alias("_plen"))
+    has = x.get_column("_plen") > 0
+    if not has.any():
+        return df.clear().select("line_no"), df
+    cand = x.filter(has) if not has.all() else x
     good, ok = _fast(cand.select("line_no", pl.col("text").str.slice(pl.col("_plen"))))
-    info = cand.filter(ok).select(  # rows of `good`, in its order
+    info = cand.select(  # then the rows of `good`, in its order
         pl.col("launch").str.strip_chars_end().alias("prefix"),
         pl.coalesce("mr", "sr", "br", "tr").cast(pl.Int32, strict=False).alias("prefix_rank"),
         _rfc_ts(pl.col("rfc")).alias("ts_exact"), _local_ts(pl.col("nts"), ctx).alias("ts_local"))
+    info = info.filter(ok) if not ok.all() else info
     good = good.hstack(info.with_columns(pl.when(pl.col("prefix") != "").then(pl.col("prefix")).alias("prefix")))
-    return good, pl.concat([left, cand.filter(~ok).select("line_no", "text")])
+    left = [df.filter(~has)] if not has.all() else []
+    if not ok.all():
+        left.append(cand.select("line_no", "text").filter(~ok))
+    return good, pl.concat(left) if len(left) > 1 else left[0] if left else df.clear()
 
 
 LEAN_ROWS = 2048  # inputs of at most this many NCCL rows evaluate the rules on the whole frame (_rules_gated)
@@ -791,7 +808,7 @@ def _null_col(name: str, dtype: pl.DataType) -> pl.Expr:
 
 
 # --- PyTorch --------------------------------------------------------------------------------------
-_GLOG_G = pl.col("text").str.extract_groups(_GLOG).alias("g")
+_GLOG_G = pl.col("text").str.extract_groups(_GLOG).alias("g")  # (its "\[" ends the lazy prefix's search quickly)
 _TORCH_MESSAGE = pl.coalesce(pl.col("msg"), pl.col("text").str.replace(_LAUNCHER, "")).alias("message")
 
 
