@@ -437,10 +437,12 @@ class _Rule(NamedTuple):
     stages: tuple[tuple[tuple[str, pl.Expr], ...], ...] = ()
     out: tuple[str, ...] = ()
     cfg: tuple[_Spec, ...] = ()
+    warn_only: bool = False  # only what WARN rows use (_ROW_FIELDS): skip the messages no WARN row has
 
     def rows(self, kinds: list[str] | None = None) -> pl.Expr:
         kinds = list(self.kinds if kinds is None else kinds)
-        return _K.is_in(kinds) if len(kinds) > 1 else _K == kinds[0]
+        cond = _K.is_in(kinds) if len(kinds) > 1 else _K == kinds[0]
+        return cond & (pl.col("level") == "WARN") if self.warn_only else cond
 
 
 def _c(key: str | pl.Expr, value: pl.Expr, where: pl.Expr | None = None, **kw) -> _Spec:
@@ -525,7 +527,8 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
             _c("cpu_affinity", _M.str.splitn(" to ", 2).struct.field("field_1"),
                _M.str.starts_with("Setting affinity for GPU ")))),
         # an unclassified WARN may still name its peer (kept for WARN rows by _ROW_FIELDS)
-        _Rule(("other", "abort"), stages=((("_warn_peer", _M.str.extract(_PEER, 1)),),), out=("_warn_peer",)),
+        _Rule(("other", "abort"), stages=((("_warn_peer", _M.str.extract(_PEER, 1)),),), out=("_warn_peer",),
+              warn_only=True),
     )
 
 
@@ -578,6 +581,10 @@ def _rules_by_kind(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, pl
         if not kinds:
             continue
         idx = pl.concat([rows_of[k] for k in kinds]) if len(kinds) > 1 else rows_of[kinds[0]]
+        if rule.warn_only:  # messages some WARN row has
+            idx = idx.filter(df.get_column("_warn").gather(idx))
+            if idx.len() == 0:
+                continue
         sub = df.select(inputs).gather(idx)
         for stage in rule.stages:
             sub = sub.with_columns([e.alias(name) for name, e in stage])
@@ -611,9 +618,12 @@ def _by_message(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[
     code = pl.repeat(0, df.height, dtype=pl.UInt32, eager=True).scatter(
         rows.explode(), pl.int_range(g.height, dtype=pl.UInt32, eager=True).repeat_by(rows.list.len()).explode())
     u = g.select("message")
-    u, cfg = _rules_by_kind(u.with_columns(_classify(u.with_columns(pl.lit(None, dtype=pl.String).alias("level")))),
-                            ascii_only)
-    per_row = u.drop("message").gather(code)
+    u = u.with_columns(_classify(u.with_columns(pl.lit(None, dtype=pl.String).alias("level"))),
+                       pl.repeat(False, u.height, eager=True).scatter(
+                           code.filter(df.get_column("level") == "WARN"), True).alias("_warn"))
+    u, cfg = _rules_by_kind(u, ascii_only)
+    found = [c for c in u.columns if c not in ("message", "_warn", "kind") and u.get_column(c).null_count() < u.height]
+    per_row = u.select("kind", *found).gather(code)  # columns no message filled stay absent (typed nulls below)
     lvl, k = pl.col("level"), pl.col("kind")
     same = ~((k == "other") & lvl.is_in(["CALL", "ABORT"])).fill_null(False)  # the row keeps its message's kind
     df = df.hstack(per_row).with_columns(
@@ -625,8 +635,8 @@ def _by_message(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[
         return df, []
     # each config row of a message, for every row of that message that keeps its kind (spec order kept)
     cfg = cfg.with_columns(rows.gather(cfg.get_column("_r")).alias("_row")).explode("_row")
-    keep = df.get_column("_same").gather(cfg.get_column("_row"))
-    cfg = cfg.filter(keep)
+    if not df.get_column("_same").all():
+        cfg = cfg.filter(df.get_column("_same").gather(cfg.get_column("_row")))
     return df, [df.select(_CFG_COLS).gather(cfg.get_column("_row")).hstack(cfg.select("key", "value"))]
 
 
