@@ -217,6 +217,15 @@ def test_raw_priority_prefix_r():
                    ("daemon", "info", "systemd", 13.000001)]
 
 
+def test_raw_priority_prefix_r_real_boot_oops():
+    res = parse("dmesg--lkml-stable-arm-raw-level-prefix-r-oops.txt")
+    assert res.lines == 30 and res.unparsed.height == 0
+    assert (at(res, 1)["level"], at(res, 1)["subsystem"], at(res, 1)["message"]) == ("info", "GICv3", "GICv3: 224 SPIs implemented")
+    assert [at(res, n)["level"] for n in (5, 8, 9, 30)] == ["alert", "emerg", "warn", "emerg"]
+    assert {r["facility"] for r in rows(res)} == {"kern"} and {r["boot_s"] for r in rows(res)} == {0.0}
+    assert at(res, 7)["message"] == "[00000001] *pgd=00000000"
+
+
 def test_decode_prefix_x_with_raw_and_ctime_times():
     data = (b"kern  :info  : [    1.000000] pci 0000:00:01.0: [8086:1237] type 00 class 0x060000\n"
             b"user  :notice: [    2.500000] random: crng init done\n"
