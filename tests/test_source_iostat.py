@@ -118,6 +118,17 @@ def test_two_digit_year_timestamps_local_to_utc():
     assert d["wkb_s"].to_list() == [102.62, 42.0] and d["since_boot"].to_list() == [True, False]
 
 
+def test_t_timestamp_english_locale_pm_real_capture():
+    # iostat -t -d -x -k under an English locale: "07/13/2017 05:12:21 PM", no avg-cpu block (-d)
+    r = parse_file("iostat--el6-tdxk-ampm-english-locale.txt", tz="Asia/Shanghai")
+    d = r.tables["disk_io"]
+    assert d["device"].to_list() == ["sda", "sdb", "dm-0", "dm-1", "dm-2"]
+    assert set(d["ts"].to_list()) == {dt.datetime(2017, 7, 13, 9, 12, 21, tzinfo=UTC)} and set(d["ts_quality"]) == {"local"}
+    assert row(d, device="sdb")["await_ms"] == 42.75 and row(d, device="sdb")["avgrq_sz_sectors"] == 423.29
+    assert d["since_boot"].to_list() == [True] * 5 and r.tables["cpu_util"].height == 0
+    assert r.unparsed["line_no"].to_list() == [1]  # the shell prompt
+
+
 @pytest.mark.parametrize("stamp,tz,expected,quality", [
     ("11/30/2021 10:15:02 AM", "America/New_York", dt.datetime(2021, 11, 30, 15, 15, 2, tzinfo=UTC), "local"),
     ("11/30/2021 12:05:00 AM", "UTC", dt.datetime(2021, 11, 30, 0, 5, 0, tzinfo=UTC), "local"),
