@@ -257,7 +257,9 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
     assert "hosts/bad-node/raw/numactl/numactl-H.txt" in m  # garbage is kept: the parser reports it as unparsed
 
 
-def test_sigterm_leaves_a_valid_bundle(tmp_path, node_env):
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
+def test_sigterm_leaves_a_valid_bundle(tmp_path, node_env, sig, code):
+    """SIGTERM, and SIGINT as Ctrl-C sends it: a valid partial bundle, no children left, non-zero exit saying so."""
     cfg = replay_config()
     cfg["dmesg"] = {"mode": "hang"}  # a command running when the signal comes
     log = node_env(cfg)
@@ -271,14 +273,15 @@ def test_sigterm_leaves_a_valid_bundle(tmp_path, node_env):
             break
         time.sleep(0.1)
     time.sleep(1.0)
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 143, err
-    assert "interrupted (SIGTERM)" in err and str(out) in err
+    assert p.returncode == code, err
+    assert f"interrupted ({sig.name})" in err and str(out) in err
+    assert "sample 1/" in err  # progress while sampling
     assert live_standins(log) == []
     b = open_bundle(out, workdir=tmp_path / "w")
     info = json.loads((b.root / "hosts/int-node/host.json").read_text())
-    assert info["collector"]["interrupted"] is True and info["collector"]["signal"] == "SIGTERM"
+    assert info["collector"]["interrupted"] is True and info["collector"]["signal"] == sig.name
     names = {json.loads(ln)["name"]: json.loads(ln) for ln in (b.root / "hosts/int-node/commands.jsonl").read_text().splitlines()}
     assert names["dmesg"]["error"] == "skipped (collection interrupted)"
     assert (b.root / "hosts/int-node/raw/ethtool/ens1f0np0.txt").read_bytes().startswith(b"#### forensics-sample")
