@@ -255,6 +255,10 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
     assert by["iostat"][0]["exit_code"] == 3
     assert by["sar_u"][0]["error"] == "not found"
     assert "hosts/bad-node/raw/numactl/numactl-H.txt" in m  # garbage is kept: the parser reports it as unparsed
+    info = bundle_info(tmp_path / "h.tar", cache_dir=tmp_path / "cache")  # `forensics info` lists what went wrong
+    probs = {(p["name"], p["truncated"], p["timed_out"]) for p in info["commands"]["problems"]}
+    assert ("nvidia_smi_q", True, False) in probs and ("dmesg", False, True) in probs and ("iostat", False, False) in probs
+    assert info["commands"]["truncated"] >= 1 and info["commands"]["failed"] >= 3
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
