@@ -189,6 +189,22 @@ def test_nccl_differences_groups_hosts_and_masks_addresses():
     assert "logged on one host" in common_keys["version"]
 
 
+def test_nccl_differences_ignore_pxn_proxy_ranks():
+    """PXN channels name their proxy rank ("NET/IB/0(16)/GDRDMA"), different on every node: not a
+    configuration difference; a node without GPUDirect RDMA still is one."""
+    rows = []
+    for i, h in enumerate(("node01", "node02", "node03", "node04")):
+        gdr = "" if h == "node04" else "/GDRDMA"
+        rows += [(h, "channel_transport", f"NET/IB/0({8 * i}){gdr}"), (h, "channel_transport", f"NET/IB/1{gdr}")]
+    differing, common = nccl_differences(pl.DataFrame(rows, schema=["host", "key", "value"], orient="row"))
+    (d,) = differing
+    assert d["key"] == "channel_transport"
+    assert [hs for _, hs in d["groups"]] == [["node01", "node02", "node03"], ["node04"]]
+    differing, common = nccl_differences(pl.DataFrame([r for r in rows if r[0] != "node04"],
+                                                      schema=["host", "key", "value"], orient="row"))
+    assert differing == [] and dict(common)["channel_transport"] == "NET/IB/0(<rank>)/GDRDMA, NET/IB/1/GDRDMA"
+
+
 def test_size_bound_eight_hosts(tmp_path):
     """8 hosts x 8 GPUs x 10 minutes at 1 s (GPU, NIC, disk, CPU; what `forensics simulate` makes by
     default): the report stays under 5 MB."""

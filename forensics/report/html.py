@@ -54,6 +54,10 @@ LAYER_FAMILIES = {"gpu": ["gpu"], "nic_fabric": ["nic"], "nccl": ["nic", "gpu"],
 # NCCL settings that legitimately differ per communicator or per rank: not "differences"
 _NCCL_IDENTITY = {"comm_id"}
 _IP = re.compile(r"\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b|\b[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\b")
+# PXN channels name the proxy rank: "NET/IB/0(16)/GDRDMA" on one node is "NET/IB/0(24)/GDRDMA" on the next
+_PXN_RANK = re.compile(r"\([0-9]+\)")
+# settings whose values carry per-rank numbers that are not configuration
+_RANKED_KEYS = {"channel_transport"}
 
 e = html.escape
 
@@ -396,13 +400,14 @@ def _signal_sections(data: dict, findings: list[dict]) -> str:
     return "".join(out)
 
 
-def _norm(v: str) -> str:
-    return _IP.sub("<addr>", v or "")
+def _norm(v: str, key: str = "") -> str:
+    v = _IP.sub("<addr>", v or "")
+    return _PXN_RANK.sub("(<rank>)", v) if key in _RANKED_KEYS else v
 
 
 def nccl_differences(cfg: pl.DataFrame) -> tuple[list[dict], list[tuple[str, str]]]:
     """(differing, common): for each NCCL setting, hosts grouped by the set of values they logged
-    (IP addresses masked: each host has its own). `differing` rows: {key, groups: [(values,
+    (IP addresses and PXN proxy ranks masked: each host has its own). `differing` rows: {key, groups: [(values,
     hosts)]}, the largest group first; `common`: (key, value) the same on every host that logs it."""
     if cfg.height == 0:
         return [], []
@@ -415,7 +420,7 @@ def nccl_differences(cfg: pl.DataFrame) -> tuple[list[dict], list[tuple[str, str
         groups: dict[tuple, list[str]] = {}
         shown: dict[tuple, list[str]] = {}
         for r in part.iter_rows(named=True):
-            sig = tuple(sorted({_norm(v) for v in r["value"]}))
+            sig = tuple(sorted({_norm(v, key) for v in r["value"]}))
             groups.setdefault(sig, []).append(r["host"])
             shown.setdefault(sig, r["value"])
         missing = sorted(all_hosts - set(part["host"].to_list()))
