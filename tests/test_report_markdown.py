@@ -65,3 +65,14 @@ def test_markdown_without_findings():
     a = Analysis(schema.empty("findings"), pl.DataFrame({"host": ["a", "b"]}), pl.DataFrame(), pl.DataFrame(), [], [])
     md = render_markdown(a)
     assert "No findings" in md and len(md.splitlines()) <= 5
+
+
+def test_markdown_keeps_angle_brackets_of_log_text():
+    """Xid and NCCL text such as ``name=<unknown>`` or ``10.1.2.3<43122>`` is escaped, so that a
+    ticket's Markdown renderer does not take it for an HTML tag and drop it."""
+    f = _many_findings(2).with_columns(pl.Series("summary", ["Xid 79: pid='<unknown>', name=<unknown>",
+                                                             "peer 10.1.2.3<43122> closed; C:\\tmp|x"]))
+    md = render_markdown(Analysis(f, pl.DataFrame({"host": ["a"]}), pl.DataFrame(), pl.DataFrame(), [], []))
+    assert "pid='\\<unknown>', name=\\<unknown>" in md and "10.1.2.3\\<43122>" in md
+    assert "C:\\\\tmp\\|x" in md
+    assert "<unknown>" not in md.replace("\\<unknown>", "")

@@ -93,8 +93,10 @@ def _render_coverage_text(analysis, console) -> None:
 
 
 def _one_line(text) -> str:
-    """Text for one Markdown line or table cell: newlines folded, pipes escaped."""
-    return " ".join((text or "").split()).replace("|", "\\|")
+    """Text for one Markdown line or table cell: newlines folded, pipes escaped, and '<' escaped so
+    that log text such as ``name=<unknown>`` or ``10.1.2.3<43122>`` is not taken for an HTML tag
+    (which ticket renderers drop)."""
+    return " ".join((text or "").split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
 
 
 def render_markdown(analysis, max_findings: int = 12) -> str:
