@@ -130,10 +130,14 @@ def test_cli_export_perfetto(tmp_path, monkeypatch):
     """`forensics export --perfetto` wiring (with the cached analysis; analyze itself is tested elsewhere)."""
     import forensics.analyze
 
-    monkeypatch.setattr(forensics.analyze, "analyze_paths", lambda paths, **kw: rb.pfc_analysis())
+    calls = []
+    monkeypatch.setattr(forensics.analyze, "analyze_paths", lambda paths, **kw: calls.append(kw) or rb.pfc_analysis())
     out = tmp_path / "t.json"
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path()), "--perfetto", str(out)])
     assert res.exit_code == 0, res.output
+    assert calls[-1]["progress"] is True and "findings" in res.stderr  # bars on a terminal (make_progress decides)
+    res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path()), "--perfetto", str(out), "--quiet"])
+    assert res.exit_code == 0 and calls[-1]["progress"] is False and res.stderr == ""
     xs = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
     assert {e["args"]["id"] for e in xs} == set(rb.pfc_analysis().findings["id"])
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path())])

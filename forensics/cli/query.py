@@ -188,6 +188,7 @@ def register(app: typer.Typer) -> None:
         parquet_dir: Optional[Path] = typer.Option(None, "--parquet", help="write a Hive-partitioned Parquet dataset (DIR/<table>/host=<h>/)"),
         perfetto: Optional[Path] = typer.Option(None, "--perfetto", help="write the timeline and findings as a Chrome trace-event JSON for ui.perfetto.dev"),
         cache_dir: Optional[Path] = cache_opt,
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output (--perfetto parses and analyses the bundle)"),
     ) -> None:
         """Export a bundle's tables and views for the DuckDB CLI or any SQL/dataframe tool, or its timeline for Perfetto."""
         from forensics.db import BundleError, _resolve
@@ -196,7 +197,7 @@ def register(app: typer.Typer) -> None:
         if sum(x is not None for x in (duckdb_file, parquet_dir, perfetto)) != 1:
             raise UserError("give exactly one of --duckdb FILE.duckdb, --parquet DIR or --perfetto TRACE.json")
         if perfetto is not None:
-            _export_perfetto(bundle, perfetto, cache_dir)
+            _export_perfetto(bundle, perfetto, cache_dir, quiet)
             return
         try:
             root = _resolve(bundle, cache_dir)
@@ -212,20 +213,22 @@ def register(app: typer.Typer) -> None:
         print(f"{target}: {len(counts)} tables and views, {rows} rows", file=sys.stderr)
 
 
-def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None) -> None:
-    """The analysis' findings (as slices) and the bundle's timeline and series as a trace."""
+def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: bool = False) -> None:
+    """The analysis' findings (as slices) and the bundle's timeline and series as a trace (progress
+    bars for parsing and detection on a terminal unless `quiet`, as in `analyze`)."""
     from forensics.analyze import analyze_paths
     from forensics.report.perfetto import write_trace
 
     if not out.parent.exists():
         raise UserError(f"{out.parent}: no such directory")
-    analysis = analyze_paths([bundle], cache_dir=cache_dir)
+    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=not quiet)
     try:
         write_trace(analysis.bundle, out, analysis.findings)
     except OSError as exc:
         raise UserError(f"{out}: {exc.strerror or exc}") from None
-    print(f"{out}: {analysis.findings.height} findings, {out.stat().st_size / 1e6:.1f} MB "
-          "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
+    if not quiet:
+        print(f"{out}: {analysis.findings.height} findings, {out.stat().st_size / 1e6:.1f} MB "
+              "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
 
 
 def _view_docs(path: Path) -> list[tuple[str, str]]:
