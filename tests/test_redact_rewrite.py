@@ -116,6 +116,7 @@ def test_kept_classes_are_left_alone():
     ("sar", "centos79-n-DEV-average", ["node01", "example.com"]),
     ("dmesg", "journalctl-short-iso-peermem", ["exp03-ft-896z-1-lan", "exp03-ft-896z-job-svc"]),
     ("dmesg", "pfring-syslog-ixgbe-link-flap", ["superserver"]),
+    ("nvidia_smi", "q-rtx5080-580-event-counters", ["0x8ae21ce04abcb64b"]),  # GPU PDI
 ])
 def test_structural_identifiers_of_real_outputs(source, case, values):
     lines = fixture_lines(source, case)
@@ -125,6 +126,23 @@ def test_structural_identifiers_of_real_outputs(source, case, values):
     out = "\n".join(rw.strings(lines))
     assert not [v for v in values if v.lower() in out.lower()]
     assert len(out.split("\n")) == len(lines)
+
+
+def test_gpu_pdi_is_redacted_with_the_serials():
+    """The GPU's Per-Device Identifier (nvidia-smi -q, driver 575+) is as unique as a serial: found in
+    the text and XML forms, replaced by hex of the same length, kept with --keep serials."""
+    lines = fixture_lines("nvidia_smi", "q-rtx5080-580-event-counters")
+    (pdi_line,) = [line for line in lines if "GPU PDI" in line]
+    rw, known, m = rewriter(lines)
+    assert "0x8ae21ce04abcb64b" in known.serials
+    new = m.serial("0x8ae21ce04abcb64b")
+    assert re.fullmatch(r"0x[0-9a-f]{16}", new) and new != "0x8ae21ce04abcb64b"
+    assert rw.strings([pdi_line]) == [pdi_line.replace("0x8ae21ce04abcb64b", new)]
+    xml = ["<gpu id=\"00000000:01:00.0\">", "\t\t<pdi>0x145C8E416B389D3E</pdi>", "</gpu>"]
+    rw, known, m = rewriter(xml)
+    assert known.serials == {"0x145C8E416B389D3E"} and re.fullmatch(r"\t\t<pdi>0x[0-9A-F]{16}</pdi>", rw.strings(xml)[1])
+    rw, _, _ = rewriter(lines, classes=set(CLASSES) - {"serials"})
+    assert rw.strings([pdi_line]) == [pdi_line]
 
 
 def test_infiniband_guids_from_ibstat():

@@ -22,6 +22,7 @@ shape analysis relies on:
 - GUIDs (64-bit node/port/system-image GUIDs) -> OUI kept, low 40 bits permuted;
 - UUIDs (``GPU-<uuid>``, ``MIG-<uuid>``, file system UUIDs) -> keyed UUID in the same case;
 - serial numbers -> same length, each character replaced by one of its kind (digit, upper, lower);
+  hexadecimal identifiers (``0x...``: the GPU PDI) -> keyed hex of the same length;
 - user names -> ``user-<8 hex>``.
 
 >>> m = Mapper(b"k" * 32)
@@ -191,6 +192,10 @@ class Mapper:
 
     @_memo
     def serial(self, value: str) -> str:
+        if re.fullmatch(r"0x[0-9a-fA-F]+", value):  # a hexadecimal identifier (GPU PDI): stays one
+            h = self._mac("serial", value).hex()[: len(value) - 2]
+            pseudo = "0x" + (h.upper() if value[2:].isupper() else h)
+            return self._note("serials", value, pseudo if pseudo != value else "0x" + h[::-1])
         stream = hashlib.shake_256(self._mac("serial", value)).digest(2 * len(value) + 8)
         out = []
         for i, ch in enumerate(value):

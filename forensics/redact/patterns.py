@@ -84,6 +84,10 @@ DISCOVER_PEERS = r"(?:^|[^A-Za-z0-9_.%-])[A-Za-z][A-Za-z0-9._-]*[A-Za-z0-9]<[0-9
 DISCOVER_SERIAL = (
     r"(?i)serial(?:[ _-]?(?:number|num|no\.?))?\s*[:=]\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*$",
     r"(?i)<[a-z_]*serial[a-z_]*>\s*([^<\s]+)\s*</",
+    # the GPU's Per-Device Identifier (nvidia-smi -q from driver 575 on: "GPU PDI : 0x8ae21ce04abcb64b"),
+    # as unique to one board as its serial number, and redacted with the serials
+    r"(?i)\bGPU PDI\s*:\s*(0x[0-9a-f]{8,16})\s*$",
+    r"(?i)<(?:gpu_)?pdi>\s*(0x[0-9a-f]{8,16})\s*</",
 )
 DISCOVER_GUID = r"(?i)guid[^:=\n]{0,24}[:=]\s*(0x[0-9a-f]{16}|[0-9a-f]{4}(?::[0-9a-f]{4}){3}|[0-9a-f]{16})\b"
 DISCOVER_USERS = r"(?:/home/|/Users/|/export/home/|\\Users\\|(?i:\buser(?:name)?=))[A-Za-z_][A-Za-z0-9_.-]*"
@@ -91,7 +95,7 @@ DISCOVER_USERS = r"(?:/home/|/Users/|/export/home/|\\Users\\|(?i:\buser(?:name)?
 # A line none of the DISCOVER_* patterns can match fails this cheap test.
 DISCOVER_PREFILTER = "|".join((
     r":[0-9]+:[0-9]+ \[", r" \[[0-9]+\] NCCL ", r"^Linux ", r"^[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:",
-    r"kernel: ", r"\]: ", r"(?i:host ?name)", r"[A-Za-z0-9]<[0-9]+>", r"(?i:serial)", r"(?i:guid)",
+    r"kernel: ", r"\]: ", r"(?i:host ?name)", r"[A-Za-z0-9]<[0-9]+>", r"(?i:serial)", r"(?i:pdi)", r"(?i:guid)",
     r"/home/|/Users/|/export/home/|\\Users\\", r"(?i:user(?:name)?=)",
 ))
 
