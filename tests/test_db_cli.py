@@ -58,6 +58,10 @@ def test_query_formats_sources_and_params(root, monkeypatch, capsys, tmp_path):
 @pytest.mark.parametrize("args,expect", [
     (["COPY (SELECT 1) TO '/tmp/forensics-test-x.csv'"], "refused: COPY statement"),
     (["SELECT * FROM read_csv('/etc/passwd')"], "refused: the query may only read"),
+    (["INSTALL httpfs"], "refused: LOAD statement (extensions cannot be installed or loaded)"),
+    (["LOAD httpfs"], "refused: LOAD statement (extensions cannot be installed or loaded)"),
+    (["ATTACH '/tmp/forensics-test-other.duckdb' AS other"], "refused: ATTACH statement"),
+    (["SET enable_external_access = true"], "refused: SET statement"),
     (["SELECT * FROM nosuch"], "nosuch does not exist"),
     (["SELECT 1; SELECT 2"], "refused: 2 statements"),
     (["--name", "window"], "parameter at is required"),
