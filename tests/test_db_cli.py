@@ -103,6 +103,23 @@ def test_timeline_filters_and_formats(root, monkeypatch, capsys):
     assert r.returncode == 2 and "bad time" in r.stderr
 
 
+def test_timeline_is_colour_coded_by_severity_in_a_terminal_only(root, monkeypatch, capsys):
+    r = run(monkeypatch, capsys, "timeline", root)
+    assert "\x1b[" not in r.stdout  # not a terminal: plain text
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich's switch for "this is a terminal"
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    r = run(monkeypatch, capsys, "timeline", root)
+    lines = r.stdout.splitlines()
+    crit = [ln for ln in lines if " CRIT " in ln]
+    warn = [ln for ln in lines if " WARN " in ln]
+    info = [ln for ln in lines if " info " in ln]
+    assert crit and warn and info
+    assert all(ln.startswith("\x1b[1;31m") for ln in crit)  # bold red
+    assert all(ln.startswith("\x1b[33m") for ln in warn)  # yellow
+    assert not any(ln.startswith("\x1b[") for ln in info)
+
+
 def test_export_duckdb_and_parquet(root, monkeypatch, capsys, tmp_path):
     db = tmp_path / "incident.duckdb"
     r = run(monkeypatch, capsys, "export", root, "--duckdb", db)
