@@ -2,8 +2,9 @@
 no websocket), for the HTML report's browser tests.
 
 The browser runs with the network off: a proxy that does not exist, every host name resolving to
-nothing, no background or component traffic. Every request the page makes is recorded
-(Network.requestWillBeSent), as are console messages, log entries and uncaught exceptions.
+nothing, no background or component traffic, and the page emulated offline. Every request the page
+makes is recorded (Network.requestWillBeSent), as are console messages, log entries and uncaught
+exceptions.
 """
 from __future__ import annotations
 
@@ -120,6 +121,9 @@ class Browser:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=None)["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
+        # and the page itself offline (DevTools network emulation), besides the dead proxy and resolver
+        self.call("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1,
+                                                       "uploadThroughput": -1})
 
     def navigate(self, url: str, timeout: float = 20.0) -> None:
         self.call("Page.navigate", {"url": url})

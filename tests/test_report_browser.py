@@ -91,3 +91,21 @@ def test_zoom_link_sets_the_shared_range(page):
     spans = b.evaluate("""Array.from(document.querySelectorAll('.uplot')).length""")
     assert spans > 0
     assert b.problems() == []
+
+
+def test_the_harness_sees_a_request_and_a_console_error(tmp_path):
+    """The checks above can fail: a page that loads an external image and logs an error is caught."""
+    page = tmp_path / "leaky.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://report-test.invalid/x.png">'
+                    '<script>console.error("boom")</script></body></html>')
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    b = Browser(CHROMIUM, profile, width=800, height=600)
+    try:
+        b.open_page()
+        b.navigate(page.as_uri())
+        b.pump(0.5)
+        assert "http://report-test.invalid/x.png" in b.requests()
+        assert any("boom" in p for p in b.problems()), b.problems()
+    finally:
+        b.close()
