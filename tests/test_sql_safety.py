@@ -53,6 +53,13 @@ def _escapes(tmp):
         ("secret", "CREATE SECRET s (TYPE s3, KEY_ID 'x', SECRET 'y')", "statement"),
         ("two_statements", "SELECT 1; COPY (SELECT 1) TO '/tmp/x.csv'", "2 statements"),
         ("begin", "BEGIN TRANSACTION", "TRANSACTION statement"),
+        # EXPLAIN ANALYZE executes the statement it explains
+        ("explain_analyze_create", "EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1", "CREATE statement"),
+        ("explain_analyze_replace_view", "EXPLAIN ANALYZE CREATE OR REPLACE VIEW events AS SELECT 1", "CREATE statement"),
+        ("explain_analyze_insert", "EXPLAIN ANALYZE INSERT INTO raw.bundle_hosts VALUES ('x')", "INSERT statement"),
+        ("explain_analyze_drop", "explain /* c */ analyse DROP VIEW events", "DROP statement"),
+        ("explain_options_copy", f"EXPLAIN (FORMAT json) COPY (SELECT 1) TO '{out}'", "COPY statement"),
+        ("explain_analyze_set", "EXPLAIN ANALYZE SET threads = 1", "SET statement"),
     ]
 
 
@@ -68,6 +75,8 @@ def test_every_escape_is_refused_with_one_clear_line(bundle):
     assert not (bundle.tmp / "exp").exists()
     # the catalog is unchanged after all that
     assert bundle.sql("SELECT count(*) AS n FROM events")["n"][0] == 1
+    assert bundle.sql("SELECT count(*) FROM raw.bundle_hosts").item() == 1
+    assert bundle.sql("SELECT count(*) FROM information_schema.tables WHERE table_name = 't'").item() == 0
 
 
 def test_reads_inside_the_bundle_still_work(bundle):
@@ -76,6 +85,8 @@ def test_reads_inside_the_bundle_still_work(bundle):
     assert bundle.sql("SHOW TABLES").height > 10
     assert bundle.sql("SUMMARIZE kernel_log").height > 5
     assert bundle.sql("EXPLAIN SELECT * FROM events").height >= 1
+    assert bundle.sql("EXPLAIN ANALYZE SELECT count(*) FROM events WHERE host = $h", h="n1").height >= 1
+    assert bundle.sql("EXPLAIN (FORMAT json) SELECT 1").height >= 1
     root = bundle.root / "tables" / "kernel_log"
     assert bundle.sql(f"SELECT count(*) FROM read_parquet('{root}/*/*.parquet')").item() == 1
     assert bundle.sql("WITH x AS (SELECT 1 AS a) SELECT a FROM x").item() == 1

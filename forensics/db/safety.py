@@ -11,10 +11,13 @@ Two independent layers, so that a gap in one is caught by the other:
    (``duckdb.extract_statements``) and only one statement of type SELECT or EXPLAIN is accepted
    (``DESCRIBE``, ``SHOW``, ``SUMMARIZE``, ``VALUES``, ``FROM t``, ``WITH ...`` are SELECTs);
    anything else (COPY, ATTACH, INSTALL, LOAD, SET, PRAGMA, CREATE, INSERT, EXPORT, CALL, ...) is
-   refused with one line naming the statement type.
+   refused with one line naming the statement type. ``EXPLAIN ANALYZE`` runs the statement it
+   explains, so an EXPLAIN passes only when the statement after ``EXPLAIN [ANALYZE] [(options)]``
+   passes the same check.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -45,6 +48,12 @@ _WHY = {
 }
 
 
+#: the head of an EXPLAIN statement: EXPLAIN, then ANALYZE/ANALYSE and (options), comments anywhere
+_GAP = r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*"
+_EXPLAIN_HEAD = re.compile(
+    rf"\A{_GAP}EXPLAIN\b{_GAP}(?:ANALY[SZ]E\b{_GAP})?(?:\((?:[^()'\"]|'[^']*'|\"[^\"]*\")*\){_GAP})?", re.I | re.S)
+
+
 def first_line(exc: BaseException) -> str:
     """The first meaningful line of a DuckDB error."""
     text = str(exc).strip()
@@ -64,7 +73,13 @@ def check(sql: str) -> duckdb.Statement:
     if len(stmts) > 1:
         raise RefusedQuery(f"refused: {len(stmts)} statements given; run one SELECT at a time")
     st = stmts[0]
-    if st.type not in ALLOWED:
+    if st.type == duckdb.StatementType.EXPLAIN:
+        head = _EXPLAIN_HEAD.match(st.query)
+        inner = st.query[head.end():] if head else ""
+        if not inner.strip():
+            raise RefusedQuery("refused: EXPLAIN of a statement that cannot be checked; only SELECT queries run on a bundle")
+        check(inner)  # EXPLAIN ANALYZE executes it: the explained statement must pass too
+    elif st.type not in ALLOWED:
         name = st.type.name
         why = _WHY.get(name, "the bundle is read-only")
         raise RefusedQuery(f"refused: {name} statement ({why}); only SELECT queries run on a bundle")
