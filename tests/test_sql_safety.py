@@ -60,6 +60,7 @@ def _escapes(tmp):
         ("explain_analyze_drop", "explain /* c */ analyse DROP VIEW events", "DROP statement"),
         ("explain_options_copy", f"EXPLAIN (FORMAT json) COPY (SELECT 1) TO '{out}'", "COPY statement"),
         ("explain_analyze_set", "EXPLAIN ANALYZE SET threads = 1", "SET statement"),
+        ("pivot_without_in", "PIVOT kernel_log ON host USING count(*)", "for PIVOT, list the values: ON col IN (...)"),
     ]
 
 
@@ -87,6 +88,7 @@ def test_reads_inside_the_bundle_still_work(bundle):
     assert bundle.sql("EXPLAIN SELECT * FROM events").height >= 1
     assert bundle.sql("EXPLAIN ANALYZE SELECT count(*) FROM events WHERE host = $h", h="n1").height >= 1
     assert bundle.sql("EXPLAIN (FORMAT json) SELECT 1").height >= 1
+    assert bundle.sql("PIVOT kernel_log ON host IN ('n1') USING count(*)").item() == 1
     root = bundle.root / "tables" / "kernel_log"
     assert bundle.sql(f"SELECT count(*) FROM read_parquet('{root}/*/*.parquet')").item() == 1
     assert bundle.sql("WITH x AS (SELECT 1 AS a) SELECT a FROM x").item() == 1

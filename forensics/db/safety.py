@@ -45,6 +45,7 @@ _WHY = {
     "PRAGMA": "PRAGMA statements cannot be run",
     "CALL": "CALL is not allowed (use SELECT * FROM function(...))",
     "TRANSACTION": "transactions are not needed: the bundle is read-only",
+    "MULTI": "DuckDB runs it as several statements that create types; for PIVOT, list the values: ON col IN (...)",
 }
 
 
