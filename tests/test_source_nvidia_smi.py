@@ -251,6 +251,15 @@ def test_csv_nounits_and_timestamp():
     assert s["sample_no"].to_list() == [0, 1, 2, 3]
 
 
+def test_csv_bracketed_na_is_null_and_prompt_line_is_named():
+    res = run(load("csv-header-units-gb10-580-na-memory.csv.txt"))  # DGX Spark: no framebuffer memory
+    s = res.tables["gpu_samples"]
+    assert s.select("mem_total_mib", "mem_used_mib", "util_pct", "power_w", "temp_c").rows() == [
+        (None, None, 0.0, 11.17, 35.0)]  # "[N/A]" is no value, not a bad row
+    assert res.unparsed.select("line_no", "reason").rows() == [
+        (1, "shell prompt or command line, not nvidia-smi output")]
+
+
 def test_csv_noheader_inferred_omniopt():
     res = run(load("csv-noheader-a100-555-omniopt.csv.txt"))
     assert res.meta["variant"] == "csv-noheader-inferred"

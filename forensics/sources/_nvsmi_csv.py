@@ -119,6 +119,8 @@ KNOWN_LISTS: tuple[tuple[str, ...], ...] = (
 
 _FIELD_RE = r"[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\],]*\])?"
 _HEADER_RE = rf"^\s*{_FIELD_RE}(?:\s*,\s*{_FIELD_RE})*\s*$"
+# a shell prompt or command line pasted above the output ("$ nvidia-smi --query-gpu=... --format=csv")
+_PROMPT_RE = r"(?:^|[\s$#>])(?:sudo )?nvidia-smi(?:\s|$)"
 _TS_RE = r"^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?$"
 _PCI_RE = r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-9A-Fa-f])$"
 _SHAPES = {
@@ -264,6 +266,10 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     variant = "csv-header" if hdr_idx else None
     # rows before any header: noheader capture
     pre = df.filter(is_data & (pl.col("_block") == 0))
+    prompt = pre.filter(pl.col("_s").str.contains(_PROMPT_RE))  # "$ nvidia-smi --query-gpu=..." pasted above the header
+    if prompt.height:
+        unparsed.append((prompt, "shell prompt or command line, not nvidia-smi output"))
+        pre = pre.filter(~pl.col("_s").str.contains(_PROMPT_RE))
     if pre.height:
         hinted = _hint_fields(ctx)
         if hinted:
