@@ -58,12 +58,15 @@ FROM (SELECT DISTINCT counter FROM nic_counters WHERE counter IS NOT NULL);
 DELETE FROM det_counter_class WHERE class IS NULL;
 
 -- The rates of just those counters: nic_rates filtered on its coarse class (which reads only those
--- counters' cached intervals on a big bundle), refined by the class above.
+-- counters' cached intervals on a big bundle), refined by the class above. Rates (bytes, pause
+-- frames, pause time) keep every interval, the event classes (drops, errors, link downs, storm
+-- events) only the intervals in which the counter increased, all their rules look at (delta > 0).
+-- Only the columns the rules read (no ts_aligned: that would join the clock offsets to every row).
 CREATE OR REPLACE TEMP TABLE det_nic_class AS
-SELECT r.host, r.iface, r.counter, r.queue, c.class, c.dir, c.prio, r.ts_start, r.ts, r.ts_aligned, r.dt_s,
-       r.delta, r.rate_per_s, r.reset
+SELECT r.host, r.iface, r.counter, c.class, c.dir, c.prio, r.ts_start, r.ts, r.delta, r.rate_per_s, r.reset
 FROM nic_rates r JOIN det_counter_class c USING (counter)
-WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.class <> 'bytes' OR r.queue IS NULL);
+WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.class <> 'bytes' OR r.queue IS NULL)
+  AND (c.class IN ('bytes', 'pause_frames', 'pause_time_us') OR r.delta > 0);
 
 CREATE OR REPLACE TEMP TABLE det_nic_windows AS
 WITH b AS (
