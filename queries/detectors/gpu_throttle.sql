@@ -3,13 +3,17 @@
 -- description: thermal and hardware throttling episodes per GPU (HW/SW thermal slowdown, HW slowdown, power brake), with durations, temperatures and the SM clock lost
 -- param: min_duration_s = 10   shortest episode reported
 -- param: max_gap_s = 5   samples further apart than this split an episode
-WITH s AS (
+WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the windows skip the rest
+  SELECT DISTINCT host, gpu FROM gpu_samples
+  WHERE ts IS NOT NULL AND gpu IS NOT NULL
+    AND (reason_hw_thermal_slowdown OR reason_sw_thermal_slowdown OR reason_hw_slowdown OR reason_hw_power_brake)
+), s AS (
   SELECT host, gpu, ts, temp_c, sm_clock_mhz, power_w, file, line_no,
          coalesce(reason_hw_thermal_slowdown, false) AS hw_thermal,
          coalesce(reason_sw_thermal_slowdown, false) AS sw_thermal,
          coalesce(reason_hw_slowdown, false) AS hw_slow,
          coalesce(reason_hw_power_brake, false) AS brake
-  FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL
+  FROM gpu_samples SEMI JOIN throttled USING (host, gpu) WHERE ts IS NOT NULL AND gpu IS NOT NULL
 ), f AS (
   SELECT *, (hw_thermal OR sw_thermal OR hw_slow OR brake) AS thr FROM s
 ), marked AS (
