@@ -11,15 +11,17 @@ WITH c AS (
   SELECT host, iface, prio, ts, any_value(ts_start) AS ts_start,
          max(rate_per_s) FILTER (WHERE class = 'pause_frames') AS pause_per_s,
          max(rate_per_s) FILTER (WHERE class = 'pause_time_us') / 1e6 AS paused_fraction,
-         list(DISTINCT dir) FILTER (WHERE dir IS NOT NULL AND ((class = 'pause_frames' AND rate_per_s >= $min_pause_per_s)
+         list(dir) FILTER (WHERE dir IS NOT NULL AND ((class = 'pause_frames' AND rate_per_s >= $min_pause_per_s)
                OR (class = 'pause_time_us' AND rate_per_s / 1e6 >= $min_paused_fraction))) AS dirs
   FROM c GROUP BY host, iface, prio, ts
 ), flagged AS (
   SELECT *, (coalesce(pause_per_s, 0) >= $min_pause_per_s OR coalesce(paused_fraction, 0) >= $min_paused_fraction) AS bad
   FROM per
+), hot AS (  -- only ports/priorities with a bad interval can have storms: the windows skip the rest
+  SELECT DISTINCT host, iface, prio FROM flagged WHERE bad
 ), m AS (
   SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s
-  FROM flagged WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
+  FROM flagged SEMI JOIN hot USING (host, iface, prio) WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
 ), i AS (SELECT *, sum(s) OVER (PARTITION BY host, iface, prio ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM m),
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
