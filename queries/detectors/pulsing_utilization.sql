@@ -7,18 +7,19 @@
 WITH s AS (
   SELECT host, gpu, ts, util_pct, util_pct >= 90 AS hi, util_pct <= 10 AS lo FROM gpu_samples
   WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
-), st AS (
-  SELECT *, CASE WHEN hi THEN 1 WHEN lo THEN -1 END AS state FROM s
-), sw AS (
-  SELECT host, gpu, ts, state, lag(state) OVER (PARTITION BY host, gpu ORDER BY ts) AS prev FROM st WHERE state IS NOT NULL
 ), per_gpu AS (
   SELECT host, gpu, count(*) AS samples, avg(hi::INT) AS share_hi, avg(lo::INT) AS share_lo, min(ts) AS t0, max(ts) AS t1
   FROM s GROUP BY ALL
+), cand AS (  -- busy and idle often enough: only these GPUs' swings are counted (a window over their samples)
+  SELECT * FROM per_gpu WHERE share_hi >= $min_share AND share_lo >= $min_share
+), st AS (
+  SELECT *, CASE WHEN hi THEN 1 WHEN lo THEN -1 END AS state FROM s SEMI JOIN cand USING (host, gpu)
+), sw AS (
+  SELECT host, gpu, ts, state, lag(state) OVER (PARTITION BY host, gpu ORDER BY ts) AS prev FROM st WHERE state IS NOT NULL
 ), swings AS (
   SELECT host, gpu, count(*) FILTER (WHERE state IS NOT NULL AND prev IS NOT NULL AND state <> prev) AS swings FROM sw GROUP BY ALL
 ), pulsing AS (
-  SELECT p.*, w.swings FROM per_gpu p JOIN swings w USING (host, gpu)
-  WHERE p.share_hi >= $min_share AND p.share_lo >= $min_share AND w.swings >= $min_swings
+  SELECT p.*, w.swings FROM cand p JOIN swings w USING (host, gpu) WHERE w.swings >= $min_swings
 ), turns AS (
   -- at each moment, how many of the host's pulsing GPUs are busy: turn-taking keeps it between all and none
   SELECT s.host, s.ts, avg(s.hi::INT) AS busy_share FROM s JOIN pulsing p USING (host, gpu) GROUP BY ALL
