@@ -62,6 +62,9 @@ def partition_name(host: str | None, fallback: str) -> str:
     return "_" if safe in ("", ".", "..") else safe
 
 
+FREE_TEXT = ("message", "text")
+
+
 class TableSink:
     """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host."""
 
@@ -77,7 +80,12 @@ class TableSink:
         if w is None:
             d = self.out / table / f"host={part}"
             d.mkdir(parents=True, exist_ok=True)
-            w = pq.ParquetWriter(d / "part-0.parquet", schema.arrow_schema(table), compression="zstd")
+            arrow = schema.arrow_schema(table)
+            # dictionaries only for string columns (on numbers the writer tries and falls back: slower,
+            # bigger files), none and no statistics for free text (as forensics.ingest.ParquetSink)
+            words = [f.name for f in arrow if pa.types.is_string(f.type) and f.name not in FREE_TEXT]
+            w = pq.ParquetWriter(d / "part-0.parquet", arrow, compression="zstd", use_dictionary=words,
+                                 write_statistics=[n for n in arrow.names if n not in FREE_TEXT])
             self.writers[key] = w
             self.rows[key] = 0
         return w
