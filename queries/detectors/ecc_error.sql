@@ -2,10 +2,13 @@
 -- severity: critical
 -- description: uncorrectable ECC errors, pending or failed row remapping, retired pages pending (per GPU), and the ECC Xids 48/63/64/94/95
 -- param: ecc_xids = '48,63,64,92,94,95,140'   Xids that report memory ECC / remapping events
-WITH s AS (
+WITH flagged AS (  -- GPUs with at least one bad sample: only their samples are aggregated
+  SELECT DISTINCT host, gpu FROM gpu_samples
+  WHERE coalesce(ecc_dbe_volatile, 0) > 0 OR remap_pending OR remap_failure OR retired_pages_pending
+), s AS (
   SELECT host, gpu, pci_bus_id, ts, ecc_dbe_volatile, ecc_dbe_aggregate, remapped_uncorrectable, remap_pending,
          remap_failure, retired_pages_dbe, retired_pages_pending, file, line_no
-  FROM gpu_samples
+  FROM gpu_samples g SEMI JOIN flagged f ON f.host IS NOT DISTINCT FROM g.host AND f.gpu IS NOT DISTINCT FROM g.gpu
 ), bad AS (
   SELECT host, gpu, any_value(pci_bus_id) AS pci, min(ts) FILTER (WHERE coalesce(ecc_dbe_volatile, 0) > 0 OR remap_pending
            OR remap_failure OR retired_pages_pending) AS start,

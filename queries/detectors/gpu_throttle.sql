@@ -13,7 +13,8 @@ WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the
          coalesce(reason_sw_thermal_slowdown, false) AS sw_thermal,
          coalesce(reason_hw_slowdown, false) AS hw_slow,
          coalesce(reason_hw_power_brake, false) AS brake
-  FROM gpu_samples SEMI JOIN throttled USING (host, gpu) WHERE ts IS NOT NULL AND gpu IS NOT NULL
+  FROM gpu_samples g SEMI JOIN throttled t ON t.host IS NOT DISTINCT FROM g.host AND t.gpu = g.gpu
+  WHERE ts IS NOT NULL AND gpu IS NOT NULL
 ), f AS (
   SELECT *, (hw_thermal OR sw_thermal OR hw_slow OR brake) AS thr FROM s
 ), marked AS (

@@ -25,8 +25,8 @@ WITH node_cpu AS (
   WHERE n_allowed > 0 AND n_allowed < n_cpus  -- pinned at all
     AND (n_local / greatest(n_allowed, 1) < $min_local_fraction
          OR (mems_allowed IS NOT NULL AND len(mems_allowed) > 0 AND NOT list_contains(mems_allowed, gpu_node)))
-), span AS (
-  SELECT host, min(ts) AS t0, max(ts) AS t1 FROM gpu_samples GROUP BY host
+), span AS (  -- the capture's span, for the hosts with a finding only
+  SELECT host, min(ts) AS t0, max(ts) AS t1 FROM gpu_samples WHERE host IN (SELECT host FROM bad) GROUP BY host
 )
 SELECT b.host, 'GPU' || string_agg(b.gpu::VARCHAR, ',GPU' ORDER BY b.gpu) AS subject,
        min(s.t0) AS start, max(s.t1) AS "end", 0.8 AS score,

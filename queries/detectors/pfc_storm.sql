@@ -21,7 +21,8 @@ WITH c AS (
   SELECT DISTINCT host, iface, prio FROM flagged WHERE bad
 ), m AS (
   SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s
-  FROM flagged SEMI JOIN hot USING (host, iface, prio) WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
+  FROM flagged f SEMI JOIN hot h ON h.host IS NOT DISTINCT FROM f.host AND h.iface IS NOT DISTINCT FROM f.iface
+    AND h.prio IS NOT DISTINCT FROM f.prio WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
 ), i AS (SELECT *, sum(s) OVER (PARTITION BY host, iface, prio ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM m),
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
