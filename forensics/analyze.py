@@ -59,12 +59,15 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     return Analysis(findings, hosts, coverage, failed, errors, paths or [], bundle)
 
 
-def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False) -> Analysis:
+def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False,
+                  host: str | None = None, tz: str | None = None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: False, True (progress bars on a terminal's stderr), or an object with
     ``parse(message)``, ``detect(rule_name)``, ``start_detection(total)`` and ``close()`` (see
-    :mod:`forensics.report.progress`)."""
+    :mod:`forensics.report.progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
+    outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
+    `tz` for what their content does not say."""
     from forensics.cli._common import UserError
     from forensics.db import open_bundle
     from forensics.report.progress import make_progress
@@ -73,7 +76,8 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     ui = make_progress(progress)
     try:
         try:
-            target = paths[0] if len(paths) == 1 else merged_bundle(paths, cache_dir=cache_dir)
+            target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) and host is None and tz is None \
+                else merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz)
             if ui is not None:  # parse here, with progress; open_bundle then finds the tables current
                 from forensics.bundle import load
 
@@ -92,7 +96,54 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
             ui.close()
 
 
-def merged_bundle(paths: list[str], cache_dir=None):
+def is_loose_input(path) -> bool:
+    """Whether `path` is not a bundle but something `forensics bundle` turns into one: a plain file
+    (a dmesg, an NCCL log, a bug report; not a tar, compressed or not) or a directory without a
+    manifest (saved outputs, a sosreport tree). Archives, even broken or hostile ones, are not
+    loose: they go to the bundle reader, which refuses them with its own message."""
+    from pathlib import Path
+
+    from forensics.bundle.read import MANIFEST, find_root
+
+    p = Path(path)
+    if p.is_dir():
+        root = find_root(p)
+        return not (root / MANIFEST).exists() and not (root / "tables").is_dir()
+    if not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return False
+    if p.name.endswith(".log.gz") and head.startswith(b"\x1f\x8b"):  # nvidia-bug-report.log.gz
+        return True
+    if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ\x00")) or \
+            (len(head) >= 262 and head[257:262] == b"ustar"):
+        return _sosreport_archive(p)
+    return True
+
+
+def _sosreport_archive(p) -> bool:
+    """An archive whose first members show a sosreport (sos_commands/) and no bundle manifest."""
+    from itertools import islice
+
+    from forensics.bundle.errors import BundleError
+    from forensics.bundle.read import MANIFEST, iter_members
+
+    try:
+        for _member, rel, _tar in islice(iter_members(p), 500):
+            parts = rel.split("/")
+            if MANIFEST in parts[:2]:
+                return False
+            if "sos_commands" in parts[:2]:
+                return True
+    except (BundleError, OSError, EOFError, ValueError):
+        pass
+    return False
+
+
+def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz: str | None = None):
     """One bundle merging several (node bundles, loose files), built once and kept in the cache.
 
     Node bundles of different hosts merge; the same host given twice is an error, as with
@@ -103,7 +154,7 @@ def merged_bundle(paths: list[str], cache_dir=None):
     from forensics.bundle.build import build_bundle
     from forensics.bundle.cache import cache_root, file_sha256
 
-    key = hashlib.sha256()
+    key = hashlib.sha256(f"{host}|{tz}".encode())
     for p in paths:
         q = Path(p)
         key.update(str(q.resolve()).encode())
@@ -112,5 +163,5 @@ def merged_bundle(paths: list[str], cache_dir=None):
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"merged-{key.hexdigest()[:20]}.tar"
     if not out.exists():
-        build_bundle([Path(p) for p in paths], out)
+        build_bundle([Path(p) for p in paths], out, host=host, tz=tz)
     return out

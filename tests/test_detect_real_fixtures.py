@@ -82,3 +82,51 @@ def test_watchdog_timeout_reports_sequence_number(tmp_path):
 def test_gdrdma_channels_are_not_a_misconfiguration(tmp_path):
     f = findings_for(tmp_path, [("h", "nccl", "nccl--issue707-a100-gdrdma-channels.txt")])
     assert "GPUDirect RDMA off" not in set(f.filter(f["kind"] == "nccl_misconfig")["subject"])
+
+
+def test_analyze_takes_a_single_loose_file(tmp_path, monkeypatch, capsys):
+    """`forensics analyze dmesg.txt` (no bundle): built into a bundle as `forensics bundle` would,
+    with --host when the content names none; a text file is never taken for a tar."""
+    from pathlib import Path
+
+    from forensics.analyze import is_loose_input
+    from test_bundle_cli import cli
+
+    monkeypatch.setenv("TZ", "UTC")
+    fx = Path(__file__).parent / "fixtures"
+    dmesg = fx / "dmesg" / "dmesg--gpud-xe9680-ctime-xid119-gsp.txt"
+    nccl = fx / "nccl" / "nccl--nccltests-issue185-dgxh100-socketProgressOpt-conn-reset.txt"
+    assert is_loose_input(dmesg) and is_loose_input(nccl) and is_loose_input(fx / "dmesg")
+    assert not is_loose_input(Path(__file__).parent.parent / "sample_bundles" / "xid_79.tar.zst")
+    opts = ["--format", "json", "--quiet"]
+    res = cli(["analyze", dmesg, *opts], tmp_path, capsys, monkeypatch)
+    assert res.returncode == 2 and "use --host" in res.stderr and res.stderr.count("\n") == 1
+    res = cli(["analyze", dmesg, "--host", "gpu07", *opts], tmp_path, capsys, monkeypatch)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [(f["kind"], f["hosts"], f["evidence"]["root_xid"]) for f in out["findings"]] == [("gpu_xid", ["gpu07"], 119)]
+    res = cli(["analyze", nccl, *opts], tmp_path, capsys, monkeypatch)  # the NCCL log names its host
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert {f["kind"] for f in out["findings"]} == {"nccl_transport_error"}
+    assert out["findings"][0]["hosts"] == ["dgxh100-4"]
+
+
+def test_analyze_takes_a_sosreport_archive(tmp_path, monkeypatch, capsys):
+    import tarfile
+
+    from forensics.analyze import is_loose_input
+    from test_bundle_cli import _sosreport, cli
+
+    monkeypatch.setenv("TZ", "UTC")
+    sos = _sosreport(tmp_path / "in", "gpu-node-7")
+    archive = tmp_path / f"{sos.name}.tar.xz"
+    with tarfile.open(archive, "w:xz") as tf:
+        tf.add(sos, arcname=sos.name)
+    assert is_loose_input(archive) and is_loose_input(sos)
+    res = cli(["analyze", archive, "--format", "json", "--quiet"], tmp_path, capsys, monkeypatch)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [h["host"] for h in out["hosts"]] == ["gpu-node-7"]
+    assert {c["source"] for c in out["coverage"]} >= {"dmesg", "ethtool"}
+    assert [(f["kind"], f["hosts"]) for f in out["findings"] if f["kind"] == "gpu_xid"] == [("gpu_xid", ["gpu-node-7"])]

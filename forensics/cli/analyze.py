@@ -36,6 +36,8 @@ def register(app: typer.Typer) -> None:
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
         report: Optional[Path] = typer.Option(None, "--report", help="also write the self-contained HTML report to this file"),
+        host: Optional[str] = typer.Option(None, "--host", help="host name for loose files whose content names none"),
+        tz: Optional[str] = typer.Option(None, "--tz", help="time zone of loose files' local times (e.g. Europe/Paris)"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analyze import analyze_paths
@@ -56,7 +58,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=not quiet)
+                                 progress=not quiet, host=host, tz=tz)
         if report is not None:
             from forensics.cli.report import write_report
 
