@@ -378,3 +378,84 @@ def test_collector_query_fields_are_all_mapped():
 
     for q in (specs.GPU_QUERY_FIELDS, specs.GPU_QUERY_FIELDS_OLD, specs.GPU_QUERY_FIELDS_MIN):
         assert [f for f in q.split(",") if _nvsmi_csv.canonical(f) not in _nvsmi_csv.SPECS] == []
+
+
+# ---------------------------------------------------------------- nvidia-smi nvlink -gt d|r / -g 0
+
+
+def nvl(res) -> pl.DataFrame:
+    return res.tables["nvlink_counters"]
+
+
+def test_nvlink_gt_d_two_pasted_snapshots_a100():
+    res = run(load("nvlink-gt-d-6xa100-pcie-two-snapshots.txt"), capture_time=dt.datetime(2021, 5, 1, 12, 0, tzinfo=UTC))
+    df = nvl(res)
+    assert set(res.tables) == {"nvlink_counters"} and res.unparsed.height == 0
+    assert df.height == 2 * 6 * 12 * 2 and res.meta["samples"] == 2
+    assert df["sample_no"].unique().sort().to_list() == [0, 1]
+    first = df.filter((pl.col("sample_no") == 0) & (pl.col("gpu") == 0) & (pl.col("link") == 11)).sort("direction")
+    assert first.select("counter", "direction", "value", "unit").rows() == [("data", "rx", 7489712, "KiB"),
+                                                                           ("data", "tx", 8301807, "KiB")]
+    assert first["gpu_uuid"][0] == "GPU-f41a1a93-42ec-1dc1-e936-03c617b58fd4" and first["gpu_name"][0] == "A100-PCIE-40GB"
+    # the pasted second output has no time of its own: only the first sample gets the capture time
+    assert df.filter(pl.col("sample_no") == 0)["ts_quality"].unique().to_list() == ["sampled"]
+    assert df.filter(pl.col("sample_no") == 1)["ts"].null_count() == df.filter(pl.col("sample_no") == 1).height
+    # the counters only grow between the two outputs
+    wide = df.pivot(on="sample_no", index=["gpu", "link", "direction"], values="value")
+    assert (wide["1"] > wide["0"]).all()
+
+
+def test_nvlink_h800_prompts_comments_and_raw_counters():
+    res = run(load("nvlink-gt-d-r-h800-525-gpu0-idle-training-prompts.txt"))
+    df = nvl(res)
+    assert df.group_by("sample_no").agg(pl.col("counter").unique()).sort("sample_no")["counter"].to_list() == [
+        ["data"], ["data"], ["raw"]]
+    assert set(df["gpu"].to_list()) == {0} and df["link"].max() == 7
+    reasons = dict(res.unparsed.select("line_no", "reason").rows())
+    assert reasons[2] == reasons[22] == reasons[40] == "command line or prompt, not nvidia-smi output"
+    assert len(reasons) == 5 and reasons[1] == "not part of nvidia-smi nvlink output"  # + a comment after the GPU
+    res = run(load("nvlink-gt-r-8xh800-525-elided.txt"))
+    assert nvl(res)["gpu"].unique().sort().to_list() == [0, 1, 2, 6, 7]
+    assert "elision" in res.unparsed.filter(pl.col("text") == "...")["reason"][0]
+
+
+def test_nvlink_tab_indented_v100_dgx2_and_old_g0_format():
+    res = run(load("nvlink-gt-d-v100-sxm3-dgx2-tab-start-end.txt"))
+    assert nvl(res).select("sample_no", "gpu", "link", "direction", "value").rows() == [
+        (0, 3, 0, "tx", 19241022), (0, 3, 0, "rx", 19255516), (1, 3, 0, "tx", 20886285), (1, 3, 0, "rx", 20904969)]
+    res = run(load("nvlink-g0-4xv100-sxm2-old-rx0-tx0.txt"))
+    df = nvl(res)
+    assert df.height == 2 * 18 and set(df["counter"].to_list()) == {"counter0"} and set(df["unit"].to_list()) == {"KBytes"}
+    assert df.filter((pl.col("gpu") == 1) & (pl.col("link") == 2)).select("raw_name", "value").rows() == [("Rx0", 50), ("Tx0", 0)]
+
+
+def test_nvlink_marker_series_as_collected():
+    """The collector's snapshot series: marker lines give sample_no and ts; a failed sample (error text) is unparsed."""
+    one = load("nvlink-gt-d-v100-sxm3-dgx2-tab-start-end.txt").decode().split("\n")
+    out = [x for x in one if x != "..."][:3]  # GPU line + two counters of the first output
+    argv = ["nvidia-smi", "nvlink", "-gt", "d"]
+    t0 = dt.datetime(2026, 11, 30, 10, 15, 2, tzinfo=UTC)
+    data = "".join(format_marker(t0 + dt.timedelta(seconds=5 * k), argv) + "\n" + "\n".join(out) + "\n" for k in range(3))
+    data += format_marker(t0 + dt.timedelta(seconds=15), argv) + "\nFailed to get NVLink counters\n"
+    res = run(data.encode(), capture_time=t0 - dt.timedelta(seconds=1))
+    df = nvl(res)
+    assert df["sample_no"].to_list() == [0, 0, 1, 1, 2, 2]
+    assert df["ts"].to_list()[::2] == [t0, t0 + dt.timedelta(seconds=5), t0 + dt.timedelta(seconds=10)]
+    assert set(df["ts_quality"].to_list()) == {"sampled"}
+    assert res.unparsed.select("text", "reason").rows() == [
+        ("Failed to get NVLink counters", "not part of nvidia-smi nvlink output")]
+    assert nvidia_smi.sniff(data.encode())
+
+
+def test_nvlink_edge_lines():
+    data = (b"    Link 0: Data Tx: 5 KiB\n"
+            b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n"
+            b"\t Link 0: 26.562 GB/s\n"
+            b"\t Link 1: Data Tx: 99999999999999999999 KiB\n"
+            b"\t Link 1: Data Rx: 7 KiB\n")
+    res = run(data)
+    assert nvl(res).select("link", "direction", "value").rows() == [(1, "rx", 7)]
+    reasons = res.unparsed.sort("line_no")["reason"].to_list()
+    assert "before any" in reasons[0] and "--status" in reasons[1] and "int64" in reasons[2]
+    # `nvidia-smi -L` (GPU lines, no links) is not nvlink output
+    assert not nvidia_smi.sniff(b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n")

@@ -21,6 +21,10 @@ Reads, recognised by content (one variant per file):
   the ``reason_*`` flags (nvmlClocksEventReason bits).
 * ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the
   "NIC Legend") and gpus (gpu, cpu_affinity, numa_node).
+* ``nvidia-smi nvlink -gt d`` / ``-gt r`` (and the deprecated ``-g 0|1`` of older drivers) ->
+  nvlink_counters: one row per GPU, link, counter (data, raw, counter0/1) and direction (tx, rx),
+  the running total as printed (KiB); one sample per collector marker, or per repeated GPU line
+  when outputs were pasted one after the other (see :mod:`forensics.sources._nvsmi_nvlink`).
 
 PCI bus ids are normalised to ``dddd:bb:dd.f`` in lowercase. "N/A", "[N/A]", "[Not Supported]",
 "Requested functionality has been deprecated" become null on purpose; any other value that does not
@@ -50,6 +54,22 @@ and a partial ``nvidia-smi -q -d PERFORMANCE`` of a V100 (driver 410.48):
 >>> res.tables["gpu_samples"].select("gpu", "pci_bus_id", "pstate", "reason_sw_power_cap",
 ...                                  "reason_hw_thermal_slowdown", "ts_quality").rows()
 [(0, '0000:18:00.0', 'P0', True, False, 'none')]
+
+and two samples of ``nvidia-smi nvlink -gt d`` as the collector stores them (H800, driver 525):
+
+>>> nvl = '''#### forensics-sample ts=2023-06-30T09:20:02.000000+00:00 argv="nvidia-smi nvlink -gt d"
+... GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)
+... \\t Link 0: Data Tx: 5863784 KiB
+... \\t Link 0: Data Rx: 5863677 KiB
+... #### forensics-sample ts=2023-06-30T09:20:12.000000+00:00 argv="nvidia-smi nvlink -gt d"
+... GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)
+... \\t Link 0: Data Tx: 1390774681 KiB
+... \\t Link 0: Data Rx: 1387831436 KiB
+... '''
+>>> res = parse(nvl.encode(), ParseContext(host="node01"))
+>>> res.tables["nvlink_counters"].select("sample_no", "link", "counter", "direction", "value").rows()
+[(0, 0, 'data', 'tx', 5863784), (0, 0, 'data', 'rx', 5863677),
+ (1, 0, 'data', 'tx', 1390774681), (1, 0, 'data', 'rx', 1387831436)]
 """
 from __future__ import annotations
 
@@ -59,17 +79,17 @@ import polars as pl
 
 from forensics import schema
 from forensics.layout import MARKER_PREFIX
-from forensics.sources import _nvsmi_csv, _nvsmi_text, _nvsmi_topo, _nvsmi_xml
+from forensics.sources import _nvsmi_csv, _nvsmi_nvlink, _nvsmi_text, _nvsmi_topo, _nvsmi_xml
 from forensics.sources._base import (
     ParseContext, ParseResult, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
 from forensics.sources._nvsmi_common import add_time, frame
 
 NAME = "nvidia_smi"
-VERSION = 1
-TABLES = ("gpus", "gpu_samples", "gpu_topo")
-DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV and topo -m: GPU inventory, samples "
-               "(util, power, clocks, throttle reasons, ECC, row remaps) and GPU/NIC topology")
+VERSION = 2
+TABLES = ("gpus", "gpu_samples", "gpu_topo", "nvlink_counters")
+DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvlink -gt: GPU inventory, samples "
+               "(util, power, clocks, throttle reasons, ECC, row remaps), GPU/NIC topology, NVLink traffic counters")
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -87,7 +107,7 @@ def _strong_header(fields: list[str]) -> bool:
 
 
 def _variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'topo' from the first decisive line, or None."""
+    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' from the first decisive line, or None."""
     rows: list[str] = []
     seen = 0
     for i, t in enumerate(texts):
@@ -101,6 +121,8 @@ def _variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             return "xml"
         if _BANNER.match(t):
             return "text"
+        if _nvsmi_nvlink.starts_here(texts, i, strict):
+            return "nvlink"
         if _GPU.match(t):
             nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
             if not strict or _KV_INDENTED.match(nxt):
@@ -122,7 +144,7 @@ def _variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
 
 
 def sniff(head: bytes) -> bool:
-    """True for any of the four nvidia-smi outputs this source reads."""
+    """True for any of the five nvidia-smi outputs this source reads."""
     text = head_text(head)
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
@@ -137,7 +159,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     kind = _variant(texts, ctx)
     if kind is None:
         rest = lines.filter(pl.col("text").str.strip_chars() != "")
-        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m)", ctx, NAME)
+        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt)",
+                            ctx, NAME)
         return result(NAME, ctx, n, {}, up, variant="unknown")
     if kind == "csv":
         out = _nvsmi_csv.parse(lines, ctx)
@@ -150,9 +173,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         tables["gpu_samples"] = s if s is not None else frame("gpu_samples", [])
         tables["gpus"] = out["gpus"] if out["gpus"] is not None else frame("gpus", [])
         return result(NAME, ctx, n, tables, ups, **_tz_note(tables, ctx, out["meta"]))
-    mod = {"text": _nvsmi_text, "xml": _nvsmi_xml, "topo": _nvsmi_topo}[kind]
+    mod = {"text": _nvsmi_text, "xml": _nvsmi_xml, "topo": _nvsmi_topo, "nvlink": _nvsmi_nvlink}[kind]
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
+    if kind == "nvlink":
+        return result(NAME, ctx, n, {"nvlink_counters": frame("nvlink_counters", parts.samples)}, up, **parts.meta)
     if kind == "topo":
         tables = {"gpu_topo": frame("gpu_topo", parts.topo), "gpus": frame("gpus", parts.gpus)}
     else:
