@@ -73,6 +73,10 @@ SPECS = (
          timeout=10, cap=256 * MB),
     Spec("nvidia_smi_q", ("nvidia-smi", "-q"), "nvidia_smi", "q.txt", mode="snapshot", timeout=60, cap=256 * MB,
          min_interval=10.0),
+    # NVLink traffic (running KiB totals per link; throughput = difference of samples). A GPU without
+    # NVLink or a driver without -gt (older ones only have the deprecated -g) is a failed command, no more.
+    Spec("nvidia_smi_nvlink", ("nvidia-smi", "nvlink", "-gt", "d"), "nvidia_smi", "nvlink-gt-d.txt", mode="snapshot",
+         timeout=30, cap=128 * MB),
     Spec("iostat", ("iostat", "-x", "-t", "{interval}", "{count}"), "iostat", "iostat.txt", mode="stream", cap=64 * MB,
          argv_once=("iostat", "-x", "-t")),
     _sar("sar_u", ("-u",), "sar-u.txt"),
