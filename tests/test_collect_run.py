@@ -47,7 +47,9 @@ def replay_config(pid: int | None = None, variant: int = 0) -> dict:
         "numactl": {"file": [fx("numactl", "princeton"), fx("numactl", "leonardo"), fx("numactl", "sigma")][variant % 3]},
         "nvidia-smi": {
             "by_arg": {"-q": q[variant % 3], "-q -x": fx("nvidia_smi", "qx-t4"), "topo -m": fx("nvidia_smi", "topo-8xh100"),
-                       "--query-gpu=timestamp": fx("nvidia_smi", "csv-header-units-timestamp")},
+                       "--query-gpu=timestamp": fx("nvidia_smi", "csv-header-units-timestamp"),
+                       "nvlink": fx("nvidia_smi", "nvlink-gt-d-6xa100-pcie-two-snapshots")},
+            "head_by_arg": {"nvlink": 150},  # the first of its two outputs (6 GPUs x 25 lines)
             "loop_on": ["-lms"],
             "text": {"--query-compute-apps": f"{pid}, GPU-aaaa-1111, 00000000:18:00.0, 81000 MiB\n" if pid else "",
                      "--query-gpu=index,uuid": "0, GPU-aaaa-1111, 00000000:18:00.0\n1, GPU-bbbb-2222, 00000000:2A:00.0\n"},
@@ -157,6 +159,10 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
     assert {c["argv"][-1] for c in eth} == {"ens1f0np0", "ens2f0np0"} and len(eth) >= 4  # veth not sampled
     assert all(c["exit_code"] == 0 for c in eth)
     assert m["hosts/gpu-a01/raw/ethtool/ens1f0np0.txt"].startswith(b"#### forensics-sample ts=")
+    nvl = [c for c in cmds if c["name"] == "nvidia_smi_nvlink"]
+    raw_nvl = m["hosts/gpu-a01/raw/nvidia_smi/nvlink-gt-d.txt"]
+    assert len(nvl) >= 2 and all(c["exit_code"] == 0 for c in nvl) and nvl[0]["argv"] == ["nvidia-smi", "nvlink", "-gt", "d"]
+    assert raw_nvl.startswith(b"#### forensics-sample ts=") and raw_nvl.count(b"#### forensics-sample ") == len(nvl)
     qgpu = [c for c in cmds if c["name"] == "nvidia_smi_query_gpu"]
     if qgpu:  # `nvidia-smi -l` ends when told to: not a failure
         assert qgpu[-1]["error"] is None and not qgpu[-1]["timed_out"]
@@ -179,6 +185,13 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
 
     b = open_bundle(merged, workdir=tmp_path / "w")
     _tables_match_parsers(b.root)
+    nv = pl.concat([pl.read_parquet(x, hive_partitioning=False)
+                    for x in sorted((b.root / "tables/nvlink_counters").glob("host=*/part-0.parquet"))])
+    a01 = nv.filter(pl.col("host") == "gpu-a01")
+    assert a01["sample_no"].n_unique() == len(nvl) and a01.height == len(nvl) * 6 * 12 * 2
+    assert set(a01["ts_quality"].to_list()) == {"sampled"} and a01["ts"].null_count() == 0
+    assert set(a01["counter"].to_list()) == {"data"} and a01["link"].max() == 11
+    assert nv.filter(pl.col("host") == "gpu-a02")["sample_no"].n_unique() == 1  # --duration 0: one snapshot
 
 
 def _tables_match_parsers(root: Path) -> None:
@@ -252,6 +265,8 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
     assert q["truncated"] and q["bytes"] <= 1 << 20 and q["exit_code"] == 0
     raw_q = m["hosts/bad-node/raw/nvidia_smi/q.txt"]
     assert len(raw_q) <= (1 << 20) + 200 and raw_q.endswith(b"x" * 99 + b"\n")
+    nvl = by["nvidia_smi_nvlink"][0]  # no NVLink / no -gt on this "driver": a failed command, nothing more
+    assert nvl["exit_code"] == 1 and nvl["raw_file"] is None
     assert by["iostat"][0]["exit_code"] == 3
     assert by["sar_u"][0]["error"] == "not found"
     assert "hosts/bad-node/raw/numactl/numactl-H.txt" in m  # garbage is kept: the parser reports it as unparsed

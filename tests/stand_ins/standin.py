@@ -5,7 +5,8 @@ is read from the JSON file named by $STANDIN_CONFIG:
 
     {"<tool>": {"mode": "replay", "file": "<fixture>", "by_arg": {"<argument>": "<fixture>"}, ...}}
 
-("mode_by_arg": {"<all arguments>": "<mode>"} overrides the mode for one invocation.) Modes: replay (print a real captured output), loop (print it, then keep running until killed, like
+("mode_by_arg": {"<all arguments>": "<mode>"} overrides the mode for one invocation; "head_by_arg":
+{"<argument>": N} replays only the first N lines of the fixture.) Modes: replay (print a real captured output), loop (print it, then keep running until killed, like
 `nvidia-smi -l`), hang (sleep, ignore SIGTERM, with a child that sleeps too), fail (message on
 stderr, exit 1), garbage (random bytes), huge (100 MB of lines). Every start is appended to
 $STANDIN_LOG with its argv and pid, so a test can check that none is left running.
@@ -40,9 +41,11 @@ def pick(cfg):
     return cfg.get("file")
 
 
-def emit(path):
+def emit(path, head=None):
     with open(path, "rb") as fh:
         data = fh.read()
+    if head:  # only the first lines (one output of a fixture that holds several)
+        data = b"".join(data.splitlines(True)[:head])
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
 
@@ -87,7 +90,8 @@ def main(tool=None):
     if path is None:
         sys.stderr.write("%s: no stand-in output for %s\n" % (TOOL, ARGS))
         return 2
-    emit(path)
+    head = [n for key, n in (cfg.get("head_by_arg") or {}).items() if key in ARGS]
+    emit(path, head[0] if head else None)
     if mode == "loop" or (mode == "replay" and cfg.get("loop_on") and any(a in ARGS for a in cfg["loop_on"])):
         while True:
             time.sleep(0.2)
