@@ -54,8 +54,8 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
                              "count(error) AS failed_files FROM coverage GROUP BY source ORDER BY source")
     failed = _safe(bundle, "SELECT host, name, array_to_string(argv, ' ') AS command, exit_code, timed_out, "
-                           "truncated, error FROM commands WHERE coalesce(exit_code, -1) <> 0 OR timed_out "
-                           "OR truncated OR error IS NOT NULL ORDER BY host, name")
+                           "truncated, error FROM commands WHERE (exit_code IS NOT NULL AND exit_code <> 0) OR timed_out "
+                           "OR truncated OR error IS NOT NULL ORDER BY host, name")  # as queries/failed_commands.sql
     return Analysis(findings, hosts, coverage, failed, errors, paths or [], bundle)
 
 

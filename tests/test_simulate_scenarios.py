@@ -71,9 +71,16 @@ def _delta(series, t0: dt.datetime, t1: dt.datetime) -> int:
     return inside[-1] - inside[0] if len(inside) > 1 else 0
 
 
+CSV_COLS = ("timestamp", "index", "uuid", "pci.bus_id", "utilization.gpu", "utilization.memory", "temperature.gpu",
+            "power.draw", "clocks.sm", "clocks.mem", "clocks_event_reasons.active")
+
+
 def _csv(members: dict, host: str) -> list[list[str]]:
-    rows = _text(members, host, "nvidia_smi", "query-gpu.csv").splitlines()[1:]
-    return [r.split(", ") for r in rows]
+    """query-gpu.csv rows with the columns of CSV_COLS in that order (the collector's field order may change)."""
+    head, *rows = _text(members, host, "nvidia_smi", "query-gpu.csv").splitlines()
+    names = [c.split(" [")[0] for c in head.split(", ")]
+    at = [names.index(c) for c in CSV_COLS]
+    return [[cells[i] for i in at] for cells in (r.split(", ") for r in rows)]
 
 
 def _fault(labels: dict, kind: str) -> dict:
@@ -139,13 +146,17 @@ def test_labels_shape(name):
 
 
 def test_clock_offsets_are_the_hosts_clocks():
-    """Each host prints its own clock: host.json wall clock minus the true start is its offset."""
+    """Each host prints its own clock: host.json start of the collection (host clock) minus the true
+    start is its offset; the clock reference (wall, monotonic) is read at the end, as collect does."""
     sim, members = bundle("healthy")
     labels = json.loads(members["truth/labels.json"])
     for h in sim.cluster.hosts:
         info = json.loads(members[f"hosts/{h.name}/host.json"])
+        started = _ts(info["collector"]["started"]).timestamp()
+        assert abs(started - (sim.cfg.t0 + h.jitter_s) - labels["clock_offsets_s"][h.name]) < 1e-5
         wall = _ts(info["clock"]["wall"]).timestamp()
-        assert abs(wall - (sim.cfg.t0 + h.jitter_s) - labels["clock_offsets_s"][h.name]) < 1e-5
+        assert abs(wall - info["clock"]["monotonic_s"] - _ts(info["boot_time"]).timestamp()) < 1e-5
+        assert wall >= _ts(info["collector"]["ended"]).timestamp() - 1e-5 and wall > started + sim.cfg.duration_s
     assert len({h.tz for h in sim.cluster.hosts}) >= 1
 
 

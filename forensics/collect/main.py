@@ -29,6 +29,26 @@ from forensics.layout import FORMAT_VERSION, format_marker
 
 NCCL_CAP = 512 << 20
 STREAM_GRACE_S = 10.0
+# how NCCL log copies are recorded in commands.jsonl: name, source, argv ["copy", <path>]
+NCCL_NAME = "nccl_log"
+NCCL_SOURCE = "nccl"
+NCCL_COPY = "copy"
+
+
+def fill(argv, **values):
+    """argv with its {placeholders} filled in."""
+    return [a.format(**values) if "{" in a else a for a in argv]
+
+
+def samples(duration, interval):
+    """Sampling intervals in `duration` seconds (what --count of a stream counts)."""
+    return max(1, int(round(duration / interval)))
+
+
+def stream_values(spec, interval, n):
+    """Placeholder values of a stream spec sampling every `interval` seconds `n` times."""
+    return {"interval": str(max(1, int(round(interval)))), "count": str(n + 1 if spec.source == "iostat" else n),
+            "interval_ms": str(max(100, int(interval * 1000)))}
 
 
 def version():
@@ -38,6 +58,45 @@ def version():
         return forensics.__version__
     except Exception:  # noqa: BLE001
         return "unknown"
+
+
+def command_record(name, argv, source, start, end, exit_code, nbytes, truncated, timed_out, error, stderr_tail,
+                   raw_file, **extra):
+    """One commands.jsonl entry (start/end: ISO-8601 text; extra: "sample" of a snapshot)."""
+    entry = {
+        "name": name, "argv": list(argv), "source": source, "start": start, "end": end, "exit_code": exit_code,
+        "bytes": nbytes, "truncated": truncated, "timed_out": timed_out, "error": error,
+        "stderr_tail": stderr_tail[-2048:], "raw_file": raw_file,
+    }
+    entry.update(extra)
+    return entry
+
+
+def commands_text(entries):
+    """commands.jsonl: the entries in order of start, keys sorted."""
+    return "".join(json.dumps(e, sort_keys=True) + "\n" for e in sorted(entries, key=lambda e: e["start"]))
+
+
+def host_record(host, hostname, kernel, boot_time, boot_time_btime, timezone, utc_offset_s, wall, monotonic_s,
+                ntp_offset_s, ntp_source, collector_version, python, argv, interrupted, duration, interval,
+                started, ended, inventory):
+    """host.json (times: ISO-8601 text; interrupted: the signal name or None; inventory: node.nics())."""
+    return {
+        "host": host, "hostname": hostname, "kernel": kernel,
+        "boot_time": boot_time, "boot_time_btime": boot_time_btime,
+        "timezone": timezone, "utc_offset_s": utc_offset_s,
+        "clock": {"wall": wall, "monotonic_s": round(monotonic_s, 6), "ntp_offset_s": ntp_offset_s,
+                  "ntp_source": ntp_source},
+        "collector": {"version": collector_version, "python": python, "argv": list(argv),
+                      "interrupted": interrupted is not None, "signal": interrupted,
+                      "duration_s": float(duration), "interval_s": float(interval),
+                      "started": started, "ended": ended},
+        "nics": [dict((k, v) for k, v in n.items() if k not in ("physical", "bond")) for n in inventory],
+    }
+
+
+def host_json_text(record):
+    return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
 
 class _Either(object):
@@ -94,13 +153,9 @@ class Collector(object):
         return os.path.join(d, name), rel
 
     def record(self, name, source, res, rel, **extra):
-        entry = {
-            "name": name, "argv": res.argv, "source": source, "start": proc.iso(res.start),
-            "end": proc.iso(res.end) if res.end else None, "exit_code": res.exit_code, "bytes": res.bytes,
-            "truncated": res.truncated, "timed_out": res.timed_out, "error": res.error,
-            "stderr_tail": res.stderr_tail[-2048:], "raw_file": rel,
-        }
-        entry.update(extra)
+        entry = command_record(name, res.argv, source, proc.iso(res.start), proc.iso(res.end) if res.end else None,
+                               res.exit_code, res.bytes, res.truncated, res.timed_out, res.error, res.stderr_tail, rel,
+                               **extra)
         with self.lock:
             self.entries.append(entry)
 
@@ -111,10 +166,10 @@ class Collector(object):
         self.record(name, source, res, None)
 
     def _fill(self, argv, **values):
-        return [a.format(**values) if "{" in a else a for a in argv]
+        return fill(argv, **values)
 
     def _n(self):
-        return max(1, int(round(self.duration / self.interval)))
+        return samples(self.duration, self.interval)
 
     # ------------------------------------------------------------------ running specs
 
@@ -182,8 +237,7 @@ class Collector(object):
                 return
             n = self._n()
             iv = self.interval
-            values = {"interval": str(max(1, int(round(iv)))), "count": str(n + 1 if spec.source == "iostat" else n),
-                      "interval_ms": str(max(100, int(iv * 1000)))}
+            values = stream_values(spec, iv, n)
             argvs = [self._fill(spec.argv, **values)] + [self._fill(fb, **values) for fb in spec.fallbacks]
             if spec.until_stopped:
                 self.run_once(spec, argvs, timeout=self.duration + STREAM_GRACE_S, expected_stop=True,
@@ -285,22 +339,22 @@ class Collector(object):
         for pattern in self.nccl_globs:
             matches = sorted(glob.glob(os.path.expanduser(pattern)))
             if not matches:
-                self.skipped("nccl_log", "nccl", ["copy", pattern], "no file matches")
+                self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, pattern], "no file matches")
             for src in matches:
                 real = os.path.realpath(src)
                 if real in seen or not os.path.isfile(real):
                     continue
                 seen.add(real)
                 if self.stop.is_set():
-                    self.skipped("nccl_log", "nccl", ["copy", src], "skipped (collection interrupted)")
+                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "skipped (collection interrupted)")
                     continue
                 name = os.path.basename(src) or "nccl.log"
-                path, rel = self.raw("nccl", name)
+                path, rel = self.raw(NCCL_SOURCE, name)
                 i = 1
                 while os.path.exists(path):
                     i += 1
-                    path, rel = self.raw("nccl", "%s-%d" % (name, i))
-                res = proc.Result(["copy", src])
+                    path, rel = self.raw(NCCL_SOURCE, "%s-%d" % (name, i))
+                res = proc.Result([NCCL_COPY, src])
                 out = proc.CappedFile(path, NCCL_CAP, append=False)
                 try:
                     with open(src, "rb") as fh:
@@ -312,7 +366,7 @@ class Collector(object):
                 res.bytes = out.close()
                 res.truncated = out.truncated
                 res.end = proc.utcnow()
-                self.record("nccl_log", "nccl", res, rel)
+                self.record(NCCL_NAME, NCCL_SOURCE, res, rel)
 
     # ------------------------------------------------------------------ writing the bundle
 
@@ -329,24 +383,15 @@ class Collector(object):
         boot, btime = node.boot_time(wall, mono)
         offset, ntp_source = node.ntp_offset(self._text("collector", "chronyc-tracking.txt"),
                                              self._text("collector", "timedatectl.txt"))
-        host_json = {
-            "host": self.host, "hostname": self.hostname, "kernel": platform.release(),
-            "boot_time": node.utc_iso(boot), "boot_time_btime": node.utc_iso(btime) if btime else None,
-            "timezone": node.timezone_name(), "utc_offset_s": node.utc_offset_s(),
-            "clock": {"wall": node.utc_iso(wall), "monotonic_s": round(mono, 6), "ntp_offset_s": offset,
-                      "ntp_source": ntp_source},
-            "collector": {"version": version(), "python": platform.python_version(), "argv": self.argv,
-                          "interrupted": self.interrupted is not None, "signal": self.interrupted,
-                          "duration_s": self.duration, "interval_s": self.interval,
-                          "started": proc.iso(self.started), "ended": proc.iso(proc.utcnow())},
-            "nics": [dict((k, v) for k, v in n.items() if k not in ("physical", "bond")) for n in inventory],
-        }
+        host_json = host_record(
+            self.host, self.hostname, platform.release(), node.utc_iso(boot), node.utc_iso(btime) if btime else None,
+            node.timezone_name(), node.utc_offset_s(), node.utc_iso(wall), mono, offset, ntp_source,
+            version(), platform.python_version(), self.argv, self.interrupted, self.duration, self.interval,
+            proc.iso(self.started), proc.iso(proc.utcnow()), inventory)
         with open(os.path.join(self.hdir, "host.json"), "w") as fh:
-            json.dump(host_json, fh, indent=1, sort_keys=True)
-            fh.write("\n")
+            fh.write(host_json_text(host_json))
         with open(os.path.join(self.hdir, "commands.jsonl"), "w") as fh:
-            for e in sorted(self.entries, key=lambda e: e["start"]):
-                fh.write(json.dumps(e, sort_keys=True) + "\n")
+            fh.write(commands_text(self.entries))
         manifest = {"format_version": FORMAT_VERSION, "created_by": "forensics %s (collect)" % version(),
                     "created_at": proc.iso(proc.utcnow()), "hosts": [self.host], "redaction": None, "kind": "node"}
         with open(os.path.join(self.stage, "manifest.json"), "w") as fh:

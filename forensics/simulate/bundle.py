@@ -15,7 +15,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 from forensics import __version__
-from forensics.layout import FORMAT_VERSION, MANIFEST, TABLES_DIR, TRUTH_DIR, raw_path
+from forensics.collect import main as cmain
+from forensics.collect.specs import Spec, by_name
+from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
 from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
@@ -23,6 +25,15 @@ from forensics.simulate.job import JobModel
 from forensics.simulate.plan import iso
 from forensics.simulate.scenarios import new_plan
 from forensics.simulate.series import HostModel
+
+
+#: the collector's specs by name; NCCL log copies are recorded like a spec of their own
+SPEC = by_name()
+NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
+#: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
+#: tests/test_simulate_collector_records.py checks every other spec is simulated
+NOT_SIMULATED = frozenset({"nvidia_smi_nvlink"})
+MARKER = MARKER_PREFIX.encode()
 
 
 class Simulation:
@@ -50,7 +61,11 @@ class Simulation:
         return (json.dumps(man, indent=1) + "\n").encode()
 
     def host_files(self, h: int) -> list[tuple[str, bytes]]:
-        """(member name, bytes) of one host, sorted by name."""
+        """(member name, bytes) of one host, sorted by name.
+
+        Command names, argv, sources and raw file names come from the collector's specs
+        (:mod:`forensics.collect.specs`) and its records (:func:`forensics.collect.main.command_record`),
+        so every entry is one ``forensics collect`` writes for that command."""
         cfg, plan, model = self.cfg, self.plan, self.model
         host = self.cluster.hosts[h]
         hm = HostModel(model, h)
@@ -61,41 +76,72 @@ class Simulation:
         files: dict[str, bytes] = {}
         cmds: list[dict] = []
 
-        def add(source, name, cmd_name, argv, data, t0, t1, src_kind=None, exit_code=0, stderr=""):
-            rel = raw_path(host.name, source, name)
-            files[rel] = data
-            cmds.append(fmt_host.command_entry(host, cmd_name, argv, src_kind or source, t0, t1, rel, len(data),
-                                               exit_code, stderr))
+        def add(spec, data, t0, t1, argv=None, raw=None, exit_code=0, stderr="", error=None):
+            """A command of `spec` that wrote `data` (None: it did not run here, e.g. not installed)."""
+            argv = list(spec.argv) if argv is None else argv
+            rel = None
+            if data is not None:
+                rel = raw_path(host.name, spec.source, raw or spec.raw)
+                files[rel] = data
+            cmds.append(fmt_host.command_entry(host, spec.name, argv, spec.source, t0, t1, rel,
+                                               0 if data is None else len(data), exit_code, stderr, error))
 
-        # one-off snapshots first, as the collector runs them
-        add("numactl", "numactl-H.txt", "numactl_H", ["numactl", "-H"], fmt_host.numactl(host, model, start),
-            start + 0.01, start + 0.02)
-        add("nvidia_smi", "topo-m.txt", "nvidia_smi_topo_m", ["nvidia-smi", "topo", "-m"], fmt_nvsmi.topo(host),
-            start + 0.03, start + 0.21)
-        add("nvidia_smi", "q-x.xml", "nvidia_smi_q_x", ["nvidia-smi", "-q", "-x"], fmt_nvsmi.q_xml(host, hm, start + 0.3),
-            start + 0.22, start + 0.61)
-        add("collector", "processes.jsonl", "processes",
-            ["nvidia-smi", "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader"],
-            fmt_host.processes_jsonl(host, plan, model, start + 0.7), start + 0.62, start + 0.75)
+        def missing(spec, t):
+            add(spec, None, t, t, exit_code=None, error="not found")
+
+        def snapshots(spec, data, duration_s, values=None):
+            """A snapshot spec's series: one entry per sample (at its marker's time), as the collector appends them."""
+            rel = raw_path(host.name, spec.source, spec.raw.format(**(values or {})))
+            files[rel] = data
+            argv = cmain.fill(spec.argv, **(values or {}))
+            offs = [0]
+            while (i := data.find(b"\n" + MARKER, offs[-1])) >= 0:
+                offs.append(i + 1)
+            for j, a in enumerate(offs):
+                b = offs[j + 1] if j + 1 < len(offs) else len(data)
+                nl = data.index(b"\n", a)
+                ts, _ = parse_marker(data[a:nl].decode())
+                t0 = ts.timestamp() - host.offset_s
+                cmds.append(cmain.command_record(
+                    spec.name, argv, spec.source, cmain.proc.iso(ts), fmt_host.iso_host(t0 + duration_s + host.offset_s),
+                    0, b - nl - 1, False, False, None, "", rel, sample=int(round((t0 - s0) / iv))))
+
+        # one-off commands of the start, in the collector's order
+        at = start + 0.7
+        alive = fmt_host.compute_apps(host, model, at)
+        add(SPEC["numactl_h"], fmt_host.numactl(host, model, start), start + 0.01, start + 0.02)
+        add(SPEC["nvidia_smi_topo"], fmt_nvsmi.topo(host), start + 0.03, start + 0.21)
+        add(SPEC["nvidia_smi_qx"], fmt_nvsmi.q_xml(host, hm, start + 0.3), start + 0.22, start + 0.61)
+        chrony = timedatectl = None
         if host.ntp == "chronyc":
-            add("collector", "chronyc-tracking.txt", "chronyc_tracking", ["chronyc", "tracking"],
-                fmt_host.chronyc(host, start + 0.8), start + 0.76, start + 0.78)
+            chrony = fmt_host.chronyc(host, start + 0.8)
+            add(SPEC["chronyc_tracking"], chrony, start + 0.62, start + 0.64)
+            timedatectl = fmt_host.timedatectl(host, start + 0.8, synchronized=True)
+            add(SPEC["timedatectl"], timedatectl, start + 0.64, start + 0.67)
         else:
-            add("collector", "timedatectl.txt", "timedatectl", ["timedatectl"], fmt_host.timedatectl(host, start + 0.8),
-                start + 0.76, start + 0.79, exit_code=0)
+            missing(SPEC["chronyc_tracking"], start + 0.62)
+            timedatectl = fmt_host.timedatectl(host, start + 0.8)
+            add(SPEC["timedatectl"], timedatectl, start + 0.63, start + 0.66)
+        add(SPEC["nvidia_smi_apps"], alive, start + 0.67, start + 0.71)
+        add(SPEC["nvidia_smi_gpus"], fmt_host.gpu_index(host), start + 0.71, start + 0.75)
+        procs = fmt_host.processes_jsonl(host, plan, model, at)
+        if procs:  # written by the collector itself: no command entry
+            files[raw_path(host.name, "collector", "processes.jsonl")] = procs
         # sampled series
         s0 = start + 0.9
-        add("iostat", "iostat.txt", "iostat", ["iostat", "-x", "-t", fmt_interval(iv), str(n + 1)],
-            fmt_sysstat.iostat(hm, host, s0, iv, n), s0, s0 + n * iv)
-        for name, flag, fn, every in (("sar-u.txt", ["-u"], fmt_sysstat.sar_u, iv),
-                                      ("sar-P-ALL.txt", ["-P", "ALL"], fmt_sysstat.sar_p_all, cfg.every(PER_CPU_EVERY_S)),
-                                      ("sar-n-DEV.txt", ["-n", "DEV"], fmt_sysstat.sar_n_dev, iv),
-                                      ("sar-n-EDEV.txt", ["-n", "EDEV"], fmt_sysstat.sar_n_edev, iv),
-                                      ("sar-r.txt", ["-r"], fmt_sysstat.sar_r, iv),
-                                      ("sar-q.txt", ["-q"], fmt_sysstat.sar_q, iv)):
-            k = max(1, int(round(cfg.duration_s / every)))
-            add("sar", name, "sar_" + "_".join(x.lstrip("-") for x in flag), ["sar", *flag, fmt_interval(every), str(k)],
-                fn(hm, host, s0 + 0.01, every, k), s0 + 0.01, s0 + 0.01 + k * every)
+        spec = SPEC["iostat"]
+        add(spec, fmt_sysstat.iostat(hm, host, s0, iv, n), s0, s0 + n * iv,
+            argv=cmain.fill(spec.argv, **cmain.stream_values(spec, iv, n)))
+        for name, fn, every in (("sar_u", fmt_sysstat.sar_u, iv),
+                                ("sar_p_all", fmt_sysstat.sar_p_all, cfg.every(PER_CPU_EVERY_S)),
+                                ("sar_n_dev", fmt_sysstat.sar_n_dev, iv),
+                                ("sar_n_edev", fmt_sysstat.sar_n_edev, iv),
+                                ("sar_r", fmt_sysstat.sar_r, iv),
+                                ("sar_q", fmt_sysstat.sar_q, iv)):
+            spec = SPEC[name]
+            k = cmain.samples(cfg.duration_s, every)
+            add(spec, fn(hm, host, s0 + 0.01, every, k), s0 + 0.01, s0 + 0.01 + k * every,
+                argv=cmain.fill(spec.argv, **cmain.stream_values(spec, every, k)))
         times = s0 + 0.02 + iv * np.arange(n)
         lost = plan.crash is not None and plan.crash.gpu_lost and any(hh == h for hh, _ in plan.crash.dead)
         stderr = ""
@@ -103,35 +149,34 @@ class Simulation:
             gg = [g for hh, g in plan.crash.dead if hh == h][0]
             stderr = (f"Unable to determine the device handle for GPU{host.gpus[gg].pci[4:]}: GPU is lost.  "
                       "Reboot the system to recover this GPU\n")
-        add("nvidia_smi", "query-gpu.csv", "nvidia_smi_query_gpu", fmt_nvsmi.csv_argv(iv),
-            fmt_nvsmi.query_csv(host, hm, times, iv), times[0], times[-1], stderr=stderr)
+        # `nvidia-smi -lms` runs until the collector stops it: no exit code, not an error
+        add(SPEC["nvidia_smi_query_gpu"], fmt_nvsmi.query_csv(host, hm, times, iv), times[0], times[-1],
+            argv=fmt_nvsmi.csv_argv(iv), exit_code=None, stderr=stderr)
         qe = cfg.every(NVSMI_Q_EVERY_S)
         qt = s0 + 0.05 + qe * np.arange(int(cfg.duration_s // qe) + 1)
-        add("nvidia_smi", "q.txt", "nvidia_smi_q", ["nvidia-smi", "-q"], fmt_nvsmi.q_snapshots(host, hm, qt),
-            qt[0], qt[-1] + 0.4, stderr=stderr)
+        snapshots(SPEC["nvidia_smi_q"], fmt_nvsmi.q_snapshots(host, hm, qt), 0.4)
         ce = cfg.every(COUNTER_EVERY_S)
         ct = s0 + 0.03 + ce * np.arange(int(cfg.duration_s // ce) + 1)
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
-            add("ethtool", f"{nic.iface}.txt", "ethtool_s", ["ethtool", "-S", nic.iface],
-                fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), tk + host.offset_s), tk[0], tk[-1] + 0.01)
-        # after sampling: the kernel log and the job's logs
+            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), tk + host.offset_s),
+                      0.003, {"iface": nic.iface})
+        # after sampling: the kernel log and the job's logs (copied)
         cap = end + 1.2
-        add("dmesg", "dmesg.txt", "dmesg", ["dmesg", "--time-format", "iso"],
-            fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
+        add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
         for g in range(cfg.gpus_per_node):
             pid = host.pid(g)
-            path = f"/var/log/nccl/nccl.{host.name}.{pid}.log"
-            add("nccl", f"nccl.{host.name}.{pid}.log", "nccl_log", ["cat", path],
-                fmt_nccl.nccl_file(self.cluster, plan, model, h, g), cap + 0.1, cap + 0.11)
+            name = f"nccl.{host.name}.{pid}.log"
+            add(NCCL_SPEC, fmt_nccl.nccl_file(self.cluster, plan, model, h, g), cap + 0.1, cap + 0.11,
+                argv=[cmain.NCCL_COPY, f"/var/log/nccl/{name}"], raw=name)
         wd = fmt_nccl.watchdog_log(self.cluster, plan, model, h)
         if wd:
-            add("nccl", f"torchrun-{host.name}.log", "nccl_log", ["cat", f"/var/log/train/torchrun-{host.name}.log"], wd,
-                cap + 0.12, cap + 0.13)
+            name = f"torchrun-{host.name}.log"
+            add(NCCL_SPEC, wd, cap + 0.12, cap + 0.13, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
         base = f"hosts/{host.name}"
-        files[f"{base}/host.json"] = fmt_host.host_json(host, start, argv)
+        files[f"{base}/host.json"] = fmt_host.host_json(host, cfg, start, cap + 0.2, argv, chrony, timedatectl)
         files[f"{base}/commands.jsonl"] = fmt_host.commands_jsonl(cmds)
         return sorted(files.items())
 

@@ -6,6 +6,8 @@ import datetime as dt
 import json
 
 from forensics import __version__
+from forensics.collect import main as cmain
+from forensics.collect import node as cnode
 from forensics.simulate import textfmt as tf
 from forensics.simulate.config import COLLECTOR_PYTHON, KERNEL, rng
 from forensics.simulate.hardware import NUMA_SIZE_MB, cpu_list_str, node_cpus
@@ -15,37 +17,37 @@ def iso_host(t_host: float) -> str:
     return dt.datetime.fromtimestamp(round(t_host, 6), dt.timezone.utc).isoformat(timespec="microseconds")
 
 
-def host_json(host, start_true: float, argv: list[str]) -> bytes:
-    wall = start_true + host.offset_s
-    mono = start_true - host.boot_true
+def host_json(host, cfg, start_true: float, end_true: float, argv: list[str], chronyc_text: bytes | None,
+              timedatectl_text: bytes | None) -> bytes:
+    """host.json as the collector writes it: the clock read at the end, the NTP offset parsed from the
+    clock outputs it stored."""
+    wall = end_true + host.offset_s
+    mono = end_true - host.boot_true
     loc = tf.local(start_true, host.tz)
-    ntp = round(host.offset_s + rng(0, "ntp", host.index).normal(0, 0.0004), 6) if host.ntp == "chronyc" else None
-    info = {
-        "host": host.name,
-        "hostname": host.name,
-        "kernel": KERNEL,
-        "boot_time": iso_host(wall - mono),
-        "timezone": host.tz,
-        "utc_offset_s": int(loc.utcoffset().total_seconds()),
-        "clock": {"wall": iso_host(wall), "monotonic_s": round(mono, 6), "ntp_offset_s": ntp,
-                  "ntp_source": host.ntp},
-        "collector": {"version": __version__, "python": COLLECTOR_PYTHON, "argv": argv, "interrupted": False},
-        "nics": [{"iface": n.iface, "pci_addr": n.pci_addr, "numa_node": n.numa, "driver": "mlx5_core",
-                  "rdma_dev": n.rdma, "mac": n.mac, "mtu": n.mtu, "speed_mbps": n.speed_mbps, "operstate": "up"}
-                 for n in host.nics],
-    }
-    return (json.dumps(info, indent=1) + "\n").encode()
+    ntp, ntp_source = cnode.ntp_offset(chronyc_text.decode() if chronyc_text else None,
+                                       timedatectl_text.decode() if timedatectl_text else None)
+    nics = [{"iface": n.iface, "pci_addr": n.pci_addr, "numa_node": n.numa, "driver": "mlx5_core",
+             "rdma_dev": n.rdma, "mac": n.mac, "mtu": n.mtu, "speed_mbps": n.speed_mbps, "operstate": "up"}
+            for n in host.nics]
+    info = cmain.host_record(
+        host.name, host.name, KERNEL, iso_host(wall - mono), iso_host(float(int(host.boot_true + host.offset_s))),
+        host.tz, int(loc.utcoffset().total_seconds()), iso_host(wall), mono, ntp, ntp_source,
+        __version__, COLLECTOR_PYTHON, argv, None, cfg.duration_s, cfg.interval_s,
+        iso_host(start_true + host.offset_s), iso_host(end_true + host.offset_s), nics)
+    return cmain.host_json_text(info).encode()
 
 
 def command_entry(host, name: str, argv: list[str], source: str, start_true: float, end_true: float,
-                  raw_file: str, nbytes: int, exit_code: int | None = 0, stderr: str = "") -> dict:
-    return {"name": name, "argv": argv, "source": source, "start": iso_host(start_true + host.offset_s),
-            "end": iso_host(end_true + host.offset_s), "exit_code": exit_code, "bytes": nbytes,
-            "truncated": False, "timed_out": False, "error": None, "stderr_tail": stderr, "raw_file": raw_file}
+                  raw_file: str | None, nbytes: int, exit_code: int | None = 0, stderr: str = "",
+                  error: str | None = None, **extra) -> dict:
+    """One commands.jsonl entry, as the collector records it (times on the host's clock)."""
+    return cmain.command_record(name, argv, source, iso_host(start_true + host.offset_s),
+                                iso_host(end_true + host.offset_s), exit_code, nbytes, False, False, error, stderr,
+                                raw_file, **extra)
 
 
 def commands_jsonl(entries: list[dict]) -> bytes:
-    return "".join(json.dumps(e, sort_keys=False) + "\n" for e in entries).encode()
+    return cmain.commands_text(entries).encode()
 
 
 def base_env(host, plan) -> dict:
@@ -78,21 +80,39 @@ def processes_jsonl(host, plan, model, at_true: float) -> bytes:
         lines.append(json.dumps({
             "pid": host.pid(g), "cmdline": argv, "gpus": [g], "gpu_uuids": [gpu.uuid],
             "cpus_allowed_list": cpu_list_str(node), "mems_allowed_list": str(node), "env": base_env(host, plan),
-        }))
+        }, sort_keys=True))
     del cfg
     return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def compute_apps(host, model, at_true: float) -> bytes:
+    """`nvidia-smi --query-compute-apps=pid,gpu_uuid,gpu_bus_id,used_memory --format=csv,noheader`."""
+    lines = [f"{host.pid(g)}, {gpu.uuid}, {gpu.pci}, {61000 + 217 * g} MiB" for g, gpu in enumerate(host.gpus)
+             if model.t_launch <= at_true < model.proc_end[host.index, g]]
+    return tf.lines_bytes(lines) if lines else b""
+
+
+def gpu_index(host) -> bytes:
+    """`nvidia-smi --query-gpu=index,uuid,pci.bus_id --format=csv,noheader`."""
+    return tf.lines_bytes([f"{g}, {gpu.uuid}, {gpu.pci}" for g, gpu in enumerate(host.gpus)])
+
+
+def ntp_estimate(host) -> float:
+    """chrony's estimate of the host clock's offset from NTP time (the true offset within a fraction of a ms)."""
+    return round(host.offset_s + rng(0, "ntp", host.index).normal(0, 0.0004), 6)
 
 
 def chronyc(host, at_true: float) -> bytes:
     r = rng(0, "chrony", host.index)
     off = host.offset_s
     ref = tf.times([at_true + off - r.uniform(20, 60)], "UTC", "%a %b %d %H:%M:%S %Y")[0]
-    word = "fast" if off >= 0 else "slow"
+    est = ntp_estimate(host)
+    word = "fast" if est >= 0 else "slow"
     lines = [
         "Reference ID    : 0A000001 (10.0.0.1)",
         "Stratum         : 3",
         f"Ref time (UTC)  : {ref}",
-        f"System time     : {abs(off):.9f} seconds {word} of NTP time",
+        f"System time     : {abs(est):.9f} seconds {word} of NTP time",
         f"Last offset     : {r.normal(0, 2e-5):+.9f} seconds",
         f"RMS offset      : {abs(off) * 0.6 + 1e-5:.9f} seconds",
         f"Frequency       : {r.uniform(5, 25):.3f} ppm slow",
@@ -106,7 +126,7 @@ def chronyc(host, at_true: float) -> bytes:
     return tf.lines_bytes(lines)
 
 
-def timedatectl(host, at_true: float) -> bytes:
+def timedatectl(host, at_true: float, synchronized: bool = False) -> bytes:
     t = at_true + host.offset_s
     loc = tf.local(t, host.tz)
     utc = dt.datetime.fromtimestamp(t, dt.timezone.utc)
@@ -118,8 +138,8 @@ def timedatectl(host, at_true: float) -> bytes:
         f"           Universal time: {utc.strftime('%a %Y-%m-%d %H:%M:%S')} UTC",
         f"                 RTC time: {utc.strftime('%a %Y-%m-%d %H:%M:%S')}",
         f"                Time zone: {host.tz} ({loc.tzname()}, {sign}{hh:02d}{mm:02d})",
-        "System clock synchronized: no",
-        "              NTP service: inactive",
+        f"System clock synchronized: {'yes' if synchronized else 'no'}",
+        f"              NTP service: {'active' if synchronized else 'inactive'}",
         "          RTC in local TZ: no",
     ]
     return tf.lines_bytes(lines)

@@ -1,5 +1,5 @@
 """nvidia-smi outputs of an HGX H100 node on driver 545: ``-q`` snapshots, one ``-q -x``, the
-``--query-gpu=... --format=csv -l N`` series and ``topo -m``.
+``--query-gpu=... --format=csv -lms N`` series and ``topo -m``.
 
 The ``-q`` layout (field names, indentation, "Clocks Event Reasons", T.Limit temperatures, "GPU
 Memory Power Readings " with its trailing space) is the H100 / 545.23.08 output in
@@ -22,33 +22,50 @@ from forensics.simulate.series import (MEM_CLOCK, MEM_TOTAL, P_LIMIT, R_APP, R_H
 
 T_LIMIT = 87  # C at which "GPU T.Limit Temp" reaches 0
 
-CSV_FIELDS = (
-    ("timestamp", None), ("index", None), ("uuid", None), ("pci.bus_id", None), ("utilization.gpu", "%"),
-    ("utilization.memory", "%"), ("temperature.gpu", None), ("power.draw", "W"), ("clocks.sm", "MHz"),
-    ("clocks.mem", "MHz"), ("clocks_event_reasons.active", None), ("temperature.memory", None),
-    ("power.limit", "W"), ("clocks.gr", "MHz"), ("clocks.max.sm", "MHz"), ("pstate", None),
-    ("memory.used", "MiB"), ("memory.total", "MiB"), ("pcie.link.gen.current", None),
-    ("pcie.link.width.current", None), ("ecc.errors.uncorrected.volatile.total", None),
-)
+# how each field of the collector's --query-gpu list prints: unit of the header, then the value pieces
+# (F/I/S specs of tf.lines over the columns of query_csv, and literals)
+CSV_COLUMNS = {
+    "timestamp": (None, [tf.S("ts")]), "index": (None, [tf.S("idx")]), "uuid": (None, [tf.S("uuid")]),
+    "pci.bus_id": (None, [tf.S("pci")]), "utilization.gpu": ("%", [tf.I("util"), " %"]),
+    "utilization.memory": ("%", [tf.I("mu"), " %"]), "temperature.gpu": (None, [tf.I("t")]),
+    "temperature.memory": (None, [tf.I("mt")]), "power.draw": ("W", [tf.F("p", 2), " W"]),
+    "power.limit": ("W", [f"{P_LIMIT:.2f} W"]), "clocks.sm": ("MHz", [tf.I("sm"), " MHz"]),
+    "clocks.gr": ("MHz", [tf.I("sm"), " MHz"]), "clocks.mem": ("MHz", [f"{MEM_CLOCK} MHz"]),
+    "clocks.max.sm": ("MHz", [f"{SM_MAX} MHz"]), "pstate": (None, ["P0"]),
+    "memory.used": ("MiB", [tf.I("mem"), " MiB"]), "memory.total": ("MiB", [f"{MEM_TOTAL} MiB"]),
+    "pcie.link.gen.current": (None, ["5"]), "pcie.link.width.current": (None, ["16"]),
+    "clocks_event_reasons.active": (None, [tf.S("rb")]), "clocks_throttle_reasons.active": (None, [tf.S("rb")]),
+    "ecc.errors.uncorrected.volatile.total": (None, [tf.I("dbe")]),
+}
 
 
 def csv_argv(interval: float) -> list[str]:
-    q = ",".join(f for f, _ in CSV_FIELDS)
-    loop = ["-l", str(int(interval))] if float(interval).is_integer() else ["-lms", str(int(interval * 1000))]
-    return ["nvidia-smi", f"--query-gpu={q}", "--format=csv"] + loop
+    """The collector's `nvidia-smi --query-gpu=... --format=csv -lms N` for this sampling interval."""
+    from forensics.collect.main import fill, stream_values
+    from forensics.collect.specs import by_name
+
+    spec = by_name()["nvidia_smi_query_gpu"]
+    return fill(spec.argv, **stream_values(spec, interval, 1))
+
+
+def csv_fields(argv: list[str]) -> list[str]:
+    q = [a for a in argv if a.startswith("--query-gpu=")][0]
+    return q[len("--query-gpu="):].split(",")
 
 
 def query_csv(host, hm, times: np.ndarray, interval: float) -> bytes:
-    """The -l loop: one row per GPU per iteration; a GPU that fell off the bus disappears."""
+    """The -lms loop: one row per GPU per iteration; a GPU that fell off the bus disappears. Columns in
+    the order of the collector's field list; a field the model does not know prints ``[N/A]``."""
     st = hm.gpu(times, min(interval, 1.0), "csv")
     n = len(times)
     G = hm.G
     # nvidia-smi takes a few ms per GPU; all GPUs of an iteration share the second
     r = np.random.default_rng([hm.cfg.seed, host.index, 7])
     base = times + host.offset_s + r.uniform(0.003, 0.030, n)
-    head = ", ".join(f if u is None else f"{f} [{u}]" for f, u in CSV_FIELDS)
+    fields = csv_fields(csv_argv(interval))
+    cols = [CSV_COLUMNS.get(f, (None, ["[N/A]"])) for f in fields]
+    head = ", ".join(f if u is None else f"{f} [{u}]" for f, (u, _) in zip(fields, cols))
     keep = ~st["lost"].T.reshape(-1)                       # iteration-major: (i, g)
-    ecc = np.stack([hm.ecc(g, times)["dbe"] for g in range(G)])
     flat = lambda a: np.asarray(a).T.reshape(-1)           # noqa: E731  (G, n) -> n*G rows, iteration-major
     stamps = tf.times((base[:, None] + 0.0011 * np.arange(G)[None, :]).reshape(-1), host.tz,
                       "%Y/%m/%d %H:%M:%S%.3f")
@@ -56,12 +73,12 @@ def query_csv(host, hm, times: np.ndarray, interval: float) -> bytes:
             "pci": [gp.pci for gp in host.gpus] * n, "util": flat(st["util"]), "mu": flat(st["mem_util"]),
             "t": flat(st["temp"]), "p": flat(st["power"]), "sm": flat(st["sm"]),
             "rb": [f"0x{int(x):016x}" for x in flat(st["reasons"]).tolist()], "mt": flat(st["mem_temp"]),
-            "mem": flat(st["mem_used"]), "dbe": flat(ecc)}
-    pieces = [tf.S("ts"), ", ", tf.S("idx"), ", ", tf.S("uuid"), ", ", tf.S("pci"), ", ",
-              tf.I("util"), " %, ", tf.I("mu"), " %, ", tf.I("t"), ", ",
-              tf.F("p", 2), " W, ", tf.I("sm"), f" MHz, {MEM_CLOCK} MHz, ", tf.S("rb"), ", ",
-              tf.I("mt"), f", {P_LIMIT:.2f} W, ", tf.I("sm"), f" MHz, {SM_MAX} MHz, P0, ",
-              tf.I("mem"), f" MiB, {MEM_TOTAL} MiB, 5, 16, ", tf.I("dbe")]
+            "mem": flat(st["mem_used"])}
+    if "ecc.errors.uncorrected.volatile.total" in fields:
+        data["dbe"] = flat(np.stack([hm.ecc(g, times)["dbe"] for g in range(G)]))
+    pieces: list = []
+    for k, (_, value) in enumerate(cols):
+        pieces += ([", "] if k else []) + list(value)
     rows = tf.lines(data, pieces).filter(pl.Series(keep))
     return tf.lines_bytes(pl.concat([pl.Series([head]), rows]))
 
