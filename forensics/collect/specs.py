@@ -85,6 +85,9 @@ SPECS = (
     _sar("sar_n_edev", ("-n", "EDEV"), "sar-n-EDEV.txt"),
     _sar("sar_r", ("-r",), "sar-r.txt"),
     _sar("sar_q", ("-q",), "sar-q.txt"),
+    _sar("sar_w", ("-W",), "sar-W.txt"),  # swap-in/out pages/s
+    _sar("sar_b", ("-B",), "sar-B.txt"),  # paging: major faults, direct reclaim
+    _sar("sar_s", ("-S",), "sar-S.txt"),  # swap space used
     Spec("nvidia_smi_query_gpu", ("nvidia-smi", "--query-gpu=" + GPU_QUERY_FIELDS, "--format=csv", "-lms", "{interval_ms}"),
          "nvidia_smi", "query-gpu.csv", mode="stream", cap=128 * MB, until_stopped=True,
          fallbacks=(("nvidia-smi", "--query-gpu=" + GPU_QUERY_FIELDS_OLD, "--format=csv", "-lms", "{interval_ms}"),
