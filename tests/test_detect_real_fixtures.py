@@ -130,3 +130,92 @@ def test_analyze_takes_a_sosreport_archive(tmp_path, monkeypatch, capsys):
     assert [h["host"] for h in out["hosts"]] == ["gpu-node-7"]
     assert {c["source"] for c in out["coverage"]} >= {"dmesg", "ethtool"}
     assert [(f["kind"], f["hosts"]) for f in out["findings"] if f["kind"] == "gpu_xid"] == [("gpu_xid", ["gpu-node-7"])]
+
+
+def test_memory_pressure_swapping_host(tmp_path):
+    """Real sar -W/-r (Ubuntu 9.10, 10-minute samples): 28.7 pages/s swapped out at 11:45 on a 1.5 GB host."""
+    f = findings_for(tmp_path, [("wynne", "sar", "sar--ubuntu910-W-r-swapping-ampm.txt")])
+    m = f.filter(f["kind"] == "memory_pressure").to_dicts()
+    assert len(m) == 1
+    ev = json.loads(m[0]["evidence"])
+    assert ev["peak_swap_pages_s"] == 28.82 and ev["peak_swapout_pages_s"] == 28.68
+    assert ev["bad_samples"] == 1 and ev["duration_s"] == 600  # the 11:45:01 sample averages 11:35:01-11:45:01
+    assert ev["max_memused_pct"] == 99.11 and ev["oom_kills"] == 0
+    assert 40 < ev["min_avail_pct"] < 42  # free + buffers + cache of total (kbmemused / %memused)
+    assert m[0]["severity"] == "warning" and m[0]["hosts"] == ["wynne"] and m[0]["layer"] == "host_cpu"
+    assert m[0]["start"].isoformat().startswith("2010-04-29T11:35:01")
+    assert "sar -W 1" in m[0]["confirm"] and "num_workers" in m[0]["remediation"]
+    assert set(f["kind"]) == {"memory_pressure"}
+
+
+def test_memory_pressure_swapping_needs_a_higher_rate_when_asked(tmp_path):
+    from forensics.detect.engine import run_rule
+    from forensics.detect.rules import prepare, rules
+
+    bundle = open_bundle(from_fixtures(tmp_path, [("wynne", "sar", "sar--ubuntu910-W-r-swapping-ampm.txt")]))
+    prepare(bundle.con)
+    rule = [r for r in rules() if r.kind == "memory_pressure"][0]
+    assert run_rule(bundle, rule, {"min_swap_pages_s": 30}).height == 0
+    assert run_rule(bundle, rule, {"min_bad_s": 601}).height == 0
+
+
+def test_memory_pressure_oom_kill_on_ec2(tmp_path):
+    """Real dmesg -T of a global OOM on an EC2 i7i.xlarge: redis-server killed (14 GB anon-rss)."""
+    f = findings_for(tmp_path, [("ec2", "dmesg", "dmesg--ec2-ctime-global-oom-redis.txt")])
+    m = f.filter(f["kind"] == "memory_pressure").to_dicts()
+    assert len(m) == 1 and m[0]["severity"] == "critical"
+    ev = json.loads(m[0]["evidence"])
+    assert ev["oom_kills"] == 1 and ev["memory_cgroup"] is False
+    assert ev["killed"][0]["process"] == "redis-server" and ev["killed"][0]["pid"] == 60540
+    assert ev["killed"][0]["anon_rss_mb"] == 13897
+    assert "redis-server" in m[0]["summary"] and "ran out of memory" in m[0]["summary"]
+    assert set(f["kind"]) == {"memory_pressure"}
+
+
+def test_memory_pressure_oom_joins_the_swapping_episode(tmp_path):
+    """Both real captures on one host: a kill within oom_window_s of the swapping belongs to that finding."""
+    from forensics.detect.engine import run_rule
+    from forensics.detect.rules import prepare, rules
+
+    bundle = open_bundle(from_fixtures(tmp_path, [("h", "sar", "sar--ubuntu910-W-r-swapping-ampm.txt"),
+                                                  ("h", "dmesg", "dmesg--ec2-ctime-global-oom-redis.txt")]))
+    prepare(bundle.con)
+    rule = [r for r in rules() if r.kind == "memory_pressure"][0]
+    apart = run_rule(bundle, rule).to_dicts()  # 15 years apart: two findings
+    assert sorted(x["severity"] for x in apart) == ["critical", "warning"]
+    joined = run_rule(bundle, rule, {"oom_window_s": 16 * 365 * 86400}).to_dicts()
+    assert len(joined) == 1 and joined[0]["severity"] == "critical"
+    assert "redis-server" in joined[0]["summary"] and "swapped up to 28.8 pages/s" in joined[0]["summary"]
+
+
+@pytest.mark.parametrize("name", ["sar--sysstat-sa2-A-restart.txt", "sar--sysstat-sadf-j-first-record.json",
+                                  "sar--centos79-r-old-columns.txt", "sar--sysstat-sadf-d-sections.txt"])
+def test_memory_pressure_quiet_without_swapping(tmp_path, name):
+    """sar -A captures with -W/-B/-r sections at zero swapping (one at %commit 120.77): no finding."""
+    f = findings_for(tmp_path, [("h", "sar", name)])
+    assert "memory_pressure" not in set(f["kind"])
+
+
+def test_memory_pressure_quiet_on_other_kernel_logs(tmp_path):
+    f = findings_for(tmp_path, [("x", "dmesg", "dmesg--gpud-xe9680-ctime-xid119-gsp.txt"),
+                                ("y", "dmesg", "dmesg--gpud-journalctl-short-iso-peermem.txt")])
+    assert "memory_pressure" not in set(f["kind"])
+
+
+def test_single_ethtool_snapshots_report_their_totals(tmp_path):
+    """Pasted one-shot `ethtool -S` output has no rate; its drop and pause totals since reset are
+    still reported (warning), and an all-zero excerpt stays quiet."""
+    f = findings_for(tmp_path, [("xdp", "ethtool", "ethtool--mlx5-xdp-kernel5.15-nonzero.txt"),
+                                ("cx4", "ethtool", "ethtool--mlx5-cx4lx-grep-pause-pci.txt"),
+                                ("bnxt", "ethtool", "ethtool--bnxt_en-12q-queue-prefixed.txt"),
+                                ("zero", "ethtool", "ethtool--grep-excerpts-mlx5-ixgbe-ice-labelled.txt")])
+    got = {(r["kind"], r["hosts"][0]): (r["severity"], json.loads(r["evidence"])) for r in f.to_dicts()}
+    assert set(got) == {("packet_drops", "xdp"), ("pfc_storm", "xdp"), ("pfc_storm", "cx4"), ("packet_drops", "bnxt")}
+    sev, ev = got[("packet_drops", "xdp")]
+    assert sev == "warning" and ev["counter"] == "rx_discards_phy" and ev["total"] == 58591428329  # rx_xdp_drop is not a fault
+    assert ev["rx_packets"] == 97052087562 and ev["snapshot"] is True
+    sev, ev = got[("pfc_storm", "cx4")]
+    assert (sev, ev["iface"], ev["tx_pause_frames"], ev["tx_paused_s"]) == ("warning", "eth03", 1266552, 555.7)
+    sev, ev = got[("packet_drops", "bnxt")]
+    assert ev["counter"] == "rx_total_ring_discards" and ev["total"] == 655430134  # per-queue rx_discards add up to less
+    assert all(r["start"] is None for r in f.to_dicts())

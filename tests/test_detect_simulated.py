@@ -50,3 +50,10 @@ def test_faults_found_root_first_nothing_false(evaluated, scenario):
     assert score["root_first"], f"first root finding {findings[0]['kind']} is not a fault of {labels['faults']}"
     false = [(f["kind"], f["hosts"], f["subject"]) for f in score["false_findings"]]
     assert not false, f"findings the truth does not name: {false}"
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "dataloader_starvation"])
+def test_no_memory_pressure_on_simulated_hosts(evaluated, scenario):
+    """The simulator writes no sar -W/-B and no OOM kills: memory_pressure must stay quiet (sar -r alone never fires)."""
+    findings, _, _ = evaluated(scenario)
+    assert [f for f in findings if f["kind"] == "memory_pressure"] == []

@@ -166,6 +166,7 @@ def _explained(a: dict, rules: pl.DataFrame) -> bool:
             if a["kind"] == "straggler" and r["kind"] == "straggler":
                 return True
             if a["kind"] == "anomaly" or r["kind"] in ("gpu_throttle", "numa_misplacement", "io_starvation",
-                                                         "cpu_saturation", "gpu_xid", "ecc_error", "straggler"):
+                                                         "cpu_saturation", "memory_pressure", "gpu_xid", "ecc_error",
+                                                         "straggler"):
                 return True
     return False

@@ -55,6 +55,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in [
          "sar -u 1; sar -q 1; top -H -p <pid>; perf top",
          "Host CPU is saturated: move preprocessing to the GPU (DALI), add dataloader workers only if cores "
          "are free, check for competing processes and CPU governor/frequency."),
+    Kind("memory_pressure", "host_cpu", 22,
+         "sar -W 1; sar -B 1; sar -r 1; free -m; dmesg -T | grep -iE 'oom|killed process'; ps -eo pid,rss,comm --sort=-rss | head",
+         "Host memory is exhausted (swapping, paging from disk, OOM kills): lower DataLoader num_workers and "
+         "prefetch_factor (each worker holds a copy of the dataset objects; prefer shared memory / mmap'd "
+         "arrays), bound pin_memory buffers, avoid caching whole datasets in every rank, check for a growing "
+         "RSS (leak) across steps, leave page cache room or add RAM; set vm.swappiness low so training pages "
+         "are not swapped out, and give containers a memory limit that fits."),
     Kind("gpu_throttle", "gpu", 24,
          "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER; nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,clocks.sm --format=csv -l 1",
          "Thermal/power throttling: check airflow, fans and inlet temperature (clean thermal filters), "

@@ -16,18 +16,18 @@ from forensics.detect.catalog import KINDS, severity_rank
 
 FABRIC = ["pfc_storm", "packet_drops", "link_flap"]
 GPU_HW = ["gpu_xid", "ecc_error"]
-HOST_LOCAL = ["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation"]
+HOST_LOCAL = ["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation", "memory_pressure"]
 
 # consequence kind -> (candidate cause kinds, must the cause share a host?)
 CAUSES: dict[str, tuple[list[str], bool]] = {
     "nccl_transport_error": (FABRIC + GPU_HW, False),
     "collective_timeout": (FABRIC + GPU_HW + ["nccl_transport_error"] + HOST_LOCAL, False),
     "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation", "straggler"], False),
-    "straggler": (["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation"] + GPU_HW, True),
+    "straggler": (["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation", "memory_pressure"] + GPU_HW, True),
     "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
     "gpu_xid": (["gpu_xid", "ecc_error"], True),
     "packet_drops": (["link_flap", "pfc_storm"], False),
-    "pulsing_utilization": (["io_starvation", "cpu_saturation"], True),
+    "pulsing_utilization": (["io_starvation", "cpu_saturation", "memory_pressure"], True),
 }
 BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its consequence
 
