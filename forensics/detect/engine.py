@@ -74,7 +74,7 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
     errors: list[str] = []
     if anomaly and (not only or "anomaly" in only):
         _preload_model()
-    prepare(bundle.con)
+    prepare(bundle.con, getattr(bundle, "cached", ()))
     selected = [r for r in rules() if not only or r.kind in only]
     for rule in selected:
         try:

@@ -85,7 +85,15 @@ def setup_scripts() -> tuple[tuple[str, str], ...]:
     return tuple((p.stem, p.read_text()) for p in sorted(d.glob("_*.sql")))
 
 
-def prepare(con) -> None:
-    """Create the detectors' shared temporary views on a bundle connection."""
+def prepare(con, cached: tuple[str, ...] | list[str] = ()) -> None:
+    """Create the detectors' shared temporary views on a bundle connection.
+
+    `cached`: the bundle's derived relations cached as Parquet (:attr:`forensics.db.Bundle.cached`).
+    ``det_counter_names`` (the NIC counter names the setup scripts classify) reads the small cached
+    nic_counter_summary when there is one instead of every row of nic_counters: it may lack counters
+    that never got an interval, which have no nic_rates rows to classify anyway.
+    """
+    src = "nic_counter_summary" if "nic_summary" in cached else "nic_counters"
+    con.execute(f"CREATE OR REPLACE TEMP VIEW det_counter_names AS SELECT DISTINCT counter FROM {src} WHERE counter IS NOT NULL")
     for _name, sql in setup_scripts():
         con.execute(sql)

@@ -36,7 +36,9 @@ FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d
 LEFT JOIN q USING (host, w);
 
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs.
--- Classified once per distinct counter name, then only those counters' rates are computed.
+-- Classified once per distinct counter name (det_counter_names, made by prepare() in
+-- forensics/detect/rules.py: from the cached nic_counter_summary when there is one, else nic_counters),
+-- then only those counters' rates are computed.
 CREATE OR REPLACE TEMP TABLE det_counter_class AS
 SELECT counter,
        CASE
@@ -54,7 +56,7 @@ SELECT counter,
        CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
             WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir,
        coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global') AS prio
-FROM (SELECT DISTINCT counter FROM nic_counters WHERE counter IS NOT NULL);
+FROM det_counter_names;
 DELETE FROM det_counter_class WHERE class IS NULL;
 
 -- The rates of just those counters: nic_rates filtered on its coarse class (which reads only those
