@@ -1,0 +1,41 @@
+-- kind: packet_drops
+-- severity: warning
+-- description: drops and discards in a single ethtool -S snapshot (a pasted excerpt or a one-shot capture: no series, so no rate): the counters' totals since they were last reset
+-- param: min_total = 10000   packets dropped since the counters were reset (the largest drop counter of the port)
+-- param: max_rows = 2000000   nic_counters rows above which the bundle is a collected series (its rates are read by packet_drops) and this rule is skipped
+WITH one AS (  -- counters with a single sample: the rate rules cannot see them
+  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue, any_value(value) AS value,
+         any_value(ts) AS ts, any_value(file) AS file, any_value(line_no) AS line_no
+  FROM raw.nic_counters
+  WHERE (SELECT count(*) FROM raw.nic_counters) <= $max_rows AND value IS NOT NULL
+  GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
+  HAVING count(*) = 1
+), names AS (
+  SELECT counter, nic_counter_class(counter) AS class FROM (SELECT DISTINCT counter FROM one)
+), per_counter AS (  -- per-queue copies of a counter add up to one figure
+  SELECT o.host, o.port, o.counter, n.class, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file, min(o.line_no) AS line_no
+  FROM one o JOIN names n USING (counter)
+  GROUP BY ALL
+), drops AS (
+  SELECT * FROM per_counter
+  WHERE class = 'drop' AND value > 0 AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)')
+), port AS (
+  SELECT host, port, max(value) AS total, arg_max(counter, value) AS top_counter,
+         list({counter: counter, value: value} ORDER BY value DESC) AS counters, min(ts) AS ts,
+         min(file) AS file, min(line_no) AS line_no
+  FROM drops GROUP BY ALL
+), rx AS (
+  SELECT host, port, max(value) FILTER (WHERE counter IN ('rx_packets_phy', 'rx_packets', 'rx_pkts', 'rx_ucast_packets',
+                                                           'rx_total_packets', 'rx_frames_ok')) AS rx_packets
+  FROM per_counter GROUP BY ALL
+)
+SELECT p.host, p.port AS subject, p.ts AS start, p.ts AS "end",
+       least(0.85, 0.45 + ln(p.total) / 60) AS score,
+       p.host || ' ' || p.port || ': ' || p.total || ' packets dropped since the counters were last reset (' || p.top_counter || ')'
+         || coalesce(', ' || round(100.0 * p.total / nullif(r.rx_packets, 0), 3) || '% of ' || r.rx_packets || ' received', '')
+         || '; one snapshot: no rate or time window (collect a series with forensics collect to see when)' AS summary,
+       to_json({iface: p.port, total: p.total, counter: p.top_counter, counters: p.counters, rx_packets: r.rx_packets,
+                snapshot: true, first: {file: p.file, line_no: p.line_no}})::VARCHAR AS evidence
+FROM port p LEFT JOIN rx r USING (host, port)
+WHERE p.total >= $min_total
+ORDER BY p.host, p.port

@@ -1,0 +1,62 @@
+-- kind: pfc_storm
+-- severity: info
+-- description: pause frames, pause time and pause-storm events in a single ethtool -S snapshot (no series, so no rate): totals since the counters were last reset; storm watchdog events make it critical, minutes of pause time a warning
+-- param: min_frames = 100000   pause frames since reset worth reporting
+-- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
+-- param: max_rows = 2000000   nic_counters rows above which the bundle is a collected series (its rates are read by pfc_storm) and this rule is skipped
+WITH one AS (
+  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue, any_value(value) AS value,
+         any_value(ts) AS ts, any_value(file) AS file, any_value(line_no) AS line_no
+  FROM raw.nic_counters
+  WHERE (SELECT count(*) FROM raw.nic_counters) <= $max_rows AND value IS NOT NULL
+  GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
+  HAVING count(*) = 1
+), names AS (
+  SELECT counter, nic_counter_class(counter) AS class,
+         CASE WHEN regexp_matches(counter, '(?i)storm') THEN 'storm'
+              WHEN regexp_matches(counter, '(?i)(pause_duration|_duration_us|pause_time)') THEN 'time_us'
+              WHEN regexp_matches(counter, '(?i)(transition|xon|_duration)') THEN NULL
+              ELSE 'frames' END AS what,
+         CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
+              WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir
+  FROM (SELECT DISTINCT counter FROM one)
+), c AS (
+  SELECT o.host, o.port, o.counter, n.what, n.dir, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file,
+         min(o.line_no) AS line_no
+  FROM one o JOIN names n USING (counter)
+  WHERE n.class IN ('pause', 'storm') AND n.what IS NOT NULL AND o.value > 0
+  GROUP BY ALL
+), port AS (
+  SELECT host, port,
+         max(value) FILTER (WHERE what = 'frames' AND dir = 'tx') AS tx_frames,
+         max(value) FILTER (WHERE what = 'frames' AND dir = 'rx') AS rx_frames,
+         max(value) FILTER (WHERE what = 'time_us' AND dir = 'tx') / 1e6 AS tx_paused_s,
+         max(value) FILTER (WHERE what = 'time_us' AND dir = 'rx') / 1e6 AS rx_paused_s,
+         sum(value) FILTER (WHERE what = 'storm' AND regexp_matches(counter, '(?i)error')) AS storm_errors,
+         sum(value) FILTER (WHERE what = 'storm') AS storm_events,
+         list({counter: counter, value: value} ORDER BY counter) AS counters,
+         min(ts) AS ts, min(file) AS file, min(line_no) AS line_no
+  FROM c GROUP BY ALL
+), f AS (
+  SELECT *, greatest(coalesce(tx_frames, 0), coalesce(rx_frames, 0)) AS frames,
+         greatest(coalesce(tx_paused_s, 0), coalesce(rx_paused_s, 0)) AS paused_s,
+         CASE WHEN coalesce(tx_frames, 0) + coalesce(tx_paused_s, 0) > 0 AND coalesce(rx_frames, 0) + coalesce(rx_paused_s, 0) > 0
+                THEN 'sends and receives pauses'
+              WHEN coalesce(tx_frames, 0) + coalesce(tx_paused_s, 0) > 0 THEN 'sends pauses: its receive side could not keep up'
+              ELSE 'receives pauses: the link partner is congested' END AS role
+  FROM port
+)
+SELECT host, port AS subject, ts AS start, ts AS "end",
+       CASE WHEN coalesce(storm_events, 0) > 0 THEN 0.8 WHEN paused_s >= $warn_paused_s THEN 0.6 ELSE 0.4 END AS score,
+       CASE WHEN coalesce(storm_errors, 0) > 0 THEN 'critical'
+            WHEN coalesce(storm_events, 0) > 0 OR paused_s >= $warn_paused_s THEN 'warning' ELSE 'info' END AS severity,
+       host || ' ' || port || ' ' || role || ': ' || frames || ' pause frames'
+         || CASE WHEN paused_s > 0 THEN ', paused ' || round(paused_s)::BIGINT || ' s' ELSE '' END
+         || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events' ELSE '' END
+         || ' since the counters were last reset; one snapshot: no rate (a storm shows as a rate in a series: collect one with forensics collect)' AS summary,
+       to_json({iface: port, tx_pause_frames: tx_frames, rx_pause_frames: rx_frames, tx_paused_s: round(tx_paused_s, 1),
+                rx_paused_s: round(rx_paused_s, 1), storm_events: storm_events, counters: counters, snapshot: true,
+                first: {file: file, line_no: line_no}})::VARCHAR AS evidence
+FROM f
+WHERE frames >= $min_frames OR paused_s >= $warn_paused_s OR coalesce(storm_events, 0) > 0
+ORDER BY host, port
