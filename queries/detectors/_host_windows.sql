@@ -70,7 +70,7 @@ FROM nic_rates r JOIN det_counter_class c USING (counter)
 WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.class <> 'bytes' OR r.queue IS NULL)
   AND (c.class IN ('bytes', 'pause_frames', 'pause_time_us') OR r.delta > 0)
   -- implied by the line above (those three classes' counters are of nic_rates class pause or bytes,
-  -- or link/storm where those match first); stated on nic_rates' own columns, so DuckDB drops the
+  -- or link/storm where those match first), stated on nic_rates' own columns, so DuckDB drops the
   -- unchanged intervals of the other counters before computing rates and joining the classes
   AND (r.delta > 0 OR r.class IN ('pause', 'bytes', 'link', 'storm'));
 
