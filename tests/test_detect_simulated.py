@@ -20,10 +20,11 @@ def evaluated(tmp_path_factory):
     root = tmp_path_factory.mktemp("sim")
     cache = root / "cache"
     out = {}
+    paths = {}
 
     def run(scenario):
         if scenario not in out:
-            path = root / f"{scenario}.tar.gz"
+            path = paths[scenario] = root / f"{scenario}.tar.gz"
             write_bundle(SimConfig(scenario=scenario, **SIZE), path)
             with tarfile.open(path) as tf:
                 labels = json.load(tf.extractfile("truth/labels.json"))
@@ -31,6 +32,7 @@ def evaluated(tmp_path_factory):
             out[scenario] = (findings, labels, score_bundle(findings, labels))
         return out[scenario]
 
+    run.paths, run.cache = paths, cache
     return run
 
 
@@ -57,3 +59,22 @@ def test_no_memory_pressure_on_simulated_hosts(evaluated, scenario):
     """The simulator writes no sar -W/-B and no OOM kills: memory_pressure must stay quiet (sar -r alone never fires)."""
     findings, _, _ = evaluated(scenario)
     assert [f for f in findings if f["kind"] == "memory_pressure"] == []
+
+
+@pytest.mark.parametrize("scenario,kind,table", [("thermal_throttle", "gpu_throttle", "gpu_samples"),
+                                                 ("ecc_remap", "ecc_error", "gpu_samples"),
+                                                 ("xid_79", "gpu_xid", "kernel_log"),
+                                                 ("packet_drops", "nccl_transport_error", "nccl_log"),
+                                                 ("link_flap", "link_flap", "kernel_log")])
+def test_evidence_first_row_is_one_real_row(evaluated, scenario, kind, table):
+    """`evidence.first` names the file and line of one and the same row (the earliest), not a line
+    number of one file with the name of another."""
+    from forensics.db import open_bundle
+
+    findings, _, _ = evaluated(scenario)
+    firsts = [json.loads(f["evidence"])["first"] for f in findings if f["kind"] == kind]
+    assert firsts
+    b = open_bundle(evaluated.paths[scenario], cache_dir=evaluated.cache)
+    for first in firsts:
+        rows = b.sql(f"SELECT count(*) AS n FROM {table} WHERE file = $f AND line_no = $l", f=first["file"], l=first["line_no"])
+        assert rows["n"][0] >= 1, (first, table)

@@ -10,8 +10,8 @@ WITH t AS (
 ), agg AS (
   SELECT min(ts) AS start, max(ts) AS "end", count(*) AS n, list(DISTINCT host ORDER BY host) AS hosts,
          list(DISTINCT rank ORDER BY rank) FILTER (WHERE rank IS NOT NULL) AS ranks,
-         min(seq) AS min_seq, max(seq) AS max_seq, any_value(op_type) AS op_type, max(timeout_ms) AS timeout_ms,
-         min(line_no) AS first_line, any_value(file) AS file
+         min(seq) AS min_seq, max(seq) AS max_seq, arg_min(op_type, {t: ts, f: file, l: line_no}) AS op_type, max(timeout_ms) AS timeout_ms,
+         arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM t
 ), slow AS (
   SELECT host, rank, last_completed FROM lc ORDER BY last_completed, host, rank LIMIT 1

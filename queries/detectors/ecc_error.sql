@@ -17,8 +17,8 @@ WITH flagged AS (  -- GPUs with at least one bad sample: only their samples are 
          max(remapped_uncorrectable) AS remapped_uncorrectable,
          bool_or(remap_pending) AS remap_pending, bool_or(remap_failure) AS remap_failure,
          bool_or(retired_pages_pending) AS retired_pending, max(retired_pages_dbe) AS retired_dbe,
-         min(line_no) FILTER (WHERE coalesce(ecc_dbe_volatile, 0) > 0 OR remap_pending OR remap_failure) AS first_line,
-         any_value(file) AS file
+         arg_min(line_no, {t: ts, f: file, l: line_no}) FILTER (WHERE coalesce(ecc_dbe_volatile, 0) > 0 OR remap_pending OR remap_failure) AS first_line,
+         arg_min(file, {t: ts, f: file, l: line_no}) FILTER (WHERE coalesce(ecc_dbe_volatile, 0) > 0 OR remap_pending OR remap_failure) AS file
   FROM s GROUP BY host, gpu
   HAVING coalesce(max(ecc_dbe_volatile), 0) > 0 OR bool_or(remap_pending) OR bool_or(remap_failure)
       OR bool_or(retired_pages_pending)

@@ -16,7 +16,7 @@ WITH x AS (
          arg_min(xid_text, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_text,
          list(DISTINCT xid ORDER BY xid) AS xids,
          bool_and(app) AS all_app,
-         min(line_no) AS first_line, any_value(file) AS file
+         arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM x GROUP BY ALL
 ), named AS (
   SELECT g.*, gp.gpu,

@@ -13,8 +13,8 @@ WITH k AS (
 ), kd AS (
   SELECT host, iface, min(ts) FILTER (WHERE ev = 'down') AS first_down, max(ts) AS last_event,
          count(*) FILTER (WHERE ev = 'down') AS downs, count(*) FILTER (WHERE ev = 'up') AS ups,
-         arg_min(message, coalesce(epoch(ts), line_no)) FILTER (WHERE ev = 'down') AS first_message,
-         min(line_no) FILTER (WHERE ev = 'down') AS first_line, any_value(file) AS file
+         arg_min(message, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS first_message,
+         arg_min(line_no, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS file
   FROM k WHERE ev IS NOT NULL AND iface IS NOT NULL AND iface <> '' GROUP BY ALL
 ), cd AS (
   SELECT host, iface, min(ts_start) AS first_down, max(ts) AS last_event, sum(delta) AS downs

@@ -9,13 +9,13 @@ rdma_hosts AS (SELECT DISTINCT host FROM nics WHERE rdma_dev IS NOT NULL
 issues AS (
   -- Socket transport
   SELECT host, 'NCCL_NET=Socket' AS subject, 'Socket transport in use instead of IB/RoCE' AS problem,
-         'net=' || any_value(value) AS detail
+         'net=' || min(value) AS detail
   FROM cfg WHERE key = 'net' AND lower(value) LIKE 'socket%' GROUP BY host
   UNION ALL
   -- GPUDirect RDMA not used on IB channels
   SELECT host, 'GPUDirect RDMA off', 'network channels run without GPUDirect RDMA (via NET/IB without /GDRDMA): '
          || count(*) || ' channel connections staged through host memory',
-         'channel_transport=' || any_value(value)
+         'channel_transport=' || min(value)
   FROM cfg WHERE key = 'channel_transport' AND value LIKE 'NET/IB%' AND value NOT LIKE '%GDR%'
   GROUP BY host
   UNION ALL
@@ -26,16 +26,16 @@ issues AS (
   GROUP BY host
   UNION ALL
   -- small buffers
-  SELECT host, 'NCCL_BUFFSIZE=' || any_value(value),
-         'NCCL_BUFFSIZE ' || any_value(value) || ' bytes is below ' || $min_buffsize || ' (ring buffer starvation on fast links)',
-         'env.NCCL_BUFFSIZE=' || any_value(value)
+  SELECT host, 'NCCL_BUFFSIZE=' || min(value),
+         'NCCL_BUFFSIZE ' || min(value) || ' bytes is below ' || $min_buffsize || ' (ring buffer starvation on fast links)',
+         'env.NCCL_BUFFSIZE=' || min(value)
   FROM cfg WHERE key = 'env.NCCL_BUFFSIZE' AND TRY_CAST(regexp_extract(value, '^[0-9]+') AS BIGINT) < $min_buffsize
   GROUP BY host
   UNION ALL
-  SELECT host, 'NCCL_IB_DISABLE=' || any_value(value), 'InfiniBand/RoCE disabled by NCCL_IB_DISABLE', 'env.NCCL_IB_DISABLE'
+  SELECT host, 'NCCL_IB_DISABLE=' || min(value), 'InfiniBand/RoCE disabled by NCCL_IB_DISABLE', 'env.NCCL_IB_DISABLE'
   FROM cfg WHERE key = 'env.NCCL_IB_DISABLE' AND trim(value) NOT IN ('0', '') GROUP BY host
   UNION ALL
-  SELECT host, 'NCCL_NET_GDR_LEVEL=' || any_value(value), 'GPUDirect RDMA restricted by NCCL_NET_GDR_LEVEL=' || any_value(value),
+  SELECT host, 'NCCL_NET_GDR_LEVEL=' || min(value), 'GPUDirect RDMA restricted by NCCL_NET_GDR_LEVEL=' || min(value),
          'env.NCCL_NET_GDR_LEVEL'
   FROM cfg WHERE key = 'env.NCCL_NET_GDR_LEVEL' AND upper(trim(value)) IN ('0', 'LOC') GROUP BY host
 ),
@@ -51,8 +51,8 @@ differ AS (
 )
 SELECT list(DISTINCT i.host ORDER BY i.host) AS hosts, i.subject,
        min(s.t0) AS start, max(s.t1) AS "end", 0.85 AS score,
-       any_value(i.problem) || ' on ' || count(DISTINCT i.host) || ' host(s)' AS summary,
-       to_json({problem: any_value(i.problem), detail: any_value(i.detail), hosts: list(DISTINCT i.host ORDER BY i.host)})::VARCHAR AS evidence
+       min(i.problem) || ' on ' || count(DISTINCT i.host) || ' host(s)' AS summary,
+       to_json({problem: min(i.problem), detail: min(i.detail), hosts: list(DISTINCT i.host ORDER BY i.host)})::VARCHAR AS evidence
 FROM issues i LEFT JOIN span s USING (host)
 GROUP BY i.subject
 UNION ALL

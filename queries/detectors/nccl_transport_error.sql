@@ -13,7 +13,7 @@ WITH e AS (
          list(DISTINCT vendor_err ORDER BY vendor_err) FILTER (WHERE vendor_err IS NOT NULL) AS vendor_errs,
          list(DISTINCT peer_addr ORDER BY peer_addr) FILTER (WHERE peer_addr IS NOT NULL) AS peers,
          arg_min(message, coalesce(epoch(ts), line_no)) AS first_message,
-         min(line_no) AS first_line, any_value(file) AS file
+         arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM e GROUP BY host
 )
 SELECT host, array_to_string(kinds, ',') AS subject, start, "end",
