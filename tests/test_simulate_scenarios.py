@@ -347,3 +347,77 @@ def test_seed000_case_study_has_all_three():
     assert "NCCL_BUFFSIZE set by environment to 2097152." in logs
     assert "NCCL_NET_GDR_LEVEL set by environment to LOC" in logs
     assert "/GDRDMA" not in logs
+
+
+# ---------------------------------------------------------------------------- paging, swap, NVLink
+def _sar_rows(members: dict, host: str, name: str) -> tuple[list[str], list[list[float]]]:
+    """(column names, value rows without the Average row) of a single-row-per-interval sar report."""
+    lines = _text(members, host, "sar", name).splitlines()
+    head = lines[2].split()[1:]
+    rows = [[float(x) for x in ln.split()[1:]] for ln in lines[3:] if ln and not ln.startswith("Average:")]
+    return head, rows
+
+
+def _nvlink(members: dict, host: str) -> list[tuple[dt.datetime, dict[int, dict[tuple[int, str], int]]]]:
+    """[(marker time, {gpu: {(link, "Tx"|"Rx"): KiB}})] of nvlink-gt-d.txt."""
+    out = []
+    gpu = None
+    for line in _text(members, host, "nvidia_smi", "nvlink-gt-d.txt").splitlines():
+        if line.startswith("#### forensics-sample ts="):
+            out.append((_ts(line.split("ts=", 1)[1].split(" ", 1)[0]), {}))
+        elif line.startswith("GPU "):
+            gpu = int(line.split(":")[0][4:])
+            out[-1][1][gpu] = {}
+        else:
+            m = re.fullmatch(r"\t Link (\d+): Data (Tx|Rx): (\d+) KiB", line)
+            assert m, line
+            out[-1][1][gpu][(int(m.group(1)), m.group(2))] = int(m.group(3))
+    return out
+
+
+@pytest.mark.parametrize("name", ["healthy", "dataloader_starvation", "pfc_storm", "xid_79"])
+def test_no_swapping_no_reclaim(name):
+    """A training node does not swap: sar -W all zero, -B no scanning/stealing and ~no major faults,
+    -S the same few swapped-out kB all along; pgpgin/s follows the dataset reads."""
+    sim, members = bundle(name)
+    for h in sim.cluster.hosts:
+        head, rows = _sar_rows(members, h.name, "sar-W.txt")
+        assert head == ["pswpin/s", "pswpout/s"] and rows and all(v == 0 for r in rows for v in r)
+        head, rows = _sar_rows(members, h.name, "sar-B.txt")
+        assert head == ["pgpgin/s", "pgpgout/s", "fault/s", "majflt/s", "pgfree/s", "pgscank/s", "pgscand/s",
+                        "pgsteal/s", "%vmeff"]
+        col = {c: np.array([r[i] for r in rows]) for i, c in enumerate(head)}
+        assert (col["pgscank/s"] == 0).all() and (col["pgscand/s"] == 0).all() and (col["pgsteal/s"] == 0).all()
+        assert col["majflt/s"].mean() < 0.1 and col["pgpgin/s"].mean() > 1000
+        head, rows = _sar_rows(members, h.name, "sar-S.txt")
+        assert head == ["kbswpfree", "kbswpused", "%swpused", "kbswpcad", "%swpcad"]
+        assert len({tuple(r) for r in rows}) == 1 and rows[0][2] < 1.0
+
+
+def test_nvlink_totals_grow_with_the_allreduce():
+    sim, members = bundle("healthy")
+    G = sim.cfg.gpus_per_node
+    for h in sim.cluster.hosts:
+        snaps = _nvlink(members, h.name)
+        assert len(snaps) > 5
+        for _ts_, gpus in snaps:
+            assert sorted(gpus) == list(range(G))
+            assert all(len(links) == 2 * 18 for links in gpus.values())
+        (t0, first), (t1, last) = snaps[0], snaps[-1]
+        nic = h.rails[0]
+        net = _delta(_counter(members, h.name, nic.iface, "tx_vport_rdma_unicast_bytes"), t0, t1)
+        nvl = sum(last[0][k] - first[0][k] for k in last[0] if k[1] == "Tx") * 1024
+        assert 0.8 * (G - 1) * net < nvl < 1.25 * (G - 1) * net
+        for a, b in zip(snaps, snaps[1:]):  # running totals
+            assert all(b[1][g][k] >= a[1][g][k] for g in b[1] for k in b[1][g])
+
+
+def test_nvlink_lost_gpu_vanishes():
+    sim, members = bundle("xid_79")
+    f = _fault(json.loads(members["truth/labels.json"]), "gpu_xid")
+    g = int(f["subject"].split()[0][3:])
+    t_fail = _ts(f["start"])
+    snaps = _nvlink(members, f["hosts"][0])
+    assert all(g in gpus for t, gpus in snaps if t < t_fail - dt.timedelta(seconds=1))
+    after = [gpus for t, gpus in snaps if t > t_fail + dt.timedelta(seconds=1)]
+    assert after and all(g not in gpus and gpus for gpus in after)

@@ -32,7 +32,7 @@ SPEC = by_name()
 NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
-NOT_SIMULATED = frozenset({"nvidia_smi_nvlink", "sar_w", "sar_b", "sar_s"})  # (specs added after the sample bundles)
+NOT_SIMULATED: frozenset[str] = frozenset()
 MARKER = MARKER_PREFIX.encode()
 
 
@@ -137,7 +137,10 @@ class Simulation:
                                 ("sar_n_dev", fmt_sysstat.sar_n_dev, iv),
                                 ("sar_n_edev", fmt_sysstat.sar_n_edev, iv),
                                 ("sar_r", fmt_sysstat.sar_r, iv),
-                                ("sar_q", fmt_sysstat.sar_q, iv)):
+                                ("sar_q", fmt_sysstat.sar_q, iv),
+                                ("sar_w", fmt_sysstat.sar_w, iv),
+                                ("sar_b", fmt_sysstat.sar_b, iv),
+                                ("sar_s", fmt_sysstat.sar_s, iv)):
             spec = SPEC[name]
             k = cmain.samples(cfg.duration_s, every)
             add(spec, fn(hm, host, s0 + 0.01, every, k), s0 + 0.01, s0 + 0.01 + k * every,
@@ -157,6 +160,8 @@ class Simulation:
         snapshots(SPEC["nvidia_smi_q"], fmt_nvsmi.q_snapshots(host, hm, qt), 0.4)
         ce = cfg.every(COUNTER_EVERY_S)
         ct = s0 + 0.03 + ce * np.arange(int(cfg.duration_s // ce) + 1)
+        spec = SPEC["nvidia_smi_nvlink"]
+        snapshots(spec, fmt_nvsmi.nvlink_snapshots(host, hm, ct + 0.001, " ".join(spec.argv)), 0.05)
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
             snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), tk + host.offset_s),

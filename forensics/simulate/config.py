@@ -2,9 +2,9 @@
 
 The sampling plan says which command is sampled how often, as ``forensics collect`` does it: the
 cheap time series (``nvidia-smi --query-gpu``, ``iostat``, ``sar``) at the chosen interval, the
-large snapshots less often (``ethtool -S`` every :data:`COUNTER_EVERY_S`, ``nvidia-smi -q`` every
-:data:`NVSMI_Q_EVERY_S`, ``sar -P ALL`` every :data:`PER_CPU_EVERY_S`), or the interval when it is
-longer. A 64-node hour at 1 s would otherwise hold 2 GB of mostly unchanged counter names.
+large snapshots less often (``ethtool -S`` and ``nvidia-smi nvlink -gt d`` every
+:data:`COUNTER_EVERY_S`, ``nvidia-smi -q`` every :data:`NVSMI_Q_EVERY_S`, ``sar -P ALL`` every
+:data:`PER_CPU_EVERY_S`), or the interval when it is longer. A 64-node hour at 1 s would otherwise hold 2 GB of mostly unchanged counter names.
 """
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
 """nvidia-smi outputs of an HGX H100 node on driver 545: ``-q`` snapshots, one ``-q -x``, the
-``--query-gpu=... --format=csv -lms N`` series and ``topo -m``.
+``--query-gpu=... --format=csv -lms N`` series, ``topo -m`` and ``nvlink -gt d`` snapshots.
 
 The ``-q`` layout (field names, indentation, "Clocks Event Reasons", T.Limit temperatures, "GPU
 Memory Power Readings " with its trailing space) is the H100 / 545.23.08 output in
 tests/fixtures/nvidia_smi (Princeton della-j11g1); the XML follows the nvsmi_device_v12 documents
-of the telegraf fixtures; ``topo -m`` the della 8 x H100 matrix with its NIC legend.
+of the telegraf fixtures; ``topo -m`` the della 8 x H100 matrix with its NIC legend; ``nvlink -gt d``
+the driver's layout of tests/fixtures/nvidia_smi/nvidia_smi--nvlink-gt-d-* (``GPU i: <name> (UUID:
+...)``, then ``\\t Link k: Data Tx: N KiB`` and ``Data Rx`` per link, a tab and a space before "Link").
 """
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ from forensics.layout import format_marker
 from forensics.simulate import textfmt as tf
 from forensics.simulate.config import CUDA, DRIVER
 from forensics.simulate.hardware import cpu_list_str
-from forensics.simulate.series import (MEM_CLOCK, MEM_TOTAL, P_LIMIT, R_APP, R_HW_BRAKE, R_HW_SLOW, R_HW_THERMAL,
-                                       R_IDLE, R_SW_POWER, R_SW_THERMAL, R_SYNC, SM_MAX)
+from forensics.simulate.series import (MEM_CLOCK, MEM_TOTAL, NVLINKS, P_LIMIT, R_APP, R_HW_BRAKE, R_HW_SLOW,
+                                       R_HW_THERMAL, R_IDLE, R_SW_POWER, R_SW_THERMAL, R_SYNC, SM_MAX)
 
 T_LIMIT = 87  # C at which "GPU T.Limit Temp" reaches 0
+PRODUCT = "NVIDIA H100 80GB HBM3"
 
 # how each field of the collector's --query-gpu list prints: unit of the header, then the value pieces
 # (F/I/S specs of tf.lines over the columns of query_csv, and literals)
@@ -341,6 +344,25 @@ def q_snapshots(host, hm, times: np.ndarray) -> bytes:
                   for g, gpu in enumerate(host.gpus) if not s["lost"][g][i]]
         out.append("\n\n".join(blocks))
     return ("\n".join(out) + "\n").encode()
+
+
+def nvlink_snapshots(host, hm, times: np.ndarray, argv: str) -> bytes:
+    """`nvidia-smi nvlink -gt d` at true `times`, each output preceded by the collector's marker line.
+    A GPU that fell off the bus is no longer listed (as in ``-q``); a sample with no GPU left wrote
+    nothing, and the collector keeps no marker for an empty output."""
+    kib = hm.nvlink_kib(times)
+    lost = [hm.lost(g, times) for g in range(hm.G)]
+    body = "".join(f"\t Link {k}: Data Tx: %d KiB\n\t Link {k}: Data Rx: %d KiB\n" for k in range(NVLINKS))
+    tmpl = [f"GPU {gpu.index}: {PRODUCT} (UUID: {gpu.uuid})\n" + body for gpu in host.gpus]
+    rows = [kib[g].transpose(2, 0, 1).reshape(len(times), -1).tolist() for g in range(hm.G)]
+    out = []
+    for i, t in enumerate(times):
+        gpus = [tmpl[g] % tuple(rows[g][i]) for g in range(hm.G) if not lost[g][i]]
+        if gpus:
+            ts = dt.datetime.fromtimestamp(round(float(t + host.offset_s), 6), dt.timezone.utc)
+            out.append(format_marker(ts, argv) + "\n")
+            out.extend(gpus)
+    return "".join(out).encode()
 
 
 def q_xml(host, hm, t: float) -> bytes:

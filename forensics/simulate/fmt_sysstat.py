@@ -1,5 +1,5 @@
 """sysstat 12 outputs as collected with LC_ALL=C: ``iostat -x -t`` and ``sar -u / -P ALL / -n DEV /
--n EDEV / -r / -q``.
+-n EDEV / -r / -q / -W / -B / -S``.
 
 Layout copied from real outputs (tests/fixtures and ../shared/fixtures-real): the banner
 ``Linux <release> (<host>) \\t<date> \\t_x86_64_\\t(<n> CPU)`` with the C locale's ``%x`` date
@@ -30,6 +30,10 @@ EDEV_NAMES = ("rxerr/s", "txerr/s", "coll/s", "rxdrop/s", "txdrop/s", "txcarr/s"
 MEM_NAMES = ("kbmemfree", "kbavail", "kbmemused", "%memused", "kbbuffers", "kbcached", "kbcommit", "%commit",
              "kbactive", "kbinact", "kbdirty")
 Q_NAMES = ("runq-sz", "plist-sz", "ldavg-1", "ldavg-5", "ldavg-15", "blocked")
+W_NAMES = ("pswpin/s", "pswpout/s")
+B_NAMES = ("pgpgin/s", "pgpgout/s", "fault/s", "majflt/s", "pgfree/s", "pgscank/s", "pgscand/s", "pgsteal/s", "%vmeff")
+S_NAMES = ("kbswpfree", "kbswpused", "%swpused", "kbswpcad", "%swpcad")
+SWAP_TOTAL_KB = 8388604  # the 8 GiB /swap.img of an Ubuntu 22.04 install (less its header page)
 
 
 def banner(host: str, date: str) -> str:
@@ -281,3 +285,42 @@ def sar_q(hm, host, start, interval, n) -> bytes:
     cols = [runq, plist, ld["1"][idx], ld["5"][idx], ld["15"][idx], blocked]
     fm = [(-1, 10), (-1, 10), (2, 10), (2, 10), (2, 10), (-1, 10)]
     return _single(host, start, times, Q_NAMES, cols, fm)
+
+
+# A healthy training node does not swap: no page moves to or from swap, no page scanning or
+# reclaim (free memory and page cache are plentiful, see sar_r), almost no major faults; the swap
+# space holds the few pages swapped out long before the job and stays as it is.
+def sar_w(hm, host, start, interval, n) -> bytes:
+    times = start + interval * np.arange(1, n + 1)
+    z = np.zeros(n)
+    return _single(host, start, times, W_NAMES, [z, z.copy()], [(2, 10), (2, 10)])
+
+
+def sar_b(hm, host, start, interval, n) -> bytes:
+    """Paging rates: pgpgin/s and pgpgout/s are the kB/s read from and written to the disks (iostat's
+    devices), fault/s follows the live ranks and their dataloader workers, no scanning or stealing
+    (%vmeff 0.00 when nothing was scanned)."""
+    times = start + interval * np.arange(1, n + 1)
+    r = np.random.default_rng([hm.cfg.seed, host.index, 53])
+    devs = hm.disks(times)
+    pgin = sum(d["rkb_s"] for d in devs.values())
+    pgout = sum(d["wkb_s"] for d in devs.values()) + r.uniform(0, 40, n)
+    alive = hm.m.alive(host.index, times).astype(float)
+    fault = 420 + alive * r.uniform(180, 420, n) + r.uniform(0, 150, n)
+    majflt = r.poisson(0.01 * interval, n) / interval
+    pgfree = fault * r.uniform(0.9, 1.15, n) + pgin / 4 * r.uniform(0.01, 0.03, n)
+    z = np.zeros(n)
+    cols = [pgin, pgout, fault, majflt, pgfree, z, z, z, z]
+    return _single(host, start, times, B_NAMES, cols, [(2, 10)] * len(B_NAMES))
+
+
+def sar_s(hm, host, start, interval, n) -> bytes:
+    times = start + interval * np.arange(1, n + 1)
+    r = np.random.default_rng([hm.cfg.seed, host.index, 59])
+    used = float(4 * int(r.integers(1500, 6000)))           # kB swapped out long ago, never read back
+    cad = float(4 * int(r.integers(20, 400)))
+    ones = np.ones(n)
+    cols = [ones * (SWAP_TOTAL_KB - used), ones * used, ones * (used / SWAP_TOTAL_KB * 100), ones * cad,
+            ones * (cad / used * 100)]
+    fm = [(-1, 10), (-1, 10), (2, 10), (-1, 10), (2, 10)]
+    return _single(host, start, times, S_NAMES, cols, fm)

@@ -22,6 +22,7 @@ SM_IDLE = 345
 MEM_CLOCK = 2619
 MEM_TOTAL = 81559
 FRAME = 4148           # bytes on the wire per RoCE data packet (4096 MTU)
+NVLINKS = 18           # NVLink 4 links of an H100 SXM (topo -m: NV18)
 
 R_IDLE, R_APP, R_SW_POWER, R_HW_SLOW, R_SYNC, R_SW_THERMAL, R_HW_THERMAL, R_HW_BRAKE = (
     0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x80)
@@ -144,6 +145,32 @@ class HostModel:
             if d.get("failure"):
                 res["failure"] |= after
         return res
+
+    def lost(self, g: int, times: np.ndarray) -> np.ndarray:
+        """True where GPU g has fallen off the bus (it vanishes from nvidia-smi)."""
+        crash = self.plan.crash
+        if crash is None or not crash.gpu_lost or (self.h, g) not in crash.dead:
+            return np.zeros(len(times), dtype=bool)
+        return np.asarray(times) >= crash.t_fail
+
+    def nvlink_kib(self, times: np.ndarray) -> np.ndarray:
+        """Running NVLink data totals (KiB) at true `times`: (G, NVLINKS, 2 (tx, rx), n) int64.
+
+        The intra-node part of the all-reduce: each rank's ring sends and receives over NVLink
+        (through the NVSwitches, spread evenly over its links) about (G - 1) times what its rail NIC
+        carries between nodes; on top, what earlier jobs moved since the driver loaded."""
+        r = rng(self.cfg.seed, "nvlink", self.h)
+        n = len(times)
+        out = np.zeros((self.G, NVLINKS, 2, n), dtype=np.int64)
+        up = times[0] - self.host.boot_true
+        for g in range(self.G):
+            sent = self.m.traffic(self.h, g, times) * max(self.G - 1, 0)
+            hist = up * r.uniform(0.4e9, 2.5e9)
+            for d, jit in enumerate((1.0, r.uniform(0.995, 1.005))):
+                w = r.dirichlet(np.full(NVLINKS, 2.0e5))
+                tot = (hist * r.uniform(0.99, 1.01) + sent * jit) / 1024.0
+                out[g, :, d] = np.floor(w[:, None] * tot[None, :]).astype(np.int64)
+        return out
 
     # ------------------------------------------------------------------ NICs
     def nic_counters(self, nic, times: np.ndarray) -> dict:
