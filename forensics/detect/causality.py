@@ -4,6 +4,8 @@ A finding of a consequence kind (NCCL transport errors, timeouts, busy-but-slow 
 anomalies, follow-on Xids) whose window overlaps, or starts shortly after, a finding of a cause kind
 gets `caused_by` = that cause's id ("NCCL errors on nodes 2-8 follow the PFC storm on node 5 port
 mlx5_2"). Among several candidates the most root-like kind (catalog root_rank) wins, then the earliest.
+A finding without a time (untimed NCCL lines, a pasted counter snapshot) is linked only to causes on
+one of its own hosts: nothing but time could tie it to another host's fault.
 """
 from __future__ import annotations
 
@@ -35,7 +37,9 @@ BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its cons
 def _overlaps(cause: dict, effect: dict) -> bool:
     cs, ce, es, ee = cause["start"], cause["end"], effect["start"], effect["end"]
     if cs is None or es is None:
-        return True  # one side has no time (configuration, untimed log lines): time cannot rule it out
+        # one side has no time (configuration, untimed log lines, a pasted counter snapshot): time
+        # cannot rule it out on the same host, but nothing links it to another host's fault
+        return bool(set(cause["hosts"] or []) & set(effect["hosts"] or []))
     ce = ce or cs
     ee = ee or es
     return cs <= ee and ce + BEFORE >= es
