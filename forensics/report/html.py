@@ -187,7 +187,7 @@ def _fmt_ts(ts, date: bool = True) -> str:
 
 def _when(f: dict) -> str:
     if f["start"] is None:
-        return "no timestamp (configuration or untimed log lines)"
+        return "no timestamp (configuration, untimed log lines or a single counter snapshot)"
     end = f["end"] or f["start"]
     same_day = end.date() == f["start"].date()
     return (f"{_fmt_ts(f['start'])} .. {_fmt_ts(end, not same_day)} UTC "

@@ -18,7 +18,7 @@ def _when(ts) -> str:
 
 def _window(f: dict) -> str:
     if f["start"] is None:
-        return "no timestamp (configuration or untimed log lines)"
+        return "no timestamp (configuration, untimed log lines or a single counter snapshot)"
     dur = (f["end"] - f["start"]).total_seconds() if f["end"] else 0
     return f"{_when(f['start'])} .. {_when(f['end'])} UTC ({dur:.0f} s)"
 
