@@ -459,3 +459,48 @@ def test_nvlink_edge_lines():
     assert "before any" in reasons[0] and "--status" in reasons[1] and "int64" in reasons[2]
     # `nvidia-smi -L` (GPU lines, no links) is not nvlink output
     assert not nvidia_smi.sniff(b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n")
+
+
+def _marker_series(outputs: list[str]) -> str:
+    t0 = dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc)
+    return "".join(format_marker(t0 + dt.timedelta(seconds=10 * i), ["nvidia-smi", "nvlink", "-gt", "d"]) + "\n" + o
+                   for i, o in enumerate(outputs))
+
+
+def test_nvlink_marker_series_fast_path_equals_the_line_reader():
+    """The collector's nvlink series is read vectorised; the rows are those of the line-by-line reader,
+    and inputs the fast path does not take (pasted outputs, a counter before its GPU line, an int64
+    overflow) still go through the line reader."""
+    from polars.testing import assert_frame_equal
+
+    from forensics.sources import _nvsmi_nvlink as L
+    from forensics.sources._base import split_lines
+    from forensics.sources._nvsmi_common import frame
+
+    real = (FX / "nvidia_smi--nvlink-gt-d-6xa100-pcie-two-snapshots.txt").read_text()
+    cut = real.index("GPU 0", 1)
+    first, second = real[:cut], real[cut:]
+    ctx = ParseContext(host="h", file="raw/nvidia_smi/nvlink-gt-d.txt")
+    cases = {
+        "series": (_marker_series([first, second, first]), True),
+        "gpu twice in a sample": (_marker_series([first + first]), False),
+        "counter before its GPU line": (_marker_series(["\t Link 0: Data Tx: 1 KiB\n" + first]), False),
+        "int64 overflow": (_marker_series([first.replace("Data Tx: ", "Data Tx: 99999999999999999999", 1)]), False),
+        "no marker": (first + second, False),
+    }
+    for name, (text, fast_expected) in cases.items():
+        lines = split_lines(text.encode())
+        fast = L.parse_series(lines["text"])
+        assert (fast is not None) == fast_expected, name
+        parts = L.parse(lines["text"].to_list(), ctx)
+        slow = frame("nvlink_counters", parts.samples)
+        if fast is not None:
+            assert_frame_equal(nvidia_smi.conform_like(fast[0], "nvlink_counters"), slow), name
+            assert fast[1] == parts.meta and not parts.unparsed, name
+        res = nvidia_smi.parse(text.encode(), ctx)  # the public parser, whichever path it takes
+        assert res.lines == len(lines) and res.tables["nvlink_counters"].height == slow.height, name
+        assert res.unparsed.height == len(parts.unparsed), name
+    res = nvidia_smi.parse(cases["series"][0].encode(), ctx)
+    t = res.tables["nvlink_counters"]
+    assert t["sample_no"].unique().sort().to_list() == [0, 1, 2] and t["ts_quality"].unique().to_list() == ["sampled"]
+    assert t.height == 3 * 6 * 12 * 2

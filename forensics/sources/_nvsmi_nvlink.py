@@ -132,3 +132,62 @@ def parse(texts: list[str], ctx) -> Parts:
     out.meta = {"variant": "nvlink-" + "+".join(sorted(kinds)) if kinds else "nvlink",
                 "samples": sample + 1 if rows else 0}
     return out
+
+
+_GPU_RE = r"^GPU (?P<gpu_s>[0-9]{1,4}): (?P<name>.*?) \(UUID: (?P<uuid>[^()\s]+)\)\s*$"
+_GT_RE = (r"^\s+Link (?P<link_s>[0-9]{1,3}): (?P<kind>Data|Raw) (?P<dir>Tx|Rx): (?P<value_s>[0-9]{1,30}) "
+          r"(?P<unit>[A-Za-z]{1,12})\s*$")
+
+
+def parse_series(text: "pl.Series"):
+    """The collector's marker series of ``-gt d|r`` outputs, vectorised: (rows frame, meta), or None
+    when the input is anything else (no leading marker, other line kinds, a GPU twice in one sample,
+    a counter before its GPU line, a value beyond int64), which :func:`parse` then reads line by line.
+    Same rows as :func:`parse` (a test compares them)."""
+    import polars as pl
+
+    n = text.len()
+    if n == 0:
+        return None
+    df = pl.DataFrame({"t": text}).with_row_index("i")
+    df = df.with_columns(
+        pl.col("t").str.starts_with(MARKER_PREFIX).alias("marker"),
+        pl.col("t").str.contains(r"^[ \t]*$").alias("blank"),
+        pl.col("t").str.extract_groups(_GPU_RE).alias("g"),
+        pl.col("t").str.extract_groups(_GT_RE).alias("k"),
+    ).unnest("g", "k")
+    df = df.with_columns(pl.col("gpu_s").is_not_null().alias("is_gpu"), pl.col("link_s").is_not_null().alias("is_link"))
+    ok = df.select((pl.col("marker") | pl.col("blank") | pl.col("is_gpu") | pl.col("is_link")).all()).item()
+    first = df.filter(~pl.col("blank")).head(1)
+    if not ok or first.height == 0 or not first["marker"][0] or not df["is_link"].any():
+        return None
+    df = df.with_columns((pl.col("marker").cum_sum() - 1).alias("sample_no"))
+    gpus = df.filter(pl.col("is_gpu"))
+    if gpus.select(pl.struct("sample_no", "gpu_s").is_duplicated().any()).item():
+        return None  # the same GPU twice in one sample: outputs pasted together, read line by line
+    markers = [parse_marker(t) for t in df.filter(pl.col("marker"))["t"].to_list()]
+    if any(m is None for m in markers):
+        return None
+    ts_of = pl.DataFrame({"sample_no": list(range(len(markers))), "ts": [m[0] for m in markers]},
+                         schema={"sample_no": pl.Int64, "ts": pl.Datetime("us", "UTC")})
+    df = df.with_columns(  # the GPU a counter line belongs to: the last GPU line of its sample
+        pl.when(pl.col("is_gpu")).then(pl.col("i")).when(pl.col("marker")).then(-1).otherwise(None)
+        .forward_fill().alias("gpu_row"))
+    links = df.filter(pl.col("is_link"))
+    if links.select((pl.col("gpu_row").is_null() | (pl.col("gpu_row") < 0)).any()).item():
+        return None
+    links = links.with_columns(pl.col("value_s").cast(pl.Int64, strict=False).alias("value"))
+    if links["value"].null_count():
+        return None
+    g = gpus.select(pl.col("i").alias("gpu_row"), pl.col("gpu_s").cast(pl.Int64).alias("gpu"),
+                    pl.col("name").str.strip_chars().replace("", None).alias("gpu_name"), pl.col("uuid").alias("gpu_uuid"))
+    out = (links.join(g, on="gpu_row", how="left").with_columns(pl.col("sample_no").cast(pl.Int64))
+           .join(ts_of, on="sample_no", how="left")
+           .select((pl.col("i") + 1).cast(pl.Int64).alias("line_no"), "sample_no", "ts",
+                   pl.lit("sampled").alias("ts_quality"), "gpu", "gpu_name", "gpu_uuid",
+                   pl.col("link_s").cast(pl.Int64).alias("link"), pl.col("kind").str.to_lowercase().alias("counter"),
+                   pl.col("dir").str.to_lowercase().alias("direction"),
+                   (pl.col("kind") + " " + pl.col("dir")).alias("raw_name"), "value", "unit")
+           .sort("line_no"))
+    kinds = sorted({"gt-" + k[0].lower() for k in links["kind"].unique().to_list()})
+    return out, {"variant": "nvlink-" + "+".join(kinds), "samples": int(out["sample_no"].max()) + 1}
