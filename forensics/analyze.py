@@ -76,8 +76,8 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     ui = make_progress(progress)
     try:
         try:
-            target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) and host is None and tz is None \
-                else merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz)
+            target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
+                merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz)  # (host, tz: for loose inputs only)
             if ui is not None:  # parse here, with progress; open_bundle then finds the tables current
                 from forensics.bundle import load
 
