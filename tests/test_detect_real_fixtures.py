@@ -219,3 +219,23 @@ def test_single_ethtool_snapshots_report_their_totals(tmp_path):
     sev, ev = got[("packet_drops", "bnxt")]
     assert ev["counter"] == "rx_total_ring_discards" and ev["total"] == 655430134  # per-queue rx_discards add up to less
     assert all(r["start"] is None for r in f.to_dicts())
+
+
+def test_two_untimed_ethtool_snapshots_report_the_last_totals(tmp_path, monkeypatch, capsys):
+    """Two outputs pasted one after the other, no markers, no times: no rate can be had, so the totals
+    of the last one are reported."""
+    from pathlib import Path
+
+    from test_bundle_cli import cli
+
+    monkeypatch.setenv("TZ", "UTC")
+    text = (Path(__file__).parent / "fixtures" / "ethtool" / "ethtool--mlx5-xdp-kernel5.15-nonzero.txt").read_text()
+    later = text.replace("rx_discards_phy: 58591428329", "rx_discards_phy: 58591528329")
+    assert later != text
+    pasted = tmp_path / "ethtool-S-ens1.txt"
+    pasted.write_text(text + later)
+    res = cli(["analyze", pasted, "--host", "gpu09", "--format", "json", "--quiet"], tmp_path, capsys, monkeypatch)
+    assert res.returncode == 0, res.stderr
+    drops = [f for f in json.loads(res.stdout)["findings"] if f["kind"] == "packet_drops"]
+    assert [(f["hosts"], f["evidence"]["total"], f["evidence"]["counter"]) for f in drops] == \
+        [(["gpu09"], 58591528329, "rx_discards_phy")]

@@ -5,12 +5,13 @@
 -- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
 -- param: max_rows = 2000000   nic_counters rows above which the bundle is a collected series (its rates are read by pfc_storm) and this rule is skipped
 WITH one AS (
-  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue, any_value(value) AS value,
-         any_value(ts) AS ts, any_value(file) AS file, any_value(line_no) AS line_no
+  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue,
+         arg_max(value, {s: sample_no, l: line_no}) AS value, max(ts) AS ts,
+         arg_max(file, {s: sample_no, l: line_no}) AS file, arg_max(line_no, {s: sample_no, l: line_no}) AS line_no
   FROM raw.nic_counters
   WHERE (SELECT count(*) FROM raw.nic_counters) <= $max_rows AND value IS NOT NULL
   GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
-  HAVING count(*) = 1
+  HAVING count(*) = 1 OR count(ts) = 0  -- one sample, or several without times (no rate either way): the last one
 ), names AS (
   SELECT counter, nic_counter_class(counter) AS class,
          CASE WHEN regexp_matches(counter, '(?i)storm') THEN 'storm'
