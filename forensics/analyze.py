@@ -131,8 +131,12 @@ def _sosreport_archive(p) -> bool:
     from forensics.bundle.errors import BundleError
     from forensics.bundle.read import MANIFEST, iter_members
 
+    seen = 0
     try:
-        for _member, rel, _tar in islice(iter_members(p), 500):
+        for member, rel, _tar in islice(iter_members(p), 500):
+            seen += max(0, member.size)
+            if seen > 256 << 20:  # never decompress far (a bomb is the bundle reader's to refuse)
+                return False
             parts = rel.split("/")
             if MANIFEST in parts[:2]:
                 return False
