@@ -473,6 +473,7 @@ def test_nvlink_marker_series_fast_path_equals_the_line_reader():
     overflow) still go through the line reader."""
     from polars.testing import assert_frame_equal
 
+    from forensics import schema
     from forensics.sources import _nvsmi_nvlink as L
     from forensics.sources._base import split_lines
     from forensics.sources._nvsmi_common import frame
@@ -495,7 +496,7 @@ def test_nvlink_marker_series_fast_path_equals_the_line_reader():
         parts = L.parse(lines["text"].to_list(), ctx)
         slow = frame("nvlink_counters", parts.samples)
         if fast is not None:
-            assert_frame_equal(nvidia_smi.conform_like(fast[0], "nvlink_counters"), slow), name
+            assert_frame_equal(schema.conform(fast[0], "nvlink_counters"), schema.conform(slow, "nvlink_counters")), name
             assert fast[1] == parts.meta and not parts.unparsed, name
         res = nvidia_smi.parse(text.encode(), ctx)  # the public parser, whichever path it takes
         assert res.lines == len(lines) and res.tables["nvlink_counters"].height == slow.height, name

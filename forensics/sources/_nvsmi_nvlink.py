@@ -28,8 +28,12 @@ from typing import Any
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._nvsmi_text import Parts
 
-GPU_LINE = re.compile(r"^GPU ([0-9]{1,4}): (.*?) \(UUID: ([^()\s]+)\)\s*$")
-_GT = re.compile(r"^\s+Link ([0-9]{1,3}): (Data|Raw) (Tx|Rx): ([0-9]{1,30}) ([A-Za-z]{1,12})\s*$")
+# the GPU line and the -gt counter line, for the line reader (re) and the series reader (polars) alike
+_GPU_RE = r"^GPU (?P<gpu_s>[0-9]{1,4}): (?P<name>.*?) \(UUID: (?P<uuid>[^()\s]+)\)\s*$"
+_GT_RE = (r"^\s+Link (?P<link_s>[0-9]{1,3}): (?P<kind>Data|Raw) (?P<dir>Tx|Rx): (?P<value_s>[0-9]{1,30}) "
+          r"(?P<unit>[A-Za-z]{1,12})\s*$")
+GPU_LINE = re.compile(_GPU_RE)
+_GT = re.compile(_GT_RE)
 _G = re.compile(r"^\s+Link ([0-9]{1,3}): (Rx|Tx)([0-9]): ([0-9]{1,30}) ([A-Za-z]{1,12}), "
                 r"(Rx|Tx)([0-9]): ([0-9]{1,30}) ([A-Za-z]{1,12})\s*$")
 _LINK_ANY = re.compile(r"^\s+Link [0-9]{1,3}[:,]")
@@ -132,11 +136,6 @@ def parse(texts: list[str], ctx) -> Parts:
     out.meta = {"variant": "nvlink-" + "+".join(sorted(kinds)) if kinds else "nvlink",
                 "samples": sample + 1 if rows else 0}
     return out
-
-
-_GPU_RE = r"^GPU (?P<gpu_s>[0-9]{1,4}): (?P<name>.*?) \(UUID: (?P<uuid>[^()\s]+)\)\s*$"
-_GT_RE = (r"^\s+Link (?P<link_s>[0-9]{1,3}): (?P<kind>Data|Raw) (?P<dir>Tx|Rx): (?P<value_s>[0-9]{1,30}) "
-          r"(?P<unit>[A-Za-z]{1,12})\s*$")
 
 
 def parse_series(text: "pl.Series"):

@@ -152,12 +152,6 @@ def sniff(head: bytes) -> bool:
     return _variant(lines, None, strict=True) is not None
 
 
-def conform_like(rows: pl.DataFrame, table: str) -> pl.DataFrame:
-    """A vectorised frame with the columns and types `frame(table, dicts)` gives for the same rows."""
-    cols = schema.polars_schema(table)
-    return rows.select([pl.col(c).cast(cols[c]) for c in cols if c in rows.columns])
-
-
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts = lines["text"].to_list()
@@ -182,9 +176,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if kind == "nvlink":
         fast = _nvsmi_nvlink.parse_series(lines["text"])
         if fast is not None:
-            rows, meta = fast
-            return result(NAME, ctx, n, {"nvlink_counters": conform_like(rows, "nvlink_counters")},
-                          unparsed_rows([], ctx, NAME), **meta)
+            rows, meta = fast  # (result() conforms the frame to the table's schema)
+            return result(NAME, ctx, n, {"nvlink_counters": rows}, None, **meta)
     mod = {"text": _nvsmi_text, "xml": _nvsmi_xml, "topo": _nvsmi_topo, "nvlink": _nvsmi_nvlink}[kind]
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
