@@ -116,6 +116,18 @@ def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> 
     return name, ParseResult({t: schema.empty(t) for t in rows}, up, lines, meta)
 
 
+FREE_TEXT = ("message", "text")
+
+
+def column_options(arrow) -> dict:
+    """ParquetWriter options for a table: dictionaries only for string columns (on numbers the writer
+    tries and falls back: slower, bigger files), and neither dictionaries nor statistics for free
+    text (message, text). Shared by `forensics parse --out` and the bundle ingest."""
+    stats = [c for c in arrow.names if c not in FREE_TEXT]
+    words = [f.name for f in arrow if f.name in stats and str(f.type) in ("string", "string_view")]
+    return {"use_dictionary": words, "write_statistics": stats}
+
+
 class ParquetSink:
     """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter.
 
@@ -124,8 +136,6 @@ class ParquetSink:
     (message, text) are written without dictionary encoding or statistics; only the other string
     columns use dictionaries (numbers compress better without).
     """
-
-    NO_DICT = ("message", "text")
 
     def __init__(self, out_dir: Path):
         self.out_dir = out_dir
@@ -137,10 +147,8 @@ class ParquetSink:
         if w is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             arrow = schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
-            stats = [c for c in arrow.names if c not in self.NO_DICT]
-            words = [f.name for f in arrow if f.name in stats and str(f.type) in ("string", "string_view")]
             w = pq.ParquetWriter(self.out_dir / f"{table}.parquet", arrow, compression="zstd", store_schema=False,
-                                 use_dictionary=words, write_statistics=stats)
+                                 **column_options(arrow))
             self.writers[table] = w
         if df.height:
             if list(df.schema.items()) != list(schema.polars_schema(table).items()):

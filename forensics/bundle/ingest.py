@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from forensics import schema
 from forensics.bundle import collector_tables as ct
 from forensics.bundle.read import read_manifest
+from forensics.ingest import column_options
 from forensics.layout import HOSTS_DIR, TABLES_DIR
 from forensics import sources
 from forensics.sources import ParseContext
@@ -62,9 +63,6 @@ def partition_name(host: str | None, fallback: str) -> str:
     return "_" if safe in ("", ".", "..") else safe
 
 
-FREE_TEXT = ("message", "text")
-
-
 class TableSink:
     """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host."""
 
@@ -81,11 +79,7 @@ class TableSink:
             d = self.out / table / f"host={part}"
             d.mkdir(parents=True, exist_ok=True)
             arrow = schema.arrow_schema(table)
-            # dictionaries only for string columns (on numbers the writer tries and falls back: slower,
-            # bigger files), none and no statistics for free text (as forensics.ingest.ParquetSink)
-            words = [f.name for f in arrow if pa.types.is_string(f.type) and f.name not in FREE_TEXT]
-            w = pq.ParquetWriter(d / "part-0.parquet", arrow, compression="zstd", use_dictionary=words,
-                                 write_statistics=[n for n in arrow.names if n not in FREE_TEXT])
+            w = pq.ParquetWriter(d / "part-0.parquet", arrow, compression="zstd", **column_options(arrow))
             self.writers[key] = w
             self.rows[key] = 0
         return w
