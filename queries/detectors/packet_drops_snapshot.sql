@@ -2,20 +2,11 @@
 -- severity: warning
 -- description: drops and discards in a single ethtool -S snapshot (a pasted excerpt or a one-shot capture: no series, so no rate): the counters' totals since they were last reset
 -- param: min_total = 10000   packets dropped since the counters were reset (the largest drop counter of the port)
--- param: max_rows = 2000000   nic_counters rows above which the bundle is a collected series (its rates are read by packet_drops) and this rule is skipped
-WITH one AS (  -- counters the rate rules cannot see: a single sample, or samples without times
-  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue,
-         arg_max(value, {s: sample_no, l: line_no}) AS value, max(ts) AS ts,
-         arg_max(file, {s: sample_no, l: line_no}) AS file, arg_max(line_no, {s: sample_no, l: line_no}) AS line_no
-  FROM raw.nic_counters
-  WHERE (SELECT count(*) FROM raw.nic_counters) <= $max_rows AND value IS NOT NULL
-  GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
-  HAVING count(*) = 1 OR count(ts) = 0  -- one sample, or several without times (no rate either way): the last one
-), names AS (
-  SELECT counter, nic_counter_class(counter) AS class FROM (SELECT DISTINCT counter FROM one)
+WITH names AS (
+  SELECT counter, nic_counter_class(counter) AS class FROM (SELECT DISTINCT counter FROM det_nic_snapshot)
 ), per_counter AS (  -- per-queue copies of a counter add up to one figure
   SELECT o.host, o.port, o.counter, n.class, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file, min(o.line_no) AS line_no
-  FROM one o JOIN names n USING (counter)
+  FROM det_nic_snapshot o JOIN names n USING (counter)
   GROUP BY ALL
 ), drops AS (
   SELECT * FROM per_counter

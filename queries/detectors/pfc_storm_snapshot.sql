@@ -3,16 +3,7 @@
 -- description: pause frames, pause time and pause-storm events in a single ethtool -S snapshot (no series, so no rate): totals since the counters were last reset; storm watchdog events make it critical, minutes of pause time a warning
 -- param: min_frames = 100000   pause frames since reset worth reporting
 -- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
--- param: max_rows = 2000000   nic_counters rows above which the bundle is a collected series (its rates are read by pfc_storm) and this rule is skipped
-WITH one AS (
-  SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue,
-         arg_max(value, {s: sample_no, l: line_no}) AS value, max(ts) AS ts,
-         arg_max(file, {s: sample_no, l: line_no}) AS file, arg_max(line_no, {s: sample_no, l: line_no}) AS line_no
-  FROM raw.nic_counters
-  WHERE (SELECT count(*) FROM raw.nic_counters) <= $max_rows AND value IS NOT NULL
-  GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
-  HAVING count(*) = 1 OR count(ts) = 0  -- one sample, or several without times (no rate either way): the last one
-), names AS (
+WITH names AS (
   SELECT counter, nic_counter_class(counter) AS class,
          CASE WHEN regexp_matches(counter, '(?i)storm') THEN 'storm'
               WHEN regexp_matches(counter, '(?i)(pause_duration|_duration_us|pause_time)') THEN 'time_us'
@@ -20,11 +11,11 @@ WITH one AS (
               ELSE 'frames' END AS what,
          CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
               WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir
-  FROM (SELECT DISTINCT counter FROM one)
+  FROM (SELECT DISTINCT counter FROM det_nic_snapshot)
 ), c AS (
   SELECT o.host, o.port, o.counter, n.what, n.dir, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file,
          min(o.line_no) AS line_no
-  FROM one o JOIN names n USING (counter)
+  FROM det_nic_snapshot o JOIN names n USING (counter)
   WHERE n.class IN ('pause', 'storm') AND n.what IS NOT NULL AND o.value > 0
   GROUP BY ALL
 ), port AS (
