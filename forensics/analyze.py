@@ -125,26 +125,14 @@ def is_loose_input(path) -> bool:
 
 
 def _sosreport_archive(p) -> bool:
-    """An archive whose first members show a sosreport (sos_commands/) and no bundle manifest."""
-    from itertools import islice
-
+    """An archive whose first 256 MB of members show a sosreport (sos_commands/) and no bundle manifest."""
     from forensics.bundle.errors import BundleError
-    from forensics.bundle.read import MANIFEST, iter_members
+    from forensics.bundle.read import archive_kind
 
-    seen = 0
     try:
-        for member, rel, _tar in islice(iter_members(p), 500):
-            seen += max(0, member.size)
-            if seen > 256 << 20:  # never decompress far (a bomb is the bundle reader's to refuse)
-                return False
-            parts = rel.split("/")
-            if MANIFEST in parts[:2]:
-                return False
-            if "sos_commands" in parts[:2]:
-                return True
+        return archive_kind(p, scan_bytes=256 << 20) == "sosreport"
     except (BundleError, OSError, EOFError, ValueError):
-        pass
-    return False
+        return False
 
 
 def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz: str | None = None):

@@ -481,13 +481,21 @@ def open_bundle(path: Path | str, workdir: Path | str | None = None, limits: Lim
     return Bundle(root=root, manifest=manifest, source=path, workdir=made)
 
 
-def archive_kind(path: Path | str, limits: Limits = DEFAULT_LIMITS) -> str:
+def archive_kind(path: Path | str, limits: Limits = DEFAULT_LIMITS, scan_bytes: int | None = None) -> str:
     """What an archive holds, from member names only: "bundle" (a manifest.json at the top or in
-    its single top folder), "sosreport" (a sos_commands/ folder) or "tar" (anything else)."""
+    its single top folder), "sosreport" (a sos_commands/ folder) or "tar" (anything else).
+
+    `scan_bytes`: decide from the members met before that many bytes of member data (a quick look
+    that never decompresses far; a bomb is left to :func:`extract`)."""
     tops: set[str] = set()
     sos = False
     manifest_in: str | None = None
-    for _member, rel, _tar in iter_members(path, limits):
+    seen = 0
+    for member, rel, _tar in iter_members(path, limits):
+        if scan_bytes is not None:
+            seen += max(0, member.size)
+            if seen > scan_bytes:
+                break
         parts = rel.split("/")
         if not rel:
             continue
