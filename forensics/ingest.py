@@ -7,6 +7,7 @@ order, so memory stays bounded for multi-GB logs.
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections import deque
@@ -28,14 +29,19 @@ def _workers() -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
-def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = ()) -> Iterator[tuple[int, bytes]]:
-    """(first line number - 1, bytes) chunks of a file, each ending at a newline (or EOF).
+def _open(src: Path | bytes):
+    return io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else open(src, "rb")
+
+
+def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = ()) -> Iterator[tuple[int, bytes]]:
+    """(first line number - 1, bytes) chunks of a file (or of bytes in memory), each ending at a
+    newline (or EOF).
 
     No chunk but the first starts with a line whose first byte is in `no_start` (a source's
     ``CHUNK_NO_START``: continuation lines, which belong with the line before them)."""
     line_offset = 0
     rest = b""
-    with open(path, "rb") as fh:
+    with _open(path) as fh:
         while True:
             block = fh.read(chunk_bytes)
             if not block:
@@ -61,19 +67,23 @@ def _shift(df: pl.DataFrame, offset: int) -> pl.DataFrame:
     return df
 
 
-def parse_path(path: Path, source: str | None, ctx: ParseContext, sink=None) -> tuple[str, ParseResult]:
-    """Parse one file. With `sink(table, frame)` given, chunkable sources stream their frames to it
-    and the returned result holds empty tables (only counts and unparsed)."""
-    with open(path, "rb") as fh:
-        head = fh.read(SNIFF_BYTES)
+def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=None) -> tuple[str, ParseResult]:
+    """Parse one file (or its bytes). With `sink(table, frame)` given, chunkable sources stream their
+    frames to it and the returned result holds empty tables (only counts and unparsed)."""
+    data = path if isinstance(path, (bytes, bytearray)) else None
+    if data is not None:
+        head = bytes(data[:SNIFF_BYTES])
+    else:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
     name = source or detect(head)
     if name is None:
         raise ValueError("no source recognises this file (use --source NAME)")
     mod = get(name)
-    size = path.stat().st_size
+    size = len(data) if data is not None else path.stat().st_size
     chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
     if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= chunk_bytes:
-        res = mod.parse(path.read_bytes(), ctx)
+        res = mod.parse(data if data is not None else path.read_bytes(), ctx)
         if sink is not None:
             for t, df in res.tables.items():
                 sink(t, df)

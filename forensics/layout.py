@@ -16,6 +16,7 @@ MANIFEST = "manifest.json"
 HOSTS_DIR = "hosts"
 TABLES_DIR = "tables"
 TRUTH_DIR = "truth"
+ARCHIVE_MEMBERS = ".archive-members.json"  # in a cached bundle: raw files left in its archive
 
 _MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$')
 

@@ -144,7 +144,7 @@ def test_load_caches_by_content(tmp_path, fake_registry, monkeypatch):
     import forensics.bundle.ingest as ingest_mod
 
     real = ingest_mod.ingest_bundle
-    monkeypatch.setattr(ingest_mod, "ingest_bundle", lambda r, progress=None: calls.append(r) or real(r))
+    monkeypatch.setattr(ingest_mod, "ingest_bundle", lambda r, progress=None, **kw: calls.append(r) or real(r, **kw))
     r1 = load(tar, cache_dir=cache)
     assert (r1 / "tables/kernel_log/host=node01/part-0.parquet").is_file() and len(calls) == 1
     r2 = load(tar, cache_dir=cache)

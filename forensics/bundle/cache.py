@@ -1,7 +1,11 @@
 """`load(path)`: a directory holding a bundle's parsed tables, extracted and ingested at most once.
 
 An archive is extracted (safely) into ``<cache>/<sha256 of the file>/``; the cache folder is
-``cache_dir``, else ``$FORENSICS_CACHE_DIR``, else ``~/.cache/forensics``. Ingest runs only when
+``cache_dir``, else ``$FORENSICS_CACHE_DIR``, else ``~/.cache/forensics``. The raw files of the hosts
+(``hosts/<host>/raw/<source>/...``) are checked but not written: their names and sizes go to
+``.archive-members.json`` and ingest reads them from the archive (writing GBs of raw outputs to
+disk cost more than parsing them, and the cache stays small); an archive where a link needs one
+of them is extracted whole. Ingest runs only when
 ``tables/`` is absent or ``tables/_meta.json`` names parser versions older than the registered
 ones, so a second load of the same bundle parses nothing. A directory bundle is checked in place
 and its tables are written into it.
@@ -9,13 +13,16 @@ and its tables are written into it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
-from forensics.bundle.read import DEFAULT_LIMITS, Limits, extract, find_root, open_bundle, read_manifest
+from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
+                                   open_bundle, read_manifest)
+from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR
 
 HASH_CHUNK = 4 << 20
 
@@ -40,12 +47,12 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _ensure_tables(root: Path, progress=None) -> None:
+def _ensure_tables(root: Path, progress=None, archive: Path | None = None) -> None:
     from forensics.bundle.ingest import ingest_bundle, tables_current
 
     if not tables_current(root):
         try:
-            ingest_bundle(root, progress=progress)
+            ingest_bundle(root, progress=progress, archive=archive)
         except PermissionError as exc:
             raise BundleError(f"{root}: cannot write parsed tables ({exc.strerror})") from None
 
@@ -62,8 +69,7 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
     if not target.is_dir():
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:16]}-", suffix=".partial", dir=base))
         try:
-            extract(path, tmp, limits)
-            read_manifest(find_root(tmp))
+            _extract_without_raw(path, tmp, limits)
             try:
                 os.rename(tmp, target)
             except OSError:
@@ -78,6 +84,30 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
     return root
 
 
+def _is_raw(rel: str) -> bool:
+    """A host's raw file (``hosts/<host>/raw/<source>/...``), at the top or in one top folder."""
+    parts = rel.split("/")
+    for p in (parts, parts[1:]):
+        if len(p) >= 5 and p[0] == HOSTS_DIR and p[2] == "raw":
+            return True
+    return False
+
+
+def _extract_without_raw(path: Path, tmp: Path, limits: Limits) -> None:
+    """Extract all but the hosts' raw files, listed in ``<root>/.archive-members.json`` instead."""
+    try:
+        deferred = extract_deferring(path, tmp, _is_raw, limits)
+    except LinkToDeferred:
+        extract(path, tmp, limits)
+        deferred = []
+    root = find_root(tmp)
+    read_manifest(root)
+    prefix = "" if root == tmp else root.relative_to(tmp).as_posix() + "/"
+    members = [[rel[len(prefix):], size] for rel, size in deferred if rel.startswith(prefix)]
+    if members:
+        (root / ARCHIVE_MEMBERS).write_text(json.dumps({"prefix": prefix, "members": members}) + "\n")
+
+
 def load(path: Path | str, cache_dir: Path | str | None = None, progress=None) -> Path:
     """Directory of the bundle at `path` (archive or directory) with its parsed ``tables/``."""
     path = Path(path)
@@ -89,5 +119,5 @@ def load(path: Path | str, cache_dir: Path | str | None = None, progress=None) -
         root = extracted(path, cache_dir)
     else:
         raise BundleError(f"{path}: not a regular file or directory")
-    _ensure_tables(root, progress)
+    _ensure_tables(root, progress, archive=path if path.is_file() else None)
     return root

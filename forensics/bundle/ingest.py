@@ -29,7 +29,7 @@ import re
 import shutil
 import tempfile
 import traceback
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import polars as pl
@@ -38,9 +38,10 @@ import pyarrow.parquet as pq
 
 from forensics import schema
 from forensics.bundle import collector_tables as ct
-from forensics.bundle.read import read_manifest
+from forensics.bundle.errors import BundleError
+from forensics.bundle.read import iter_members, read_manifest, read_member, read_member_into
 from forensics.ingest import column_options
-from forensics.layout import HOSTS_DIR, TABLES_DIR
+from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, TABLES_DIR
 from forensics import sources
 from forensics.sources import ParseContext
 
@@ -184,7 +185,15 @@ def _raw_files(raw: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def _context(host: str, rel: str, source: str, path: Path, info: dict, starts: dict[str, dt.datetime]) -> ParseContext:
+def _walk_key(rel: str) -> tuple:
+    """Sort key putting a host's raw member names (``hosts/<h>/raw/<source>/...``) in the order
+    :func:`_raw_files` walks them on disk: sources by name, then in each folder its files by name
+    before its subfolders by name."""
+    parts = rel.split("/")[3:]
+    return tuple((1, p) for p in parts[:-1]) + ((0, parts[-1]),)
+
+
+def _context(host: str, rel: str, source: str, path: PurePosixPath | Path, info: dict, starts: dict[str, dt.datetime]) -> ParseContext:
     capture = starts.get(rel)
     boot = ct.parse_time(info.get("boot_time"))
     tz = info.get("timezone") if isinstance(info.get("timezone"), str) and info.get("timezone") else None
@@ -223,15 +232,16 @@ def _capture_starts(host: str, entries: list[dict]) -> dict[str, dt.datetime]:
     return starts
 
 
-def _parse_raw(sink: TableSink, host: str, source: str, path: Path, rel: str, ctx: ParseContext) -> dict:
+def _parse_raw(sink: TableSink, host: str, source: str, data: Path | bytes, rel: str, ctx: ParseContext) -> dict:
+    """One raw file (on disk, or its bytes read from the archive) into `sink`; its coverage row."""
     from forensics.ingest import parse_path
 
     if source == ct.SOURCE:
-        fn = COLLECTOR_FILES.get(path.name)
+        fn = COLLECTOR_FILES.get(rel.rsplit("/", 1)[-1])
         if fn is None:
             return {}
         try:
-            res = fn(path.read_bytes(), ctx)
+            res = fn(data if isinstance(data, bytes) else data.read_bytes(), ctx)
         except Exception as exc:  # noqa: BLE001 - recorded, never stops the ingest
             return _coverage(host, source, rel, ct.VERSION, None, None, None, f"{type(exc).__name__}: {exc}")
         for t, df in res.tables.items():
@@ -248,7 +258,7 @@ def _parse_raw(sink: TableSink, host: str, source: str, path: Path, rel: str, ct
         sink.write(table, df, host)
 
     try:
-        _, res = parse_path(path, source, ctx, sink=to_sink)
+        _, res = parse_path(data, source, ctx, sink=to_sink)
     except Exception as exc:  # noqa: BLE001 - a broken parser or file must not stop the rest
         last = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" at {Path(last[0].filename).name}:{last[0].lineno}" if last else ""
@@ -260,8 +270,10 @@ def _parse_raw(sink: TableSink, host: str, source: str, path: Path, rel: str, ct
     return _coverage(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None)
 
 
-def _ingest_host(root: Path, host: str, sink: TableSink, derived: _Derived, coverage: list[dict], progress=None) -> None:
-    """Every raw file of one host into `sink` (its coverage rows appended to `coverage`)."""
+def _ingest_host(root: Path, host: str, sink: TableSink, derived: _Derived, coverage: list[dict], progress=None,
+                 raw: list[tuple[str, str, Path | bytes]] | None = None) -> None:
+    """Every raw file of one host into `sink` (its coverage rows appended to `coverage`): the files
+    under ``hosts/<host>/raw/``, or `raw` = [(source, rel, bytes or path)] read from the archive."""
     hdir = root / HOSTS_DIR / host
     info, info_err = _read_json(hdir / "host.json")
     ctx0 = ParseContext(host=host, file=f"{HOSTS_DIR}/{host}/commands.jsonl")
@@ -278,14 +290,16 @@ def _ingest_host(root: Path, host: str, sink: TableSink, derived: _Derived, cove
         coverage.append(_coverage(host, ct.SOURCE, f"{HOSTS_DIR}/{host}/host.json", ct.VERSION, None, None, None, info_err))
     sink.write("nics", ct.nics_frame(host, info), host)
     starts = _capture_starts(host, entries)
-    for source, path in _raw_files(hdir / "raw"):
-        rel = path.relative_to(root).as_posix()
+    files = [(source, path.relative_to(root).as_posix(), path) for source, path in _raw_files(hdir / "raw")] \
+        if raw is None else raw
+    for source, rel, data in files:
+        path = PurePosixPath(rel)
         if source == ct.SOURCE and path.name in CLOCK_FILES:
             continue
         ctx = _context(host, rel, source, path, info, starts)
         if progress:
             progress(f"parsing {rel}")
-        cov = _parse_raw(sink, host, source, path, rel, ctx)
+        cov = _parse_raw(sink, host, source, data, rel, ctx)
         if cov:
             coverage.append(cov)
     for t in HOST_TABLES:
@@ -298,17 +312,186 @@ PARALLEL_MIN_BYTES = 32 << 20  # below this much raw data, starting worker proce
 MAX_PROCESSES = 8
 
 
-def _host_job(root: str, host: str, out: str) -> tuple[list[dict], dict, dict]:
-    """Worker process: one host's tables into `out` (same layout as tables/)."""
+def _host_job(root: str, host: str, out: str, raw: list | None = None, progress=None) -> tuple[list[dict], dict, dict]:
+    """One host's tables into `out` (same layout as tables/); in a worker process or in this one."""
     sink = TableSink(Path(out))
     derived = _Derived()
     sink.listeners.append(derived)
     coverage: list[dict] = []
     try:
-        _ingest_host(Path(root), host, sink, derived, coverage)
+        _ingest_host(Path(root), host, sink, derived, coverage, progress, raw=raw)
     finally:
         sink.close()
     return coverage, derived.by_host, sink.rows
+
+
+# ---------------------------------------------------------------- raw files read from the archive
+#
+# A bundle archive opened through the cache is extracted without its raw files (see
+# forensics.bundle.cache): writing GBs of them to disk cost more than parsing them. Their names and
+# sizes are kept in ARCHIVE_MEMBERS, and ingest reads them from the archive: each worker process
+# streams the archive, claims the next host nobody has claimed (a shared array), holds that host's
+# raw files in memory (a big one goes to a temporary file, which keeps memory bounded) and parses
+# them once they are all read; the other workers skip past it meanwhile.
+
+SPILL_BYTES = 64 << 20         # a raw file above this is parsed from a temporary file ...
+HOST_BUFFER_BYTES = 256 << 20  # ... as are a host's further files once this much of it is in memory
+
+_CLAIMS = None  # in worker processes: shared arrays (one byte per host) set by _init_worker
+_DONE = None
+
+
+def read_plan(root: Path, hosts: list[str]) -> tuple[str, dict[str, list[tuple[str, int]]]] | None:
+    """(member-name prefix of the bundle root, {host: [(rel, size), ...]}) of the raw files that a
+    cached bundle left in its archive, hosts in manifest order; None when they are all on disk."""
+    path = root / ARCHIVE_MEMBERS
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text())
+        prefix, members = obj["prefix"], obj["members"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BundleError(f"{path}: unreadable list of archive members (clear the cache folder)") from None
+    wanted = set(hosts)
+    by_host: dict[str, list[tuple[str, int]]] = {}
+    for rel, size in members:
+        parts = rel.split("/")
+        if len(parts) >= 5 and parts[0] == HOSTS_DIR and parts[2] == "raw" and parts[1] in wanted:
+            by_host.setdefault(parts[1], []).append((rel, int(size)))
+    return prefix, {h: by_host[h] for h in hosts if h in by_host}
+
+
+def _stream_hosts(archive: Path, prefix: str, by_host: dict[str, list[tuple[str, int]]], claim, spill: Path):
+    """(host, [(source, rel, bytes or path)] in walk order) for each host `claim(host)` accepts,
+    as soon as all its raw files have been read from `archive`."""
+    want = {prefix + rel: (host, size) for host, members in by_host.items() for rel, size in members}
+    held: dict[str, list] = {}
+    held_bytes: dict[str, int] = {}
+    skipped: set[str] = set()
+    seen: set[str] = set()
+    spilled = 0
+    for member, name, tar in iter_members(archive):
+        hit = want.get(name)
+        if hit is None or hit[0] in skipped:
+            continue
+        host, size = hit
+        if not member.isreg() or member.size != size:
+            raise BundleError(f"{archive}: changed since it was extracted ({name!r})")
+        if host not in held:
+            if host in seen or not claim(host):
+                skipped.add(host)
+                continue
+            seen.add(host)
+            held[host], held_bytes[host] = [], 0
+        rel = name[len(prefix):]
+        if size > SPILL_BYTES or held_bytes[host] + size > HOST_BUFFER_BYTES:
+            data: Path | bytes = spill / str(spilled)
+            spilled += 1
+            with open(data, "wb") as out:
+                read_member_into(tar, member, name, out.write)
+        else:
+            data = read_member(tar, member, name)
+            held_bytes[host] += size
+        held[host].append((rel.split("/")[3], rel, data))
+        if len(held[host]) == len(by_host[host]):
+            files = sorted(held.pop(host), key=lambda f: _walk_key(f[1]))
+            yield host, files
+            for _, _, d in files:
+                if isinstance(d, Path):
+                    d.unlink(missing_ok=True)
+            del files  # (not held while the next host is read)
+    missing = sorted(held) + sorted(set(by_host) - seen - skipped)
+    if missing:
+        raise BundleError(f"{archive}: changed since it was extracted (raw files of {missing[0]} missing)")
+
+
+def _init_worker(claims, done) -> None:
+    global _CLAIMS, _DONE
+    _CLAIMS, _DONE = claims, done
+
+
+def _claim(index: int) -> bool:
+    if _CLAIMS is None:  # parsing in this process: every host is ours
+        return True
+    with _CLAIMS.get_lock():
+        if _CLAIMS[index]:
+            return False
+        _CLAIMS[index] = 1
+        return True
+
+
+def _archive_job(archive: str, root: str, prefix: str, by_host: dict, hosts: list[str], work: str,
+                 progress=None) -> list[tuple[int, list[dict], dict, dict]]:
+    """Stream `archive`, parsing each host claimed on the way into ``<work>/<host index>``."""
+    index = {h: i for i, h in enumerate(hosts)}
+    out = []
+    spill = Path(tempfile.mkdtemp(prefix=".spill-", dir=work))
+    try:
+        for host, files in _stream_hosts(Path(archive), prefix, by_host, lambda h: _claim(index[h]), spill):
+            i = index[host]
+            out.append((i, *_host_job(root, host, str(Path(work) / str(i)), raw=files, progress=progress)))
+            del files
+            if _DONE is not None:
+                _DONE[i] = 1
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    return out
+
+
+def _ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str, dict], tmp: Path, sink: TableSink,
+                    derived: _Derived, coverage: list[dict], n: int, progress=None) -> None:
+    """Every host's raw files read from `archive` (see above), in `n` worker processes or in this
+    one; results merged in manifest order, as by the ingest from disk."""
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    prefix, by_host = plan
+    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    results: dict[int, tuple] = {}
+    try:
+        jobs = min(n, len(by_host))
+        if jobs > 1:
+            mp = get_context("spawn")  # (polars must not be forked)
+            claims, done = mp.Array("b", len(hosts)), mp.Array("b", len(hosts))
+            saved = os.environ.get("POLARS_MAX_THREADS")
+            os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))  # inherited by the workers
+            try:
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=mp, initializer=_init_worker,
+                                         initargs=(claims, done)) as pool:
+                    futures = [pool.submit(_archive_job, str(archive), str(root), prefix, by_host, hosts, str(work))
+                               for _ in range(jobs)]
+                    told: set[int] = set()
+                    while True:
+                        finished, pending = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
+                        for i, flag in enumerate(done[:]):
+                            if flag and i not in told:
+                                told.add(i)
+                                if progress:
+                                    progress(f"parsing {HOSTS_DIR}/{hosts[i]}/raw/ (host {len(told)} of {len(hosts)} done)")
+                        if not pending or any(f.exception() for f in finished):
+                            break
+                    for fut in futures:
+                        for r in fut.result():
+                            results[r[0]] = r
+            finally:
+                if saved is None:
+                    os.environ.pop("POLARS_MAX_THREADS", None)
+                else:
+                    os.environ["POLARS_MAX_THREADS"] = saved
+        elif by_host:
+            for r in _archive_job(str(archive), str(root), prefix, by_host, hosts, str(work), progress):
+                results[r[0]] = r
+        for i, host in enumerate(hosts):
+            if i not in results:  # a host without raw files
+                results[i] = (i, *_host_job(str(root), host, str(work / str(i)), raw=[]))
+            _, cov, by, rows = results[i]
+            coverage.extend(cov)
+            _merge_derived(derived, by)
+            for key, v in rows.items():
+                sink.rows[key] = sink.rows.get(key, 0) + v
+            _move_tables(work / str(i), tmp)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _merge_derived(into: _Derived, by_host: dict) -> None:
@@ -345,7 +528,7 @@ def _raw_bytes(root: Path, hosts: list[str]) -> int:
     return total
 
 
-def _processes(root: Path, hosts: list[str]) -> int:
+def _processes(root: Path, hosts: list[str], plan: tuple[str, dict] | None = None) -> int:
     """How many worker processes to parse `hosts` with (1: in this process)."""
     env = os.environ.get("FORENSICS_INGEST_PROCESSES")
     if env is not None:
@@ -354,7 +537,8 @@ def _processes(root: Path, hosts: list[str]) -> int:
         except ValueError:
             pass
     n = min(os.cpu_count() or 1, len(hosts), MAX_PROCESSES)
-    if n < 2 or _raw_bytes(root, hosts) < PARALLEL_MIN_BYTES:
+    raw = sum(size for members in plan[1].values() for _, size in members) if plan else _raw_bytes(root, hosts)
+    if n < 2 or raw < PARALLEL_MIN_BYTES:
         return 1
     return n
 
@@ -389,16 +573,21 @@ def _ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, d
         shutil.rmtree(work, ignore_errors=True)
 
 
-def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = None) -> dict:
+def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = None,
+                  archive: Path | str | None = None) -> dict:
     """Parse every raw file of the bundle tree at `root_dir` into its ``tables/`` folder.
 
     Hosts are parsed in worker processes when the bundle is big and there are several CPUs
     (`processes`, or ``$FORENSICS_INGEST_PROCESSES``, overrides the choice; 1 = in this process).
+    A tree the cache extracted without its raw files (an ARCHIVE_MEMBERS list) needs its `archive`.
     Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
     """
     root = Path(root_dir)
     manifest = read_manifest(root)
     hosts = list(manifest["hosts"])
+    plan = read_plan(root, hosts)
+    if plan is not None and archive is None:
+        raise BundleError(f"{root}: its raw files were left in the bundle archive; open the archive instead")
     tables_dir = root / TABLES_DIR
     tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
     sink = TableSink(tmp)
@@ -406,22 +595,25 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
     sink.listeners.append(derived)
     coverage: list[dict] = []
     try:
-        n = processes if processes is not None else _processes(root, hosts)
-        if n > 1:
-            from concurrent.futures.process import BrokenProcessPool
+        from concurrent.futures.process import BrokenProcessPool
 
+        n = processes if processes is not None else _processes(root, hosts, plan)
+        for attempt in (n, 1):
             try:
-                _ingest_parallel(root, hosts, tmp, sink, derived, coverage, n, progress)
-            except BrokenProcessPool:  # a worker died (memory, or a main module without a __main__ guard)
-                sink.close()
+                if plan is not None:
+                    _ingest_archive(root, hosts, Path(archive), plan, tmp, sink, derived, coverage, attempt, progress)
+                elif attempt > 1:
+                    _ingest_parallel(root, hosts, tmp, sink, derived, coverage, attempt, progress)
+                else:
+                    for host in hosts:
+                        _ingest_host(root, host, sink, derived, coverage, progress)
+                break
+            except BrokenProcessPool:  # a worker died (memory, or a main module without a __main__ guard):
+                sink.close()           # once more in this process
                 shutil.rmtree(tmp, ignore_errors=True)
                 tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
                 sink, derived, coverage = TableSink(tmp), _Derived(), []
                 sink.listeners.append(derived)
-                n = 1
-        if n <= 1:
-            for host in hosts:
-                _ingest_host(root, host, sink, derived, coverage, progress)
         for host in hosts:
             info = derived.by_host.get(host, {}).get("_info", {})
             sink.write("hosts", ct.hosts_frame(host, info, derived.for_host(host)), host)

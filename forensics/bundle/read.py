@@ -75,8 +75,9 @@ class Bundle:
 class _Scan:
     members: int = 0
     total: int = 0
-    kinds: dict[str, str] = field(default_factory=dict)  # rel -> "file" | "dir" | "link"
+    kinds: dict[str, str] = field(default_factory=dict)  # rel -> "file" | "dir" | "link" | "deferred" | "vdir"
     links: list[tuple[str, str, str]] = field(default_factory=list)  # (rel, target rel, kind)
+    deferred: list[tuple[str, int]] = field(default_factory=list)  # (rel, size) of files checked, not written
 
 
 # --------------------------------------------------------------------------- names and checks
@@ -224,17 +225,20 @@ def iter_members(path: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[
                 pass
 
 
-def _mkdirs(dest: Path, rel: str, scan: _Scan) -> Path:
-    """Create the directories of `rel` under dest (never following a link), return the parent."""
+def _mkdirs(dest: Path, rel: str, scan: _Scan, create: bool = True) -> Path:
+    """Create the directories of `rel` under dest (never following a link), return the parent.
+    With `create` False they are only recorded (kind "vdir": made later if a written member needs them)."""
     cur = dest
     acc = ""
     for part in rel.split("/")[:-1]:
         acc = f"{acc}/{part}" if acc else part
         kind = scan.kinds.get(acc)
-        if kind not in (None, "dir"):
+        if kind not in (None, "dir", "vdir"):
             raise BundleError(f"refusing bundle: {acc!r} is both a file and a directory")
         cur = cur / part
-        if kind is None:
+        if kind is None and not create:
+            scan.kinds[acc] = "vdir"
+        elif kind != "dir" and create:
             try:
                 os.mkdir(cur, 0o755)
             except FileExistsError:
@@ -259,6 +263,20 @@ def read_member_into(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, wr
         left -= n
 
 
+def read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str) -> bytes:
+    """The data of the regular `member` of an archive open by :func:`iter_members`, in memory."""
+    src = tar.fileobj
+    src.seek(member.offset_data)
+    parts, left = [], member.size
+    while left > 0:
+        block = src.read(left)
+        if not block:
+            raise BundleError(f"truncated archive: member {rel!r} ends early")
+        parts.append(block)
+        left -= len(block)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, rel: str, buf: bytearray) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -280,7 +298,26 @@ def extract(path: Path | str, dest: Path | str, limits: Limits = DEFAULT_LIMITS,
     `select(rel)` may restrict which members are written (names and counts of all are checked).
     Returns `dest`. On refusal, what was written under `dest` is removed and BundleError raised.
     """
-    path, dest = Path(path), Path(dest)
+    _extract(Path(path), Path(dest), limits, select, None)
+    return Path(dest)
+
+
+class LinkToDeferred(Exception):
+    """A link in the archive needs the data of a deferred member (see :func:`extract_deferring`)."""
+
+
+def extract_deferring(path: Path | str, dest: Path | str, defer: Callable[[str], bool],
+                      limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, int]]:
+    """:func:`extract`, except that the regular files for which `defer(rel)` is true are checked
+    (names, sizes, counts, duplicates, as if written) but not written: their (rel, size), in
+    archive order, is returned, and their data stays in the archive (read it with
+    :func:`iter_members` and :func:`read_member_into`). Raises :class:`LinkToDeferred` (after
+    removing what it wrote) when a link lies among or points at deferred files."""
+    return _extract(Path(path), Path(dest), limits, None, defer).deferred
+
+
+def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], bool] | None,
+             defer: Callable[[str], bool] | None) -> _Scan:
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise BundleError(f"{dest}: extraction directory is not empty")
@@ -298,7 +335,7 @@ def extract(path: Path | str, dest: Path | str, limits: Limits = DEFAULT_LIMITS,
                 continue
             if member.isdir():
                 _count(scan, 0, rel, limits)
-                if scan.kinds.get(rel) not in (None, "dir"):
+                if scan.kinds.get(rel) not in (None, "dir", "vdir"):
                     raise BundleError(f"refusing bundle: {rel!r} is both a file and a directory")
                 _mkdirs(dest, rel + "/x", scan)
             elif member.issym() or member.islnk():
@@ -313,6 +350,11 @@ def extract(path: Path | str, dest: Path | str, limits: Limits = DEFAULT_LIMITS,
                 _count(scan, member.size, rel, limits)
                 if rel in scan.kinds:
                     raise BundleError(f"refusing bundle: duplicate member {rel!r}")
+                if defer is not None and defer(rel):
+                    _mkdirs(dest, rel, scan, create=False)
+                    scan.kinds[rel] = "deferred"
+                    scan.deferred.append((rel, member.size))
+                    continue
                 parent = _mkdirs(dest, rel, scan)
                 scan.kinds[rel] = "file"
                 try:
@@ -327,11 +369,15 @@ def extract(path: Path | str, dest: Path | str, limits: Limits = DEFAULT_LIMITS,
                 raise BundleError(f"refusing bundle: FIFO {rel!r}")
             else:
                 raise BundleError(f"refusing bundle: special member {rel!r} (type {member.type!r})")
+        if defer is not None and any(defer(rel) for rel, _, _ in scan.links):
+            raise LinkToDeferred(path)
         _materialise_links(dest, scan, limits)
+        for rel in sorted(r for r, k in scan.kinds.items() if k == "vdir"):  # folders of deferred files
+            _mkdirs(dest, rel + "/x", scan)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
-    return dest
+    return scan
 
 
 def _materialise_links(dest: Path, scan: _Scan, limits: Limits) -> None:
@@ -345,6 +391,8 @@ def _materialise_links(dest: Path, scan: _Scan, limits: Limits) -> None:
                 break
             seen.add(cur)
             cur = targets[cur]
+        if scan.kinds.get(cur) == "deferred":
+            raise LinkToDeferred(rel)
         if cur is None or scan.kinds.get(cur) != "file":
             if kind == "hard":
                 raise BundleError(f"refusing bundle: hard link {rel!r} to a member that is not an earlier file")
