@@ -82,7 +82,8 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
                 from forensics.bundle import load
 
                 target = load(target, cache_dir=cache_dir, progress=ui.parse)
-            bundle = open_bundle(target, cache_dir=cache_dir)
+            # (derive="lazy": the NIC counter classes no detector reads are cached by the next open)
+            bundle = open_bundle(target, cache_dir=cache_dir, derive="lazy")
         except (OSError, ValueError) as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
         if ui is not None:

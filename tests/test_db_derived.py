@@ -1,6 +1,7 @@
 """Cached derived relations (tables/_derived/) give exactly what the SQL definitions give."""
 from __future__ import annotations
 
+import json
 import os
 
 import polars as pl
@@ -51,7 +52,41 @@ def test_cached_relations_equal_the_sql_definitions(tmp_path):
     # the next open reuses the cache, also in auto mode and for a small bundle
     again = forensics.open_bundle(root)
     assert again.cached == cached.cached
-    assert (root / "tables" / "_derived" / "nic_interval_rows" / "_key.json").is_file()
+    assert json.loads((root / "tables" / "_derived" / "nic" / "_key.json").read_text())["parts"] == ["hot", "rest"]
+
+
+def test_lazy_mode_caches_the_hot_classes_and_the_next_open_the_rest(tmp_path, monkeypatch):
+    """`forensics analyze` opens in "lazy" mode: only the NIC counter classes detection reads are
+    cached; the rest come from the SQL definition (their branches skipped by a hot-class filter)
+    until an "auto" open caches them. Every step gives what the SQL definitions give."""
+    root = bundle_dir(tmp_path, _tables())
+    expected = _dump(forensics.open_bundle(root, derive="never"))
+    classes = set(expected["nic_rates"]["class"].to_list())
+    assert classes & set(derived.NIC_HOT) and classes & set(derived.NIC_REST), classes
+    key = root / "tables" / "_derived" / "nic" / "_key.json"
+    assert "nic_interval_rows" not in forensics.open_bundle(root, derive="lazy").cached  # small: not built
+    assert not key.exists()
+    monkeypatch.setattr(derived, "ITEMS", tuple(derived.Item(i.name, i.sources, 0) if i.name in derived.NIC_ITEMS
+                                                else i for i in derived.ITEMS))
+    calls = []
+    orig = derived._build_nic
+    monkeypatch.setattr(derived, "_build_nic", lambda *a: calls.append(a[-1]) or orig(*a))
+    lazy = forensics.open_bundle(root, derive="lazy")
+    assert calls == [["hot"]] and json.loads(key.read_text())["parts"] == ["hot"]
+    assert not list(key.parent.glob("*-rest-*")) and "nic_summary" in lazy.cached
+    for v, df in _dump(lazy).items():
+        assert_frame_equal(df, expected[v], check_exact=True), v
+    def plan(where):
+        return lazy.sql(f"EXPLAIN SELECT * FROM nic_rates WHERE {where}")["explain_value"][0].upper()
+
+    assert "WINDOW" in plan("class = 'other'") and "WINDOW" not in plan("class IN ('pause', 'drop')"), \
+        "a hot-class filter must not compute the SQL branches"
+    again = forensics.open_bundle(root)
+    assert calls == [["hot"], ["rest"]] and json.loads(key.read_text())["parts"] == ["hot", "rest"]
+    for v, df in _dump(again).items():
+        assert_frame_equal(df, expected[v], check_exact=True), v
+    forensics.open_bundle(root, derive="lazy")
+    assert len(calls) == 2, "a complete cache is used as it is"
 
 
 def test_the_cache_follows_the_tables(tmp_path):

@@ -56,7 +56,7 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
 
     Returns (connection, info) where info has ``present`` (tables with data), ``views`` (derived
     views), ``hosts``, ``clock`` (the offsets frame) and ``cached`` (relations read from the
-    Parquet cache of :mod:`forensics.db.derived`; `derive` = auto|always|never). Not locked down:
+    Parquet cache of :mod:`forensics.db.derived`; `derive` = auto|always|never|lazy). Not locked down:
     see :func:`open_bundle`.
     """
     from forensics import timeline
@@ -159,7 +159,7 @@ def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confin
 
     Parsing happens at most once per bundle (the cache of :func:`forensics.bundle.load`); opening an
     already parsed bundle only builds views. With ``confined=False`` the connection is not locked
-    down (trusted internal use such as ``forensics export``). `derive` (auto|always|never) says
+    down (trusted internal use such as ``forensics export``). `derive` (auto|always|never|lazy) says
     when window-heavy views are cached as Parquet beside the tables (see :mod:`forensics.db.derived`).
     """
     t0 = time.perf_counter()

@@ -18,14 +18,21 @@ bundle replaces ``tables/`` (and with it ``_derived/``). Building happens only f
 ``raw.nic_interval_rows`` is built with numpy/pyarrow, one host file per thread: strings stay
 dictionary codes, and each raw file's snapshots x counters matrix is reordered block-wise instead
 of sorted (a sort on integer codes when that shortcut does not apply); much faster than DuckDB's
-window here; ``raw.nic_summary`` is then reduced from those sorted files segment by segment.
-A test checks both equal their SQL definitions row for row.
+window here; ``raw.nic_summary`` is reduced from the same rows segment by segment, while they are
+in memory. Both are kept in ``_derived/nic/`` in two parts: "hot", the counter classes that
+detection, the events timeline and the reports read (:data:`NIC_HOT`), and "rest" (:data:`NIC_REST`:
+packet counts and the many driver counters no rule names, 60 % of the rows). Mode ``"lazy"``
+(`forensics analyze`) builds only the hot part and leaves the rest to the SQL definition, one
+branch per class with its class as a literal, so that a filter on the hot classes drops those
+branches unread; the next ``"auto"`` or ``"always"`` open builds the rest.
+A test checks every mode equals the SQL definitions row for row.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -40,9 +47,13 @@ import pyarrow.parquet as pq
 
 from forensics.layout import TABLES_DIR
 
-DERIVED_VERSION = 1
+DERIVED_VERSION = 2
 DIR = "_derived"
-MODES = ("auto", "always", "never")
+MODES = ("auto", "always", "never", "lazy")
+# nic_counter_class() classes: those detection, events and reports read, and the others
+NIC_HOT = ("bytes", "drop", "error", "link", "pause", "storm")
+NIC_REST = ("other", "packets")
+NIC_ITEMS = ("nic_interval_rows", "nic_summary")  # cached together, in _derived/nic/
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,8 @@ def _rows(item: Item, files: dict[str, list]) -> int:
 
 
 def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str = "auto") -> list[str]:
-    """Point raw.<item> at its cached Parquet (building it when due); returns the cached names."""
+    """Point raw.<item> at its cached Parquet (building it when due); returns the cached names.
+    ``"lazy"`` is ``"auto"`` except that it builds only the hot part of the NIC relations."""
     if mode not in MODES:
         raise ValueError(f"derive mode must be one of {MODES}")
     if mode == "never":
@@ -95,13 +107,17 @@ def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], m
     vh = _views_hash()
     used = []
     for item in ITEMS:
+        if item.name in NIC_ITEMS:
+            if item.name == NIC_ITEMS[0]:
+                used += _attach_nic(con, root, files, mode, vh)
+            continue
         key = _key(item, files, root, vh)
         target = base / item.name
         if _valid(target, key):
             _swap(con, item, target)
             used.append(item.name)
             continue
-        if mode == "auto" and _rows(item, files) < item.min_rows:
+        if mode in ("auto", "lazy") and _rows(item, files) < item.min_rows:
             continue
         try:
             _build(con, root, item, files, target, key)
@@ -111,6 +127,103 @@ def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], m
         _swap(con, item, target)
         used.append(item.name)
     return used
+
+
+def _attach_nic(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str, vh: str) -> list[str]:
+    """raw.nic_interval_rows and raw.nic_summary from ``_derived/nic/`` (building the parts due)."""
+    item = next(i for i in ITEMS if i.name == NIC_ITEMS[0])
+    key = _key(item, files, root, vh)
+    target = root / TABLES_DIR / DIR / "nic"
+    have = _nic_parts(target, key)
+    due = [p for p in (("hot",) if mode == "lazy" else ("hot", "rest")) if p not in have]
+    if due and (mode == "always" or _rows(item, files) >= item.min_rows):
+        try:
+            have = _build_nic(con, files, target, key, have, due)
+        except (OSError, duckdb.IOException, duckdb.PermissionException):
+            have = _nic_parts(target, key)  # read-only bundle (or a concurrent open built them)
+    if "hot" not in have:
+        return []
+    _swap_nic(con, target, have)
+    return list(NIC_ITEMS)
+
+
+def _nic_parts(target: Path, key: str) -> list[str]:
+    """The parts ("hot", "rest") of ``_derived/nic/`` built for `key` (none when stale)."""
+    try:
+        meta = json.loads((target / "_key.json").read_text())
+    except (OSError, ValueError):
+        return []
+    parts = meta.get("parts") if meta.get("key") == key else None
+    return [p for p in ("hot", "rest") if isinstance(parts, list) and p in parts]
+
+
+def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[str], due: list[str]) -> list[str]:
+    """Write the `due` parts: per nic_counters file, its interval rows of those classes, sorted
+    (``intervals-<part>-<n>.parquet``), and their summary (``summary-<part>-<n>.parquet``)."""
+    infos = files.get("nic_counters", [])
+    names = sorted({n for info in infos for n in _names(info.path)})
+    cls = counter_classes(con, names) if names else {}
+    unknown = set(cls.values()) - set(NIC_HOT) - set(NIC_REST)
+    if unknown:
+        raise AssertionError(f"nic_counter_class() gives classes neither hot nor rest: {sorted(unknown)}")
+    types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_interval_rows").fetchall()]
+    stypes = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".nic.", dir=target.parent))
+    try:
+        def one(job):
+            n, info = job
+            table = read_nic_counters(info.path)
+            for part in due:
+                out = nic_intervals(table, classes=lambda _names: cls, only=NIC_HOT if part == "hot" else NIC_REST)
+                assert out.column_names == types, (out.column_names, types)
+                pq.write_table(out, tmp / f"intervals-{part}-{n:05d}.parquet", compression="zstd",
+                               row_group_size=128 * 1024, use_dictionary=INTERVAL_DICT_COLUMNS)
+                summary = nic_summary(out.select(SUMMARY_INPUT))
+                assert summary.column_names == stypes, (summary.column_names, stypes)
+                pq.write_table(summary, tmp / f"summary-{part}-{n:05d}.parquet", compression="zstd")
+
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            list(pool.map(one, enumerate(infos)))
+        parts = sorted(set(have) | set(due), key=("hot", "rest").index)
+        (tmp / "_key.json").write_text(json.dumps({"key": key, "version": DERIVED_VERSION, "parts": parts}))
+        if have:  # add the new part's files to the valid folder, then its key
+            for f in sorted(tmp.glob("*.parquet")):
+                os.replace(f, target / f.name)
+            os.replace(tmp / "_key.json", target / "_key.json")
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=".nic.old.", dir=target.parent))
+                os.replace(target, old / "x")
+                shutil.rmtree(old, ignore_errors=True)
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return parts
+
+
+def _sql_copy(con, name: str) -> str:
+    """Keep the SQL definition of view raw.<name> as raw.<name>_sql (before a swap replaces it)."""
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE schema_name = 'raw' AND view_name = $n", {"n": name}).fetchone()
+    body = re.sub(r"^CREATE VIEW \S+ AS ", "", sql[0], count=1, flags=re.S)
+    con.execute(f"CREATE OR REPLACE VIEW raw.{name}_sql AS {body}")
+    return f"raw.{name}_sql"
+
+
+def _swap_nic(con, target: Path, parts: list[str]) -> None:
+    from forensics.db._build import quote_str
+
+    for name, prefix in zip(NIC_ITEMS, ("intervals", "summary")):
+        files = sorted(f for p in parts for f in target.glob(f"{prefix}-{p}-*.parquet"))
+        flist = "[" + ", ".join(quote_str(str(f)) for f in files) + "]"
+        sql = f"SELECT * FROM read_parquet({flist}, hive_partitioning = false)"
+        if "rest" not in parts:  # the other classes from the SQL definition, one branch per class
+            definition = _sql_copy(con, name)
+            sql += "".join(f" UNION ALL BY NAME SELECT * REPLACE ('{c}' AS class) FROM {definition} "
+                           f"WHERE coalesce(class, 'other') = '{c}'" for c in NIC_REST)
+        con.execute(f"CREATE OR REPLACE VIEW raw.{name} AS {sql}")
 
 
 def _valid(target: Path, key: str) -> bool:
@@ -141,50 +254,8 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{item.name}.", dir=target.parent))
     try:
-        if item.name == "nic_interval_rows":
-            types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_interval_rows").fetchall()]
-            names = sorted({n for info in files.get("nic_counters", []) for n in _names(info.path)})
-            cls = counter_classes(con, names) if names else {}
-
-            pending = _pending_summary(target.parent, key)
-            shutil.rmtree(pending, ignore_errors=True)
-            pending.mkdir()
-
-            def one(job):
-                n, info = job
-                out = nic_intervals(read_nic_counters(info.path), classes=lambda _names: cls)
-                assert out.column_names == types, (out.column_names, types)
-                pq.write_table(out, tmp / f"part-{n:05d}.parquet", compression="zstd", row_group_size=128 * 1024,
-                               use_dictionary=["host", "iface", "class", "counter", "raw_name", "ts_quality", "file"])
-                # the summary of the same rows, while they are in memory (picked up by nic_summary)
-                pq.write_table(nic_summary(out.select(SUMMARY_INPUT)), pending / f"part-{n:05d}.parquet",
-                               compression="zstd")
-
-            with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-                list(pool.map(one, enumerate(files.get("nic_counters", []))))
-        elif item.name == "nic_summary" and _pending_summary(target.parent, _rows_key(root, files)).is_dir() and \
-                len(list(_pending_summary(target.parent, _rows_key(root, files)).glob("*.parquet"))) == \
-                len(files.get("nic_counters", [])):
-            pending = _pending_summary(target.parent, _rows_key(root, files))
-            for part in pending.glob("*.parquet"):
-                os.replace(part, tmp / part.name)
-            shutil.rmtree(pending, ignore_errors=True)
-        elif item.name == "nic_summary" and _valid(target.parent / "nic_interval_rows", _rows_key(root, files)):
-            types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
-            parts = sorted((target.parent / "nic_interval_rows").glob("part-*.parquet"))
-
-            def one(job):
-                n, path = job
-                out = nic_summary(pq.read_table(path, columns=SUMMARY_INPUT, read_dictionary=list(SUMMARY_KEYS[:-1]))
-                                  .unify_dictionaries())
-                assert out.column_names == types, (out.column_names, types)
-                pq.write_table(out, tmp / f"part-{n:05d}.parquet", compression="zstd")
-
-            with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-                list(pool.map(one, enumerate(parts)))
-        else:
-            con.execute(f"COPY (SELECT * FROM raw.{item.name}) TO {quote_str(str(tmp / 'part-00000.parquet'))} "
-                        "(FORMAT parquet, COMPRESSION zstd)")
+        con.execute(f"COPY (SELECT * FROM raw.{item.name}) TO {quote_str(str(tmp / 'part-00000.parquet'))} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
         (tmp / "_key.json").write_text(json.dumps({"key": key, "version": DERIVED_VERSION}))
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{item.name}.old.", dir=target.parent))
@@ -196,16 +267,7 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
         raise
 
 
-def _pending_summary(base: Path, rows_key: str) -> Path:
-    """Where the interval build leaves the summary of the rows it wrote (for the nic_summary item)."""
-    return base / f".nic_summary.pending-{rows_key[:20]}"
-
-
-def _rows_key(root: Path, files: dict[str, list]) -> str:
-    item = next(i for i in ITEMS if i.name == "nic_interval_rows")
-    return _key(item, files, root, _views_hash())
-
-
+INTERVAL_DICT_COLUMNS = ["host", "iface", "class", "counter", "raw_name", "ts_quality", "file"]
 SUMMARY_KEYS = ("host", "iface", "class", "counter", "raw_name", "queue")
 SUMMARY_INPUT = list(SUMMARY_KEYS) + ["ts", "dt_s", "value", "delta", "reset", "line_no"]
 
@@ -387,7 +449,7 @@ def _snapshot_order(key: np.ndarray, ts: np.ndarray, ln: np.ndarray, f: np.ndarr
     return order
 
 
-def nic_intervals(table: pa.Table, classes) -> pa.Table:
+def nic_intervals(table: pa.Table, classes, only: tuple[str, ...] | None = None) -> pa.Table:
     """``raw.nic_interval_rows`` of some nic_counters rows: consecutive samples per (host, iface,
     counter, queue, raw_name) in time order and the increase, counter resets handled (the view
     ``raw.nic_intervals`` adds ts_start and rate_per_s from ts, dt_s and delta).
@@ -396,6 +458,7 @@ def nic_intervals(table: pa.Table, classes) -> pa.Table:
     come out sorted by (class, counter, queue, raw_name, host, iface, ts), so that Parquet row
     groups hold few counters and filters on class or counter skip the others. Strings stay
     dictionary codes throughout (sorting, comparing and gathering integers, never strings).
+    `only`: keep only the counters of these classes.
     """
     ts_all = table.column("ts").combine_chunks()
     val_all = table.column("value").combine_chunks()
@@ -403,6 +466,14 @@ def nic_intervals(table: pa.Table, classes) -> pa.Table:
                         val_all.is_valid().to_numpy(zero_copy_only=False))
     if not ok.all():
         table = table.filter(pa.array(ok))
+    if only is not None:
+        dictionary, names_code = _dict_codes(table.column("counter"))
+        names = dictionary.to_pylist()
+        cmap = classes(names) if names else {}
+        wanted = np.array([cmap.get(n, "other") in only for n in names] + ["other" in only], dtype=bool)
+        mask = wanted[names_code]  # a null counter (-1) takes the last entry: "other"
+        if not mask.all():
+            table = table.filter(pa.array(mask))
     dicts, codes = {}, {}
     for col in ("host", "iface", "counter", "raw_name"):
         dicts[col], codes[col] = _dict_codes(table.column(col))

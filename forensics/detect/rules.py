@@ -91,9 +91,14 @@ def prepare(con, cached: tuple[str, ...] | list[str] = ()) -> None:
     `cached`: the bundle's derived relations cached as Parquet (:attr:`forensics.db.Bundle.cached`).
     ``det_counter_names`` (the NIC counter names the setup scripts classify) reads the small cached
     nic_counter_summary when there is one instead of every row of nic_counters: it may lack counters
-    that never got an interval, which have no nic_rates rows to classify anyway.
+    that never got an interval, which have no nic_rates rows to classify anyway; and only those of
+    the classes the setup scripts read from nic_rates (the others may not be cached yet).
     """
+    from forensics.db.derived import NIC_HOT
+
     src = "nic_counter_summary" if "nic_summary" in cached else "nic_counters"
-    con.execute(f"CREATE OR REPLACE TEMP VIEW det_counter_names AS SELECT DISTINCT counter FROM {src} WHERE counter IS NOT NULL")
+    hot = f" AND class IN ({', '.join(repr(c) for c in NIC_HOT)})" if src == "nic_counter_summary" else ""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW det_counter_names AS SELECT DISTINCT counter FROM {src} "
+                f"WHERE counter IS NOT NULL{hot}")
     for _name, sql in setup_scripts():
         con.execute(sql)
