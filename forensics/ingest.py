@@ -11,11 +11,13 @@ import io
 import os
 import sys
 from collections import deque
+from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from forensics import schema
@@ -138,6 +140,27 @@ def column_options(arrow) -> dict:
     return {"use_dictionary": words, "write_statistics": stats}
 
 
+@lru_cache(maxsize=None)
+def _native_schema(table: str) -> pa.Schema:
+    """The Arrow schema polars hands `table`'s frames over in (string views: no copy)."""
+    return schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
+
+
+def table_writer(path: Path, table: str) -> pq.ParquetWriter:
+    """A ParquetWriter for frames of `table` (see :func:`arrow_rows`): zstd, the options of
+    :func:`column_options`, and no Arrow schema stored, so readers see the Parquet types, which
+    are those of schemas/<table>.json. Used by `forensics parse --out` and the bundle ingest."""
+    arrow = _native_schema(table)
+    return pq.ParquetWriter(path, arrow, compression="zstd", store_schema=False, **column_options(arrow))
+
+
+def arrow_rows(df: pl.DataFrame, table: str) -> pa.Table:
+    """`df` (conformed to `table` if it is not already) as Arrow, without copying (string views)."""
+    if list(df.schema.items()) != list(schema.polars_schema(table).items()):
+        df = schema.conform(df, table)
+    return df.to_arrow(compat_level=pl.CompatLevel.newest())
+
+
 class ParquetSink:
     """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter.
 
@@ -156,14 +179,9 @@ class ParquetSink:
         w = self.writers.get(table)
         if w is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            arrow = schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
-            w = pq.ParquetWriter(self.out_dir / f"{table}.parquet", arrow, compression="zstd", store_schema=False,
-                                 **column_options(arrow))
-            self.writers[table] = w
+            w = self.writers[table] = table_writer(self.out_dir / f"{table}.parquet", table)
         if df.height:
-            if list(df.schema.items()) != list(schema.polars_schema(table).items()):
-                df = schema.conform(df, table)
-            w.write_table(df.to_arrow(compat_level=pl.CompatLevel.newest()))
+            w.write_table(arrow_rows(df, table))
         self.rows[table] = self.rows.get(table, 0) + df.height
 
     def close(self) -> None:

@@ -40,7 +40,7 @@ from forensics import schema
 from forensics.bundle import collector_tables as ct
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import iter_members, read_manifest, read_member, read_member_into
-from forensics.ingest import column_options
+from forensics.ingest import arrow_rows, table_writer
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, TABLES_DIR
 from forensics import sources
 from forensics.sources import ParseContext
@@ -79,9 +79,7 @@ class TableSink:
         if w is None:
             d = self.out / table / f"host={part}"
             d.mkdir(parents=True, exist_ok=True)
-            arrow = schema.arrow_schema(table)
-            w = pq.ParquetWriter(d / "part-0.parquet", arrow, compression="zstd", **column_options(arrow))
-            self.writers[key] = w
+            w = self.writers[key] = table_writer(d / "part-0.parquet", table)
             self.rows[key] = 0
         return w
 
@@ -93,11 +91,10 @@ class TableSink:
             parts = df.partition_by("host", as_dict=True, maintain_order=True) if df.height else {(default_host,): df}
         else:
             parts = {(default_host,): df}
-        arrow_schema = schema.arrow_schema(table)
         for (host,), part in parts.items():
             w = self._writer(table, partition_name(host, default_host))
             if part.height:
-                w.write_table(part.to_arrow().cast(arrow_schema))
+                w.write_table(arrow_rows(part, table))
                 self.rows[(table, partition_name(host, default_host))] += part.height
 
     def ensure(self, table: str, host: str) -> None:
