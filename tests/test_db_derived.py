@@ -27,7 +27,10 @@ def _tables():
         {"host": "n1", "iface": "eth9", "counter": "rx_bytes", "raw_name": "rx_bytes", "ts": at(s), "value": v,
          "ts_quality": "sampled", "line_no": 1000 + k}
         for k, (s, v) in enumerate([(0, 10), (1, 30), (2, 5), (3, 25), (3, 40)])
-    ] + [{"host": "n1", "iface": "eth9", "counter": "rx_bytes", "raw_name": "rx_bytes", "ts": None, "value": 1}]
+    ] + [{"host": "n1", "iface": "eth9", "counter": "rx_bytes", "raw_name": "rx_bytes", "ts": None, "value": 1}] + [
+        # a name the parser could not split (no counter): class "other"
+        {"host": "n1", "iface": "eth8", "counter": None, "raw_name": "???", "ts": at(s), "value": 7 * s,
+         "ts_quality": "sampled", "line_no": 1100 + s} for s in range(3)]
     t["nccl_log"] += [{"host": "n2", "file": "nccl/n2.log", "line_no": 3, "ts": None, "ts_quality": "none",
                        "level": "INFO", "kind": "net", "message": "NET/IB : Using [0]mlx5_0:1/RoCE"},
                       {"host": "n2", "file": "nccl/n2.log", "line_no": 4, "ts": at(14), "ts_quality": "local",
@@ -49,6 +52,7 @@ def test_cached_relations_equal_the_sql_definitions(tmp_path):
     for v, df in _dump(cached).items():
         assert_frame_equal(df, expected[v], check_exact=True), v
     assert expected["nic_rates"].filter(pl.col("iface") == "eth9")["delta"].to_list() == [20, 5, 20, 15]
+    assert expected["nic_rates"].filter(pl.col("iface") == "eth8")["class"].to_list() == ["other", "other"]
     # the next open reuses the cache, also in auto mode and for a small bundle
     again = forensics.open_bundle(root)
     assert again.cached == cached.cached

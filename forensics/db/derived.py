@@ -171,11 +171,16 @@ def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[s
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".nic.", dir=target.parent))
     try:
+        classes = {"hot": NIC_HOT, "rest": NIC_REST}
+        picked = {p: [n for n, c in cls.items() if c in classes[p]] for p in due}
+
         def one(job):
             n, info = job
-            table = read_nic_counters(info.path)
+            # one part due: only its counters' rows are read on (the others are dropped while reading)
+            table = read_nic_counters(info.path, picked[due[0]], nulls=due[0] == "rest") if len(due) == 1 else \
+                read_nic_counters(info.path)
             for part in due:
-                out = nic_intervals(table, classes=lambda _names: cls, only=NIC_HOT if part == "hot" else NIC_REST)
+                out = nic_intervals(table, classes=lambda _names: cls, only=classes[part])
                 assert out.column_names == types, (out.column_names, types)
                 pq.write_table(out, tmp / f"intervals-{part}-{n:05d}.parquet", compression="zstd",
                                row_group_size=128 * 1024, use_dictionary=INTERVAL_DICT_COLUMNS)
@@ -363,9 +368,17 @@ def counter_classes(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[st
 STRING_COLUMNS = ("host", "iface", "counter", "raw_name", "file", "ts_quality")
 
 
-def read_nic_counters(path: Path) -> pa.Table:
-    """The nic_counters columns :func:`nic_intervals` needs, strings kept dictionary-encoded."""
-    return pq.read_table(path, columns=NIC_COLUMNS, read_dictionary=list(STRING_COLUMNS)).unify_dictionaries()
+def read_nic_counters(path: Path, counters: list[str] | None = None, nulls: bool = False) -> pa.Table:
+    """The nic_counters columns :func:`nic_intervals` needs, strings kept dictionary-encoded; with
+    `counters`, only their rows (and those without a counter name when `nulls`)."""
+    where = None
+    if counters is not None:
+        import pyarrow.compute as pc
+
+        where = pc.field("counter").isin(counters)
+        if nulls:
+            where = where | pc.field("counter").is_null()
+    return pq.read_table(path, columns=NIC_COLUMNS, read_dictionary=list(STRING_COLUMNS), filters=where).unify_dictionaries()
 
 
 def _dict_codes(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
@@ -378,7 +391,7 @@ def _dict_codes(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
         np.zeros(0, dtype=np.int64)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
-    idx = arr.indices.to_numpy(zero_copy_only=False)
+    idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     codes = np.where(valid, rank[np.where(valid, idx, 0)] if len(rank) else 0, -1).astype(np.int64)
     return dictionary.take(pa.array(order, type=pa.int64())), codes
