@@ -3,7 +3,9 @@
 
     python benchmarks/analyze_speed.py                     # 64 nodes x 8 GPUs x 10 min at 1 s
     python benchmarks/analyze_speed.py --nodes 64 --duration 1h
-Writes benchmarks/results/analyze-<date>.md. Bundles go under benchmarks/data/ (git-ignored).
+    python benchmarks/analyze_speed.py --nodes 64 --duration 1h --baseline 27c39ba   # A/B in the same run
+Writes benchmarks/results/analyze-<date>-<nodes>x<duration>.md (a later run the same day is appended).
+Bundles go under benchmarks/data/ (git-ignored).
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    res = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True)
+def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
+    res = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=cwd)
     if res.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed: {res.stderr[-2000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
@@ -40,12 +42,26 @@ def raw_size(bundle: Path) -> int:
         return sum(m.size for m in tf if m.isfile() and m.name.startswith("hosts/"))
 
 
+def baseline_tree(rev: str, data: Path) -> Path:
+    """The files of commit `rev` (git archive: the repository's worktrees and refs are untouched)."""
+    full = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{rev}^{{commit}}"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    tree = data / f"baseline-{full[:12]}"
+    if not (tree / "forensics").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", full], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--duration", default="10m")
     ap.add_argument("--scenario", default="pfc_storm")
     ap.add_argument("--interval", default="1s", help="sampling interval of the simulated series")
+    ap.add_argument("--baseline", metavar="REV", help="also time analyze from raw with the code of this commit "
+                                                         "(before and after this checkout's run), for a ratio")
     args = ap.parse_args(argv)
     data = ROOT / "benchmarks" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -59,8 +75,25 @@ def main(argv=None) -> int:
         rows.append(("simulate (raw only)", *timed(fx + ["simulate", "--scenario", args.scenario, "--nodes", str(args.nodes),
                                                       "--duration", args.duration, "--interval", args.interval, "--seed", "1",
                                                       "--raw-only", "--out", str(bundle)])))
-    rows.append(("analyze from raw (parse + detect)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
-    rows.append(("analyze parsed (cached tables)", *timed(fx + ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"])))
+    analyze = ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"]
+    base = []
+    if args.baseline:
+        tree = baseline_tree(args.baseline, data)
+        env = {**os.environ, "PYTHONPATH": str(tree)}  # its package first on the path
+
+        def run_base() -> None:
+            shutil.rmtree(cache, ignore_errors=True)
+            base.append(timed(fx + analyze, env=env, cwd=tree))
+            shutil.rmtree(cache, ignore_errors=True)
+
+        run_base()
+    ours = timed(fx + analyze)
+    rows.append(("analyze from raw (parse + detect)", *ours))
+    rows.append(("analyze parsed (cached tables)", *timed(fx + analyze)))
+    if args.baseline:
+        run_base()
+        for n, (wall, rss) in enumerate(base, 1):
+            rows.append((f"baseline {args.baseline}, analyze from raw (run {n} of 2)", wall, rss))
     raw_mb = raw_size(bundle) / 1e6
     load = os.getloadavg()
     lines = [f"# analyze speed, {dt.date.today().isoformat()}", "",
@@ -70,8 +103,16 @@ def main(argv=None) -> int:
              f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "",
              "| step | wall s | peak RSS MB |", "|---|---:|---:|"]
     lines += [f"| {name} | {wall:.1f} | {rss:.0f} |" for name, wall, rss in rows]
+    if base:
+        mean = sum(w for w, _ in base) / len(base)
+        lines += ["", f"From raw, this checkout / baseline {args.baseline} (mean of its runs before and after): "
+                      f"**{ours[0] / mean:.2f}**"]
     out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}-{args.nodes}x{args.duration}{suffix}.md"
-    out.write_text("\n".join(lines) + "\n")
+    if out.exists():  # another run the same day: appended, earlier figures and notes kept
+        lines[0] = f"## Run of {dt.datetime.now().strftime('%H:%M')}"
+        out.write_text(out.read_text().rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+    else:
+        out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
