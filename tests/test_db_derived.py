@@ -128,3 +128,13 @@ def test_nic_intervals_builder_on_empty_and_null_rows():
                          "line_no": [1, 2, 3]})
     rows = forensics.schema.conform(rows, "nic_counters").select(derived.NIC_COLUMNS).to_arrow()
     assert derived.nic_intervals(rows, classes=lambda names: {"c": "bytes"}).num_rows == 0
+
+
+def test_a_bundle_without_nic_counters_keeps_the_sql_views(tmp_path):
+    tables = {k: v for k, v in _tables().items() if k != "nic_counters"}
+    root = bundle_dir(tmp_path, tables)
+    for mode in ("always", "lazy"):
+        b = forensics.open_bundle(root, derive=mode)
+        assert "nic_interval_rows" not in b.cached
+        assert b.sql("SELECT count(*) FROM nic_rates").item() == 0
+        assert b.sql("SELECT count(*) FROM nic_counter_summary").item() == 0

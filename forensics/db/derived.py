@@ -141,9 +141,8 @@ def _attach_nic(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, lis
             have = _build_nic(con, files, target, key, have, due)
         except (OSError, duckdb.IOException, duckdb.PermissionException):
             have = _nic_parts(target, key)  # read-only bundle (or a concurrent open built them)
-    if "hot" not in have:
+    if "hot" not in have or not _swap_nic(con, target, have):
         return []
-    _swap_nic(con, target, have)
     return list(NIC_ITEMS)
 
 
@@ -203,6 +202,8 @@ def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[s
                 os.replace(target, old / "x")
                 shutil.rmtree(old, ignore_errors=True)
             os.replace(tmp, target)
+            for legacy in NIC_ITEMS:  # where DERIVED_VERSION 1 kept them
+                shutil.rmtree(target.parent / legacy, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -217,9 +218,12 @@ def _sql_copy(con, name: str) -> str:
     return f"raw.{name}_sql"
 
 
-def _swap_nic(con, target: Path, parts: list[str]) -> None:
+def _swap_nic(con, target: Path, parts: list[str]) -> bool:
+    """Point the NIC relations at the files of `parts` (False, changing nothing, when there are none)."""
     from forensics.db._build import quote_str
 
+    if not any(target.glob("intervals-*.parquet")):
+        return False
     for name, prefix in zip(NIC_ITEMS, ("intervals", "summary")):
         files = sorted(f for p in parts for f in target.glob(f"{prefix}-{p}-*.parquet"))
         flist = "[" + ", ".join(quote_str(str(f)) for f in files) + "]"
@@ -229,6 +233,7 @@ def _swap_nic(con, target: Path, parts: list[str]) -> None:
             sql += "".join(f" UNION ALL BY NAME SELECT * REPLACE ('{c}' AS class) FROM {definition} "
                            f"WHERE coalesce(class, 'other') = '{c}'" for c in NIC_REST)
         con.execute(f"CREATE OR REPLACE VIEW raw.{name} AS {sql}")
+    return True
 
 
 def _valid(target: Path, key: str) -> bool:
