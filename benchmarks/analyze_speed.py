@@ -16,12 +16,15 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
+    os.sync()  # the previous step's files written back first: not billed to this one
+    time.sleep(2)
     res = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=cwd)
     if res.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed: {res.stderr[-2000:]}")
