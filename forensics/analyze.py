@@ -60,14 +60,15 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
 
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False,
-                  host: str | None = None, tz: str | None = None) -> Analysis:
+                  host: str | None = None, tz: str | None = None, derive: str = "lazy") -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: False, True (progress bars on a terminal's stderr), or an object with
     ``parse(message)``, ``detect(rule_name)``, ``start_detection(total)`` and ``close()`` (see
     :mod:`forensics.report.progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
     outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
-    `tz` for what their content does not say."""
+    `tz` for what their content does not say. `derive`: see :func:`forensics.db.open_bundle`
+    ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
     from forensics.cli._common import UserError
     from forensics.db import open_bundle
     from forensics.report.progress import make_progress
@@ -82,8 +83,7 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
                 from forensics.bundle import load
 
                 target = load(target, cache_dir=cache_dir, progress=ui.parse)
-            # (derive="lazy": the NIC counter classes no detector reads are cached by the next open)
-            bundle = open_bundle(target, cache_dir=cache_dir, derive="lazy")
+            bundle = open_bundle(target, cache_dir=cache_dir, derive=derive)
         except (OSError, ValueError) as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
         if ui is not None:

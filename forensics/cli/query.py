@@ -221,7 +221,8 @@ def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: boo
 
     if not out.parent.exists():
         raise UserError(f"{out.parent}: no such directory")
-    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=not quiet)
+    # (derive="auto": the trace reads every NIC interface's rates, not only the classes detection reads)
+    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=not quiet, derive="auto")
     try:
         write_trace(analysis.bundle, out, analysis.findings)
     except OSError as exc:
