@@ -3,7 +3,7 @@
 
     python benchmarks/analyze_speed.py                     # 64 nodes x 8 GPUs x 10 min at 1 s
     python benchmarks/analyze_speed.py --nodes 64 --duration 1h
-    python benchmarks/analyze_speed.py --nodes 64 --duration 1h --baseline 27c39ba   # A/B in the same run
+    python benchmarks/analyze_speed.py --nodes 64 --duration 1h --baseline 27c39ba   # A B B A in one run
 Writes benchmarks/results/analyze-<date>-<nodes>x<duration>.md (a later run the same day is appended).
 Bundles go under benchmarks/data/ (git-ignored).
 """
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scenario", default="pfc_storm")
     ap.add_argument("--interval", default="1s", help="sampling interval of the simulated series")
     ap.add_argument("--baseline", metavar="REV", help="also time analyze from raw with the code of this commit "
-                                                         "(before and after this checkout's run), for a ratio")
+                                                         "(runs in the order this, it, it, this), for a ratio")
     args = ap.parse_args(argv)
     data = ROOT / "benchmarks" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -79,24 +79,24 @@ def main(argv=None) -> int:
                                                       "--duration", args.duration, "--interval", args.interval, "--seed", "1",
                                                       "--raw-only", "--out", str(bundle)])))
     analyze = ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"]
-    base = []
-    if args.baseline:
+
+    def from_raw(env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
+        shutil.rmtree(cache, ignore_errors=True)
+        return timed(fx + analyze, env=env, cwd=cwd)
+
+    if args.baseline:  # A B B A: each side runs once right after the other side and once not
         tree = baseline_tree(args.baseline, data)
         env = {**os.environ, "PYTHONPATH": str(tree)}  # its package first on the path
-
-        def run_base() -> None:
-            shutil.rmtree(cache, ignore_errors=True)
-            base.append(timed(fx + analyze, env=env, cwd=tree))
-            shutil.rmtree(cache, ignore_errors=True)
-
-        run_base()
-    ours = timed(fx + analyze)
-    rows.append(("analyze from raw (parse + detect)", *ours))
+        ours = [from_raw()]
+        base = [from_raw(env, tree), from_raw(env, tree)]
+        ours.append(from_raw())
+    else:
+        ours, base = [from_raw()], []
+    for n, (wall, rss) in enumerate(ours, 1):
+        rows.append((f"analyze from raw (parse + detect){f', run {n} of {len(ours)}' if len(ours) > 1 else ''}", wall, rss))
     rows.append(("analyze parsed (cached tables)", *timed(fx + analyze)))
-    if args.baseline:
-        run_base()
-        for n, (wall, rss) in enumerate(base, 1):
-            rows.append((f"baseline {args.baseline}, analyze from raw (run {n} of 2)", wall, rss))
+    for n, (wall, rss) in enumerate(base, 1):
+        rows.append((f"baseline {args.baseline}, analyze from raw (run {n} of 2)", wall, rss))
     raw_mb = raw_size(bundle) / 1e6
     load = os.getloadavg()
     lines = [f"# analyze speed, {dt.date.today().isoformat()}", "",
@@ -107,9 +107,9 @@ def main(argv=None) -> int:
              "| step | wall s | peak RSS MB |", "|---|---:|---:|"]
     lines += [f"| {name} | {wall:.1f} | {rss:.0f} |" for name, wall, rss in rows]
     if base:
-        mean = sum(w for w, _ in base) / len(base)
-        lines += ["", f"From raw, this checkout / baseline {args.baseline} (mean of its runs before and after): "
-                      f"**{ours[0] / mean:.2f}**"]
+        mean = sum(w for w, _ in ours) / len(ours) / (sum(w for w, _ in base) / len(base))
+        lines += ["", f"From raw, this checkout / baseline {args.baseline} (means of the runs in the order A B B A): "
+                      f"**{mean:.2f}**"]
     out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}-{args.nodes}x{args.duration}{suffix}.md"
     if out.exists():  # another run the same day: appended, earlier figures and notes kept
         lines[0] = f"## Run of {dt.datetime.now().strftime('%H:%M')}"
