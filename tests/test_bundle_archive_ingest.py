@@ -129,3 +129,15 @@ def test_an_archive_that_changed_is_refused(tmp_path, members):
     by_host = {"node01": [("hosts/node01/raw/dmesg/gone.txt", 5)]}
     with pytest.raises(BundleError, match="changed since it was extracted"):
         list(ingest_mod._stream_hosts(archive, prefix, by_host, lambda h: True, tmp_path))
+
+
+def test_an_archive_damaged_since_it_was_read_is_refused(tmp_path, members):
+    from forensics.bundle.write import write_items
+
+    name = "hosts/node01/raw/sar/big.txt"
+    data = random.Random(3).randbytes(1 << 20)  # incompressible: the cut falls in its data
+    full = write_items(tmp_path / "b.tar.zst", [("manifest.json", b"{}"), (name, data)])
+    cut = tmp_path / "cut.tar.zst"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    with pytest.raises(BundleError, match="truncated|unreadable"):
+        list(ingest_mod._stream_hosts(cut, "", {"node01": [(name, len(data))]}, lambda h: True, tmp_path))

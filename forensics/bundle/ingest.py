@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from forensics import schema
 from forensics.bundle import collector_tables as ct
 from forensics.bundle.errors import BundleError
-from forensics.bundle.read import iter_members, read_manifest, read_member, read_member_into
+from forensics.bundle.read import iter_members, read_errors, read_manifest, read_member, read_member_into
 from forensics.ingest import arrow_rows, table_writer
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, TABLES_DIR
 from forensics import sources
@@ -367,6 +367,7 @@ def _stream_hosts(archive: Path, prefix: str, by_host: dict[str, list[tuple[str,
     skipped: set[str] = set()
     seen: set[str] = set()
     spilled = 0
+    errors = tuple(e for e in read_errors() if e is not OSError)  # (a full disk while spilling is not the archive's fault)
     for member, name, tar in iter_members(archive):
         hit = want.get(name)
         if hit is None or hit[0] in skipped:
@@ -381,14 +382,17 @@ def _stream_hosts(archive: Path, prefix: str, by_host: dict[str, list[tuple[str,
             seen.add(host)
             held[host], held_bytes[host] = [], 0
         rel = name[len(prefix):]
-        if size > SPILL_BYTES or held_bytes[host] + size > HOST_BUFFER_BYTES:
-            data: Path | bytes = spill / str(spilled)
-            spilled += 1
-            with open(data, "wb") as out:
-                read_member_into(tar, member, name, out.write)
-        else:
-            data = read_member(tar, member, name)
-            held_bytes[host] += size
+        try:
+            if size > SPILL_BYTES or held_bytes[host] + size > HOST_BUFFER_BYTES:
+                data: Path | bytes = spill / str(spilled)
+                spilled += 1
+                with open(data, "wb") as out:
+                    read_member_into(tar, member, name, out.write)
+            else:
+                data = read_member(tar, member, name)
+                held_bytes[host] += size
+        except errors as exc:
+            raise BundleError(f"{archive}: unreadable archive: {exc}") from None
         held[host].append((rel.split("/")[3], rel, data))
         if len(held[host]) == len(by_host[host]):
             files = sorted(held.pop(host), key=lambda f: _walk_key(f[1]))

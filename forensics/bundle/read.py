@@ -168,7 +168,8 @@ def open_stream(fh):
     return fh
 
 
-def _read_errors() -> tuple[type[BaseException], ...]:
+def read_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions reading a damaged archive may raise (tar, decompressors, EOF)."""
     errs: list[type[BaseException]] = [tarfile.TarError, EOFError, OSError, ValueError]
     try:
         import lzma
@@ -195,7 +196,7 @@ def _describe(exc: BaseException) -> str:
 
 def iter_members(path: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
     """Stream (member, normalised name, tar) of an archive, refusing bad names and counts on the way."""
-    errors = _read_errors()
+    errors = read_errors()
     with open(path, "rb") as raw:
         if os.fstat(raw.fileno()).st_size == 0:
             raise BundleError(f"{path}: empty file, not a tar bundle")
@@ -322,7 +323,7 @@ def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], boo
     if any(dest.iterdir()):
         raise BundleError(f"{dest}: extraction directory is not empty")
     scan = _Scan()
-    errors = _read_errors()
+    errors = read_errors()
     buf = bytearray(COPY_CHUNK)
     try:
         for member, rel, tar in iter_members(path, limits):
