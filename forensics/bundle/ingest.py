@@ -22,6 +22,7 @@ The tables are written to a temporary folder and renamed to ``tables/`` at the e
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -439,11 +440,41 @@ def _archive_job(archive: str, root: str, prefix: str, by_host: dict, hosts: lis
     return out
 
 
+@contextlib.contextmanager
+def _worker_pool(n: int, **kw):
+    """A pool of `n` spawned worker processes (polars must not be forked), each with its share of
+    the CPUs for polars."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    saved = os.environ.get("POLARS_MAX_THREADS")
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn"), **kw) as pool:
+            yield pool
+    finally:
+        if saved is None:
+            os.environ.pop("POLARS_MAX_THREADS", None)
+        else:
+            os.environ["POLARS_MAX_THREADS"] = saved
+
+
+def _merge_host(result: tuple[list[dict], dict, dict], part: Path, tmp: Path, sink: TableSink, derived: _Derived,
+                coverage: list[dict]) -> None:
+    """One host's job result and its table files (under `part`) into the bundle's (hosts in manifest order)."""
+    cov, by_host, rows = result
+    coverage.extend(cov)
+    _merge_derived(derived, by_host)
+    for key, v in rows.items():
+        sink.rows[key] = sink.rows.get(key, 0) + v
+    _move_tables(part, tmp)
+
+
 def _ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str, dict], tmp: Path, sink: TableSink,
                     derived: _Derived, coverage: list[dict], n: int, progress=None) -> None:
     """Every host's raw files read from `archive` (see above), in `n` worker processes or in this
     one; results merged in manifest order, as by the ingest from disk."""
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_EXCEPTION, wait
     from multiprocessing import get_context
 
     prefix, by_host = plan
@@ -452,45 +483,31 @@ def _ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str
     try:
         jobs = min(n, len(by_host))
         if jobs > 1:
-            mp = get_context("spawn")  # (polars must not be forked)
+            mp = get_context("spawn")
             claims, done = mp.Array("b", len(hosts)), mp.Array("b", len(hosts))
-            saved = os.environ.get("POLARS_MAX_THREADS")
-            os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))  # inherited by the workers
-            try:
-                with ProcessPoolExecutor(max_workers=jobs, mp_context=mp, initializer=_init_worker,
-                                         initargs=(claims, done)) as pool:
-                    futures = [pool.submit(_archive_job, str(archive), str(root), prefix, by_host, hosts, str(work))
-                               for _ in range(jobs)]
-                    told: set[int] = set()
-                    while True:
-                        finished, pending = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
-                        for i, flag in enumerate(done[:]):
-                            if flag and i not in told:
-                                told.add(i)
-                                if progress:
-                                    progress(f"parsing {HOSTS_DIR}/{hosts[i]}/raw/ (host {len(told)} of {len(hosts)} done)")
-                        if not pending or any(f.exception() for f in finished):
-                            break
-                    for fut in futures:
-                        for r in fut.result():
-                            results[r[0]] = r
-            finally:
-                if saved is None:
-                    os.environ.pop("POLARS_MAX_THREADS", None)
-                else:
-                    os.environ["POLARS_MAX_THREADS"] = saved
+            with _worker_pool(jobs, initializer=_init_worker, initargs=(claims, done)) as pool:
+                futures = [pool.submit(_archive_job, str(archive), str(root), prefix, by_host, hosts, str(work))
+                           for _ in range(jobs)]
+                told: set[int] = set()
+                while True:
+                    finished, pending = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
+                    for i, flag in enumerate(done[:]):
+                        if flag and i not in told:
+                            told.add(i)
+                            if progress:
+                                progress(f"parsing {HOSTS_DIR}/{hosts[i]}/raw/ (host {len(told)} of {len(hosts)} done)")
+                    if not pending or any(f.exception() for f in finished):
+                        break
+                for fut in futures:
+                    for r in fut.result():
+                        results[r[0]] = r[1:]
         elif by_host:
             for r in _archive_job(str(archive), str(root), prefix, by_host, hosts, str(work), progress):
-                results[r[0]] = r
+                results[r[0]] = r[1:]
         for i, host in enumerate(hosts):
             if i not in results:  # a host without raw files
-                results[i] = (i, *_host_job(str(root), host, str(work / str(i)), raw=[]))
-            _, cov, by, rows = results[i]
-            coverage.extend(cov)
-            _merge_derived(derived, by)
-            for key, v in rows.items():
-                sink.rows[key] = sink.rows.get(key, 0) + v
-            _move_tables(work / str(i), tmp)
+                results[i] = _host_job(str(root), host, str(work / str(i)), raw=[])
+            _merge_host(results[i], work / str(i), tmp, sink, derived, coverage)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -546,31 +563,17 @@ def _processes(root: Path, hosts: list[str], plan: tuple[str, dict] | None = Non
 
 def _ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, derived: _Derived,
                      coverage: list[dict], n: int, progress=None) -> None:
-    """Hosts parsed in `n` worker processes (spawned: polars must not be forked), results merged in
-    manifest order, so the tables are those of the serial ingest."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
+    """Hosts parsed in `n` worker processes, results merged in manifest order, so the tables are
+    those of the serial ingest."""
     work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
-    saved = os.environ.get("POLARS_MAX_THREADS")
-    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
     try:
-        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as pool:
+        with _worker_pool(n) as pool:
             futures = [pool.submit(_host_job, str(root), host, str(work / str(i))) for i, host in enumerate(hosts)]
             for i, (host, fut) in enumerate(zip(hosts, futures)):
-                cov, by_host, rows = fut.result()
-                coverage.extend(cov)
-                _merge_derived(derived, by_host)
-                for key, v in rows.items():
-                    sink.rows[key] = sink.rows.get(key, 0) + v
-                _move_tables(work / str(i), tmp)
+                _merge_host(fut.result(), work / str(i), tmp, sink, derived, coverage)
                 if progress:
                     progress(f"parsing {HOSTS_DIR}/{host}/raw/ (host {i + 1} of {len(hosts)} done)")
     finally:
-        if saved is None:
-            os.environ.pop("POLARS_MAX_THREADS", None)
-        else:
-            os.environ["POLARS_MAX_THREADS"] = saved
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -197,17 +197,22 @@ def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[s
             os.replace(tmp / "_key.json", target / "_key.json")
             shutil.rmtree(tmp, ignore_errors=True)
         else:
-            if target.exists():
-                old = Path(tempfile.mkdtemp(prefix=".nic.old.", dir=target.parent))
-                os.replace(target, old / "x")
-                shutil.rmtree(old, ignore_errors=True)
-            os.replace(tmp, target)
+            _replace_dir(tmp, target)
             for legacy in NIC_ITEMS:  # where DERIVED_VERSION 1 kept them
                 shutil.rmtree(target.parent / legacy, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return parts
+
+
+def _replace_dir(tmp: Path, target: Path) -> None:
+    """Put the folder `tmp` in place of `target` (the old one moved aside first, then removed)."""
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.replace(target, old / "x")
+        shutil.rmtree(old, ignore_errors=True)
+    os.replace(tmp, target)
 
 
 def _sql_copy(con, name: str) -> str:
@@ -267,11 +272,7 @@ def _build(con, root: Path, item: Item, files: dict[str, list], target: Path, ke
         con.execute(f"COPY (SELECT * FROM raw.{item.name}) TO {quote_str(str(tmp / 'part-00000.parquet'))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         (tmp / "_key.json").write_text(json.dumps({"key": key, "version": DERIVED_VERSION}))
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{item.name}.old.", dir=target.parent))
-            os.replace(target, old / "x")
-            shutil.rmtree(old, ignore_errors=True)
-        os.replace(tmp, target)
+        _replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
