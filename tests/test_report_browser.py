@@ -6,6 +6,8 @@ reason when no Chromium binary is found.
 """
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import report_bundles as rb
@@ -30,20 +32,27 @@ COUNT_COLOURS = """(() => {
 })()"""
 
 
+@contextlib.contextmanager
+def _opened(path, tmp, width, height):
+    """Headless Chromium (a fresh profile under `tmp`) with the file `path` loaded; closed after."""
+    profile = tmp / "profile"
+    profile.mkdir()
+    b = Browser(CHROMIUM, profile, width=width, height=height)
+    try:
+        b.open_page()
+        b.navigate(path.as_uri())
+        yield b
+    finally:
+        b.close()
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     path = rb.pfc_report()
-    profile = tmp / "profile"
-    profile.mkdir()
-    b = Browser(CHROMIUM, profile, width=1400, height=1000)
-    try:
-        b.open_page()
-        b.navigate(path.as_uri())
+    with _opened(path, tmp, 1400, 1000) as b:
         b.wait_for("document.documentElement.dataset.rendered === '1' || !!document.documentElement.dataset.errors")
         yield b, path, tmp
-    finally:
-        b.close()
 
 
 def test_no_errors_and_no_requests(page):
@@ -98,14 +107,7 @@ def test_the_harness_sees_a_request_and_a_console_error(tmp_path):
     page = tmp_path / "leaky.html"
     page.write_text('<!DOCTYPE html><html><body><img src="http://report-test.invalid/x.png">'
                     '<script>console.error("boom")</script></body></html>')
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    b = Browser(CHROMIUM, profile, width=800, height=600)
-    try:
-        b.open_page()
-        b.navigate(page.as_uri())
+    with _opened(page, tmp_path, 800, 600) as b:
         b.pump(0.5)
         assert "http://report-test.invalid/x.png" in b.requests()
         assert any("boom" in p for p in b.problems()), b.problems()
-    finally:
-        b.close()
