@@ -26,6 +26,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.detect.catalog import KINDS
+from forensics.detect.causality import GPU_HW, HOST_LOCAL
 
 WINDOW_S = 30
 Z_MIN = 6.0
@@ -156,6 +157,10 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
     return schema.conform(pl.DataFrame(findings), "findings")
 
 
+# rule kinds that explain a slow host on their own host: its own faults (those causality links to a straggler)
+_EXPLAINS = frozenset(HOST_LOCAL + GPU_HW + ["straggler"])
+
+
 def _explained(a: dict, rules: pl.DataFrame) -> bool:
     if rules.height == 0:
         return False
@@ -165,8 +170,6 @@ def _explained(a: dict, rules: pl.DataFrame) -> bool:
         if r["start"] is None or (r["start"] <= a["end"] and (r["end"] or r["start"]) >= a["start"]):
             if a["kind"] == "straggler" and r["kind"] == "straggler":
                 return True
-            if a["kind"] == "anomaly" or r["kind"] in ("gpu_throttle", "numa_misplacement", "io_starvation",
-                                                         "cpu_saturation", "memory_pressure", "gpu_xid", "ecc_error",
-                                                         "straggler"):
+            if a["kind"] == "anomaly" or r["kind"] in _EXPLAINS:
                 return True
     return False

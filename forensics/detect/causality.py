@@ -25,7 +25,7 @@ CAUSES: dict[str, tuple[list[str], bool]] = {
     "nccl_transport_error": (FABRIC + GPU_HW, False),
     "collective_timeout": (FABRIC + GPU_HW + ["nccl_transport_error"] + HOST_LOCAL, False),
     "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation", "straggler"], False),
-    "straggler": (["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation", "memory_pressure"] + GPU_HW, True),
+    "straggler": (HOST_LOCAL + GPU_HW, True),
     "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
     "gpu_xid": (["gpu_xid", "ecc_error"], True),
     "packet_drops": (["link_flap", "pfc_storm"], False),
