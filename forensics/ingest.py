@@ -11,8 +11,8 @@ import io
 import os
 import sys
 from collections import deque
-from functools import lru_cache
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 

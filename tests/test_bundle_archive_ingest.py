@@ -103,9 +103,8 @@ def test_any_member_order_top_folder_and_memory_bound(tmp_path, monkeypatch, mem
 
 def test_a_link_to_a_raw_file_extracts_the_archive_whole(tmp_path, members):
     items = [(k, members[k]) for k in sorted(members)]
-    link = ("hosts/node02/raw/nccl/copy.log", "job-0.log")
     target = next(k for k in members if k.startswith("hosts/node02/raw/nccl/"))
-    link = (link[0], target.rsplit("/", 1)[1])
+    link = ("hosts/node02/raw/nccl/copy.log", target.rsplit("/", 1)[1])
     archive = _tar(tmp_path / "b.tar.gz", items, links=[link])
     root = load(archive, cache_dir=tmp_path / "cache")
     assert not (root / ARCHIVE_MEMBERS).exists()
