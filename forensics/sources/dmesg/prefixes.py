@@ -1,0 +1,51 @@
+"""Line prefixes of the kernel log shapes (anchored; applied to subsets routed by their first
+character), the level and facility names, and the expression helpers the readers and the field
+extraction share."""
+from __future__ import annotations
+
+import polars as pl
+
+LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+# util-linux dmesg facility names, by code (priority >> 3)
+FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
+              "authpriv", "ftp", "res0", "res1", "res2", "res3", "local0", "local1", "local2",
+              "local3", "local4", "local5", "local6", "local7")
+# spellings of syslog/logread levels -> the dmesg names above
+LEVEL_ALIASES = {"warning": "warn", "error": "err", "panic": "emerg", **{x: x for x in LEVELS}}
+MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
+
+
+# --- line prefixes (anchored; applied to subsets routed by their first character) -------------
+RE_PRI = r"^<([0-9]{1,3})>"
+RE_DECODE = r"^(?P<dfac>[a-z0-9]+) *:(?P<dlvl>[a-z]+) *: "
+RE_RAW = r"^\[ *[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\] ?"
+RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
+            r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
+RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"
+          r"(?:(?P<sep>[,.])(?P<frac>[0-9]{1,9}))?(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})) ?)")
+# the same, fixed width: "2025-01-21T04:41:44,283302+00:00 " (dmesg's own iso format; sliced, not captured)
+RE_ISO_FIXED = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}[+-][0-9]{2}:[0-9]{2}(?: |$)"
+RE_SHORT = (r"^(?P<pfx>(?P<rt>(?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
+            r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))?) ?)")
+RE_LOGREAD = (r"^(?P<pfx>(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
+              r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4})) "
+              r"(?P<sfac>[a-z0-9]+)\.(?P<slvl>[a-z]+) ?)")
+# "host ident[pid]: " after a syslog/journal time
+RE_HOST_IDENT = r"^(?P<hpfx>(?P<host>[^ \[\]:]+) (?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[[0-9]+\])?: ?)"
+# "ident: " with no host (OpenWrt logread)
+RE_IDENT = r"^(?P<hpfx>(?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[[0-9]+\])?: ?)"
+# the kernel's own "[ 12.345678] " inside a syslog line
+RE_INNER_BOOT = r"^(?P<ipfx>\[ *(?P<isec>[0-9]+)\.(?P<ifrac>[0-9]+)\] ?)"
+RE_PROMPT = r"(?:^|[\s$#>])(?:sudo )?(?:dmesg|journalctl)(?:\s|$)"
+RE_JOURNAL_HDR = r"^-- (?:Logs begin|Journal begins|Boot |Reboot|No entries|Subject|Defined-By)"
+
+
+def _masked(expr: pl.Expr, rx: str, literal: bool = False) -> pl.Expr:
+    """`expr` where it matches `rx`, else null (work on the result then skips the other rows)."""
+    return pl.when(expr.str.contains(rx, literal=literal).fill_null(False)).then(expr)
+
+
+def _match(expr: pl.Expr, rx: str) -> pl.Expr:
+    """The text `rx` matches in `expr` (group 0: a DFA search, much cheaper than capture groups)."""
+    return expr.str.extract(rx, 0)

@@ -1,0 +1,44 @@
+"""Does an input look like a kernel log (dmesg, journalctl, syslog)?"""
+from __future__ import annotations
+
+import re
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import head_text
+
+# sniffing (Python re on a few lines)
+_SNIFF = [re.compile(p) for p in (
+    r"^(?:<[0-9]{1,3}>)?(?:[a-z0-9]+ *:[a-z]+ *: )?\[ *[0-9]+\.[0-9]{3,9}(?: <[ 0-9.]+>)?\] ",
+    r"^(?:[a-z0-9]+ *:[a-z]+ *: )?\[[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}\] ",
+    r"^(?:[a-z0-9]+ *:[a-z]+ *: )?[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}[+-][0-9]{2}:[0-9]{2} ",
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2}) [^ \[\]:]+ kernel: ",
+    r"^[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [^ \[\]:]+ kernel: ",
+    r"^\[ *[0-9]+\.[0-9]+\] [^ \[\]:]+ kernel: ",
+    r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} kern\.[a-z]+ kernel: ",
+)]
+
+
+# any program's syslog/journal line: counts for sniffing once a kernel line was seen (/var/log/messages)
+_SNIFF_SYSLOG = re.compile(
+    r"^(?:[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})"
+    r"|[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} [a-z0-9]+\.[a-z]+)"
+    r" (?:[^ \[\]:]+ )?[A-Za-z][A-Za-z0-9_.@/-]*(?:\[[0-9]+\])?: ")
+
+
+def sniff(head: bytes) -> bool:
+    """True when most of the first lines carry a dmesg/journalctl/syslog kernel prefix (in a syslog
+    file such as /var/log/messages other programs' lines count too, once a kernel line was seen)."""
+    lines = [ln for ln in head_text(head).splitlines()[:200]]
+    if lines and len(head) >= 65536:
+        lines = lines[:-1]  # may be cut mid-line
+    hits = other = considered = 0
+    for ln in lines:
+        if not ln.strip() or ln.startswith(("-- ", MARKER_PREFIX)) or ln[:1] in " \t":
+            continue
+        considered += 1
+        if any(p.match(ln) for p in _SNIFF):
+            hits += 1
+        elif _SNIFF_SYSLOG.match(ln):
+            other += 1
+    return hits >= 1 and (hits + other) * 2 >= considered
