@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from forensics.layout import format_marker
-from forensics.sources import ParseContext, _nvsmi_common, nvidia_smi, registry
+from forensics.sources import ParseContext, nvidia_smi, registry
+from forensics.sources.nvidia_smi import common as _nvsmi_common
 from test_sources_conformance import check_accounting
 
 FX = Path(__file__).parent / "fixtures" / "nvidia_smi"
@@ -374,7 +375,7 @@ def test_helper_doctests():
 def test_collector_query_fields_are_all_mapped():
     """Every field `forensics collect` asks --query-gpu for lands in a gpu_samples/gpus column."""
     from forensics.collect import specs
-    from forensics.sources import _nvsmi_csv
+    from forensics.sources.nvidia_smi import query_csv as _nvsmi_csv
 
     for q in (specs.GPU_QUERY_FIELDS, specs.GPU_QUERY_FIELDS_OLD, specs.GPU_QUERY_FIELDS_MIN):
         assert [f for f in q.split(",") if _nvsmi_csv.canonical(f) not in _nvsmi_csv.SPECS] == []
@@ -474,9 +475,9 @@ def test_nvlink_marker_series_fast_path_equals_the_line_reader():
     from polars.testing import assert_frame_equal
 
     from forensics import schema
-    from forensics.sources import _nvsmi_nvlink as L
+    from forensics.sources.nvidia_smi import nvlink as L
     from forensics.sources._base import split_lines
-    from forensics.sources._nvsmi_common import frame
+    from forensics.sources.nvidia_smi.common import frame
 
     real = (FX / "nvidia_smi--nvlink-gt-d-6xa100-pcie-two-snapshots.txt").read_text()
     cut = real.index("GPU 0", 1)

@@ -13,8 +13,7 @@ import re
 from typing import Any
 
 from forensics.layout import MARKER_PREFIX, parse_marker
-from forensics.sources._nvsmi_common import is_na
-from forensics.sources._nvsmi_text import Parts
+from forensics.sources.nvidia_smi.common import Parts, is_na
 
 AFFINITY = {"cpu affinity": "cpu_affinity", "numa affinity": "numa_node", "gpu numa id": "gpu_numa_id"}
 _DEV = re.compile(r"^(?:GPU[0-9]{1,4}|NIC[0-9]{1,4}|[A-Za-z][A-Za-z0-9_]{0,30}[0-9])$")

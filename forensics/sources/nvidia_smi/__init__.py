@@ -16,7 +16,7 @@ Reads, recognised by content (one variant per file):
   marker segment or ``<?xml`` declaration.
 * ``--query-gpu=... --format=csv`` with header (unit tags ``[%]``, ``[W]``, values with or without
   units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape for the
-  field lists in ``_nvsmi_csv.KNOWN_LISTS``); the ``timestamp`` field is local time;
+  field lists in ``query_csv.KNOWN_LISTS``); the ``timestamp`` field is local time;
   ``clocks_event_reasons.active`` / ``clocks_throttle_reasons.active`` bitmasks are decoded into
   the ``reason_*`` flags (nvmlClocksEventReason bits).
 * ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the
@@ -24,7 +24,7 @@ Reads, recognised by content (one variant per file):
 * ``nvidia-smi nvlink -gt d`` / ``-gt r`` (and the deprecated ``-g 0|1`` of older drivers) ->
   nvlink_counters: one row per GPU, link, counter (data, raw, counter0/1) and direction (tx, rx),
   the running total as printed (KiB); one sample per collector marker, or per repeated GPU line
-  when outputs were pasted one after the other (see :mod:`forensics.sources._nvsmi_nvlink`).
+  when outputs were pasted one after the other (see :mod:`forensics.sources.nvidia_smi.nvlink`).
 
 PCI bus ids are normalised to ``dddd:bb:dd.f`` in lowercase. "N/A", "[N/A]", "[Not Supported]",
 "Requested functionality has been deprecated" become null on purpose; any other value that does not
@@ -73,74 +73,20 @@ and two samples of ``nvidia-smi nvlink -gt d`` as the collector stores them (H80
 """
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from forensics import schema
-from forensics.layout import MARKER_PREFIX
-from forensics.sources import _nvsmi_csv, _nvsmi_nvlink, _nvsmi_text, _nvsmi_topo, _nvsmi_xml
 from forensics.sources._base import (
     ParseContext, ParseResult, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
-from forensics.sources._nvsmi_common import add_time, frame
+from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, topo
+from forensics.sources.nvidia_smi.common import add_time, frame
 
 NAME = "nvidia_smi"
 VERSION = 2
 TABLES = ("gpus", "gpu_samples", "gpu_topo", "nvlink_counters")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvlink -gt: GPU inventory, samples "
                "(util, power, clocks, throttle reasons, ECC, row remaps), GPU/NIC topology, NVLink traffic counters")
-
-_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
-_GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
-_KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
-_XML = ("<?xml", "<nvidia_smi_log", "<!DOCTYPE nvidia_smi_log")
-_STRONG_CSV = {"timestamp", "index", "uuid", "pci.bus_id", "pstate", "driver_version", "vbios_version"}
-
-
-def _strong_header(fields: list[str]) -> bool:
-    """A header this specific to nvidia-smi: a known dotted field, or two identity fields and nothing unknown."""
-    known = [f in _nvsmi_csv.SPECS or f in _nvsmi_csv.OTHER_FIELDS for f in fields]
-    if any(k and "." in f for f, k in zip(fields, known)):
-        return True
-    return all(known) and len(_STRONG_CSV & set(fields)) >= 2
-
-
-def _variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' from the first decisive line, or None."""
-    rows: list[str] = []
-    seen = 0
-    for i, t in enumerate(texts):
-        s = t.strip()
-        if not s or t.startswith(MARKER_PREFIX):
-            continue
-        seen += 1
-        if seen > 400:
-            break
-        if s.startswith(_XML):
-            return "xml"
-        if _BANNER.match(t):
-            return "text"
-        if _nvsmi_nvlink.starts_here(texts, i, strict):
-            return "nvlink"
-        if _GPU.match(t):
-            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
-            if not strict or _KV_INDENTED.match(nxt):
-                return "text"
-        h = _nvsmi_topo.header(t)
-        if h is not None:
-            if not strict or any(x.startswith(h[0]) and x[len(h[0]):len(h[0]) + 1] in ("\t", " ")
-                                 for x in texts[i + 1:i + 4]):
-                return "topo"
-        f = _nvsmi_csv.header_fields(t)
-        if f is not None and (not strict or _strong_header(f)):
-            return "csv"
-        rows.append(t)
-    if ctx is not None and (ctx.hints or {}).get("query_fields"):
-        return "csv"
-    if rows and _nvsmi_csv.infer_fields(rows) is not None:
-        return "csv"
-    return None
 
 
 def sniff(head: bytes) -> bool:
@@ -149,21 +95,21 @@ def sniff(head: bytes) -> bool:
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
-    return _variant(lines, None, strict=True) is not None
+    return recognise.variant(lines, None, strict=True) is not None
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts = lines["text"].to_list()
     n = len(texts)
-    kind = _variant(texts, ctx)
+    kind = recognise.variant(texts, ctx)
     if kind is None:
         rest = lines.filter(pl.col("text").str.strip_chars() != "")
         up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt)",
                             ctx, NAME)
         return result(NAME, ctx, n, {}, up, variant="unknown")
     if kind == "csv":
-        out = _nvsmi_csv.parse(lines, ctx)
+        out = query_csv.parse(lines, ctx)
         ups = [unparsed_frame(f, r, ctx, NAME) for f, r in out["unparsed"] if f.height]
         tables = {}
         s = out["samples"]
@@ -174,11 +120,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         tables["gpus"] = out["gpus"] if out["gpus"] is not None else frame("gpus", [])
         return result(NAME, ctx, n, tables, ups, **_tz_note(tables, ctx, out["meta"]))
     if kind == "nvlink":
-        fast = _nvsmi_nvlink.parse_series(lines["text"])
+        fast = nvlink.parse_series(lines["text"])
         if fast is not None:
             rows, meta = fast  # (result() conforms the frame to the table's schema)
             return result(NAME, ctx, n, {"nvlink_counters": rows}, None, **meta)
-    mod = {"text": _nvsmi_text, "xml": _nvsmi_xml, "topo": _nvsmi_topo, "nvlink": _nvsmi_nvlink}[kind]
+    mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink}[kind]
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
     if kind == "nvlink":

@@ -18,7 +18,7 @@ import polars as pl
 
 from forensics.layout import parse_marker
 from forensics.sources._base import marker_split
-from forensics.sources._nvsmi_common import NA_TOKENS, REASON_BITS
+from forensics.sources.nvidia_smi.common import NA_TOKENS, REASON_BITS
 
 # Aliases nvidia-smi accepts (`nvidia-smi --help-query-gpu`), folded to one spelling.
 ALIASES = {

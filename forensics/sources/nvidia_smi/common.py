@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -48,6 +49,17 @@ _PCI = re.compile(r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-9
 _PCI_NODOMAIN = re.compile(r"^([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-9A-Fa-f])$")
 _NUM = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z%/()]*)$")
 _TS_Q = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}$")
+
+
+@dataclass
+class Parts:
+    """What a line reader (-q text, -q -x XML, topo -m, nvlink) hands back: rows per table, unparsed lines, facts."""
+
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+    unparsed: list[tuple[int, str, str]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    topo: list[dict[str, Any]] = field(default_factory=list)
 
 
 class BadValue(ValueError):

@@ -13,11 +13,10 @@ import xml.etree.ElementTree as ET
 from typing import Any, Callable
 
 from forensics.layout import MARKER_PREFIX, parse_marker
-from forensics.sources._nvsmi_common import (
-    REASON_COLUMNS, BadValue, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate,
+from forensics.sources.nvidia_smi.common import (
+    REASON_COLUMNS, BadValue, Parts, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate,
     q_timestamp, text, width, yes_no,
 )
-from forensics.sources._nvsmi_text import Parts
 
 _HOSTILE = re.compile(r"<!ENTITY|<!DOCTYPE[^>]*\[")
 _GPU_OPEN = re.compile(r"<gpu[\s>/]")

@@ -10,12 +10,11 @@ repeats.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from forensics.layout import MARKER_PREFIX, parse_marker
-from forensics.sources._nvsmi_common import (
-    BadValue, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
+from forensics.sources.nvidia_smi.common import (
+    BadValue, Parts, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
     yes_no,
 )
 
@@ -104,15 +103,6 @@ ECC_UNCORRECTABLE = {"sram uncorrectable", "dram uncorrectable", "sram uncorrect
 RELEVANT = ({p[0] for p in EXACT} | REASON_SECTIONS | POWER_SECTIONS
             | {"ecc errors", "clocks event reasons counters"})
 TOP_KEYS = {"timestamp", "driver version", "cuda version", "attached gpus", "attached units"}
-
-
-@dataclass
-class Parts:
-    samples: list[dict[str, Any]] = field(default_factory=list)
-    gpus: list[dict[str, Any]] = field(default_factory=list)
-    unparsed: list[tuple[int, str, str]] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
-    topo: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _assign(rec: dict[str, Any], path: tuple[str, ...], value: str) -> None:

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from forensics.layout import MARKER_PREFIX, parse_marker
-from forensics.sources._nvsmi_text import Parts
+from forensics.sources.nvidia_smi.common import Parts
 
 # the GPU line and the -gt counter line, for the line reader (re) and the series reader (polars) alike
 _GPU_RE = r"^GPU (?P<gpu_s>[0-9]{1,4}): (?P<name>.*?) \(UUID: (?P<uuid>[^()\s]+)\)\s*$"

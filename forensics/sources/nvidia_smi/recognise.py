@@ -1,0 +1,63 @@
+"""Which of the five nvidia-smi outputs an input is (-q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt).
+
+The first decisive line decides; ``strict`` (sniffing a head of unknown origin) asks for more
+evidence than parsing a file already given to this source.
+"""
+from __future__ import annotations
+
+import re
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import ParseContext
+from forensics.sources.nvidia_smi import nvlink, query_csv, topo
+
+_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
+_GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
+_KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
+_XML = ("<?xml", "<nvidia_smi_log", "<!DOCTYPE nvidia_smi_log")
+_STRONG_CSV = {"timestamp", "index", "uuid", "pci.bus_id", "pstate", "driver_version", "vbios_version"}
+
+
+def _strong_header(fields: list[str]) -> bool:
+    """A header this specific to nvidia-smi: a known dotted field, or two identity fields and nothing unknown."""
+    known = [f in query_csv.SPECS or f in query_csv.OTHER_FIELDS for f in fields]
+    if any(k and "." in f for f, k in zip(fields, known)):
+        return True
+    return all(known) and len(_STRONG_CSV & set(fields)) >= 2
+
+
+def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
+    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' from the first decisive line, or None."""
+    rows: list[str] = []
+    seen = 0
+    for i, t in enumerate(texts):
+        s = t.strip()
+        if not s or t.startswith(MARKER_PREFIX):
+            continue
+        seen += 1
+        if seen > 400:
+            break
+        if s.startswith(_XML):
+            return "xml"
+        if _BANNER.match(t):
+            return "text"
+        if nvlink.starts_here(texts, i, strict):
+            return "nvlink"
+        if _GPU.match(t):
+            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            if not strict or _KV_INDENTED.match(nxt):
+                return "text"
+        h = topo.header(t)
+        if h is not None:
+            if not strict or any(x.startswith(h[0]) and x[len(h[0]):len(h[0]) + 1] in ("\t", " ")
+                                 for x in texts[i + 1:i + 4]):
+                return "topo"
+        f = query_csv.header_fields(t)
+        if f is not None and (not strict or _strong_header(f)):
+            return "csv"
+        rows.append(t)
+    if ctx is not None and (ctx.hints or {}).get("query_fields"):
+        return "csv"
+    if rows and query_csv.infer_fields(rows) is not None:
+        return "csv"
+    return None
