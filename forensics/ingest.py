@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from forensics import schema
-from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, detect, get
+from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, recognise, sniff_as
 
 CHUNK_BYTES = 64 << 20
 MAX_WORKERS = 4
@@ -78,9 +78,9 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     else:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
-    name = source or detect(head)
+    name, verdict = (source, None) if source else recognise(head)
     if name is None:
-        raise ValueError("no source recognises this file (use --source NAME)")
+        raise ValueError(f"{verdict.reason}; use --source NAME")
     mod = get(name)
     size = len(data) if data is not None else path.stat().st_size
     chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
@@ -190,12 +190,17 @@ class ParquetSink:
 
 
 def parse_file_to(path: Path, source: str | None = None, host: str | None = None, tz: str | None = None,
-                  out_dir: Path | None = None, fmt: str = "table") -> dict:
-    """`forensics parse` for one file: parse, print or write tables, return the coverage summary."""
+                  out_dir: Path | None = None, fmt: str = "table", year: int | None = None) -> dict:
+    """`forensics parse` for one file: parse, print or write tables, return the coverage summary
+    (with the sniffer's confidence and reason; with `source` given and its sniffer rejecting the
+    file, a `warning` saying so: the file is parsed as told)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError("not a readable file")
-    ctx = ParseContext(host=host, file=str(path), tz=tz)
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    verdict = sniff_as(source, head) if source else recognise(head)[1]
+    ctx = ParseContext(host=host, file=str(path), tz=tz, year=year)
     if out_dir is not None:
         sink = ParquetSink(out_dir)
         try:
@@ -214,4 +219,9 @@ def parse_file_to(path: Path, source: str | None = None, host: str | None = None
                 if fmt == "csv":
                     sys.stdout.write(f"# table {t}\n")
                 emit_frame(df, OutFormat(fmt), title=t)
-    return {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height, "rows": rows}
+    summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height, "rows": rows,
+               "confidence": verdict.confidence, "recognition": verdict.reason}
+    if source and not verdict:
+        summary["warning"] = (f"does not look like {source} output (confidence {verdict.confidence:.2f}: "
+                              f"{verdict.reason}); parsed as {source} as told")
+    return summary

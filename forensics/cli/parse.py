@@ -27,6 +27,8 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of local times in the input (default UTC)"),
         out: Optional[Path] = typer.Option(None, "--out", help="write DIR/<table>.parquet (with unparsed.parquet)"),
         fmt: ParseFormat = typer.Option(ParseFormat.table, "--format", help="table|json|csv"),
+        year: Optional[int] = typer.Option(None, "--year", min=1970, max=9999,
+                                           help="year of times printed without one (syslog, journalctl short)"),
     ) -> None:
         """Parse raw outputs of dmesg, ethtool -S, iostat, sar, numactl -H, nvidia-smi or NCCL logs."""
         from forensics.ingest import parse_file_to
@@ -38,17 +40,20 @@ def register(app: typer.Typer) -> None:
         failed = 0
         for f in files:
             try:
-                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value)
+                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value, year=year)
             except (OSError, ValueError, KeyError) as exc:
                 print(f"forensics: error: {f}: {exc}", file=sys.stderr)
                 failed += 1
                 continue
+            if summary.get("warning"):
+                print(f"forensics: warning: {f}: {summary['warning']}", file=sys.stderr)
             if fmt is ParseFormat.json:
                 sys.stdout.write(json.dumps(summary) + "\n")
             else:
                 print(
                     f"{summary['file']}: source={summary['source']} lines={summary['lines']} "
-                    f"unparsed={summary['unparsed']} rows={summary['rows']}",
+                    f"unparsed={summary['unparsed']} rows={summary['rows']} "
+                    f"confidence={summary['confidence']:.2f} ({summary['recognition']})",
                     file=sys.stderr,
                 )
         if failed:

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from forensics.sources._base import ParseContext, ParseResult, split_lines  # noqa: F401
+from forensics.sources._base import SNIFF_ACCEPT, ParseContext, ParseResult, Sniff, split_lines  # noqa: F401
 
 REQUIRED = ("NAME", "VERSION", "TABLES", "DESCRIPTION", "sniff", "parse")
 SNIFF_BYTES = 65536
@@ -39,16 +39,34 @@ def get(name: str) -> ModuleType:
         raise KeyError(f"unknown source {name!r} (known: {', '.join(registry())})") from None
 
 
+def sniff_as(name: str, head: bytes) -> Sniff:
+    """Source `name`'s verdict on `head` (a sniffer that raises: confidence 0 with the error)."""
+    try:
+        return Sniff.of(get(name).sniff(head[:SNIFF_BYTES]))
+    except Exception as exc:  # noqa: BLE001 - a sniffer must never break detection of the others
+        return Sniff(0.0, f"its sniffer failed: {type(exc).__name__}")
+
+
+def recognise(head: bytes) -> tuple[str | None, Sniff]:
+    """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
+    then name) whose sniffer accepts it; else (None, a verdict naming the closest source)."""
+    mods = sorted(registry().values(), key=lambda m: (getattr(m, "SNIFF_PRIORITY", 50), m.NAME))
+    best: tuple[str, Sniff] | None = None
+    for mod in mods:
+        got = sniff_as(mod.NAME, head)
+        if got:
+            return mod.NAME, got
+        if got.confidence > 0 and (best is None or got.confidence > best[1].confidence):
+            best = (mod.NAME, got)
+    if best is None:
+        return None, Sniff(0.0, "no source recognises it")
+    return None, Sniff(best[1].confidence,
+                       f"no source recognises it (closest: {best[0]} at {best[1].confidence:.2f}: {best[1].reason})")
+
+
 def detect(head: bytes) -> str | None:
     """Name of the first source (by SNIFF_PRIORITY, then name) whose sniff() accepts `head`."""
-    mods = sorted(registry().values(), key=lambda m: (getattr(m, "SNIFF_PRIORITY", 50), m.NAME))
-    for mod in mods:
-        try:
-            if mod.sniff(head[:SNIFF_BYTES]):
-                return mod.NAME
-        except Exception:  # a sniffer must never break detection of the others
-            continue
-    return None
+    return recognise(head)[0]
 
 
 def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None = None) -> tuple[str, ParseResult]:

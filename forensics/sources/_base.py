@@ -6,13 +6,18 @@ A parser is a module ``forensics/sources/<name>.py`` with::
     VERSION = 1               # bump when output changes: cached tables are re-parsed
     TABLES = ("kernel_log",)  # tables it can produce (each has schemas/<table>.json)
     DESCRIPTION = "..."       # one line for `forensics sources`
-    def sniff(head: bytes) -> bool: ...
+    def sniff(head: bytes) -> Sniff: ...   # (a plain bool is still accepted: see as_sniff)
     def parse(data: bytes, ctx: ParseContext) -> ParseResult: ...
 
 Accounting rule (tested for every source and fixture): ``result.lines`` is the number of lines of
 the input as :func:`split_lines` counts them, and every line is either used (it produced a row or is
 structure the format defines: a header, a blank separator, a marker) or appears exactly once in
 ``result.unparsed`` with a reason.
+
+Recognition rule: ``sniff`` says how sure it is, never only yes or no: it returns a :class:`Sniff`
+(confidence 0..1 and what it saw, in words), true from ``SNIFF_ACCEPT`` on, so that an input is
+either recognised with a stated confidence or reported as not recognised, and a file given with
+``--source S`` that S's sniffer rejects is said to be so.
 """
 from __future__ import annotations
 
@@ -28,6 +33,42 @@ from forensics.layout import MARKER_PREFIX, parse_marker
 NULL_TOKENS = ("N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
                "[Not Found]", "Not Available", "[Insufficient Permissions]", "Insufficient Permissions",
                "-", "")
+
+
+SNIFF_ACCEPT = 0.5  # confidence from which an input is taken to be a source's output
+
+
+@dataclass(frozen=True)
+class Sniff:
+    """A sniffer's verdict on the start of an input.
+
+    confidence: 0.0 (clearly not this source's output) .. 1.0 (certainly it); the input is taken to
+    be this source's from SNIFF_ACCEPT on, and the object is true exactly then (so ``if
+    mod.sniff(head):`` reads as before).
+    reason: what was seen, for the user ("38 of 40 lines carry a kernel log prefix").
+
+    >>> bool(Sniff(0.95, "x")), bool(Sniff(0.2, "y")), Sniff.of(True).confidence
+    (True, False, 1.0)
+    """
+
+    confidence: float
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.confidence >= SNIFF_ACCEPT
+
+    @staticmethod
+    def of(value: "Sniff | bool") -> "Sniff":
+        """A sniffer's return value as a Sniff (a bool from a sniffer that states no confidence: 1.0 / 0.0)."""
+        if isinstance(value, Sniff):
+            return value
+        return Sniff(1.0, "recognised by its sniffer") if value else Sniff(0.0, "not recognised by its sniffer")
+
+    @staticmethod
+    def ratio(hits: int, total: int, what: str, floor: int = 1) -> "Sniff":
+        """confidence = hits / total lines (0 below `floor` hits), reason "hits of total lines <what>"."""
+        conf = hits / total if total and hits >= floor else 0.0
+        return Sniff(round(min(1.0, conf), 3), f"{hits} of {total} lines {what}")
 
 
 @dataclass

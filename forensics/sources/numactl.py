@@ -46,7 +46,7 @@ import re
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, head_text, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
 
 NAME = "numactl"
 VERSION = 1
@@ -60,6 +60,8 @@ _CPU_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
 _DIST_HEADER = re.compile(r"^node((?:\s+[0-9]+)+)\s*$")
 _DIST_ROW = re.compile(r"^\s*([0-9]+):((?:\s+[0-9]+)+)\s*$")
 _SNIFF = re.compile(r"(?m)^(?:available: [0-9]+ nodes \(|node [0-9]+ cpus:|No NUMA available on this system)")
+_SNIFF_LINE = re.compile(r"^(?:available: |node [0-9]+ (?:cpus|size|free):|node distances:|node(?: +[0-9]+)+$"
+                         r"|[0-9]+:(?: +[0-9]+)+$|No NUMA available|No distance information)")
 _NO_NUMA = "No NUMA available on this system"
 _NO_DIST = "No distance information available."
 _NOT = "not numactl -H output"
@@ -67,10 +69,16 @@ _PROMPT = "shell prompt or command line, not numactl output"
 _COMMAND = re.compile(r"(?:^|[\s$#>])numactl(?:\s|$)")
 
 
-def sniff(head: bytes) -> bool:
-    """True for numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line."""
+def sniff(head: bytes) -> Sniff:
+    """numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line,
+    with 'available:', 'No NUMA' or a ' size: ' line. Accepted from 0.75 on (a short output among
+    prompts and other commands' lines is still numactl's), plus a quarter of the share of its lines."""
     text = head_text(head)
-    return bool(_SNIFF.search(text)) and ("available:" in text or "No NUMA" in text or " size: " in text)
+    if not (_SNIFF.search(text) and ("available:" in text or "No NUMA" in text or " size: " in text)):
+        return Sniff(0.0, "no 'available: N nodes', 'node N cpus:' or 'No NUMA available' line")
+    lines = [s.strip() for s in text.splitlines() if s.strip()]
+    ours = sum(1 for s in lines if _SNIFF_LINE.match(s))
+    return Sniff(round(0.75 + 0.25 * ours / len(lines), 3), f"{ours} of {len(lines)} lines are numactl -H lines")
 
 
 def _cpus(text: str) -> list[int] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import head_text
+from forensics.sources._base import Sniff, head_text
 
 # sniffing (Python re on a few lines)
 _SNIFF = [re.compile(p) for p in (
@@ -26,9 +26,10 @@ _SNIFF_SYSLOG = re.compile(
     r" (?:[^ \[\]:]+ )?[A-Za-z][A-Za-z0-9_.@/-]*(?:\[[0-9]+\])?: ")
 
 
-def sniff(head: bytes) -> bool:
-    """True when most of the first lines carry a dmesg/journalctl/syslog kernel prefix (in a syslog
-    file such as /var/log/messages other programs' lines count too, once a kernel line was seen)."""
+def sniff(head: bytes) -> Sniff:
+    """The share of the first lines (blank, continuation and marker lines aside) that carry a
+    dmesg/journalctl/syslog kernel prefix (in a syslog file such as /var/log/messages other programs'
+    lines count too, once a kernel line was seen); none without a kernel line."""
     lines = [ln for ln in head_text(head).splitlines()[:200]]
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
@@ -41,4 +42,7 @@ def sniff(head: bytes) -> bool:
             hits += 1
         elif _SNIFF_SYSLOG.match(ln):
             other += 1
-    return hits >= 1 and (hits + other) * 2 >= considered
+    if not hits:
+        return Sniff(0.0, f"none of {considered} lines carries a kernel log prefix (dmesg, journalctl, syslog)")
+    what = "carry a kernel log prefix" + (f" ({other} of them other programs' syslog lines)" if other else "")
+    return Sniff.ratio(hits + other, considered, what)

@@ -1,0 +1,82 @@
+"""Recognition states its confidence: every sniffer's verdict is a Sniff (or a bool read as one),
+`recognise` names the source with its confidence or says what came closest, and `forensics parse
+--source S` on a file that is clearly not S says so."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixture_cases import cases
+from forensics.sources import SNIFF_ACCEPT, Sniff, recognise, sniff_as
+
+FIX = Path(__file__).parent / "fixtures"
+FORENSICS = str(Path(sys.executable).parent / "forensics")
+STATING = ("dmesg", "numactl")  # sources whose sniffer states a confidence (the others still answer a bool)
+
+
+def test_sniff_truth_is_the_acceptance_threshold():
+    assert Sniff(SNIFF_ACCEPT, "")
+    assert not Sniff(SNIFF_ACCEPT - 0.001, "")
+    assert Sniff.of(True).confidence == 1.0 and Sniff.of(False).confidence == 0.0
+    assert Sniff.of(Sniff(0.3, "x")) == Sniff(0.3, "x")
+    got = Sniff.ratio(3, 4, "carry a prefix")
+    assert got.confidence == 0.75 and got.reason == "3 of 4 lines carry a prefix"
+    assert Sniff.ratio(0, 4, "x").confidence == 0.0 and Sniff.ratio(1, 0, "x").confidence == 0.0
+
+
+@pytest.mark.parametrize("source,fixture", [c for c in cases() if c[0] in STATING],
+                         ids=[c[1].name for c in cases() if c[0] in STATING])
+def test_real_fixtures_recognised_with_a_stated_confidence(source, fixture):
+    name, verdict = recognise(fixture.read_bytes())
+    assert name == source
+    assert SNIFF_ACCEPT <= verdict.confidence <= 1.0
+    assert " of " in verdict.reason  # "N of M lines ..."
+
+
+def test_not_recognised_names_the_closest_source():
+    # one kernel line among prose: dmesg sees it, but not enough of the input to take it as dmesg
+    text = b"[   12.345678] mlx5_core 0000:18:00.0: Port module event: module 0, Cable plugged\n" + b"some prose\n" * 5
+    name, verdict = recognise(text)
+    assert name is None
+    assert verdict.confidence == pytest.approx(1 / 6, abs=0.001)
+    assert "closest: dmesg" in verdict.reason and "1 of 6 lines" in verdict.reason
+
+
+def test_clearly_not_dmesg_and_not_numactl():
+    numactl = next(f for s, f in cases() if s == "numactl").read_bytes()
+    dmesg = next(f for s, f in cases() if s == "dmesg").read_bytes()
+    assert sniff_as("dmesg", numactl).confidence == 0.0
+    assert sniff_as("numactl", dmesg).confidence == 0.0
+
+
+def test_parse_with_the_wrong_source_says_so(tmp_path):
+    numactl = next(f for s, f in cases() if s == "numactl")
+    out = subprocess.run([FORENSICS, "parse", "--source", "dmesg", "--format", "json", str(numactl)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    warning = [ln for ln in out.stderr.splitlines() if "warning" in ln]
+    assert len(warning) == 1 and "does not look like dmesg output (confidence 0.00" in warning[0]
+    summary = json.loads(out.stdout)
+    assert summary["source"] == "dmesg" and summary["confidence"] == 0.0
+    assert summary["unparsed"] == summary["lines"]  # nothing was taken for a kernel message
+
+
+def test_parse_recognised_states_confidence(tmp_path):
+    numactl = next(f for s, f in cases() if s == "numactl")
+    out = subprocess.run([FORENSICS, "parse", "--format", "json", str(numactl)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "warning" not in out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["source"] == "numactl" and summary["confidence"] >= SNIFF_ACCEPT and summary["recognition"]
+
+
+def test_unrecognised_file_is_one_line_exit_2(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("hello\nthis is not any tool's output\n")
+    out = subprocess.run([FORENSICS, "parse", str(f)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "no source recognises it" in out.stderr
