@@ -1,6 +1,7 @@
 """Options and output helpers shared by every command."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from enum import Enum
@@ -28,10 +29,14 @@ class OutFormat(str, Enum):
 def _jsonable(v: Any) -> Any:
     if hasattr(v, "isoformat"):
         return v.isoformat()
+    if isinstance(v, dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
     if isinstance(v, list):
         return [_jsonable(x) for x in v]
     if isinstance(v, dict):
-        return {k: _jsonable(x) for k, x in v.items()}
+        return {str(k): _jsonable(x) for k, x in v.items()}
     return v
 
 
@@ -39,35 +44,64 @@ def frame_to_json_rows(df: pl.DataFrame) -> list[dict]:
     return [{k: _jsonable(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
 
 
+def _nested(t: pl.DataType) -> bool:
+    return t.is_nested() or isinstance(t, pl.Object)
+
+
+def flat_for_csv(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with every nested column (lists, arrays, structs, DuckDB MAPs) as JSON text, durations in seconds."""
+    cols = []
+    for c, t in df.schema.items():
+        if _nested(t):
+            cols.append(pl.Series(c, [None if v is None else json.dumps(_jsonable(v), default=str)
+                                      for v in df[c].to_list()], dtype=pl.String))
+        elif isinstance(t, pl.Duration):
+            cols.append(df[c].dt.total_microseconds().cast(pl.Float64) / 1e6)
+        elif isinstance(t, pl.Binary):
+            cols.append(pl.Series(c, [None if v is None else v.hex() for v in df[c].to_list()], dtype=pl.String))
+    return df.with_columns(cols) if cols else df
+
+
+def _write(out: Path | None, write) -> None:
+    """Run `write(path_or_file)` for `out` or standard output; a folder that is missing or not
+    writable is one UserError line."""
+    if out is None:
+        write(None)
+        return
+    if not out.parent.is_dir():
+        raise UserError(f"{out}: the folder {out.parent} does not exist")
+    try:
+        write(out)
+    except PermissionError:
+        raise UserError(f"{out}: permission denied (cannot write there)") from None
+    except IsADirectoryError:
+        raise UserError(f"{out}: is a directory") from None
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write: {exc.strerror or exc}") from None
+
+
 def emit_frame(df: pl.DataFrame, fmt: OutFormat, out: Path | None = None, title: str | None = None) -> None:
-    """Write `df` to `out` (or stdout) in the chosen format."""
+    """Write `df` to `out` (or stdout) in the chosen format (tables: see :mod:`forensics.cli._table`)."""
     if fmt is OutFormat.parquet:
         if out is None:
             raise UserError("--format parquet needs --out FILE")
-        df.write_parquet(out, compression="zstd")
+        _write(out, lambda p: df.write_parquet(p, compression="zstd"))
         return
     if fmt is OutFormat.json:
         text = json.dumps(frame_to_json_rows(df), default=str) + "\n"
     elif fmt is OutFormat.csv:
-        flat = df.with_columns(
-            [pl.col(c).cast(pl.List(pl.String)).list.join(",") for c, t in df.schema.items() if isinstance(t, pl.List)]
-        )
-        text = flat.write_csv()
+        text = flat_for_csv(df).write_csv()
     else:
-        text = None
-    if text is not None:
-        if out:
-            out.write_text(text)
-        else:
-            sys.stdout.write(text)
-        return
-    from rich.console import Console
-    from rich.table import Table
+        from forensics.cli._table import emit_table
 
-    console = Console(file=open(out, "w") if out else sys.stdout, width=None if out is None else 200)
-    table = Table(title=title, show_lines=False)
-    for c in df.columns:
-        table.add_column(c, overflow="fold")
-    for row in df.iter_rows():
-        table.add_row(*["" if v is None else str(v) for v in row])
-    console.print(table)
+        if out is None:
+            emit_table(df, title=title)
+            return
+
+        def table_to(p: Path) -> None:
+            with open(p, "w") as fh:
+                emit_table(df, title=title, file=fh, terminal=False)
+
+        _write(out, table_to)
+        return
+    _write(out, lambda p: sys.stdout.write(text) if p is None else p.write_text(text))

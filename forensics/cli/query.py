@@ -264,7 +264,9 @@ def _print_timeline(df) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=True)
+    from forensics.report.textsafe import printable
+
+    console = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
     if df.height == 0:
         print("(no events)", file=sys.stderr)
         return
@@ -277,6 +279,6 @@ def _print_timeline(df) -> None:
         else:
             when = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
             when += "~" if r["ts_quality"] == "interpolated" else " "
-        line = Text(f"{when} {(r['host'] or ''):<{hw}} {_TAG.get(r['severity'], '?'):<4} {(r['kind'] or ''):<{kw}} "
-                    f"{(r['subject'] or '-'):<10} {r['message'] or ''}", style=_STYLE.get(r["severity"], ""))
+        line = Text(f"{when} {printable(r['host']):<{hw}} {_TAG.get(r['severity'], '?'):<4} {printable(r['kind']):<{kw}} "
+                    f"{printable(r['subject']) or '-':<10} {printable(r['message'])}", style=_STYLE.get(r["severity"], ""))
         console.print(line)

@@ -124,7 +124,7 @@ class Bundle:
                                 " (the query uses none)"))
         try:
             rel = self.con.sql(query, params=params) if params else self.con.sql(query)
-            return rel.pl() if rel is not None else pl.DataFrame()
+            return _to_polars(rel) if rel is not None else pl.DataFrame()
         except duckdb.PermissionException as exc:
             raise RefusedQuery("refused: the query may only read the bundle's tables and views ("
                                + safety.first_line(exc).split(": ", 1)[-1] + ")") from None
@@ -151,6 +151,27 @@ class Bundle:
 
     def __repr__(self) -> str:
         return f"<Bundle {self.root} hosts={len(self.hosts)} tables={len(self.tables)}>"
+
+
+_NO_POLARS_TYPE = ("INTERVAL", "UNION", "BIT", "TIME WITH TIME ZONE")
+
+
+def _to_polars(rel: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    """The relation as a polars frame; columns of a type polars cannot take (INTERVAL, UNION, BIT,
+    and any list, struct or map holding one) come as DuckDB's text for them ('01:23:45.5',
+    '1 day 02:00:00'), so every result has a form in every output format."""
+    types = [str(t) for t in rel.types]
+    if not any(k in t for t in types for k in _NO_POLARS_TYPE):
+        return rel.pl()
+    names = rel.columns
+    if len(set(names)) != len(names):
+        raise QueryError("the result has columns of the same name and a type polars cannot read "
+                         "(INTERVAL, UNION, BIT): name each column (AS ...)")
+    exprs = []
+    for name, t in zip(names, types):
+        quoted = '"' + name.replace('"', '""') + '"'
+        exprs.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if any(k in t for k in _NO_POLARS_TYPE) else quoted)
+    return rel.project(", ".join(exprs)).pl()
 
 
 def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confined: bool = True,

@@ -6,6 +6,7 @@ import json
 import polars as pl
 
 from forensics.detect.catalog import KINDS
+from forensics.report.textsafe import printable
 
 _LAYER = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
           "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
@@ -24,7 +25,7 @@ def _window(f: dict) -> str:
 
 
 def _hosts(f: dict, limit: int = 6) -> str:
-    hs = f["hosts"] or []
+    hs = [printable(h) for h in f["hosts"] or []]
     return ", ".join(hs[:limit]) + (f" (+{len(hs) - limit} more)" if len(hs) > limit else "")
 
 
@@ -32,9 +33,9 @@ def _evidence_line(f: dict, limit: int = 6) -> str:
     try:
         ev = json.loads(f["evidence"]) if f["evidence"] else {}
     except ValueError:
-        return f["evidence"] or ""
+        return printable(f["evidence"])
     if not isinstance(ev, dict):
-        return str(ev)
+        return printable(ev)
     parts = []
     for k, v in list(ev.items())[:limit]:
         if isinstance(v, float):
@@ -43,7 +44,7 @@ def _evidence_line(f: dict, limit: int = 6) -> str:
             v = json.dumps(v, default=str)
             v = v if len(v) < 80 else v[:77] + "..."
         parts.append(f"{k}={v}")
-    return ", ".join(parts)
+    return printable(", ".join(parts))
 
 
 def render_text(analysis, console) -> None:
@@ -59,18 +60,18 @@ def render_text(analysis, console) -> None:
         layer = _LAYER.get(f["layer"], f["layer"])
         head = f"{i}. [{col}]{f['severity'].upper()}[/{col}] [bold]{f['kind']}[/bold] ({layer})"
         console.print(head + f"  score {f['score']:.2f}")
-        console.print(f"   {f['summary']}", markup=False)
-        console.print(f"   hosts: {_hosts(f)}   subject: {f['subject'] or '-'}", markup=False)
+        console.print(f"   {printable(f['summary'])}", markup=False)
+        console.print(f"   hosts: {_hosts(f)}   subject: {printable(f['subject']) or '-'}", markup=False)
         console.print(f"   when:  {_window(f)}", markup=False)
         if f["caused_by"] and f["caused_by"] in by_id:
             c = by_id[f["caused_by"]]
-            console.print(f"   follows {c['kind']} on {_hosts(c, 3)} {c['subject'] or ''} ({c['id']})", markup=False, style="italic")
+            console.print(f"   follows {c['kind']} on {_hosts(c, 3)} {printable(c['subject'])} ({c['id']})", markup=False, style="italic")
         ev = _evidence_line(f)
         if ev:
             console.print(f"   evidence: {ev}", markup=False)
-        console.print(f"   confirm: {f['confirm']}", markup=False)
+        console.print(f"   confirm: {printable(f['confirm'])}", markup=False)
         if not f["caused_by"]:
-            console.print(f"   do: {f['remediation']}", markup=False)
+            console.print(f"   do: {printable(f['remediation'])}", markup=False)
     _render_coverage_text(analysis, console)
 
 
@@ -87,16 +88,16 @@ def _render_coverage_text(analysis, console) -> None:
                       f"were truncated:[/yellow]")
         for r in analysis.failed_commands.head(10).iter_rows(named=True):
             why = r["error"] or ("timed out" if r["timed_out"] else "truncated" if r["truncated"] else f"exit {r['exit_code']}")
-            console.print(f"   {r['host']}: {r['command']} ({why})", markup=False)
+            console.print(printable(f"   {r['host']}: {r['command']} ({why})"), markup=False)
     for e in analysis.errors:
-        console.print(f"[red]error:[/red] {e}", markup=False)
+        console.print(f"[red]error:[/red] {printable(e)}", markup=False)
 
 
 def _one_line(text) -> str:
     """Text for one Markdown line or table cell: newlines folded, pipes escaped, and '<' escaped so
     that log text such as ``name=<unknown>`` or ``10.1.2.3<43122>`` is not taken for an HTML tag
     (which ticket renderers drop)."""
-    return " ".join((text or "").split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
+    return printable(" ".join((text or "").split())).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
 
 
 def render_markdown(analysis, max_findings: int = 12) -> str:
@@ -110,14 +111,14 @@ def render_markdown(analysis, max_findings: int = 12) -> str:
     if roots:
         top = roots[0]
         out += [f"**Most likely root cause:** `{top['kind']}` ({_LAYER.get(top['layer'], top['layer'])}) on "
-                f"{_hosts(top)} {('`' + top['subject'] + '`') if top['subject'] else ''}: {_one_line(top['summary'])}", "",
-                f"*Do:* {_one_line(top['remediation'])}", "", f"*Confirm:* `{' '.join((top['confirm'] or '').split())}`", ""]
+                f"{_one_line(_hosts(top))} {('`' + _one_line(top['subject']) + '`') if top['subject'] else ''}: {_one_line(top['summary'])}", "",
+                f"*Do:* {_one_line(top['remediation'])}", "", f"*Confirm:* `{printable(' '.join((top['confirm'] or '').split())).replace('`', chr(39))}`", ""]
     if f_rows:
         out += ["| # | severity | kind | hosts | subject | window (UTC) | summary |", "|---|---|---|---|---|---|---|"]
         for i, f in enumerate(f_rows[:max_findings], 1):
             cause = f" (follows {by_id[f['caused_by']]['kind']})" if f["caused_by"] in by_id else ""
             summary = _one_line(f["summary"])
-            out.append(f"| {i} | {f['severity']} | {f['kind']} | {_hosts(f, 3)} | {_one_line(f['subject'])} | "
+            out.append(f"| {i} | {f['severity']} | {f['kind']} | {_one_line(_hosts(f, 3))} | {_one_line(f['subject'])} | "
                        f"{_window(f)} | {summary}{cause} |")
         if len(f_rows) > max_findings:
             out.append(f"\n{len(f_rows) - max_findings} more findings: run `forensics analyze --format json`.")
