@@ -15,8 +15,8 @@ Reads, recognised by content (one variant per file):
   ``<clocks_throttle_reasons>``, MIG), parsed with entity declarations refused, one document per
   marker segment or ``<?xml`` declaration.
 * ``--query-gpu=... --format=csv`` with header (unit tags ``[%]``, ``[W]``, values with or without
-  units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape for the
-  field lists in ``query_csv.KNOWN_LISTS``); the ``timestamp`` field is local time;
+  units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape:
+  :mod:`forensics.sources.nvidia_smi.csv_shapes`); the ``timestamp`` field is local time;
   ``clocks_event_reasons.active`` / ``clocks_throttle_reasons.active`` bitmasks are decoded into
   the ``reason_*`` flags (nvmlClocksEventReason bits).
 * ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the

@@ -2,8 +2,8 @@
 
 The header names the fields as they were queried, with unit tags ("utilization.gpu [%]"); values
 carry units unless `nounits` ("100 %", "70.44 W", "1980 MHz"). Without a header the fields come
-from ``ctx.hints["query_fields"]`` or, failing that, from the shape of the rows when it matches one
-of the field lists in KNOWN_LISTS exactly; otherwise the rows are unparsed with the reason.
+from ``ctx.hints["query_fields"]`` (``--fields``) or, failing that, from the shape of the rows
+(:mod:`.csv_shapes`); otherwise the rows are unparsed with the reason.
 
 Conversion is vectorised (polars). A row whose value does not convert is not half-kept: its line
 goes to unparsed naming the field. Samples: the k-th row of a GPU (index / bus id / uuid) after a
@@ -18,6 +18,7 @@ import polars as pl
 
 from forensics.layout import parse_marker
 from forensics.sources._base import marker_split
+from forensics.sources.nvidia_smi import csv_shapes
 from forensics.sources.nvidia_smi.common import NA_TOKENS, REASON_BITS
 
 # Aliases nvidia-smi accepts (`nvidia-smi --help-query-gpu`), folded to one spelling.
@@ -108,32 +109,10 @@ OTHER_FIELDS = {
     "gpu_operation_mode.current", "platform.chassis_serial_number", "addressing_mode", "module_id",
 }
 
-# Field lists seen in real noheader captures, recognised by the shape of their rows.
-KNOWN_LISTS: tuple[tuple[str, ...], ...] = (
-    # NVIDIA's documented example query, used as-is by HPC job scripts (e.g. OmniOpt's gpu_usage_*.csv)
-    ("timestamp", "name", "pci.bus_id", "driver_version", "pstate", "pcie.link.gen.max", "pcie.link.gen.current",
-     "temperature.gpu", "utilization.gpu", "utilization.memory", "memory.total", "memory.free", "memory.used"),
-    # the one-liner of engineers watching utilisation pulse (`--query-gpu=index,utilization.gpu`)
-    ("index", "utilization.gpu"),
-)
-
 _FIELD_RE = r"[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\],]*\])?"
 _HEADER_RE = rf"^\s*{_FIELD_RE}(?:\s*,\s*{_FIELD_RE})*\s*$"
 # a shell prompt or command line pasted above the output ("$ nvidia-smi --query-gpu=... --format=csv")
-_PROMPT_RE = r"(?:^|[\s$#>])(?:sudo )?nvidia-smi(?:\s|$)"
-_TS_RE = r"^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?$"
-_PCI_RE = r"^([0-9A-Fa-f]{1,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-9A-Fa-f])$"
-_SHAPES = {
-    "ts": re.compile(_TS_RE),
-    "pci": re.compile(_PCI_RE),
-    "int": re.compile(r"^[0-9]+$"),
-    "int32": re.compile(r"^[0-9]+$"),
-    "pstate": re.compile(r"^P[0-9]{1,2}$"),
-    "str": re.compile(r"^.*[A-Za-z].*$"),
-    "version": re.compile(r"^[0-9]+(?:\.[0-9]+)+$"),
-}
-
-
+PROMPT_RE = r"(?:^|[\s$#>])(?:sudo )?nvidia-smi(?:\s|$)"
 def canonical(field: str) -> str:
     f = field.strip().lower()
     f = re.sub(r"\s*\[[^\]]*\]$", "", f)
@@ -152,34 +131,9 @@ def header_fields(line: str) -> list[str] | None:
     return fields if known and known * 2 >= len(fields) else None
 
 
-def _shape_ok(field: str, value: str) -> bool:
-    v = value.strip()
-    if v in NA_TOKENS:
-        return True
-    kind = "version" if field == "driver_version" else SPECS.get(field, ("", "str", 0))[1]
-    if kind.startswith(("num:", "count:")):
-        unit = kind.split(":", 1)[1]
-        return re.fullmatch(rf"-?[0-9]+(?:\.[0-9]+)?(?: ?{re.escape(unit)})?", v) is not None
-    rx = _SHAPES.get(kind)
-    return rx is None or rx.match(v) is not None
-
-
 def infer_fields(rows: list[str]) -> tuple[str, ...] | None:
-    """The one KNOWN_LISTS entry every row (up to 50) fits, else None."""
-    rows = [r for r in rows if r.strip()][:50]
-    if not rows:
-        return None
-    found = []
-    for fields in KNOWN_LISTS:
-        ok = True
-        for r in rows:
-            vals = r.split(",")
-            if len(vals) != len(fields) or not all(_shape_ok(f, v) for f, v in zip(fields, vals)):
-                ok = False
-                break
-        if ok:
-            found.append(fields)
-    return found[0] if len(found) == 1 else None
+    """The field list of noheader rows, recognised by shape (see :mod:`.csv_shapes`), else None."""
+    return csv_shapes.infer(rows)[0]
 
 
 def _hint_fields(ctx) -> list[str] | None:
@@ -266,23 +220,23 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     variant = "csv-header" if hdr_idx else None
     # rows before any header: noheader capture
     pre = df.filter(is_data & (pl.col("_block") == 0))
-    prompt = pre.filter(pl.col("_s").str.contains(_PROMPT_RE))  # "$ nvidia-smi --query-gpu=..." pasted above the header
+    prompt = pre.filter(pl.col("_s").str.contains(PROMPT_RE))  # "$ nvidia-smi --query-gpu=..." pasted above the header
     if prompt.height:
         unparsed.append((prompt, "shell prompt or command line, not nvidia-smi output"))
-        pre = pre.filter(~pl.col("_s").str.contains(_PROMPT_RE))
+        pre = pre.filter(~pl.col("_s").str.contains(PROMPT_RE))
     if pre.height:
         hinted = _hint_fields(ctx)
         if hinted:
             block_fields[0] = tuple(hinted)
             variant = variant or "csv-noheader-hinted"
         else:
-            inferred = infer_fields(pre["_s"].head(50).to_list())
+            inferred, why = csv_shapes.infer(pre["_s"].head(50).to_list())
             block_fields[0] = inferred
             if inferred:
                 variant = variant or "csv-noheader-inferred"
                 meta["inferred_fields"] = list(inferred)
             else:
-                unparsed.append((pre, "CSV without header: field list unknown (pass hints query_fields)"))
+                unparsed.append((pre, f"CSV without header: {why} (state the fields: --fields / hints query_fields)"))
                 variant = variant or "csv-noheader-unknown"
     meta["variant"] = variant or "csv"
     by_fields: dict[tuple[str, ...], list[int]] = {}

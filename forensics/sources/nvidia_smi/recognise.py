@@ -9,7 +9,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext
-from forensics.sources.nvidia_smi import nvlink, query_csv, topo
+from forensics.sources.nvidia_smi import csv_shapes, nvlink, query_csv, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -58,6 +58,7 @@ def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) ->
         rows.append(t)
     if ctx is not None and (ctx.hints or {}).get("query_fields"):
         return "csv"
-    if rows and query_csv.infer_fields(rows) is not None:
+    rows = [r for r in rows if not re.search(query_csv.PROMPT_RE, r)]
+    if rows and (query_csv.infer_fields(rows) is not None or csv_shapes.looks_like(rows)):
         return "csv"
     return None
