@@ -60,14 +60,15 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
 
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False,
-                  host: str | None = None, tz: str | None = None, derive: str = "lazy") -> Analysis:
+                  host: str | None = None, tz: str | None = None, derive: str = "lazy",
+                  hints: dict | None = None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: False, True (progress bars on a terminal's stderr), or an object with
     ``parse(message)``, ``detect(rule_name)``, ``start_detection(total)`` and ``close()`` (see
     :mod:`forensics.report.progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
     outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
-    `tz` for what their content does not say. `derive`: see :func:`forensics.db.open_bundle`
+    `tz` for what their content does not say and `hints` for their parsers. `derive`: see :func:`forensics.db.open_bundle`
     ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
     from forensics.cli._common import UserError
     from forensics.db import open_bundle
@@ -78,7 +79,7 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     try:
         try:
             target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
-                merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz)  # (host, tz: for loose inputs only)
+                merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints)  # (for loose inputs only)
             if ui is not None:  # parse here, with progress; open_bundle then finds the tables current
                 from forensics.bundle import load
 
@@ -136,7 +137,8 @@ def _sosreport_archive(p) -> bool:
         return False
 
 
-def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz: str | None = None):
+def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz: str | None = None,
+                  hints: dict | None = None):
     """One bundle merging several (node bundles, loose files), built once and kept in the cache.
 
     Node bundles of different hosts merge; the same host given twice is an error, as with
@@ -148,6 +150,8 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     from forensics.bundle.cache import cache_root, file_sha256
 
     key = hashlib.sha256(f"{host}|{tz}".encode())
+    if hints:
+        key.update(json.dumps(hints, sort_keys=True, default=str).encode())
     for p in paths:
         q = Path(p)
         key.update(str(q.resolve()).encode())
@@ -156,5 +160,5 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"merged-{key.hexdigest()[:20]}.tar"
     if not out.exists():
-        build_bundle([Path(p) for p in paths], out, host=host, tz=tz)
+        build_bundle([Path(p) for p in paths], out, host=host, tz=tz, hints=hints)
     return out

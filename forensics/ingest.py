@@ -190,7 +190,8 @@ class ParquetSink:
 
 
 def parse_file_to(path: Path, source: str | None = None, host: str | None = None, tz: str | None = None,
-                  out_dir: Path | None = None, fmt: str = "table", year: int | None = None) -> dict:
+                  out_dir: Path | None = None, fmt: str = "table", year: int | None = None,
+                  hints: dict | None = None) -> dict:
     """`forensics parse` for one file: parse, print or write tables, return the coverage summary
     (with the sniffer's confidence and reason; with `source` given and its sniffer rejecting the
     file, a `warning` saying so: the file is parsed as told)."""
@@ -199,8 +200,9 @@ def parse_file_to(path: Path, source: str | None = None, host: str | None = None
         raise ValueError("not a readable file")
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
-    verdict = sniff_as(source, head) if source else recognise(head)[1]
-    ctx = ParseContext(host=host, file=str(path), tz=tz, year=year)
+    found, verdict = (source, sniff_as(source, head)) if source else recognise(head, hints)
+    source = source or found
+    ctx = ParseContext(host=host, file=str(path), tz=tz, year=year, hints=dict(hints or {}))
     if out_dir is not None:
         sink = ParquetSink(out_dir)
         try:

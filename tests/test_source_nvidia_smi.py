@@ -506,3 +506,75 @@ def test_nvlink_marker_series_fast_path_equals_the_line_reader():
     t = res.tables["nvlink_counters"]
     assert t["sample_no"].unique().sort().to_list() == [0, 1, 2] and t["ts_quality"].unique().to_list() == ["sampled"]
     assert t.height == 3 * 6 * 12 * 2
+
+
+# ---------------------------------------------------------------- --query-gpu noheader: field lists by shape
+
+
+def test_noheader_field_lists_recognised_by_shape_real():
+    res = run(load("csv-noheader-index-pcibusid-8xb300.csv.txt"))
+    assert res.meta["inferred_fields"] == ["index", "pci.bus_id"]
+    assert res.tables["gpus"].select("gpu", "pci_bus_id").rows()[7] == (7, "0000:bd:00.0")
+    assert nvidia_smi.sniff(load("csv-noheader-index-pcibusid-8xb300.csv.txt")).confidence >= 0.8
+    res = run(load("csv-noheader-index-name-mem-util-temp-2x4080super.csv.txt"))
+    s = res.tables["gpu_samples"]
+    assert s.select("gpu", "mem_total_mib", "mem_used_mib", "util_pct", "temp_c").rows() == [
+        (0, 16376.0, 1309.0, 0.0, 41.0), (1, 16376.0, 13625.0, 0.0, 39.0)]
+
+
+def test_noheader_timestamp_first_and_stated_interval_seed004():
+    seed = load("csv-noheader-index-util-pulsing-seed.csv.txt").decode().splitlines()
+    # the seed's loop with `timestamp,` as first field (time format as in the OmniOpt fixture, 2 s apart)
+    rows = [f"2025/03/18 19:59:{42 + 2 * (i // 8):02d}.940, {line}" for i, line in enumerate(seed)]
+    res = run(("\n".join(rows) + "\n").encode(), tz="UTC")
+    assert res.meta["inferred_fields"] == ["timestamp", "index", "utilization.gpu"]
+    s = res.tables["gpu_samples"]
+    assert s["sample_no"].max() == 4 and set(s["ts_quality"]) == {"local"}
+    assert s.filter(pl.col("gpu") == 5)["util_pct"].to_list() == [1.0, 4.0, 97.0, 5.0, 3.0]
+    # untimed: order known (sample_no), no time (ts null, ts_quality none); the interval only when stated
+    plain = load("csv-noheader-index-util-pulsing-seed.csv.txt")
+    s = run(plain).tables["gpu_samples"]
+    assert s["ts"].null_count() == 40 and set(s["ts_quality"]) == {"none"} and s["sample_interval_s"].null_count() == 40
+    res = run(plain, hints={"interval_s": 2.0})
+    assert set(res.tables["gpu_samples"]["sample_interval_s"]) == {2.0}
+    assert res.meta["samples"] == 5 and res.meta["interval_s"] == 2.0
+
+
+def test_noheader_ambiguous_or_bare_numbers_not_guessed():
+    # the same real rows without units ("nounits"): bare numbers fit many field lists
+    nounits = b"0, 100\n1, 100\n2, 7\n"
+    assert not nvidia_smi.sniff(nounits)
+    res = run(nounits)
+    assert not res.tables.get("gpu_samples", pl.DataFrame()).height and res.unparsed.height == 3
+    assert "bare numbers" in res.unparsed["reason"][0] and "--fields" in res.unparsed["reason"][0]
+    # a stated field list wins, and makes the input recognisable
+    from forensics.sources import recognise
+    assert recognise(nounits, {"query_fields": ["index", "utilization.gpu"]})[0] == "nvidia_smi"
+    s = run(nounits, hints={"query_fields": ["index", "utilization.gpu"]}).tables["gpu_samples"]
+    assert s["util_pct"].to_list() == [100.0, 100.0, 7.0]
+    # nvidia-smi's shapes but no known list: recognised as its CSV, rows reported with the shapes seen
+    amb = b"45 %, 30 %\n"
+    v = nvidia_smi.sniff(amb)
+    assert v and v.confidence < 0.8 and "--fields" in v.reason
+    res = run(amb)
+    assert res.unparsed.height == 1 and "pct, pct" in res.unparsed["reason"][0]
+    # an index column must count from 0 without gaps: a temperature is not taken for one
+    from forensics.sources.nvidia_smi import csv_shapes
+    assert csv_shapes.infer(["45, 100 %"])[0] is None
+    assert csv_shapes.infer(["0, 100 %", "1, 3 %"])[0] == ("index", "utilization.gpu")
+    # a stated field list is checked
+    import pytest
+    from forensics.sources.nvidia_smi.query_csv import stated_hints
+    with pytest.raises(ValueError, match="unknown"):
+        stated_hints("index,utilisation.gpu")
+    with pytest.raises(ValueError, match="interval"):
+        stated_hints(None, 0)
+    # a bundle's hints are not trusted: a non-list field list is ignored, not a crash
+    assert run(nounits, hints={"query_fields": {"a": 1}}).unparsed.height == 3
+
+
+def test_catalogue_lists_recognise_their_own_rows_unambiguously():
+    from forensics.sources.nvidia_smi import csv_shapes
+    from forensics.sources.nvidia_smi.query_csv import OTHER_FIELDS, SPECS
+    for lst in csv_shapes.CATALOGUE:
+        assert all(f in SPECS or f in OTHER_FIELDS for f in lst), lst

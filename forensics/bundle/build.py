@@ -73,8 +73,10 @@ class Builder:
     """Collects inputs into a staging tree, then ingests and writes the bundle."""
 
     def __init__(self, stage: Path, host: str | None = None, tz: str | None = None, merge: bool = False,
-                 limits: Limits = DEFAULT_LIMITS, warn: Callable[[str], None] | None = None):
+                 limits: Limits = DEFAULT_LIMITS, warn: Callable[[str], None] | None = None,
+                 hints: dict | None = None):
         self.stage = stage
+        self.hints = dict(hints or {})  # stated by the user for loose inputs (e.g. --fields, --interval)
         self.host = check_host_name(host, "--host") if host else None
         self.tz = tz
         self.merge = merge
@@ -285,7 +287,7 @@ class Builder:
         self._add_loose_files(items, origin, dir_host, alone=False)
 
     def _add_loose_files(self, items: list[tuple[Path, str]], origin: str, dir_host: str | None, alone: bool) -> None:
-        from forensics.sources import SNIFF_BYTES, detect
+        from forensics.sources import SNIFF_BYTES, recognise
 
         self.kinds.append("loose")
         taken = 0
@@ -304,7 +306,7 @@ class Builder:
                 self._add_nvbug(p, origin)
                 taken += 1
                 continue
-            source = detect(head[:SNIFF_BYTES])
+            source = recognise(head[:SNIFF_BYTES], self.hints)[0]
             if source is None:
                 self.warn(f"skipping {shown}: no source recognises it")
                 continue
@@ -316,7 +318,7 @@ class Builder:
             hs = self._host(host, origin, new_input=host not in self._hosts_of(origin))
             rel = self._place(hs, source, name, src)
             if rel:
-                self._note_file(hs, rel, "loose", shown)
+                self._note_file(hs, rel, "loose", shown, self.hints)
             self._base_info(hs)
             taken += 1
         if not taken:
@@ -423,8 +425,9 @@ def _content_host(source: str, src: Path | bytes, path: Path, name: str) -> str 
 
 
 def build_bundle(inputs: list[Path], out: Path, host: str | None = None, tz: str | None = None, merge: bool = False,
-                 limits: Limits = DEFAULT_LIMITS, warn=None, progress=None) -> dict:
-    """Build one bundle at `out` from `inputs`; returns the ingest summary plus hosts and kind."""
+                 limits: Limits = DEFAULT_LIMITS, warn=None, progress=None, hints: dict | None = None) -> dict:
+    """Build one bundle at `out` from `inputs`; returns the ingest summary plus hosts and kind.
+    `hints`: parser hints for the loose inputs (stored with each file, e.g. nvidia-smi query_fields)."""
     out = check_out_path(out)
     if tz:
         from forensics.timeutil import check_zone
@@ -437,7 +440,7 @@ def build_bundle(inputs: list[Path], out: Path, host: str | None = None, tz: str
     try:
         stage = tmp / "stage"
         stage.mkdir()
-        b = Builder(stage, host=host, tz=tz, merge=merge, limits=limits, warn=warn)
+        b = Builder(stage, host=host, tz=tz, merge=merge, limits=limits, warn=warn, hints=hints)
         seen: set[Path] = set()
         for p in inputs:
             real = Path(p).resolve()

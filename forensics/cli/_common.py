@@ -105,3 +105,15 @@ def emit_frame(df: pl.DataFrame, fmt: OutFormat, out: Path | None = None, title:
         _write(out, table_to)
         return
     _write(out, lambda p: sys.stdout.write(text) if p is None else p.write_text(text))
+
+
+def stated_hints(fields: str | None, interval: float | None) -> dict:
+    """Parser hints from --fields / --interval (checked by the nvidia-smi source); a bad one is a UserError."""
+    if fields is None and interval is None:
+        return {}
+    from forensics.sources.nvidia_smi.query_csv import stated_hints as check
+
+    try:
+        return check(fields, interval)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

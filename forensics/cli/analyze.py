@@ -38,9 +38,12 @@ def register(app: typer.Typer) -> None:
         report: Optional[Path] = typer.Option(None, "--report", help="also write the self-contained HTML report to this file"),
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose files whose content names none"),
         tz: Optional[str] = typer.Option(None, "--tz", help="time zone of loose files' local times (e.g. Europe/Paris)"),
+        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
+        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analyze import analyze_paths
+        from forensics.cli._common import stated_hints
         from forensics.detect.catalog import KINDS, severity_rank
         from forensics.timeutil import parse_when
 
@@ -58,7 +61,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=not quiet, host=host, tz=tz)
+                                 progress=not quiet, host=host, tz=tz, hints=stated_hints(fields, interval))
         if report is not None:
             from forensics.cli.report import write_report
 

@@ -39,15 +39,19 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="output bundle: .tar, .tar.gz/.tgz or .tar.zst"),
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose inputs (default: from the content or directory name)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA time zone of loose inputs' local times"),
+        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
+        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
         merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host instead of refusing"),
         redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:
         """Merge node bundles and turn loose outputs (files, directories, sosreports, bug reports) into one bundle."""
         from forensics.bundle.build import build_bundle
+        from forensics.cli._common import stated_hints
         from forensics.redact.hooks import redacting_build
 
         build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out)
-        summary = _user_errors(build_bundle, inputs, out, host=host, tz=tz, merge=merge, warn=_warn)
+        summary = _user_errors(build_bundle, inputs, out, host=host, tz=tz, merge=merge, warn=_warn,
+                               hints=stated_hints(fields, interval))
         rows = sum(n for t, n in summary["rows"].items() if t not in ("coverage", "unparsed"))
         print(f"{out}: {len(summary['hosts'])} host(s) ({', '.join(summary['hosts'])}), {summary['files']} file(s), "
               f"{rows} rows, {summary['rows'].get('unparsed', 0)} unparsed lines, kind {summary['kind']}", file=sys.stderr)

@@ -29,18 +29,23 @@ def register(app: typer.Typer) -> None:
         fmt: ParseFormat = typer.Option(ParseFormat.table, "--format", help="table|json|csv"),
         year: Optional[int] = typer.Option(None, "--year", min=1970, max=9999,
                                            help="year of times printed without one (syslog, journalctl short)"),
+        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
+        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
     ) -> None:
         """Parse raw outputs of dmesg, ethtool -S, iostat, sar, numactl -H, nvidia-smi or NCCL logs."""
+        from forensics.cli._common import stated_hints
         from forensics.ingest import parse_file_to
 
         if tz:
             from forensics.timeutil import check_zone
 
             check_zone(tz)
+        hints = stated_hints(fields, interval)
         failed = 0
         for f in files:
             try:
-                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value, year=year)
+                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value, year=year,
+                                        hints=hints)
             except (OSError, ValueError, KeyError) as exc:
                 print(f"forensics: error: {f}: {exc}", file=sys.stderr)
                 failed += 1

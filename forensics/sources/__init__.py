@@ -47,9 +47,11 @@ def sniff_as(name: str, head: bytes) -> Sniff:
         return Sniff(0.0, f"its sniffer failed: {type(exc).__name__}")
 
 
-def recognise(head: bytes) -> tuple[str | None, Sniff]:
+def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff]:
     """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
-    then name) whose sniffer accepts it; else (None, a verdict naming the closest source)."""
+    then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
+    query_fields), the first source whose ``sniff_stated(head, hints)`` accepts it; else (None, a
+    verdict naming the closest source)."""
     mods = sorted(registry().values(), key=lambda m: (getattr(m, "SNIFF_PRIORITY", 50), m.NAME))
     best: tuple[str, Sniff] | None = None
     for mod in mods:
@@ -58,6 +60,11 @@ def recognise(head: bytes) -> tuple[str | None, Sniff]:
             return mod.NAME, got
         if got.confidence > 0 and (best is None or got.confidence > best[1].confidence):
             best = (mod.NAME, got)
+    for mod in mods if hints else ():
+        stated = getattr(mod, "sniff_stated", None)
+        got = Sniff.of(stated(head[:SNIFF_BYTES], hints)) if stated else Sniff(0.0)
+        if got:
+            return mod.NAME, got
     if best is None:
         return None, Sniff(0.0, "no source recognises it")
     return None, Sniff(best[1].confidence,

@@ -77,7 +77,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import (
-    ParseContext, ParseResult, head_text, result, split_lines, unparsed_frame, unparsed_rows,
+    ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
 from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, topo
 from forensics.sources.nvidia_smi.common import add_time, frame
@@ -89,24 +89,36 @@ DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvli
                "(util, power, clocks, throttle reasons, ECC, row remaps), GPU/NIC topology, NVLink traffic counters")
 
 
-def sniff(head: bytes) -> bool:
-    """True for any of the five nvidia-smi outputs this source reads."""
+def sniff(head: bytes) -> Sniff:
+    """How sure the start of an input is one of the five nvidia-smi outputs this source reads, and why."""
     text = head_text(head)
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
-    return recognise.variant(lines, None, strict=True) is not None
+    return recognise.classify(lines, None, strict=True)[1]
+
+
+def sniff_stated(head: bytes, hints: dict) -> Sniff:
+    """With the user's --fields (hint query_fields): rows of exactly that many fields are its CSV."""
+    fields = (hints or {}).get("query_fields")
+    if not fields:
+        return Sniff(0.0, "no field list stated")
+    n = len(fields.split(",") if isinstance(fields, str) else fields)
+    rows = [t for t in head_text(head).replace("\r", "").split("\n")[:200] if t.strip()]
+    rows = rows[:-1] if len(head) >= 65536 and len(rows) > 1 else rows
+    fit = sum(1 for t in rows if t.count(",") == n - 1)
+    return Sniff.ratio(fit, len(rows), f"have the {n} fields stated by --fields")
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts = lines["text"].to_list()
     n = len(texts)
-    kind = recognise.variant(texts, ctx)
+    kind, verdict = recognise.classify(texts, ctx)
     if kind is None:
         rest = lines.filter(pl.col("text").str.strip_chars() != "")
-        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt)",
-                            ctx, NAME)
+        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt): "
+                            + verdict.reason, ctx, NAME)
         return result(NAME, ctx, n, {}, up, variant="unknown")
     if kind == "csv":
         out = query_csv.parse(lines, ctx)
@@ -139,8 +151,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
 
 
+def _stated_interval(tables: dict[str, pl.DataFrame], ctx: ParseContext, meta: dict) -> dict:
+    """The interval the user stated (hint interval_s) on every gpu_samples row; the sample count in meta."""
+    s = tables.get("gpu_samples")
+    if s is None or not s.height:
+        return meta
+    meta = {**meta, "samples": int(s["sample_no"].n_unique())}
+    iv = (ctx.hints or {}).get("interval_s")
+    if isinstance(iv, (int, float)) and not isinstance(iv, bool) and 0 < iv <= 86400:
+        tables["gpu_samples"] = s.with_columns(pl.lit(float(iv), dtype=pl.Float64).alias("sample_interval_s"))
+        meta["interval_s"] = float(iv)
+    return meta
+
+
 def _tz_note(tables: dict[str, pl.DataFrame], ctx: ParseContext, meta: dict) -> dict:
-    """Say so when local times were converted without a known zone (taken as UTC)."""
+    """Say so when local times were converted without a known zone (taken as UTC); the stated interval."""
+    meta = _stated_interval(tables, ctx, meta)
     s = tables.get("gpu_samples")
     if ctx.tz is None and s is not None and s.height and (s["ts_quality"] == "local").any():
         meta = {**meta, "tz_assumed": "UTC"}

@@ -136,13 +136,38 @@ def infer_fields(rows: list[str]) -> tuple[str, ...] | None:
     return csv_shapes.infer(rows)[0]
 
 
+def stated_hints(fields: str | None = None, interval: float | None = None) -> dict[str, Any]:
+    """Parser hints from what the user states (``--fields``, ``--interval``); ValueError names what is wrong.
+
+    >>> stated_hints("index, utilization.gpu", 2)
+    {'query_fields': ['index', 'utilization.gpu'], 'interval_s': 2.0}
+    """
+    out: dict[str, Any] = {}
+    if fields is not None:
+        names = [canonical(f) for f in fields.split(",")]
+        if not all(names):
+            raise ValueError(f"--fields {fields!r}: an empty field name")
+        unknown = [f for f in names if f not in SPECS and f not in OTHER_FIELDS]
+        if unknown:
+            raise ValueError(f"--fields: unknown --query-gpu field(s) {', '.join(unknown)} "
+                             "(nvidia-smi --help-query-gpu lists them)")
+        out["query_fields"] = names
+    if interval is not None:
+        if not (0 < float(interval) <= 86400):
+            raise ValueError(f"--interval {interval}: seconds between samples, above 0 and at most 86400")
+        out["interval_s"] = float(interval)
+    return out
+
+
 def _hint_fields(ctx) -> list[str] | None:
     q = (ctx.hints or {}).get("query_fields") if ctx is not None else None
     if not q:
         return None
     if isinstance(q, str):
         q = q.split(",")
-    return [canonical(str(f)) for f in q]
+    if not isinstance(q, (list, tuple)) or not all(isinstance(f, str) for f in q) or len(q) > 200:
+        return None  # (a bundle's hints are not trusted: only a list of names is read)
+    return [canonical(f) for f in q]
 
 
 def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:

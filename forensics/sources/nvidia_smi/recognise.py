@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext
+from forensics.sources._base import ParseContext, Sniff
 from forensics.sources.nvidia_smi import csv_shapes, nvlink, query_csv, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
@@ -28,6 +28,11 @@ def _strong_header(fields: list[str]) -> bool:
 
 def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
     """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' from the first decisive line, or None."""
+    return classify(texts, ctx, strict)[0]
+
+
+def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> tuple[str | None, Sniff]:
+    """(variant or None, how sure and why): the first decisive line decides."""
     rows: list[str] = []
     seen = 0
     for i, t in enumerate(texts):
@@ -38,27 +43,34 @@ def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) ->
         if seen > 400:
             break
         if s.startswith(_XML):
-            return "xml"
+            return "xml", Sniff(0.99, f"line {i + 1} opens an nvidia-smi -q -x XML document")
         if _BANNER.match(t):
-            return "text"
+            return "text", Sniff(0.99, f"line {i + 1} is the NVSMI LOG banner of nvidia-smi -q")
         if nvlink.starts_here(texts, i, strict):
-            return "nvlink"
+            return "nvlink", Sniff(0.95, f"line {i + 1} is a 'GPU n: ... (UUID: ...)' line followed by NVLink counters")
         if _GPU.match(t):
             nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
             if not strict or _KV_INDENTED.match(nxt):
-                return "text"
+                return "text", Sniff(0.9, f"line {i + 1} opens a GPU section of nvidia-smi -q (no banner)")
         h = topo.header(t)
         if h is not None:
             if not strict or any(x.startswith(h[0]) and x[len(h[0]):len(h[0]) + 1] in ("\t", " ")
                                  for x in texts[i + 1:i + 4]):
-                return "topo"
+                return "topo", Sniff(0.95, f"line {i + 1} is the header of an nvidia-smi topo -m matrix")
         f = query_csv.header_fields(t)
         if f is not None and (not strict or _strong_header(f)):
-            return "csv"
+            return "csv", Sniff(0.95, f"line {i + 1} is a --query-gpu CSV header")
         rows.append(t)
     if ctx is not None and (ctx.hints or {}).get("query_fields"):
-        return "csv"
+        return "csv", Sniff(0.9, "--query-gpu CSV rows, fields as stated")
     rows = [r for r in rows if not re.search(query_csv.PROMPT_RE, r)]
-    if rows and (query_csv.infer_fields(rows) is not None or csv_shapes.looks_like(rows)):
-        return "csv"
-    return None
+    if not rows:
+        return None, Sniff(0.0, "no nvidia-smi -q, -q -x, --query-gpu CSV, topo -m or nvlink line")
+    fields, why = csv_shapes.infer(rows)
+    if fields is not None:
+        return "csv", Sniff(0.85, f"{len(rows)} CSV rows shaped like --query-gpu={','.join(fields)}")
+    if csv_shapes.looks_like(rows):
+        return "csv", Sniff(0.6, f"CSV rows with nvidia-smi value shapes, {why}: state --fields")
+    if csv_shapes.columns(rows[:50]) is not None:  # consistent CSV, but nothing says it is nvidia-smi's
+        return None, Sniff(0.0, f"CSV rows without header: {why} (state --fields if they are nvidia-smi --query-gpu)")
+    return None, Sniff(0.0, "no nvidia-smi -q, -q -x, --query-gpu CSV, topo -m or nvlink line")
