@@ -58,17 +58,17 @@ def _bundle(duration: str, scenario: str) -> Path:
 
 
 def _contexts(bundle: Path, host: str) -> list[tuple[str, Path, str, object]]:
-    from forensics.bundle import ingest as bi
+    from forensics.ingest import hostfacts as bi
 
     info = json.loads((bundle / "hosts" / host / "host.json").read_text())
     entries = [json.loads(x) for x in (bundle / "hosts" / host / "commands.jsonl").read_text().splitlines() if x.strip()]
-    starts = bi._capture_starts(host, entries)
+    starts = bi.capture_starts(host, entries)
     out = []
     for label, rel, source in FILES:
         path = bundle / "hosts" / host / "raw" / rel
         if path.is_file():
             relname = f"hosts/{host}/raw/{rel}"
-            out.append((label, path, source, bi._context(host, relname, source, path, info, starts)))
+            out.append((label, path, source, bi.parse_context(host, relname, source, path, info, starts)))
     return out
 
 

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from forensics.errors import UserError
+from forensics.frames import frame_to_json_rows
+
 
 @dataclass
 class Analysis:
@@ -19,8 +22,6 @@ class Analysis:
     bundle: object = field(default=None, repr=False, compare=False)  # the open bundle (reports read its views)
 
     def to_json(self) -> dict:
-        from forensics.cli._common import frame_to_json_rows
-
         findings = frame_to_json_rows(self.findings)
         for f in findings:
             try:
@@ -70,7 +71,6 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
     `tz` for what their content does not say and `hints` for their parsers. `derive`: see :func:`forensics.db.open_bundle`
     ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
-    from forensics.cli._common import UserError
     from forensics.db import open_bundle
     from forensics.report.progress import make_progress
 
@@ -80,11 +80,8 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
         try:
             target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
                 merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints)  # (for loose inputs only)
-            if ui is not None:  # parse here, with progress; open_bundle then finds the tables current
-                from forensics.bundle import load
-
-                target = load(target, cache_dir=cache_dir, progress=ui.parse)
-            bundle = open_bundle(target, cache_dir=cache_dir, derive=derive)
+            bundle = open_bundle(target, cache_dir=cache_dir, derive=derive,
+                                 progress=ui.parse if ui is not None else None)
         except (OSError, ValueError) as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
         if ui is not None:
@@ -146,7 +143,7 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     import hashlib
     from pathlib import Path
 
-    from forensics.bundle.build import build_bundle
+    from forensics.importers.build import build_bundle
     from forensics.bundle.cache import cache_root, file_sha256
 
     key = hashlib.sha256(f"{host}|{tz}".encode())

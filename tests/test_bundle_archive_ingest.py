@@ -14,9 +14,11 @@ import tarfile
 import polars as pl
 import pytest
 
-import forensics.bundle.ingest as ingest_mod
-from forensics.bundle import BundleError, load
-from forensics.bundle.ingest import ingest_bundle
+import forensics.ingest.archive as archive_mod
+import forensics.ingest.pool as pool_mod
+from forensics.bundle import BundleError
+from forensics.ingest import load
+from forensics.ingest.run import ingest_bundle
 from forensics.layout import ARCHIVE_MEMBERS
 
 
@@ -74,7 +76,7 @@ def _raw_on_disk(root) -> list[str]:
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_tables_equal_the_ingest_from_disk(tmp_path, monkeypatch, members, disk_tables, workers):
     monkeypatch.setenv("FORENSICS_INGEST_PROCESSES", workers)
-    monkeypatch.setattr(ingest_mod, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_BYTES", 0)
     order = ["manifest.json"] + sorted(k for k in members if k != "manifest.json")
     archive = _tar(tmp_path / "b.tar.gz", [(k, members[k]) for k in order])
     root = load(archive, cache_dir=tmp_path / "cache")
@@ -90,7 +92,7 @@ def test_any_member_order_top_folder_and_memory_bound(tmp_path, monkeypatch, mem
     """Hosts' raw files interleaved in the archive, under one top folder, and every raw file
     passed through a temporary file (the memory bound) still give the same tables."""
     monkeypatch.setenv("FORENSICS_INGEST_PROCESSES", "1")
-    monkeypatch.setattr(ingest_mod, "SPILL_BYTES", 1)
+    monkeypatch.setattr(archive_mod, "SPILL_BYTES", 1)
     names = sorted(members)
     random.Random(7).shuffle(names)
     archive = _tar(tmp_path / "b.tar.gz", [(f"top/{k}", members[k]) for k in names])
@@ -124,10 +126,10 @@ def test_an_archive_that_changed_is_refused(tmp_path, members):
     archive = _tar(tmp_path / "b.tar.gz", [(k, members[k]) for k in sorted(members)])
     prefix, by_host = "", {"node01": [("hosts/node01/raw/dmesg/dmesg.txt", 1)]}
     with pytest.raises(BundleError, match="changed since it was extracted"):
-        list(ingest_mod._stream_hosts(archive, prefix, by_host, lambda h: True, tmp_path))
+        list(archive_mod.stream_hosts(archive, prefix, by_host, lambda h: True, tmp_path))
     by_host = {"node01": [("hosts/node01/raw/dmesg/gone.txt", 5)]}
     with pytest.raises(BundleError, match="changed since it was extracted"):
-        list(ingest_mod._stream_hosts(archive, prefix, by_host, lambda h: True, tmp_path))
+        list(archive_mod.stream_hosts(archive, prefix, by_host, lambda h: True, tmp_path))
 
 
 def test_an_archive_damaged_since_it_was_read_is_refused(tmp_path, members):
@@ -139,4 +141,4 @@ def test_an_archive_damaged_since_it_was_read_is_refused(tmp_path, members):
     cut = tmp_path / "cut.tar.zst"
     cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
     with pytest.raises(BundleError, match="truncated|unreadable"):
-        list(ingest_mod._stream_hosts(cut, "", {"node01": [(name, len(data))]}, lambda h: True, tmp_path))
+        list(archive_mod.stream_hosts(cut, "", {"node01": [(name, len(data))]}, lambda h: True, tmp_path))

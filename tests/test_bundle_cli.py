@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import forensics.sources as sources
-from forensics.bundle.build import build_bundle
+from forensics.importers.build import build_bundle
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import open_bundle
 from stand_ins.kit import make_tree

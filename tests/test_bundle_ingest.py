@@ -12,9 +12,9 @@ from polars.testing import assert_frame_equal
 import forensics.sources as sources
 from fixture_cases import cases, context_for
 from forensics import schema
-from forensics.bundle import load
-from forensics.bundle.ingest import ingest_bundle, tables_current
 from forensics.bundle.write import write_tree
+from forensics.ingest import load
+from forensics.ingest.run import ingest_bundle, tables_current
 from forensics.sources import _base
 from stand_ins.kit import iso, make_tree
 
@@ -141,7 +141,7 @@ def test_load_caches_by_content(tmp_path, fake_registry, monkeypatch):
     tar = write_tree(root, tmp_path / "b.tar.zst")
     cache = tmp_path / "cache"
     calls = []
-    import forensics.bundle.ingest as ingest_mod
+    import forensics.ingest.run as ingest_mod
 
     real = ingest_mod.ingest_bundle
     monkeypatch.setattr(ingest_mod, "ingest_bundle", lambda r, progress=None, **kw: calls.append(r) or real(r, **kw))

@@ -18,10 +18,11 @@ import pytest
 import forensics.collect.main as cmain
 import forensics.collect.proc as proc
 import forensics.sources as sources
-from forensics.bundle.build import build_bundle
-from forensics.bundle.info import bundle_info
 from forensics.bundle.read import open_bundle
 from forensics.collect.specs import SPECS
+from forensics.importers.build import build_bundle
+from forensics.ingest import ingest_bundle
+from forensics.report.info import bundle_info
 from forensics.sources import ParseContext
 from stand_ins.kit import live_standins, make_bin
 
@@ -138,7 +139,7 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
             if nccl_fixture:
                 shutil.copy(nccl_fixture, nccl / f"nccl.{host}.4242.log")
                 args += ["--nccl-log", str(nccl / f"nccl.{host}.*.log")]
-            assert cmain.main(args) == 0
+            assert cmain.main(args, parse_tables=ingest_bundle) == 0
             outs.append(tmp_path / f"{host}.tar.gz")
             assert live_standins(log) == []
     finally:
@@ -245,7 +246,7 @@ def test_hostile_commands(tmp_path, node_env, monkeypatch):
         s.cap = min(s.cap, 1 << 20)
     try:
         t0 = time.monotonic()
-        assert cmain.main(["--duration", "0", "--out", str(tmp_path / "h.tar"), "--host", "bad-node", "--quiet"]) == 0
+        assert cmain.main(["--duration", "0", "--out", str(tmp_path / "h.tar"), "--host", "bad-node", "--quiet"], parse_tables=ingest_bundle) == 0
         assert time.monotonic() - t0 < 30
     finally:
         for s in SPECS:
@@ -323,7 +324,7 @@ def test_real_tools_short_collect(tmp_path, monkeypatch):
     """With the real tools: a 2 s collection parses into tables (output stays in tmp_path, never committed)."""
     monkeypatch.setenv("FORENSICS_SYSFS_ROOT", "/sys")
     out = tmp_path / "real.tar.gz"
-    assert cmain.main(["--duration", "2", "--interval", "1", "--out", str(out), "--quiet"]) == 0
+    assert cmain.main(["--duration", "2", "--interval", "1", "--out", str(out), "--quiet"], parse_tables=ingest_bundle) == 0
     m = members(out)
     host = json.loads(m["manifest.json"])["hosts"][0]
     by = {c["name"]: c for c in commands(m, host)}

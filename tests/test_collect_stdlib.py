@@ -37,8 +37,7 @@ def test_imports_standard_library_only(path):
         for name in names:
             top = name.split(".")[0]
             if top == "forensics":
-                assert name in allowed_own or name.startswith("forensics.collect") or (
-                    name == "forensics.bundle.ingest" and path.name == "main.py"), f"{path.name} imports {name}"
+                assert name in allowed_own or name.startswith("forensics.collect"), f"{path.name} imports {name}"
             else:
                 assert top in sys.stdlib_module_names or top == "__future__" or top == "zstandard", f"{path.name} imports {name}"
 

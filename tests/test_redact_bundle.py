@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from forensics.analyze import analyze_paths
-from forensics.bundle.build import build_bundle
+from forensics.importers.build import build_bundle
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import open_bundle
 from forensics.redact import redact

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from forensics import sources
-from forensics.bundle.collector_tables import parse_processes
+from forensics.ingest.collector_tables import parse_processes
 from forensics.simulate import SCENARIOS, SimConfig, Simulation
 from forensics.simulate.hardware import cpu_list_str
 from forensics.sources import ParseContext

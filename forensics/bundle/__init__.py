@@ -1,23 +1,16 @@
-"""Bundles: reading them safely, writing them atomically, turning their raw files into tables.
+"""Bundles: reading them safely, writing them atomically, caching their extracted trees.
 
-- :func:`load` (``forensics.bundle.load(path, cache_dir=None) -> Path``): the directory of a bundle
-  with its parsed tables, extracted and ingested at most once (see :mod:`forensics.bundle.cache`).
 - :mod:`forensics.bundle.read`: :func:`open_bundle`, :func:`extract` with all the refusals.
 - :mod:`forensics.bundle.write`: :func:`write_tree`, :func:`write_items` (atomic tar/.gz/.zst).
-- :mod:`forensics.bundle.ingest`: :func:`ingest_bundle` (raw files -> tables/).
-- :mod:`forensics.bundle.build`: :func:`build_bundle` (`forensics bundle`: merge bundles, loose files,
-  sosreports, nvidia-bug-reports); :mod:`forensics.bundle.info` (`forensics info`).
+- :mod:`forensics.bundle.cache`: an archive's extracted tree in the cache, keyed by its hash.
+
+Turning the raw files into tables is :mod:`forensics.ingest` (``forensics.ingest.load(path)``);
+building a bundle from other bundles, loose files, sosreports and bug reports is
+:mod:`forensics.importers`.
 """
 from __future__ import annotations
 
 from forensics.bundle.errors import BundleError
-
-
-def load(path, cache_dir=None, progress=None):
-    """Directory of the bundle at `path` with parsed ``tables/`` (see :mod:`forensics.bundle.cache`)."""
-    from forensics.bundle.cache import load as _load
-
-    return _load(path, cache_dir=cache_dir, progress=progress)
 
 
 def open_bundle(path, workdir=None):
@@ -26,4 +19,4 @@ def open_bundle(path, workdir=None):
     return _open(path, workdir=workdir)
 
 
-__all__ = ["BundleError", "load", "open_bundle"]
+__all__ = ["BundleError", "open_bundle"]

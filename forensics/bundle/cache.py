@@ -1,14 +1,13 @@
-"""`load(path)`: a directory holding a bundle's parsed tables, extracted and ingested at most once.
+"""Where a bundle's files are on disk: :func:`bundle_root` gives an archive's safely extracted tree
+in the cache (extracting once) or checks a directory bundle in place. Parsing the tree into
+``tables/`` is :func:`forensics.ingest.load`'s job.
 
 An archive is extracted (safely) into ``<cache>/<sha256 of the file>/``; the cache folder is
 ``cache_dir``, else ``$FORENSICS_CACHE_DIR``, else ``~/.cache/forensics``. The raw files of the hosts
 (``hosts/<host>/raw/<source>/...``) are checked but not written: their names and sizes go to
 ``.archive-members.json`` and ingest reads them from the archive (writing GBs of raw outputs to
 disk cost more than parsing them, and the cache stays small); an archive where a link needs one
-of them is extracted whole. Ingest runs only when
-``tables/`` is absent or ``tables/_meta.json`` names parser versions older than the registered
-ones, so a second load of the same bundle parses nothing. A directory bundle is checked in place
-and its tables are written into it.
+of them is extracted whole.
 """
 from __future__ import annotations
 
@@ -45,16 +44,6 @@ def file_sha256(path: Path) -> str:
                 break
             h.update(block)
     return h.hexdigest()
-
-
-def _ensure_tables(root: Path, progress=None, archive: Path | None = None) -> None:
-    from forensics.bundle.ingest import ingest_bundle, tables_current
-
-    if not tables_current(root):
-        try:
-            ingest_bundle(root, progress=progress, archive=archive)
-        except PermissionError as exc:
-            raise BundleError(f"{root}: cannot write parsed tables ({exc.strerror})") from None
 
 
 def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Limits = DEFAULT_LIMITS) -> Path:
@@ -108,16 +97,14 @@ def _extract_without_raw(path: Path, tmp: Path, limits: Limits) -> None:
         (root / ARCHIVE_MEMBERS).write_text(json.dumps({"prefix": prefix, "members": members}) + "\n")
 
 
-def load(path: Path | str, cache_dir: Path | str | None = None, progress=None) -> Path:
-    """Directory of the bundle at `path` (archive or directory) with its parsed ``tables/``."""
+def bundle_root(path: Path | str, cache_dir: Path | str | None = None) -> tuple[Path, Path | None]:
+    """(root of the bundle's tree, the archive its raw files are read from or None) for the bundle at
+    `path`: a directory is checked in place, an archive is extracted into the cache once."""
     path = Path(path)
     if not path.exists():
         raise BundleError(f"{path}: no such file or directory")
     if path.is_dir():
-        root = open_bundle(path).root
-    elif path.is_file():
-        root = extracted(path, cache_dir)
-    else:
-        raise BundleError(f"{path}: not a regular file or directory")
-    _ensure_tables(root, progress, archive=path if path.is_file() else None)
-    return root
+        return open_bundle(path).root, None
+    if path.is_file():
+        return extracted(path, cache_dir), path
+    raise BundleError(f"{path}: not a regular file or directory")

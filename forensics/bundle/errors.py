@@ -1,12 +1,6 @@
-"""The one error type of the bundle layer."""
+"""The one error type of the bundle layer (defined with the library's others in :mod:`forensics.errors`)."""
 from __future__ import annotations
 
+from forensics.errors import BundleError
 
-class BundleError(ValueError):
-    """A bundle (or bundle input) that cannot be read or written; the message is one clear line.
-
-    The CLI prints it as ``forensics: error: <message>`` and exits with status 2.
-    """
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+__all__ = ["BundleError"]

@@ -1,22 +1,17 @@
 """Options and output helpers shared by every command."""
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
+from forensics.errors import UserError
+from forensics.frames import frame_to_json_rows, jsonable
 
-class UserError(Exception):
-    """An error caused by the user's input: printed as one line, exit code 2 (or as given)."""
-
-    def __init__(self, message: str, exit_code: int = 2):
-        super().__init__(message)
-        self.exit_code = exit_code
+__all__ = ["OutFormat", "UserError", "emit_frame", "frame_to_json_rows"]
 
 
 class OutFormat(str, Enum):
@@ -24,24 +19,6 @@ class OutFormat(str, Enum):
     json = "json"
     csv = "csv"
     parquet = "parquet"
-
-
-def _jsonable(v: Any) -> Any:
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    if isinstance(v, dt.timedelta):
-        return v.total_seconds()
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if isinstance(v, list):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    return v
-
-
-def frame_to_json_rows(df: pl.DataFrame) -> list[dict]:
-    return [{k: _jsonable(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
 
 
 def _nested(t: pl.DataType) -> bool:
@@ -53,7 +30,7 @@ def flat_for_csv(df: pl.DataFrame) -> pl.DataFrame:
     cols = []
     for c, t in df.schema.items():
         if _nested(t):
-            cols.append(pl.Series(c, [None if v is None else json.dumps(_jsonable(v), default=str)
+            cols.append(pl.Series(c, [None if v is None else json.dumps(jsonable(v), default=str)
                                       for v in df[c].to_list()], dtype=pl.String))
         elif isinstance(t, pl.Duration):
             cols.append(df[c].dt.total_microseconds().cast(pl.Float64) / 1e6)

@@ -45,8 +45,8 @@ def register(app: typer.Typer) -> None:
         redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:
         """Merge node bundles and turn loose outputs (files, directories, sosreports, bug reports) into one bundle."""
-        from forensics.bundle.build import build_bundle
         from forensics.cli._common import stated_hints
+        from forensics.importers.build import build_bundle
         from forensics.redact.hooks import redacting_build
 
         build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out)
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         fmt: InfoFormat = typer.Option(InfoFormat.text, "--format", help="text|json"),
     ) -> None:
         """Show a bundle's hosts, sources (samples, time spans), failed or truncated commands, format version."""
-        from forensics.bundle.info import bundle_info, render_json, render_text
+        from forensics.report.info import bundle_info, render_json, render_text
 
         info = _user_errors(bundle_info, bundle)
         sys.stdout.write(render_json(info) if fmt is InfoFormat.json else render_text(info))
@@ -87,11 +87,12 @@ def register(app: typer.Typer) -> None:
             _write_zipapp(zipapp)
             return
         from forensics.collect.main import run
+        from forensics.ingest import ingest_bundle
         from forensics.redact.hooks import redacting_collect
 
         run = redacting_collect(run, redact, key_file, keep, mapping_out)
         code = run(duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
-                   argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only)
+                   argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only, parse_tables=ingest_bundle)
         if code:
             raise typer.Exit(code)
 

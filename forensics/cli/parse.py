@@ -33,8 +33,8 @@ def register(app: typer.Typer) -> None:
         interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
     ) -> None:
         """Parse raw outputs of dmesg, ethtool -S, iostat, sar, numactl -H, nvidia-smi or NCCL logs."""
-        from forensics.cli._common import stated_hints
-        from forensics.ingest import parse_file_to
+        from forensics.cli._common import OutFormat, emit_frame, stated_hints
+        from forensics.ingest.files import parse_file
 
         if tz:
             from forensics.timeutil import check_zone
@@ -44,12 +44,16 @@ def register(app: typer.Typer) -> None:
         failed = 0
         for f in files:
             try:
-                summary = parse_file_to(f, source=source, host=host, tz=tz, out_dir=out, fmt=fmt.value, year=year,
-                                        hints=hints)
+                summary, tables = parse_file(f, source=source, host=host, tz=tz, out_dir=out, year=year, hints=hints)
             except (OSError, ValueError, KeyError) as exc:
                 print(f"forensics: error: {f}: {exc}", file=sys.stderr)
                 failed += 1
                 continue
+            if out is None and fmt is not ParseFormat.json:
+                for t, df in tables.items():
+                    if fmt is ParseFormat.csv:
+                        sys.stdout.write(f"# table {t}\n")
+                    emit_frame(df, OutFormat(fmt.value), title=t)
             if summary.get("warning"):
                 print(f"forensics: warning: {f}: {summary['warning']}", file=sys.stderr)
             if fmt is ParseFormat.json:

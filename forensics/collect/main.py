@@ -111,7 +111,7 @@ class _Either(object):
 
 class Collector(object):
     def __init__(self, duration, interval, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None,
-                 raw_only=False):
+                 raw_only=False, parse_tables=None):
         self.duration = max(0.0, float(duration))
         self.interval = max(0.1, float(interval))
         short, self.hostname = node.host_name()
@@ -126,6 +126,7 @@ class Collector(object):
         self.pids = [int(p) for p in pids]
         self.quiet = quiet
         self.raw_only = raw_only
+        self.parse_tables = parse_tables
         self.argv = list(argv if argv is not None else sys.argv)
         self.stage = tempfile.mkdtemp(prefix=".forensics-collect-", dir=folder)
         self.hdir = os.path.join(self.stage, "hosts", self.host)
@@ -414,16 +415,15 @@ class Collector(object):
         tar.close()
 
     def tables(self):
-        """Parse the raw outputs into tables/ when the parsing dependencies are importable here."""
+        """Parse the raw outputs into tables/ with the `parse_tables(stage_dir)` the caller gave (the
+        collector itself parses nothing: on a node it runs without the parsing libraries)."""
         if self.raw_only:
             return
-        try:
-            from forensics.bundle.ingest import ingest_bundle
-        except ImportError:
-            self.say("parsing libraries not available here: tables will be built by `forensics bundle`/`analyze`")
+        if self.parse_tables is None:
+            self.say("not parsed here: tables will be built by `forensics bundle`/`analyze`")
             return
         try:
-            summary = ingest_bundle(self.stage)
+            summary = self.parse_tables(self.stage)
             self.say("parsed %d raw file(s) into tables" % summary["files"])
         except Exception as exc:  # noqa: BLE001 - raw outputs are the product; tables can be rebuilt later
             self.say("parsing failed (%s); the bundle holds the raw outputs only" % exc)
@@ -446,8 +446,11 @@ def build_parser():
 
 
 def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None, quiet=False, argv=None,
-        raw_only=False):
-    """Collect and write the bundle; returns the exit status (0, 2 for bad options, 130/143 when interrupted)."""
+        raw_only=False, parse_tables=None):
+    """Collect and write the bundle; returns the exit status (0, 2 for bad options, 130/143 when interrupted).
+
+    `parse_tables(stage_dir)`: builds the bundle's tables/ before it is written (`forensics collect`
+    passes :func:`forensics.ingest.ingest_bundle`; the zipapp has none)."""
     if host is not None:
         import re
 
@@ -458,7 +461,7 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
         sys.stderr.write("forensics: error: --interval must be > 0 and --duration >= 0\n")
         return 2
     try:
-        c = Collector(duration, interval, out, nccl_logs, pids, host, quiet, argv, raw_only)
+        c = Collector(duration, interval, out, nccl_logs, pids, host, quiet, argv, raw_only, parse_tables)
     except (ValueError, OSError) as exc:
         sys.stderr.write("forensics: error: %s\n" % exc)
         return 2
@@ -499,10 +502,11 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
     return 0
 
 
-def main(argv=None):
+def main(argv=None, parse_tables=None):
     args = build_parser().parse_args(argv)
     return run(args.duration, args.interval, args.out, args.nccl_log, args.pid, args.host, args.quiet,
-               argv=["forensics-collect"] + list(sys.argv[1:] if argv is None else argv), raw_only=args.raw_only)
+               argv=["forensics-collect"] + list(sys.argv[1:] if argv is None else argv), raw_only=args.raw_only,
+               parse_tables=parse_tables)
 
 
 if __name__ == "__main__":

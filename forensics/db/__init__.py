@@ -4,7 +4,7 @@
 >>> b.sql("SELECT host, count(*) AS n FROM events WHERE severity = $s GROUP BY host", s="critical")  # doctest: +SKIP
 
 :func:`open_bundle` gets a directory of parsed Parquet tables (``tables/<table>/host=<h>/*.parquet``)
-from :func:`forensics.bundle.load` (which extracts safely and caches parsed tables by the bundle's
+from :func:`forensics.ingest.load` (which extracts safely and caches parsed tables by the bundle's
 hash) or takes a directory that already has ``tables/``, and opens an in-memory DuckDB catalog over
 it (see :mod:`forensics.db._build` for its layout, ``queries/views/`` for the views and macros).
 
@@ -31,12 +31,12 @@ from forensics.layout import TABLES_DIR
 __all__ = ["Bundle", "BundleError", "QueryError", "RefusedQuery", "open_bundle", "connect"]
 
 
-def _resolve(path: Path, cache_dir: Path | None) -> Path:
+def _resolve(path: Path, cache_dir: Path | None, progress=None) -> Path:
     """Directory with tables/ for `path` (a tar, a raw bundle directory, or a parsed directory)."""
     if not path.exists():
         raise BundleError(f"{path}: no such file or directory")
     try:
-        from forensics.bundle import load  # extraction, ingest and the parsed-table cache
+        from forensics.ingest import load  # extraction, ingest and the parsed-table cache
     except ImportError:
         load = None
     if path.is_dir() and (path / TABLES_DIR).is_dir() and (load is None or not (path / "hosts").is_dir()):
@@ -44,7 +44,7 @@ def _resolve(path: Path, cache_dir: Path | None) -> Path:
     if load is None:
         raise BundleError(f"{path}: not a directory with parsed tables/ (bundle loading is unavailable)")
     try:
-        out = load(path, cache_dir=cache_dir)
+        out = load(path, cache_dir=cache_dir, progress=progress)
     except (OSError, ValueError) as exc:
         raise BundleError(str(exc).splitlines()[0] if str(exc) else f"{path}: cannot be loaded") from None
     return out if isinstance(out, Path) else Path(getattr(out, "root", out))
@@ -175,16 +175,17 @@ def _to_polars(rel: duckdb.DuckDBPyRelation) -> pl.DataFrame:
 
 
 def open_bundle(path: str | Path, cache_dir: str | Path | None = None, *, confined: bool = True,
-                derive: str = "auto") -> Bundle:
+                derive: str = "auto", progress=None) -> Bundle:
     """Open a bundle (tar, raw directory, or a directory with parsed ``tables/``) for SQL.
 
-    Parsing happens at most once per bundle (the cache of :func:`forensics.bundle.load`); opening an
+    Parsing happens at most once per bundle (the cache of :func:`forensics.ingest.load`); opening an
     already parsed bundle only builds views. With ``confined=False`` the connection is not locked
     down (trusted internal use such as ``forensics export``). `derive` (auto|always|never|lazy) says
     when window-heavy views are cached as Parquet beside the tables (see :mod:`forensics.db.derived`).
+    `progress`: None or a callable given one message per file or host parsed.
     """
     t0 = time.perf_counter()
-    root = _resolve(Path(path), Path(cache_dir) if cache_dir else None)
+    root = _resolve(Path(path), Path(cache_dir) if cache_dir else None, progress)
     con, info = connect(root, derive=derive)
     if confined:
         safety.lock_down(con, root / TABLES_DIR)

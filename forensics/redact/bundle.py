@@ -5,7 +5,7 @@ member except ``tables/`` -- raw outputs, host.json, commands.jsonl, truth/, com
 inside (decompressed, rewritten, recompressed) -- and every member *name* (``hosts/<host>/...``,
 ``nccl.<host>.<pid>.log``) with one :class:`~forensics.redact.rewrite.Rewriter`; write the manifest
 with its ``redaction`` record; parse the redacted raw files again into ``tables/``
-(:func:`forensics.bundle.ingest.ingest_bundle`), so every table is consistent with them by
+(:func:`forensics.ingest.run.ingest_bundle`), so every table is consistent with them by
 construction; if the new tables name a host or serial that was not caught (a format only a parser
 knows), add it and rewrite again; check that no original value is left anywhere
 (:mod:`.verify`) and only then write the output. The original-to-pseudonym map goes to
@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.bundle.errors import BundleError
-from forensics.bundle.ingest import ingest_bundle, tables_current
+from forensics.ingest.run import ingest_bundle, tables_current
 from forensics.bundle.read import open_bundle
 from forensics.bundle.write import check_out_path, created_by, write_tree
 from forensics.layout import MANIFEST, TABLES_DIR

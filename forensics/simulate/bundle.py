@@ -195,7 +195,7 @@ class Simulation:
 
 def ingest_available() -> bool:
     try:
-        from forensics.bundle.ingest import ingest_bundle  # noqa: F401
+        from forensics.ingest.run import ingest_bundle  # noqa: F401
     except ImportError:
         return False
     return True
@@ -232,7 +232,7 @@ def write_bundle(cfg: SimConfig, out: Path | str, tables: bool | None = None,
 
 
 def _write_with_tables(sim: Simulation, tar, sizes: dict, progress) -> None:
-    from forensics.bundle.ingest import ingest_bundle
+    from forensics.ingest.run import ingest_bundle
 
     stage = Path(tempfile.mkdtemp(prefix="forensics-sim-"))
     try:

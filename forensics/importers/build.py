@@ -4,8 +4,8 @@ Inputs, recognised in this order:
 
 - a bundle (archive or directory with manifest.json): its hosts are copied (raw files, host.json,
   commands.jsonl; its parsed tables are rebuilt);
-- a sosreport (directory or tarball holding ``sos_commands/``): see :mod:`forensics.bundle.sos`;
-- an ``nvidia-bug-report.log[.gz]``: see :mod:`forensics.bundle.nvbug`;
+- a sosreport (directory or tarball holding ``sos_commands/``): see :mod:`forensics.importers.sos`;
+- an ``nvidia-bug-report.log[.gz]``: see :mod:`forensics.importers.nvbug`;
 - any other tarball, directory or file: every file is recognised by content
   (:func:`forensics.sources.detect`), gzip-compressed files are decompressed first; files no source
   recognises are skipped (and said so).
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from forensics.bundle import nvbug, sos
+from forensics.importers import nvbug, sos
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import DEFAULT_LIMITS, Limits, archive_kind, check_host_name, extract, open_bundle, find_root
 from forensics.bundle.write import check_out_path, new_manifest, write_tree
@@ -340,7 +340,7 @@ class Builder:
         return "cluster"
 
     def finish(self, out: Path, progress=None) -> dict:
-        from forensics.bundle.ingest import ingest_bundle
+        from forensics.ingest.run import ingest_bundle
 
         if not self.hosts:
             raise BundleError("no host found in the inputs")

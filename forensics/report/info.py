@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from forensics.bundle.cache import load
+from forensics.ingest.load import load
 from forensics.bundle.read import read_manifest
 from forensics.layout import TABLES_DIR
 

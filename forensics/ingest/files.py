@@ -1,26 +1,23 @@
-"""Raw files -> parsed tables, with provenance and coverage.
+"""Raw files -> parsed tables: one file (or its bytes) through its source's parser.
 
 Sources whose lines are independent (``CHUNKABLE = True`` in the module) are parsed in chunks of
 about CHUNK_BYTES (or the module's own ``CHUNK_BYTES``) split at line boundaries, a few chunks at a
-time on worker threads (polars releases the GIL), and their tables streamed to Parquet in chunk
+time on worker threads (polars releases the GIL), and their tables streamed to a sink in chunk
 order, so memory stays bounded for multi-GB logs.
 """
 from __future__ import annotations
 
 import io
 import os
-import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from forensics import schema
+from forensics.ingest.sink import ParquetSink
 from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, recognise, sniff_as
 
 CHUNK_BYTES = 64 << 20
@@ -128,73 +125,13 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     return name, ParseResult({t: schema.empty(t) for t in rows}, up, lines, meta)
 
 
-FREE_TEXT = ("message", "text")
-
-
-def column_options(arrow) -> dict:
-    """ParquetWriter options for a table: dictionaries only for string columns (on numbers the writer
-    tries and falls back: slower, bigger files), and neither dictionaries nor statistics for free
-    text (message, text). Shared by `forensics parse --out` and the bundle ingest."""
-    stats = [c for c in arrow.names if c not in FREE_TEXT]
-    words = [f.name for f in arrow if f.name in stats and str(f.type) in ("string", "string_view")]
-    return {"use_dictionary": words, "write_statistics": stats}
-
-
-@lru_cache(maxsize=None)
-def _native_schema(table: str) -> pa.Schema:
-    """The Arrow schema polars hands `table`'s frames over in (string views: no copy)."""
-    return schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
-
-
-def table_writer(path: Path, table: str) -> pq.ParquetWriter:
-    """A ParquetWriter for frames of `table` (see :func:`arrow_rows`): zstd, the options of
-    :func:`column_options`, and no Arrow schema stored, so readers see the Parquet types, which
-    are those of schemas/<table>.json. Used by `forensics parse --out` and the bundle ingest."""
-    arrow = _native_schema(table)
-    return pq.ParquetWriter(path, arrow, compression="zstd", store_schema=False, **column_options(arrow))
-
-
-def arrow_rows(df: pl.DataFrame, table: str) -> pa.Table:
-    """`df` (conformed to `table` if it is not already) as Arrow, without copying (string views)."""
-    if list(df.schema.items()) != list(schema.polars_schema(table).items()):
-        df = schema.conform(df, table)
-    return df.to_arrow(compat_level=pl.CompatLevel.newest())
-
-
-class ParquetSink:
-    """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter.
-
-    Frames are handed to Arrow without copying (string views); the file stores no Arrow schema, so
-    readers see the Parquet types, which are those of schemas/<table>.json. Free-text columns
-    (message, text) are written without dictionary encoding or statistics; only the other string
-    columns use dictionaries (numbers compress better without).
-    """
-
-    def __init__(self, out_dir: Path):
-        self.out_dir = out_dir
-        self.writers: dict[str, pq.ParquetWriter] = {}
-        self.rows: dict[str, int] = {}
-
-    def __call__(self, table: str, df: pl.DataFrame) -> None:
-        w = self.writers.get(table)
-        if w is None:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            w = self.writers[table] = table_writer(self.out_dir / f"{table}.parquet", table)
-        if df.height:
-            w.write_table(arrow_rows(df, table))
-        self.rows[table] = self.rows.get(table, 0) + df.height
-
-    def close(self) -> None:
-        for w in self.writers.values():
-            w.close()
-
-
-def parse_file_to(path: Path, source: str | None = None, host: str | None = None, tz: str | None = None,
-                  out_dir: Path | None = None, fmt: str = "table", year: int | None = None,
-                  hints: dict | None = None) -> dict:
-    """`forensics parse` for one file: parse, print or write tables, return the coverage summary
-    (with the sniffer's confidence and reason; with `source` given and its sniffer rejecting the
-    file, a `warning` saying so: the file is parsed as told)."""
+def parse_file(path: Path, source: str | None = None, host: str | None = None, tz: str | None = None,
+               out_dir: Path | None = None, year: int | None = None,
+               hints: dict | None = None) -> tuple[dict, dict[str, pl.DataFrame]]:
+    """`forensics parse` for one file: (coverage summary, {table: frame}). With `out_dir` the tables
+    are streamed to ``out_dir/<table>.parquet`` (with ``unparsed.parquet``) and the frames returned
+    are empty. The summary has the sniffer's confidence and reason; with `source` given and its
+    sniffer rejecting the file, a `warning` saying so (the file is parsed as told)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError("not a readable file")
@@ -214,16 +151,9 @@ def parse_file_to(path: Path, source: str | None = None, host: str | None = None
     else:
         name, res = parse_path(path, source, ctx)
         rows = res.rows()
-        from forensics.cli._common import OutFormat, emit_frame
-
-        if fmt != "json":
-            for t, df in res.tables.items():
-                if fmt == "csv":
-                    sys.stdout.write(f"# table {t}\n")
-                emit_frame(df, OutFormat(fmt), title=t)
     summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height, "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
     if source and not verdict:
         summary["warning"] = (f"does not look like {source} output (confidence {verdict.confidence:.2f}: "
                               f"{verdict.reason}); parsed as {source} as told")
-    return summary
+    return summary, res.tables

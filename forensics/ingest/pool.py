@@ -1,0 +1,175 @@
+"""Hosts parsed in worker processes, their results merged in manifest order (so the tables are
+those of the serial ingest).
+
+From disk, each worker parses one host. From the archive (see :mod:`forensics.ingest.archive`), each
+worker streams the archive, claims the next host nobody has claimed (a shared array), parses it
+once its raw files are read, and skips past the others.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from forensics.ingest.archive import stream_hosts
+from forensics.ingest.host import host_job, raw_files
+from forensics.ingest.hostfacts import HostFacts, merge_facts
+from forensics.ingest.sink import TableSink, move_tables
+from forensics.layout import HOSTS_DIR
+
+
+PARALLEL_MIN_BYTES = 32 << 20  # below this much raw data, starting worker processes costs more than it saves
+MAX_PROCESSES = 8
+
+
+_CLAIMS = None  # in worker processes: shared arrays (one byte per host) set by _init_worker
+_DONE = None
+
+
+def _init_worker(claims, done) -> None:
+    global _CLAIMS, _DONE
+    _CLAIMS, _DONE = claims, done
+
+
+def _claim(index: int) -> bool:
+    if _CLAIMS is None:  # parsing in this process: every host is ours
+        return True
+    with _CLAIMS.get_lock():
+        if _CLAIMS[index]:
+            return False
+        _CLAIMS[index] = 1
+        return True
+
+
+def archive_job(archive: str, root: str, prefix: str, by_host: dict, hosts: list[str], work: str,
+                 progress=None) -> list[tuple[int, list[dict], dict, dict]]:
+    """Stream `archive`, parsing each host claimed on the way into ``<work>/<host index>``."""
+    index = {h: i for i, h in enumerate(hosts)}
+    out = []
+    spill = Path(tempfile.mkdtemp(prefix=".spill-", dir=work))
+    try:
+        for host, files in stream_hosts(Path(archive), prefix, by_host, lambda h: _claim(index[h]), spill):
+            i = index[host]
+            out.append((i, *host_job(root, host, str(Path(work) / str(i)), raw=files, progress=progress)))
+            del files
+            if _DONE is not None:
+                _DONE[i] = 1
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    return out
+
+
+@contextlib.contextmanager
+def worker_pool(n: int, **kw):
+    """A pool of `n` spawned worker processes (polars must not be forked), each with its share of
+    the CPUs for polars."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    saved = os.environ.get("POLARS_MAX_THREADS")
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn"), **kw) as pool:
+            yield pool
+    finally:
+        if saved is None:
+            os.environ.pop("POLARS_MAX_THREADS", None)
+        else:
+            os.environ["POLARS_MAX_THREADS"] = saved
+
+
+def merge_host(result: tuple[list[dict], dict, dict], part: Path, tmp: Path, sink: TableSink, derived: HostFacts,
+                coverage: list[dict]) -> None:
+    """One host's job result and its table files (under `part`) into the bundle's (hosts in manifest order)."""
+    cov, by_host, rows = result
+    coverage.extend(cov)
+    merge_facts(derived, by_host)
+    for key, v in rows.items():
+        sink.rows[key] = sink.rows.get(key, 0) + v
+    move_tables(part, tmp)
+
+
+def ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str, dict], tmp: Path, sink: TableSink,
+                    derived: HostFacts, coverage: list[dict], n: int, progress=None) -> None:
+    """Every host's raw files read from `archive` (see above), in `n` worker processes or in this
+    one; results merged in manifest order, as by the ingest from disk."""
+    from concurrent.futures import FIRST_EXCEPTION, wait
+    from multiprocessing import get_context
+
+    prefix, by_host = plan
+    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    results: dict[int, tuple] = {}
+    try:
+        jobs = min(n, len(by_host))
+        if jobs > 1:
+            mp = get_context("spawn")
+            claims, done = mp.Array("b", len(hosts)), mp.Array("b", len(hosts))
+            with worker_pool(jobs, initializer=_init_worker, initargs=(claims, done)) as pool:
+                futures = [pool.submit(archive_job, str(archive), str(root), prefix, by_host, hosts, str(work))
+                           for _ in range(jobs)]
+                told: set[int] = set()
+                while True:
+                    finished, pending = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
+                    for i, flag in enumerate(done[:]):
+                        if flag and i not in told:
+                            told.add(i)
+                            if progress:
+                                progress(f"parsing {HOSTS_DIR}/{hosts[i]}/raw/ (host {len(told)} of {len(hosts)} done)")
+                    if not pending or any(f.exception() for f in finished):
+                        break
+                for fut in futures:
+                    for r in fut.result():
+                        results[r[0]] = r[1:]
+        elif by_host:
+            for r in archive_job(str(archive), str(root), prefix, by_host, hosts, str(work), progress):
+                results[r[0]] = r[1:]
+        for i, host in enumerate(hosts):
+            if i not in results:  # a host without raw files
+                results[i] = host_job(str(root), host, str(work / str(i)), raw=[])
+            merge_host(results[i], work / str(i), tmp, sink, derived, coverage)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def raw_bytes(root: Path, hosts: list[str]) -> int:
+    total = 0
+    for host in hosts:
+        for _, p in raw_files(root / HOSTS_DIR / host / "raw"):
+            try:
+                total += p.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def processes_for(root: Path, hosts: list[str], plan: tuple[str, dict] | None = None) -> int:
+    """How many worker processes to parse `hosts` with (1: in this process)."""
+    env = os.environ.get("FORENSICS_INGEST_PROCESSES")
+    if env is not None:
+        try:
+            return max(1, min(int(env), len(hosts), MAX_PROCESSES))
+        except ValueError:
+            pass
+    n = min(os.cpu_count() or 1, len(hosts), MAX_PROCESSES)
+    raw = sum(size for members in plan[1].values() for _, size in members) if plan else raw_bytes(root, hosts)
+    if n < 2 or raw < PARALLEL_MIN_BYTES:
+        return 1
+    return n
+
+
+def ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, derived: HostFacts,
+                     coverage: list[dict], n: int, progress=None) -> None:
+    """Hosts parsed in `n` worker processes, results merged in manifest order, so the tables are
+    those of the serial ingest."""
+    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    try:
+        with worker_pool(n) as pool:
+            futures = [pool.submit(host_job, str(root), host, str(work / str(i))) for i, host in enumerate(hosts)]
+            for i, (host, fut) in enumerate(zip(hosts, futures)):
+                merge_host(fut.result(), work / str(i), tmp, sink, derived, coverage)
+                if progress:
+                    progress(f"parsing {HOSTS_DIR}/{host}/raw/ (host {i + 1} of {len(hosts)} done)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

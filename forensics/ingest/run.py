@@ -1,0 +1,149 @@
+"""Bundle-level ingest: every raw file of every host -> ``tables/<table>/host=<host>/part-0.parquet``.
+
+For each host listed in the manifest, each file under ``hosts/<host>/raw/<source>/`` is parsed by
+the registered source of that name, with a ParseContext built from host.json (time zone, boot
+time) and commands.jsonl (capture time = start of the command that wrote the file), plus
+``{"iface": <name>}`` for ``ethtool/<iface>.txt``. Raw files that did not come from the collector
+(loose files, sosreports, bug reports) are listed in host.json ``files`` (``{"<path in bundle>":
+{"origin": ..., "original": ..., "hints": {...}, "capture_time": ...}}``), whose hints replace the
+file-name rule. Files under ``raw/collector/`` are the
+collector's own (``processes.jsonl`` -> ``processes``/``process_env``; the clock reference files
+are provenance for host.json). host.json and commands.jsonl give ``hosts``, ``nics`` and
+``commands``. Every parsed file gets one ``coverage`` row; a file that cannot be parsed at all
+(no parser of that name yet, a parser exception) is recorded in ``coverage.error`` and never stops
+the rest. Lines no parser could use land in ``unparsed``.
+
+Partitions follow the ``host`` column of the rows (DuckDB's Hive partitioning takes the host
+from the directory name, so the directory must match what the rows say): a job log captured on
+node01 holding NCCL lines of node02 yields rows under ``host=node02``. One file per table per host.
+
+The tables are written to a temporary folder and renamed to ``tables/`` at the end, with
+``tables/_meta.json`` = ``{"parser_versions": {...}, "created_by": ..., "created_at": ...}``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from forensics import schema, sources
+from forensics.bundle.errors import BundleError
+from forensics.bundle.read import read_manifest
+from forensics.ingest import collector_tables as ct
+from forensics.ingest.archive import read_plan
+from forensics.ingest.host import ingest_host
+from forensics.ingest.hostfacts import HostFacts
+from forensics.ingest.pool import ingest_archive, ingest_parallel, processes_for
+from forensics.ingest.sink import TableSink
+from forensics.layout import TABLES_DIR
+
+
+META = "_meta.json"
+
+
+def parser_versions() -> dict[str, int]:
+    """Versions that tables built now carry: every registered source, plus the collector tables."""
+    out = {name: int(mod.VERSION) for name, mod in sources.registry().items()}
+    out[ct.SOURCE] = ct.VERSION
+    return out
+
+
+def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = None,
+                  archive: Path | str | None = None) -> dict:
+    """Parse every raw file of the bundle tree at `root_dir` into its ``tables/`` folder.
+
+    Hosts are parsed in worker processes when the bundle is big and there are several CPUs
+    (`processes`, or ``$FORENSICS_INGEST_PROCESSES``, overrides the choice; 1 = in this process).
+    A tree the cache extracted without its raw files (an ARCHIVE_MEMBERS list) needs its `archive`.
+    Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
+    """
+    root = Path(root_dir)
+    manifest = read_manifest(root)
+    hosts = list(manifest["hosts"])
+    plan = read_plan(root, hosts)
+    if plan is not None and archive is None:
+        raise BundleError(f"{root}: its raw files were left in the bundle archive; open the archive instead")
+    tables_dir = root / TABLES_DIR
+    tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+    sink = TableSink(tmp)
+    derived = HostFacts()
+    sink.listeners.append(derived)
+    coverage: list[dict] = []
+    try:
+        from concurrent.futures.process import BrokenProcessPool
+
+        n = processes if processes is not None else processes_for(root, hosts, plan)
+        for attempt in (n, 1):
+            try:
+                if plan is not None:
+                    ingest_archive(root, hosts, Path(archive), plan, tmp, sink, derived, coverage, attempt, progress)
+                elif attempt > 1:
+                    ingest_parallel(root, hosts, tmp, sink, derived, coverage, attempt, progress)
+                else:
+                    for host in hosts:
+                        ingest_host(root, host, sink, derived, coverage, progress)
+                break
+            except BrokenProcessPool:  # a worker died (memory, or a main module without a __main__ guard):
+                sink.close()           # once more in this process
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+                sink, derived, coverage = TableSink(tmp), HostFacts(), []
+                sink.listeners.append(derived)
+        for host in hosts:
+            info = derived.by_host.get(host, {}).get("_info", {})
+            sink.write("hosts", ct.hosts_frame(host, info, derived.for_host(host)), host)
+        cov_df = pl.DataFrame(coverage, schema=schema.polars_schema("coverage"))
+        for host in hosts:
+            sink.write("coverage", cov_df.filter(pl.col("host") == host), host)
+        sink.close()
+        meta = {
+            "parser_versions": parser_versions(),
+            "created_by": _created_by(),
+            "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "hosts": hosts,
+        }
+        (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        old = None
+        if tables_dir.exists():
+            old = root / f".tables-old-{os.getpid()}"
+            os.replace(tables_dir, old)
+        os.replace(tmp, tables_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        try:
+            sink.close()
+        except Exception:  # noqa: BLE001
+            pass
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    errors = [{"file": c["file"], "error": c["error"]} for c in coverage if c["error"]]
+    return {"hosts": hosts, "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
+
+
+def _created_by() -> str:
+    import forensics
+
+    return f"forensics {forensics.__version__}"
+
+
+def tables_current(root: Path | str) -> bool:
+    """Whether ``tables/`` exists and was built by parsers at least as new as the registered ones."""
+    meta_path = Path(root) / TABLES_DIR / META
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return False
+    have = meta.get("parser_versions") if isinstance(meta, dict) else None
+    if not isinstance(have, dict):
+        return False
+    for name, version in parser_versions().items():
+        v = have.get(name)
+        if not isinstance(v, int) or v < version:
+            return False
+    return True

@@ -1,0 +1,149 @@
+"""Where parsed frames go: Parquet files written as the frames stream past.
+
+:class:`ParquetSink` (one file per table, ``forensics parse --out``) and :class:`TableSink` (one
+file per table and host, the bundle's ``tables/<table>/host=<host>/part-0.parquet``) share the
+writer options of :func:`table_writer`.
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from forensics import schema
+
+
+FREE_TEXT = ("message", "text")
+
+
+def column_options(arrow) -> dict:
+    """ParquetWriter options for a table: dictionaries only for string columns (on numbers the writer
+    tries and falls back: slower, bigger files), and neither dictionaries nor statistics for free
+    text (message, text). Shared by `forensics parse --out` and the bundle ingest."""
+    stats = [c for c in arrow.names if c not in FREE_TEXT]
+    words = [f.name for f in arrow if f.name in stats and str(f.type) in ("string", "string_view")]
+    return {"use_dictionary": words, "write_statistics": stats}
+
+
+@lru_cache(maxsize=None)
+def _native_schema(table: str) -> pa.Schema:
+    """The Arrow schema polars hands `table`'s frames over in (string views: no copy)."""
+    return schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
+
+
+def table_writer(path: Path, table: str) -> pq.ParquetWriter:
+    """A ParquetWriter for frames of `table` (see :func:`arrow_rows`): zstd, the options of
+    :func:`column_options`, and no Arrow schema stored, so readers see the Parquet types, which
+    are those of schemas/<table>.json. Used by `forensics parse --out` and the bundle ingest."""
+    arrow = _native_schema(table)
+    return pq.ParquetWriter(path, arrow, compression="zstd", store_schema=False, **column_options(arrow))
+
+
+def arrow_rows(df: pl.DataFrame, table: str) -> pa.Table:
+    """`df` (conformed to `table` if it is not already) as Arrow, without copying (string views)."""
+    if list(df.schema.items()) != list(schema.polars_schema(table).items()):
+        df = schema.conform(df, table)
+    return df.to_arrow(compat_level=pl.CompatLevel.newest())
+
+
+class ParquetSink:
+    """Collects frames per table into DIR/<table>.parquet, streaming with a ParquetWriter.
+
+    Frames are handed to Arrow without copying (string views); the file stores no Arrow schema, so
+    readers see the Parquet types, which are those of schemas/<table>.json. Free-text columns
+    (message, text) are written without dictionary encoding or statistics; only the other string
+    columns use dictionaries (numbers compress better without).
+    """
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.rows: dict[str, int] = {}
+
+    def __call__(self, table: str, df: pl.DataFrame) -> None:
+        w = self.writers.get(table)
+        if w is None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            w = self.writers[table] = table_writer(self.out_dir / f"{table}.parquet", table)
+        if df.height:
+            w.write_table(arrow_rows(df, table))
+        self.rows[table] = self.rows.get(table, 0) + df.height
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def partition_name(host: str | None, fallback: str) -> str:
+    h = host if host else fallback
+    safe = _UNSAFE.sub("_", h)
+    return "_" if safe in ("", ".", "..") else safe
+
+
+class TableSink:
+    """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+        self.rows: dict[tuple[str, str], int] = {}
+        self.listeners: list = []
+
+    def _writer(self, table: str, part: str) -> pq.ParquetWriter:
+        key = (table, part)
+        w = self.writers.get(key)
+        if w is None:
+            d = self.out / table / f"host={part}"
+            d.mkdir(parents=True, exist_ok=True)
+            w = self.writers[key] = table_writer(d / "part-0.parquet", table)
+            self.rows[key] = 0
+        return w
+
+    def write(self, table: str, df: pl.DataFrame, default_host: str) -> None:
+        for fn in self.listeners:
+            fn(table, df)
+        if "host" in df.columns:
+            df = df.with_columns(pl.col("host").fill_null(default_host))
+            parts = df.partition_by("host", as_dict=True, maintain_order=True) if df.height else {(default_host,): df}
+        else:
+            parts = {(default_host,): df}
+        for (host,), part in parts.items():
+            w = self._writer(table, partition_name(host, default_host))
+            if part.height:
+                w.write_table(arrow_rows(part, table))
+                self.rows[(table, partition_name(host, default_host))] += part.height
+
+    def ensure(self, table: str, host: str) -> None:
+        """Make sure an (empty) file exists for `table` of `host`."""
+        self._writer(table, partition_name(host, host))
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+    def table_rows(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for (t, _), n in self.rows.items():
+            out[t] = out.get(t, 0) + n
+        return dict(sorted(out.items()))
+
+
+def move_tables(src: Path, dest: Path) -> None:
+    """Move a worker's table files into the final folder; a (table, host) file that exists already
+    (rows of another host found in this host's files) gets this one's rows appended."""
+    for f in sorted(src.glob("*/host=*/part-0.parquet")):
+        target = dest / f.relative_to(src)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(f, target)
+            continue
+        merged = pa.concat_tables([pq.read_table(target), pq.read_table(f)])
+        pq.write_table(merged, target, compression="zstd")
