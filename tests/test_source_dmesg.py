@@ -164,7 +164,7 @@ def test_syslog_kern_log_inner_boot_seconds_year_and_garbled_line():
     assert (r["subsystem"], r["pci_addr"], r["iface"]) == ("ixgbe", "0000:08:00.0", "eth11")
     assert r["message"] == "ixgbe 0000:08:00.0 eth11: NIC Link is Down"
     assert r["boot_s"] == 13301.517381 and r["raw_time"] == "Nov 17 13:50:04"
-    assert r["ts"] == dt.datetime(2017, 11, 17, 10, 50, 4, tzinfo=UTC) and r["ts_quality"] == "local"
+    assert r["ts"] == dt.datetime(2017, 11, 17, 10, 50, 4, tzinfo=UTC) and r["ts_quality"] == "local_year_inferred"
     assert at(res, 4)["iface"] == "eth11"  # "bpmod: eth11 is in the Bypass mode now."
     assert at(res, 10)["subsystem"] == "PF_RING"  # "[PF_RING] Module unloaded"
     assert res.meta["hosts"] == ["superserver"]
@@ -188,12 +188,14 @@ def test_syslog_short_i40e_renamed_and_link_up():
     assert at(res, 11)["subsystem"] == "PF_RING-ZC"
 
 
-def test_openwrt_logread_facility_level_and_other_programs_unparsed():
+def test_openwrt_logread_facility_level_and_other_programs_in_syslog():
     res = parse("dmesg--lede-logread-igc-link-flap.txt", tz="Asia/Shanghai")
     t = res.tables["kernel_log"]
     assert t.height == 10 and set(t["facility"]) == {"kern"} and set(t["level"]) == {"info"}
-    assert res.unparsed["line_no"].to_list() == [1, 7, 8]
-    assert set(res.unparsed["reason"]) == {"syslog line from 'netifd', not the kernel"}
+    assert res.unparsed.height == 0
+    s = res.tables["syslog"]
+    assert s["line_no"].to_list() == [1, 7, 8] and set(s["program"]) == {"netifd"}
+    assert s["facility"].to_list() == ["daemon"] * 3 and s["ts_quality"].to_list() == ["local"] * 3
     down = at(res, 2)
     assert (down["iface"], down["pci_addr"], down["boot_s"]) == ("eth5", "0000:05:00.0", 39210.778735)
     assert down["ts"] == dt.datetime(2023, 6, 11, 15, 2, 41, tzinfo=UTC)
@@ -243,7 +245,7 @@ def test_journalctl_short_precise_monotonic_and_headers():
     res = parse(data, tz="Europe/Berlin", year=2026, boot_time=dt.datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
     assert res.unparsed.height == 0 and res.tables["kernel_log"].height == 2
     a, b = at(res, 2), at(res, 4)
-    assert a["ts"] == dt.datetime(2026, 11, 30, 9, 15, 2, 123456, tzinfo=UTC) and a["ts_quality"] == "local"
+    assert a["ts"] == dt.datetime(2026, 11, 30, 9, 15, 2, 123456, tzinfo=UTC) and a["ts_quality"] == "local_year_inferred"
     assert (a["iface"], a["pci_addr"]) == ("ens1f0np0", "0000:18:00.0")
     assert b["ts"] == dt.datetime(2026, 11, 30, 9, 0, 12, 345678, tzinfo=UTC) and b["ts_quality"] == "boot"
     assert b["message"] == "mlx5_core 0000:18:00.0 ens1f0np0: renamed from eth0"

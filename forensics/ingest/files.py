@@ -7,6 +7,7 @@ order, so memory stays bounded for multi-GB logs.
 """
 from __future__ import annotations
 
+import datetime as dt
 import io
 import os
 from collections import deque
@@ -139,7 +140,9 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
         head = fh.read(SNIFF_BYTES)
     found, verdict = (source, sniff_as(source, head)) if source else recognise(head, hints)
     source = source or found
-    ctx = ParseContext(host=host, file=str(path), tz=tz, year=year, hints=dict(hints or {}))
+    # the file's modification time: the year of syslog/journal times that print none, failing --year
+    mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
+    ctx = ParseContext(host=host, file=str(path), tz=tz, year=year, hints={"file_time": mtime, **(hints or {})})
     if out_dir is not None:
         sink = ParquetSink(out_dir)
         try:

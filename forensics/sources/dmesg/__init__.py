@@ -85,8 +85,8 @@ from forensics.sources.dmesg.prefixes import (
 from forensics.sources.dmesg.readers import NAME, NO_PREFIX, PROMPT
 from forensics.sources.dmesg.sniffing import sniff
 
-VERSION = 1
-TABLES = ("kernel_log",)
+VERSION = 2
+TABLES = ("kernel_log", "syslog")
 DESCRIPTION = "kernel log: dmesg (raw, -T, --time-format iso, -x, -r), journalctl -k, kern.log/syslog"
 CHUNKABLE = True
 # ingest's chunks for this source: small enough that writing one chunk's rows overlaps parsing the next

@@ -9,15 +9,19 @@ import polars as pl
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, result, split_lines, unparsed_frame
 from forensics.sources.dmesg.fields import _fields
-from forensics.sources.dmesg.prefixes import FACILITIES, LEVELS, RE_DECODE, RE_ISO_FIXED, RE_JOURNAL_HDR, RE_PRI
-from forensics.sources.dmesg.readers import (
-    NAME,
-    _empty_parsed,
-    _no_prefix,
-    _parse_iso,
-    _parse_iso_fixed,
-    _ROUTES,
+from forensics.sources.dmesg.paste import soft_wrapped, unquote
+from forensics.sources.dmesg.prefixes import (
+    FACILITIES,
+    LEVELS,
+    RE_DECODE,
+    RE_ISO_FIXED,
+    RE_JOURNAL_HDR,
+    RE_KMSG_DICT,
+    RE_PRI,
+    RE_PROMPT,
 )
+from forensics.sources.dmesg.readers import NAME, _empty_parsed, _no_prefix, _parse_iso, _parse_iso_fixed
+from forensics.sources.dmesg.routes import ROUTES
 
 _MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
 
@@ -27,6 +31,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     n = lines.height
     if n == 0:
         return result(NAME, ctx, 0, {"kernel_log": pl.DataFrame({"line_no": pl.Series([], dtype=pl.Int64)})})
+    lines, original = unquote(lines)
     t = pl.col("text")
     # `dmesg --time-format iso` lines (most big captures: main lines, no -r/-x prefix, iso route) are
     # sliced, not captured; only the other lines are classified and routed
@@ -82,11 +87,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     route = (pl.when(first == "[").then(pl.lit("["))
              .when(first.str.contains("^[0-9]")).then(pl.lit("digit"))
              .when(first.str.contains("^[A-Z]")).then(pl.lit("upper"))
+             .when(first == "{").then(pl.lit("{"))
              .otherwise(pl.lit("none")))
     main = main.with_columns(route.alias("route"))
     parsed = []
+    leftovers = []  # lines with no prefix any reader takes (wrapped tails are joined back below)
     variants: Counter = Counter()
-    for key, parsers in _ROUTES:
+    for key, parsers in ROUTES:
         sub = main.filter(pl.col("route") == key).drop("route") if main.height else main.drop("route")
         for fn in parsers:
             got = 0
@@ -101,9 +108,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if got:
                 variants[fn.__name__[7:]] += got
         if sub.height:
-            unparsed.append(_no_prefix(sub, ctx))
-    rest = main.filter(pl.col("route") == "none")
-    unparsed.append(_no_prefix(rest, ctx))
+            leftovers.append(sub.select("line_no", "text"))
+    leftovers.append(main.filter(pl.col("route") == "none").select("line_no", "text"))
 
     if parsed:
         rows = pl.concat(parsed, how="vertical").sort("line_no")
@@ -127,35 +133,105 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         rows = rows.drop("bad")
     else:
         rows = _empty_parsed().drop("bad", "pri", "dfac", "dlvl")
-    rows = _fields(rows)
 
-    # continuation lines: rows of the message they follow
+    # lines a mail client wrapped (after a soft break) belong to the message before them
+    left = pl.concat(leftovers)
+    if left.height:
+        cands = left.filter(~pl.col("text").str.contains(RE_PROMPT)).sort("line_no")
+        rows, not_joined = soft_wrapped(rows, cands, lines)
+        if not_joined.height < cands.height:
+            variants["wrapped"] += cands.height - not_joined.height
+            left = left.join(cands.join(not_joined, on="line_no", how="anti").select("line_no"), on="line_no",
+                             how="anti")
+        unparsed.append(_no_prefix(left, ctx))
+
+    # other programs' syslog/journal records: a table of their own
+    prog = None
+    if rows["ident"].null_count() < rows.height:
+        is_prog = (pl.col("ident").is_not_null() & (pl.col("ident") != "kernel")).fill_null(False)
+        prog = rows.filter(is_prog)
+        rows = rows.filter(~is_prog)
+    rows = _fields(rows)
+    if rows["dev"].null_count() < rows.height:  # journal _KERNEL_DEVICE "+pci:0000:3b:00.0"
+        rows = rows.with_columns(pl.coalesce(pl.col("pci_addr"), _dev_pci(pl.col("dev"))).alias("pci_addr"))
+
+    # continuation lines: rows of the message they follow (kmsg dictionary lines: fields of it)
     cont = olines.filter(k == _CONT).select("line_no", "text") if flags["cont"] else None
     if cont is not None and cont.height:
-        keep = ["ts", "ts_quality", "boot_s", "facility", "level", "subsystem", "pci_addr", "iface", "host_c"]
-        heads = rows.select("line_no", *keep).with_columns(pl.col("line_no").alias("_head"))
-        c = cont.sort("line_no").join_asof(heads.sort("line_no"), on="line_no", strategy="backward")
-        orphan = c.filter(pl.col("_head").is_null())
-        unparsed.append(unparsed_frame(orphan.select("line_no", "text"),
-                                       "continuation line without a preceding message", ctx, NAME))
-        c = c.filter(pl.col("_head").is_not_null()).with_columns(
-            pl.col("text").str.strip_chars_start().alias("message"),
-            pl.lit(None, dtype=pl.String).alias("raw_time"),
-            pl.lit(None, dtype=pl.String).alias("ident"),
-            pl.lit(None, dtype=pl.Int32).alias("xid"),
-            pl.lit(None, dtype=pl.String).alias("xid_text"),
-        ).select(rows.columns)
-        rows = pl.concat([rows, c]).sort("line_no")
-        variants["continuation"] += c.height
+        rows, prog, used = _continuations(cont, rows, prog, unparsed, ctx)
+        variants["continuation"] += used
 
-    hosts = sorted(h for h in rows["host_c"].unique().to_list() if h)
+    return _tables(rows, prog, lines, original, n, unparsed, variants, ctx)
+
+
+def _dev_pci(dev: pl.Expr) -> pl.Expr:
+    """'+pci:0000:0a:00.0' (kmsg DEVICE=, journal _KERNEL_DEVICE) -> '0000:0a:00.0'."""
+    return dev.str.extract(r"^\+pci:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$", 1).str.to_lowercase()
+
+
+def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | None, unparsed: list,
+                   ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame | None, int]:
+    """Continuation lines become rows of the record they follow (in its table, with its time, level
+    and fields); a kmsg record's dictionary lines are structure and give it its DEVICE's PCI address."""
+    keep = ["ts", "ts_quality", "boot_s", "facility", "level", "subsystem", "pci_addr", "iface", "host_c"]
+    heads = rows.select("line_no", *keep, pl.col("raw_time").str.contains(r"^[0-9]{1,3},").fill_null(False)
+                        .alias("_kmsg"), pl.lit(True).alias("_kernel"))
+    if prog is not None and prog.height:
+        heads = pl.concat([heads, prog.select("line_no", *[c for c in keep if c in prog.columns], "ident", "pid",
+                                              pl.lit(False).alias("_kmsg"), pl.lit(False).alias("_kernel"))],
+                          how="diagonal_relaxed")
+    heads = heads.with_columns(pl.col("line_no").alias("_head")).sort("line_no")
+    c = cont.sort("line_no").join_asof(heads, on="line_no", strategy="backward")
+    orphan = c.filter(pl.col("_head").is_null())
+    unparsed.append(unparsed_frame(orphan.select("line_no", "text"),
+                                   "continuation line without a preceding message", ctx, NAME))
+    c = c.filter(pl.col("_head").is_not_null())
+    is_dict = pl.col("_kmsg") & pl.col("text").str.contains(RE_KMSG_DICT)
+    dct = c.filter(is_dict)
+    if dct.height:
+        dev = dct.select("_head", _dev_pci(pl.col("text").str.strip_chars().str.strip_prefix("DEVICE=")).alias("_dp"))
+        dev = dev.filter(pl.col("_dp").is_not_null()).unique("_head", keep="first")
+        rows = rows.join(dev, left_on="line_no", right_on="_head", how="left").with_columns(
+            pl.coalesce(pl.col("pci_addr"), pl.col("_dp")).alias("pci_addr")).drop("_dp")
+        c = c.filter(~is_dict)
+    c = c.with_columns(pl.col("text").str.strip_chars_start().alias("message"),
+                       pl.lit(None, dtype=pl.String).alias("raw_time"))
+    kc = c.filter(pl.col("_kernel"))
+    if kc.height:
+        kc = kc.with_columns(pl.lit(None, dtype=pl.String).alias("ident"), pl.lit(None, dtype=pl.Int32).alias("xid"),
+                             pl.lit(None, dtype=pl.String).alias("xid_text"), pl.lit(None, dtype=pl.Int64).alias("pid"),
+                             pl.lit(None, dtype=pl.String).alias("dev"))
+        rows = pl.concat([rows, kc.select(rows.columns)], how="vertical_relaxed").sort("line_no")
+    pc = c.filter(~pl.col("_kernel"))
+    if pc.height:
+        prog = pl.concat([prog, pc.select(prog.columns)], how="vertical_relaxed").sort("line_no")
+    return rows, prog, kc.height + pc.height
+
+
+_KERNEL_COLS = ("line_no", "ts", "ts_quality", "boot_s", "raw_time", "facility", "level",
+                "subsystem", "pci_addr", "iface", "xid", "xid_text", "message")
+_SYSLOG_COLS = ("line_no", "ts", "ts_quality", "raw_time", "facility", "level", "program", "pid", "message")
+
+
+def _tables(rows, prog, lines, original, n, unparsed, variants, ctx) -> ParseResult:
+    hosts = set(h for h in rows["host_c"].unique().to_list() if h)
+    if prog is not None:
+        hosts |= set(h for h in prog["host_c"].unique().to_list() if h)
     host_expr = pl.lit(ctx.host, dtype=pl.String) if ctx.host else pl.col("host_c")
-    table = rows.select(
-        host_expr.alias("host"), "line_no", "ts", "ts_quality", "boot_s", "raw_time", "facility", "level",
-        "subsystem", "pci_addr", "iface", "xid", "xid_text", "message",
-    )
-    meta = {"hosts": hosts}
-    main_variants = {k: v for k, v in variants.items() if k != "continuation"}
+    tables = {"kernel_log": rows.select(host_expr.alias("host"), *_KERNEL_COLS)}
+    if prog is not None and prog.height:
+        tables["syslog"] = prog.with_columns(pl.col("ident").alias("program")).select(host_expr.alias("host"),
+                                                                                       *_SYSLOG_COLS)
+        variants["syslog"] += prog.height
+    meta = {"hosts": sorted(hosts)}
+    main_variants = {k: v for k, v in variants.items() if k not in ("continuation", "syslog", "wrapped")}
     if main_variants:
         meta["variant"] = max(main_variants, key=main_variants.get)
-    return result(NAME, ctx, n, {"kernel_log": table}, [u for u in unparsed if u.height], **meta)
+    if variants.get("syslog"):
+        meta["syslog_records"] = variants["syslog"]
+    unparsed = [u for u in unparsed if u.height]
+    if original is not None and unparsed:  # quoted or indented lines are reported as written
+        orig = original.select("line_no", pl.col("text").alias("_orig"))
+        unparsed = [u.join(orig, on="line_no", how="left").with_columns(pl.col("_orig").alias("text")).drop("_orig")
+                    for u in unparsed]
+    return result(NAME, ctx, n, tables, unparsed, **meta)

@@ -32,12 +32,18 @@ RE_LOGREAD = (r"^(?P<pfx>(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0
               r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4})) "
               r"(?P<sfac>[a-z0-9]+)\.(?P<slvl>[a-z]+) ?)")
 # "host ident[pid]: " after a syslog/journal time
-RE_HOST_IDENT = r"^(?P<hpfx>(?P<host>[^ \[\]:]+) (?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[[0-9]+\])?: ?)"
+RE_HOST_IDENT = r"^(?P<hpfx>(?P<host>[^ \[\]:]+) (?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[(?P<pid>[0-9]+)\])?: ?)"
 # "ident: " with no host (OpenWrt logread)
-RE_IDENT = r"^(?P<hpfx>(?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[[0-9]+\])?: ?)"
+RE_IDENT = r"^(?P<hpfx>(?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[(?P<pid>[0-9]+)\])?: ?)"
 # the kernel's own "[ 12.345678] " inside a syslog line
 RE_INNER_BOOT = r"^(?P<ipfx>\[ *(?P<isec>[0-9]+)\.(?P<ifrac>[0-9]+)\] ?)"
 RE_PROMPT = r"(?:^|[\s$#>])(?:sudo )?(?:dmesg|journalctl)(?:\s|$)"
+# /dev/kmsg records: "prio,seq,usec,flags[,more];message" (Documentation/ABI/testing/dev-kmsg)
+RE_KMSG = r"^[0-9]{1,3},[0-9]{1,20},[0-9]{1,20},[-c+][^;]*;"
+# a /dev/kmsg dictionary line after its record: " SUBSYSTEM=pci", " DEVICE=+pci:0000:0a:00.0"
+RE_KMSG_DICT = r"^[ \t]+[A-Za-z0-9._-]+=[^ ]*$"
+# mail and forum quoting: "> ", ">> ", "> > "
+RE_QUOTE = r"^(?:> ?)+"
 RE_JOURNAL_HDR = r"^-- (?:Logs begin|Journal begins|Boot |Reboot|No entries|Subject|Defined-By)"
 
 

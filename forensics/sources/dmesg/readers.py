@@ -48,14 +48,20 @@ def _naive(year: pl.Expr, mon: pl.Expr, day: pl.Expr, hms: pl.Expr) -> pl.Expr:
     return text.str.strptime(pl.Datetime("us"), "%Y-%b-%d %H:%M:%S", strict=False)
 
 
+# ts_quality of local times whose year was not printed (syslog, journalctl short): the year is
+# ctx.year (--year, or the bundle's capture year) or the capture year with the month rolled back
+YEAR_INFERRED = "local_year_inferred"
+
+
 def _year_for(mon: pl.Expr, ctx: ParseContext) -> pl.Expr | None:
-    """Year for syslog/journal times that print none: ctx.year, else the capture year (a month
-    after the capture month belongs to the year before)."""
+    """Year for syslog/journal times that print none: ctx.year, else the year of the capture time
+    (or of the file's modification time, hint "file_time"), a month after that month belonging to
+    the year before."""
     if ctx.year is not None:
         return pl.lit(str(int(ctx.year)))
-    if ctx.capture_time is None:
+    cap = ctx.capture_time or ctx.hints.get("file_time")
+    if not isinstance(cap, dt.datetime):
         return None
-    cap = ctx.capture_time
     month = mon.replace_strict(MONTHS, default=None, return_dtype=pl.Int32)
     return pl.when(month > cap.month).then(pl.lit(cap.year - 1)).otherwise(pl.lit(cap.year)).cast(pl.String)
 
@@ -64,7 +70,7 @@ _PARSED_SCHEMA = {
     "line_no": pl.Int64, "host_c": pl.String, "ident": pl.String, "raw_time": pl.String,
     "ts": _UTC, "ts_quality": pl.String, "boot_s": pl.Float64, "facility": pl.String,
     "level": pl.String, "message": pl.String, "bad": pl.String,
-    "pri": pl.Int32, "dfac": pl.String, "dlvl": pl.String,
+    "pri": pl.Int32, "dfac": pl.String, "dlvl": pl.String, "pid": pl.Int64, "dev": pl.String,
 }
 
 
@@ -113,10 +119,7 @@ def _syslog_tail(df: pl.DataFrame, with_host: bool) -> pl.DataFrame:
         pl.when(kernel & pl.col("ipfx").is_not_null()).then(_after("msg1", "ipfx")).otherwise(pl.col("msg1"))
         .alias("message"),
         pl.when(kernel).then(_boot_seconds(pl.col("isec"), pl.col("ifrac"))).alias("boot_s"),
-        pl.when(pl.col("hpfx").is_null()).then(pl.lit("no host/program after the time"))
-        .when(~kernel).then(pl.concat_str([pl.lit("syslog line from '"), pl.col("ident"),
-                                           pl.lit("', not the kernel")]))
-        .alias("bad"),
+        pl.when(pl.col("hpfx").is_null()).then(pl.lit("no host/program after the time")).alias("bad"),
     )
 
 
@@ -133,6 +136,11 @@ def _parse_raw(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
     mono = ok["msg0"].str.contains(r"^[^ \[\]:]+ kernel: ").fill_null(False)
     parts = []
     if mono.any():
+        # other programs' lines count as journal lines only for a host its kernel lines name
+        # (a raw dmesg "e1000e eth0: renamed" has the same shape)
+        hosts = ok.filter(mono)["msg0"].str.extract(r"^([^ \[\]:]+) ", 1).unique().to_list()
+        mono = mono | (ok["msg0"].str.extract(r"^([^ \[\]:]+) [A-Za-z][A-Za-z0-9_.@/-]*(?:\[[0-9]+\])?: ", 1)
+                       .is_in(hosts).fill_null(False))
         j = _syslog_tail(ok.filter(mono), with_host=True)
         parts.append(_finish(j, host_c=pl.col("host"), raw_time=pl.col("rt"), ts=ts, ts_quality=quality,
                              boot_s=pl.col("_bs")))
@@ -227,7 +235,7 @@ def _parse_short(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.
         ok = ok.with_columns(local_to_utc(pl.col("_naive"), ctx.tz).alias("_ts"))
         bad_ts = pl.when(pl.col("_naive").is_null()).then(pl.lit("syslog time does not convert"))
     out = _finish(ok, host_c=pl.col("host"), raw_time=pl.col("rt"), ts=pl.col("_ts"),
-                  ts_quality=pl.when(pl.col("_ts").is_null()).then(pl.lit("none")).otherwise(pl.lit("local")),
+                  ts_quality=pl.when(pl.col("_ts").is_null()).then(pl.lit("none")).otherwise(pl.lit(YEAR_INFERRED)),
                   bad=pl.coalesce(pl.col("bad"), bad_ts))
     return out, df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
 
@@ -244,11 +252,3 @@ def _parse_logread(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, p
                   bad=pl.coalesce(pl.col("bad"),
                                   pl.when(pl.col("_naive").is_null()).then(pl.lit("logread time does not convert"))))
     return out, df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
-
-
-# routing by the first character of the line (after -r/-x prefixes)
-_ROUTES = (
-    ("[", (_parse_raw, _parse_ctime)),
-    ("digit", (_parse_iso,)),
-    ("upper", (_parse_short, _parse_logread)),
-)

@@ -15,7 +15,11 @@ _SNIFF = [re.compile(p) for p in (
     r"^[A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? [^ \[\]:]+ kernel: ",
     r"^\[ *[0-9]+\.[0-9]+\] [^ \[\]:]+ kernel: ",
     r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} kern\.[a-z]+ kernel: ",
+    r"^[0-9]{1,3},[0-9]{1,20},[0-9]{1,20},[-c+][^;]*;",  # /dev/kmsg
+    r'^\{.*"_TRANSPORT" ?: ?"kernel"',  # journalctl -o json
 )]
+_QUOTE = re.compile(r"^(?:> ?)+")
+_JSON_OTHER = re.compile(r'^\{.*"__REALTIME_TIMESTAMP" ?: ?"[0-9]+"')
 
 
 # any program's syslog/journal line: counts for sniffing once a kernel line was seen (/var/log/messages)
@@ -28,21 +32,37 @@ _SNIFF_SYSLOG = re.compile(
 
 def sniff(head: bytes) -> Sniff:
     """The share of the first lines (blank, continuation and marker lines aside) that carry a
-    dmesg/journalctl/syslog kernel prefix (in a syslog file such as /var/log/messages other programs'
-    lines count too, once a kernel line was seen); none without a kernel line."""
-    lines = [ln for ln in head_text(head).splitlines()[:200]]
+    dmesg/journalctl/syslog/kmsg kernel prefix (in a syslog file such as /var/log/messages other
+    programs' lines count too, once a kernel line was seen; so do lines a mail client wrapped after a
+    soft break); none without a kernel line. Mail quote prefixes are looked through; a paste indented
+    as a whole is read without its indent."""
+    lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
+    if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):
+        lines = [ln.lstrip(" \t") for ln in lines]
     hits = other = considered = 0
+    soft = False  # the line before was a kernel line (or its wrapped tail) ending with a space
     for ln in lines:
         if not ln.strip() or ln.startswith(("-- ", MARKER_PREFIX)) or ln[:1] in " \t":
+            soft = False
             continue
         considered += 1
-        if any(p.match(ln) for p in _SNIFF):
+        if looks_like_kernel_line(ln):
             hits += 1
-        elif _SNIFF_SYSLOG.match(ln):
+        elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or soft:
             other += 1
+        else:
+            soft = False
+            continue
+        soft = ln.endswith(" ")
     if not hits:
-        return Sniff(0.0, f"none of {considered} lines carries a kernel log prefix (dmesg, journalctl, syslog)")
-    what = "carry a kernel log prefix" + (f" ({other} of them other programs' syslog lines)" if other else "")
+        return Sniff(0.0, f"none of {considered} lines carries a kernel log prefix (dmesg, journalctl, syslog, kmsg)")
+    what = "carry a kernel log prefix" + (f" ({other} of them other programs' records or wrapped lines)"
+                                          if other else "")
     return Sniff.ratio(hits + other, considered, what)
+
+
+def looks_like_kernel_line(line: str) -> bool:
+    """Whether one line carries a dmesg/journalctl/syslog/kmsg kernel log prefix."""
+    return any(p.match(line) for p in _SNIFF)

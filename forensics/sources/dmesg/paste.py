@@ -1,0 +1,68 @@
+"""Kernel logs as people paste them into mail and forum posts.
+
+- Quote prefixes (``> ``, ``>> ``, ``> > ``) are taken off every line that has one; a quoted line
+  that is not a kernel log line is still reported in ``unparsed`` as it was written.
+- A paste indented as a whole (a code block: every non-blank line starts with the same spaces or
+  tab) is taken out of its indent.
+- Lines wrapped by a mail client are joined back only where that is certain: a line with no kernel
+  log prefix follows a line that ended with a space (the soft line break of ``format=flowed``,
+  RFC 3676, which mail archives keep), and the line it continues (or the wrapped line before it)
+  gave a message. The wrapped tail is appended to that message and counted as used by it; any other
+  line without a prefix stays in ``unparsed``.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from forensics.sources.dmesg.prefixes import RE_QUOTE
+from forensics.sources.dmesg.sniffing import looks_like_kernel_line
+
+
+def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(lines with quote prefixes and a whole-paste indent removed, the original lines or None when
+    nothing was changed)."""
+    t = pl.col("text")
+    original = None
+    if lines["text"].str.starts_with(">").any():
+        original = lines
+        lines = lines.with_columns(t.str.replace(RE_QUOTE, ""))
+    head = [s for s in lines["text"].head(64).to_list() if s.strip()]
+    if not head or head[0][:1] not in (" ", "\t"):
+        return lines, original  # (the cheap test first: a paste indented as a whole starts indented)
+    nonblank = lines.filter(t.str.strip_chars() != "")
+    if nonblank["text"].str.contains(r"^[ \t]").all():
+        indent = nonblank.select((t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()).min()).item()
+        first = nonblank["text"][0][:indent]
+        # only a kernel log taken out of its indent: its first line then carries a kernel log prefix
+        if indent and looks_like_kernel_line(nonblank["text"][0][indent:]) \
+                and nonblank["text"].str.starts_with(first).all():
+            original = original if original is not None else lines
+            lines = lines.with_columns(pl.when(t.str.starts_with(first)).then(t.str.slice(indent)).otherwise(t))
+    return lines, original
+
+
+def soft_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Join lines without a prefix (`leftovers`: line_no, text) to the message before them where the
+    line before ended with a space (a soft break). Returns (rows with their messages extended,
+    leftovers not joined)."""
+    if not leftovers.height or not rows.height:
+        return rows, leftovers
+    prev_soft = lines.select((pl.col("line_no") + 1).alias("line_no"),
+                             pl.col("text").str.ends_with(" ").alias("_soft"))
+    cand = leftovers.join(prev_soft, on="line_no", how="left").filter(pl.col("_soft").fill_null(False))
+    if not cand.height:
+        return rows, leftovers
+    # runs of consecutive candidate lines; a run belongs to the row on the line just before it
+    cand = cand.sort("line_no").with_columns(
+        (pl.col("line_no") - pl.int_range(pl.len())).alias("_run"))
+    runs = cand.group_by("_run").agg(pl.col("line_no").min().alias("_first"))
+    heads = runs.with_columns((pl.col("_first") - 1).alias("_head")).join(
+        rows.select(pl.col("line_no").alias("_head")), on="_head", how="semi")
+    joined = cand.join(heads.select("_run", "_head"), on="_run", how="inner")
+    if not joined.height:
+        return rows, leftovers
+    tails = joined.sort("line_no").group_by("_head", maintain_order=True).agg(pl.col("text").str.join("").alias("_tail"))
+    rows = rows.join(tails, left_on="line_no", right_on="_head", how="left").with_columns(
+        pl.when(pl.col("_tail").is_not_null()).then(pl.col("message") + pl.col("_tail")).otherwise(pl.col("message"))
+        .alias("message")).drop("_tail")
+    return rows, leftovers.join(joined.select("line_no"), on="line_no", how="anti")
