@@ -4,9 +4,16 @@ Runs every spec of :mod:`forensics.collect.specs` (missing or failing commands a
 commands.jsonl and never stop the rest), samples the snapshot and stream specs for ``--duration``
 seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes (command line,
 affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables only), the NIC inventory and the clock
-reference, and writes a bundle atomically. On SIGINT/SIGTERM it stops its commands, writes a valid
-bundle with what it has and exits non-zero (130/143). When the parsing dependencies are importable,
-the bundle also gets its Parquet tables.
+reference, and writes a bundle atomically. On SIGINT/SIGTERM/SIGHUP it stops its commands, writes a
+valid bundle with what it has and exits non-zero (130/143/129). When the parsing dependencies are
+importable, the bundle also gets its Parquet tables.
+
+Time: with ``--duration N`` the sampling commands end by N + SAMPLE_GRACE_S seconds and the final
+ones (dmesg, NCCL log copies) by N + END_SLACK_S, whatever hangs (each command's timeout is bounded
+by what is left; a program that timed out once gets HUNG_RETRY_S from then on), plus the kill grace
+of a command that ignores SIGTERM. Parsing into tables comes after that (``--raw-only`` skips it).
+Children: see :mod:`forensics.collect.proc` (process groups, and a per-run marker for those that
+leave them); whatever of the run is left at its end is killed.
 """
 from __future__ import annotations
 
@@ -14,7 +21,6 @@ import argparse
 import glob
 import json
 import os
-import platform
 import shutil
 import signal
 import sys
@@ -22,13 +28,21 @@ import tempfile
 import threading
 import time
 
-from forensics.collect import node, proc
+from forensics.collect import files, node, output, proc
+from forensics.collect.records import command_record, commands_text, host_json_text, host_record, version  # noqa: F401 (used as cmain.*)
 from forensics.collect.specs import SPECS
-from forensics.collect.tarball import AtomicTar, compression_for
-from forensics.layout import FORMAT_VERSION, format_marker
+from forensics.collect.tarball import compression_for
+from forensics.layout import format_marker
 
 NCCL_CAP = 512 << 20
 STREAM_GRACE_S = 10.0
+SAMPLE_GRACE_S = 5.0  # sampling commands end by --duration + this
+END_SLACK_S = 15.0  # the final commands (dmesg, NCCL copies) by --duration + this
+ONESHOT_BUDGET_S = 60.0  # with --duration 0: what the snapshot of every command may take
+HUNG_RETRY_S = 5.0  # timeout of a program that already timed out once in this run
+MIN_LEFT_S = 0.5
+SKIPPED_TIME = "skipped (--duration reached)"
+EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 # how NCCL log copies are recorded in commands.jsonl: name, source, argv ["copy", <path>]
 NCCL_NAME = "nccl_log"
 NCCL_SOURCE = "nccl"
@@ -49,54 +63,6 @@ def stream_values(spec, interval, n):
     """Placeholder values of a stream spec sampling every `interval` seconds `n` times."""
     return {"interval": str(max(1, int(round(interval)))), "count": str(n + 1 if spec.source == "iostat" else n),
             "interval_ms": str(max(100, int(interval * 1000)))}
-
-
-def version():
-    try:
-        import forensics
-
-        return forensics.__version__
-    except Exception:  # noqa: BLE001
-        return "unknown"
-
-
-def command_record(name, argv, source, start, end, exit_code, nbytes, truncated, timed_out, error, stderr_tail,
-                   raw_file, **extra):
-    """One commands.jsonl entry (start/end: ISO-8601 text; extra: "sample" of a snapshot)."""
-    entry = {
-        "name": name, "argv": list(argv), "source": source, "start": start, "end": end, "exit_code": exit_code,
-        "bytes": nbytes, "truncated": truncated, "timed_out": timed_out, "error": error,
-        "stderr_tail": stderr_tail[-2048:], "raw_file": raw_file,
-    }
-    entry.update(extra)
-    return entry
-
-
-def commands_text(entries):
-    """commands.jsonl: the entries in order of start, keys sorted."""
-    return "".join(json.dumps(e, sort_keys=True) + "\n" for e in sorted(entries, key=lambda e: e["start"]))
-
-
-def host_record(host, hostname, kernel, boot_time, boot_time_btime, timezone, utc_offset_s, wall, monotonic_s,
-                ntp_offset_s, ntp_source, collector_version, python, argv, interrupted, duration, interval,
-                started, ended, inventory):
-    """host.json (times: ISO-8601 text; interrupted: the signal name or None; inventory: node.nics())."""
-    return {
-        "host": host, "hostname": hostname, "kernel": kernel,
-        "boot_time": boot_time, "boot_time_btime": boot_time_btime,
-        "timezone": timezone, "utc_offset_s": utc_offset_s,
-        "clock": {"wall": wall, "monotonic_s": round(monotonic_s, 6), "ntp_offset_s": ntp_offset_s,
-                  "ntp_source": ntp_source},
-        "collector": {"version": collector_version, "python": python, "argv": list(argv),
-                      "interrupted": interrupted is not None, "signal": interrupted,
-                      "duration_s": float(duration), "interval_s": float(interval),
-                      "started": started, "ended": ended},
-        "nics": [dict((k, v) for k, v in n.items() if k not in ("physical", "bond")) for n in inventory],
-    }
-
-
-def host_json_text(record):
-    return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
 
 class _Either(object):
@@ -137,15 +103,25 @@ class Collector(object):
         self.end_streams = threading.Event()  # normal end of sampling (for streams that run until told)
         self.interrupted = None
         self.env = proc.command_env()
+        self.token = proc.run_token()  # marks every command's descendants (proc.MARK)
+        self.seq = 0
         self.started = proc.utcnow()
         self.capped = set()
+        self.hung = set()  # programs that timed out once
+        self.process_uids = set()  # owners of the recorded GPU processes (job users)
+        t0 = time.monotonic()
+        self.sample_end = t0 + (self.duration + SAMPLE_GRACE_S if self.duration > 0 else ONESHOT_BUDGET_S)
+        self.end = self.sample_end - SAMPLE_GRACE_S + END_SLACK_S if self.duration > 0 else t0 + ONESHOT_BUDGET_S + END_SLACK_S
 
     # ------------------------------------------------------------------ helpers
 
     def say(self, msg):
         if not self.quiet:
-            sys.stderr.write("forensics collect: %s: %s\n" % (self.host, msg))
-            sys.stderr.flush()
+            try:
+                sys.stderr.write("forensics collect: %s: %s\n" % (self.host, msg))
+                sys.stderr.flush()
+            except (OSError, ValueError):  # the terminal is gone (ssh dropped): carry on silently
+                self.quiet = True
 
     def raw(self, source, name):
         d = os.path.join(self.hdir, "raw", source)
@@ -172,9 +148,29 @@ class Collector(object):
     def _n(self):
         return samples(self.duration, self.interval)
 
+    def _run(self, argv, out, timeout, end, stop=None, expected_stop=False):
+        """proc.run with the timeout bounded by what is left until `end` and for programs seen hanging."""
+        left = end - time.monotonic()
+        if argv[0] in self.hung:
+            timeout = min(timeout, HUNG_RETRY_S)
+        if left < MIN_LEFT_S:
+            out.close()
+            res = proc.Result(argv)
+            res.end = res.start
+            res.error = SKIPPED_TIME
+            return res
+        with self.lock:
+            self.seq += 1
+            marker = "%s.%d" % (self.token, self.seq)
+        res = proc.run(argv, out, min(timeout, left), stop=stop or self.stop, expected_stop=expected_stop,
+                       env=self.env, marker=marker)
+        if res.timed_out:
+            self.hung.add(argv[0])
+        return res
+
     # ------------------------------------------------------------------ running specs
 
-    def run_once(self, spec, argvs, timeout=None, expected_stop=False, stop=None):
+    def run_once(self, spec, argvs, timeout=None, expected_stop=False, stop=None, end=None):
         """Run the first argv that works (fallbacks after it); output kept from the last one tried."""
         path, rel = self.raw(spec.source, spec.raw)
         res = None
@@ -184,8 +180,10 @@ class Collector(object):
             if self.stop.is_set():
                 self.skipped(spec.name, spec.source, argv, "skipped (collection interrupted)")
                 return None
-            res = proc.run(argv, proc.CappedFile(path, spec.cap, append=False), timeout or spec.timeout,
-                           stop=stop or self.stop, expected_stop=expected_stop, env=self.env)
+            res = self._run(argv, proc.CappedFile(path, spec.cap, append=False), timeout or spec.timeout,
+                            end or self.sample_end, stop=stop, expected_stop=expected_stop)
+            if res.error == SKIPPED_TIME:
+                todo = []
             if res.error == "not found" or res.timed_out:  # the same program again would not help
                 todo = [a for a in todo if a[0] != argv[0]]
             good = res.ok() or (expected_stop and res.error is None and res.bytes > 0)
@@ -215,8 +213,8 @@ class Collector(object):
                     self.skipped(spec.name, spec.source, argv, "byte cap of %d reached: later samples not kept" % spec.cap)
                 continue
             part = path + ".part"
-            res = proc.run(argv, proc.CappedFile(part, max(1 << 20, spec.cap - size), append=False), spec.timeout,
-                           stop=self.stop, env=self.env)
+            res = self._run(argv, proc.CappedFile(part, max(1 << 20, spec.cap - size), append=False), spec.timeout,
+                            self.sample_end)
             kept = None
             if res.bytes:  # the marker (time of this sample) and the output, appended to the series
                 with open(path, "ab") as fh, open(part, "rb") as src:
@@ -268,7 +266,7 @@ class Collector(object):
         n = self._n() if self.duration > 0 else 0
         last_run = {}
         k = 0
-        while k <= n and not self.stop.is_set():
+        while k <= n and not self.stop.is_set() and time.monotonic() < self.sample_end - MIN_LEFT_S:
             todo = [s for s in snaps if k == 0 or time.monotonic() - last_run.get(s.name, 0) >= s.min_interval - 0.01]
             workers = []
             for spec in todo:
@@ -286,16 +284,16 @@ class Collector(object):
             due = t0 + k * self.interval
             if k > n or self.stop.wait(max(0.0, due - time.monotonic())):
                 break
-        oneshots.join()
         self.end_streams.set()
+        oneshots.join()
         for t in threads:
-            t.join(timeout=STREAM_GRACE_S + 5)
+            t.join(timeout=max(0.0, self.sample_end - time.monotonic()) + STREAM_GRACE_S)
         for spec in SPECS:
             if spec.mode == "once" and spec.when == "end":
                 if self.stop.is_set():
                     self.skipped(spec.name, spec.source, list(spec.argv), "skipped (collection interrupted)")
                 else:
-                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks])
+                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks], end=self.end)
         self.copy_nccl_logs()
         return inventory
 
@@ -329,6 +327,7 @@ class Collector(object):
         with open(path, "w") as fh:
             for pid in pids:
                 info = node.process_info(pid)
+                self.process_uids.add(info.get("uid"))
                 info.update(apps.get(pid, {"gpus": [], "gpu_uuids": []}))
                 if pid in self.pids:
                     info["requested"] = True
@@ -336,100 +335,74 @@ class Collector(object):
         self.say("recorded %d GPU process(es)" % len(pids))
 
     def copy_nccl_logs(self):
+        """Copy the files of the --nccl-log globs, never through a link (see forensics.collect.files)."""
         seen = set()
+        owners = files.job_uids(self.process_uids)
         for pattern in self.nccl_globs:
-            matches = sorted(glob.glob(os.path.expanduser(pattern)))
+            pattern = os.path.expanduser(pattern)
+            base = files.literal_base(pattern)
+            matches = sorted(glob.glob(pattern))
             if not matches:
                 self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, pattern], "no file matches")
             for src in matches:
-                real = os.path.realpath(src)
-                if real in seen or not os.path.isfile(real):
+                if self.stop.is_set() or time.monotonic() > self.end:
+                    why = "skipped (collection interrupted)" if self.stop.is_set() else SKIPPED_TIME
+                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], why)
                     continue
-                seen.add(real)
-                if self.stop.is_set():
-                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "skipped (collection interrupted)")
-                    continue
-                name = os.path.basename(src) or "nccl.log"
-                path, rel = self.raw(NCCL_SOURCE, name)
-                i = 1
-                while os.path.exists(path):
-                    i += 1
-                    path, rel = self.raw(NCCL_SOURCE, "%s-%d" % (name, i))
-                res = proc.Result([NCCL_COPY, src])
-                out = proc.CappedFile(path, NCCL_CAP, append=False)
                 try:
-                    with open(src, "rb") as fh:
-                        for block in iter(lambda: fh.read(1 << 20), b""):
-                            out.write(block)
-                    res.exit_code = 0
+                    fd = files.open_captured(src, base, owners)
+                except files.Refused as exc:
+                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "refused: %s" % exc)
+                    continue
                 except OSError as exc:
-                    res.error = "cannot read: %s" % (exc.strerror or exc)
-                res.bytes = out.close()
-                res.truncated = out.truncated
-                res.end = proc.utcnow()
-                self.record(NCCL_NAME, NCCL_SOURCE, res, rel)
+                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "cannot read: %s" % (exc.strerror or exc))
+                    continue
+                with os.fdopen(fd, "rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    if (st.st_dev, st.st_ino) in seen:
+                        continue
+                    seen.add((st.st_dev, st.st_ino))
+                    self._copy_one(src, fh)
+
+    def _copy_one(self, src, fh):
+        name = os.path.basename(src) or "nccl.log"
+        path, rel = self.raw(NCCL_SOURCE, name)
+        i = 1
+        while os.path.exists(path):
+            i += 1
+            path, rel = self.raw(NCCL_SOURCE, "%s-%d" % (name, i))
+        res = proc.Result([NCCL_COPY, src])
+        out = proc.CappedFile(path, NCCL_CAP, append=False)
+        try:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                out.write(block)
+            res.exit_code = 0
+        except OSError as exc:
+            res.error = "cannot read: %s" % (exc.strerror or exc)
+        res.bytes = out.close()
+        res.truncated = out.truncated
+        res.end = proc.utcnow()
+        self.record(NCCL_NAME, NCCL_SOURCE, res, rel)
 
     # ------------------------------------------------------------------ writing the bundle
 
-    def _text(self, source, name):
-        p = os.path.join(self.hdir, "raw", source, name)
-        try:
-            with open(p, "rb") as fh:
-                return fh.read(1 << 20).decode("utf-8", "replace")
-        except OSError:
-            return None
-
     def write(self, inventory):
-        wall, mono = node.clock_reference()
-        boot, btime = node.boot_time(wall, mono)
-        offset, ntp_source = node.ntp_offset(self._text("collector", "chronyc-tracking.txt"),
-                                             self._text("collector", "timedatectl.txt"))
-        host_json = host_record(
-            self.host, self.hostname, platform.release(), node.utc_iso(boot), node.utc_iso(btime) if btime else None,
-            node.timezone_name(), node.utc_offset_s(), node.utc_iso(wall), mono, offset, ntp_source,
-            version(), platform.python_version(), self.argv, self.interrupted, self.duration, self.interval,
-            proc.iso(self.started), proc.iso(proc.utcnow()), inventory)
-        with open(os.path.join(self.hdir, "host.json"), "w") as fh:
-            fh.write(host_json_text(host_json))
-        with open(os.path.join(self.hdir, "commands.jsonl"), "w") as fh:
-            fh.write(commands_text(self.entries))
-        manifest = {"format_version": FORMAT_VERSION, "created_by": "forensics %s (collect)" % version(),
-                    "created_at": proc.iso(proc.utcnow()), "hosts": [self.host], "redaction": None, "kind": "node"}
-        with open(os.path.join(self.stage, "manifest.json"), "w") as fh:
-            json.dump(manifest, fh, indent=1)
-            fh.write("\n")
-        self.tables()
-        tar = AtomicTar(self.out, mode=0o600)  # the bundle holds command lines of the node's processes
-        try:
-            tar.add_file("manifest.json", os.path.join(self.stage, "manifest.json"))
-            for top in ("hosts", "tables"):
-                base = os.path.join(self.stage, top)
-                for dirpath, dirnames, filenames in os.walk(base):
-                    dirnames.sort()
-                    for name in sorted(filenames):
-                        p = os.path.join(dirpath, name)
-                        tar.add_file(os.path.relpath(p, self.stage).replace(os.sep, "/"), p)
-        except BaseException:
-            tar.abort()
-            raise
-        tar.close()
-
-    def tables(self):
-        """Parse the raw outputs into tables/ with the `parse_tables(stage_dir)` the caller gave (the
-        collector itself parses nothing: on a node it runs without the parsing libraries)."""
-        if self.raw_only:
-            return
-        if self.parse_tables is None:
-            self.say("not parsed here: tables will be built by `forensics bundle`/`analyze`")
-            return
-        try:
-            summary = self.parse_tables(self.stage)
-            self.say("parsed %d raw file(s) into tables" % summary["files"])
-        except Exception as exc:  # noqa: BLE001 - raw outputs are the product; tables can be rebuilt later
-            self.say("parsing failed (%s); the bundle holds the raw outputs only" % exc)
+        output.write_bundle(self, inventory)
 
     def cleanup(self):
         shutil.rmtree(self.stage, ignore_errors=True)
+
+
+def _quiet_dead_terminal():
+    """After a hangup, a terminal on stderr is gone: point fd 2 at /dev/null so that writing to it
+    (and flushing it at exit, which would turn the exit status into 120) cannot fail."""
+    try:
+        if os.isatty(2):
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 2)
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def build_parser():
@@ -468,6 +441,8 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
 
     def on_signal(signum, frame):
         name = signal.Signals(signum).name
+        if signum == signal.SIGHUP:
+            _quiet_dead_terminal()
         if c.interrupted is None:
             c.interrupted = name
             c.say("%s received: stopping, writing what was collected" % name)
@@ -475,7 +450,9 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
 
     old = {}
     if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if s == signal.SIGHUP and signal.getsignal(s) == signal.SIG_IGN:
+                continue  # under nohup: stay immune to the hangup
             old[s] = signal.signal(s, on_signal)
     try:
         inventory = []
@@ -490,14 +467,20 @@ def run(duration=60.0, interval=5.0, out=None, nccl_logs=(), pids=(), host=None,
             sys.stderr.write("forensics: error: cannot write %s: %s\n" % (c.out, exc))
             return 2
     finally:
+        left = proc.end_run(c.token)  # descendants that left their group and outlived their command
+        if left:
+            c.say("killed %d leftover process(es) of the collected commands" % left)
         c.cleanup()
         for s, h in old.items():
             signal.signal(s, h)
     failed = sum(1 for e in c.entries if e.get("error"))
     if c.interrupted:
-        sys.stderr.write("forensics collect: interrupted (%s): partial bundle written to %s (%d commands, %d failed)\n"
-                         % (c.interrupted, c.out, len(c.entries), failed))
-        return {"SIGINT": 130, "SIGTERM": 143}.get(c.interrupted, 1)
+        try:
+            sys.stderr.write("forensics collect: interrupted (%s): partial bundle written to %s (%d commands, %d failed)\n"
+                             % (c.interrupted, c.out, len(c.entries), failed))
+        except (OSError, ValueError):
+            pass
+        return EXIT_CODES.get(c.interrupted, 1)
     c.say("wrote %s (%d commands, %d failed or missing)" % (c.out, len(c.entries), failed))
     return 0
 

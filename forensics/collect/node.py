@@ -13,6 +13,10 @@ import time
 
 ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_NCCL_")
 ENV_NAMES = ("OMP_NUM_THREADS",)
+# names that hold secrets whatever their prefix (NCCL_IB_SECRET, TORCH_NCCL_API_KEY, CUDA_TOKEN): never kept
+ENV_SECRET_WORDS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "KEY", "CREDENTIAL")
+# NCCL settings with such a word that are no secret (the InfiniBand partition key index NCCL uses)
+ENV_NOT_SECRET = ("NCCL_IB_PKEY",)
 _PCI = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 _HOST_OK = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -178,11 +182,17 @@ def ethtool_ifaces(inventory):
 
 
 def env_allowed(key):
-    return key.startswith(ENV_PREFIXES) or key in ENV_NAMES
+    """A variable kept from a GPU process's environment: NCCL_*, CUDA_*, TORCH_NCCL_*, OMP_NUM_THREADS,
+    and none whose name (any case) holds a secret word (*PASSWORD*, *SECRET*, *TOKEN*, *KEY*, *CREDENTIAL*, ...)."""
+    if not (key.startswith(ENV_PREFIXES) or key in ENV_NAMES):
+        return False
+    up = key.upper()
+    return key in ENV_NOT_SECRET or not any(w in up for w in ENV_SECRET_WORDS)
 
 
 def process_info(pid):
-    """cmdline, CPU/memory affinity and only the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables of `pid`."""
+    """cmdline, uid, CPU/memory affinity and only the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables of
+    `pid` whose names hold no secret word (see env_allowed): /proc/<pid>/environ is read only through that filter."""
     base = os.path.join(procfs(), str(pid))
     info = {"pid": int(pid)}
     try:
@@ -197,6 +207,9 @@ def process_info(pid):
         m = re.search(r"^%s:\s*(\S*)" % key, status, re.M)
         if m:
             info[field] = m.group(1)
+    m = re.search(r"^Uid:\s*([0-9]+)", status, re.M)
+    if m:
+        info["uid"] = int(m.group(1))  # the job's user: its NCCL logs may be copied (collect.files)
     env = {}
     try:
         with open(os.path.join(base, "environ"), "rb") as fh:

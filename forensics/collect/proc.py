@@ -5,14 +5,21 @@ Standard library only, Python 3.8 syntax (runs on production GPU nodes).
 A command's stdout goes to a :class:`CappedFile`: once more than ``cap`` bytes arrive, only the
 last ``cap`` bytes are kept (cut at a line start) and the result says it was truncated. stderr keeps
 its last few kB. On timeout or stop request the whole process group gets SIGTERM, then SIGKILL;
-after the command exits, anything left in its group is killed before the command is reaped, so no
-child outlives the collector.
+after the command exits, anything left in its group is killed before the command is reaped.
+
+Descendants that leave the group (``setsid``, daemons) are found by a marker: every command runs
+with ``FORENSICS_COLLECT_RUN=<run token>.<command number>`` in its environment, which children
+inherit, and :func:`kill_marked` scans ``/proc/<pid>/environ`` for it (when a command is killed, and
+once for the whole run at its end). Limits: a descendant that clears or replaces its environment
+(``env -i``, a re-exec with a fresh one) and leaves the process group is not found, and without
+root only the collector user's own processes can be read (the commands run as that user anyway).
 """
 from __future__ import annotations
 
 import datetime as _dt
 import errno
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -22,6 +29,7 @@ import time
 STDERR_TAIL = 4096
 READ_CHUNK = 1 << 16
 KILL_GRACE_S = 1.5
+MARK = "FORENSICS_COLLECT_RUN"
 
 
 def utcnow():
@@ -38,9 +46,76 @@ def command_env():
     for k in list(env):
         if k.startswith("LC_") or k in ("LANG", "LANGUAGE"):
             del env[k]
+    env.pop(MARK, None)
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
     return env
+
+
+def run_token():
+    """A marker value no other run (and no other user) can guess: pid and 64 random bits."""
+    return "%d-%s" % (os.getpid(), secrets.token_hex(8))
+
+
+def marked(procfs="/proc", value=None, prefix=None):
+    """Pids whose environment holds MARK=`value` (exactly) or MARK=`prefix`... (a whole run)."""
+    key = (MARK + "=").encode()
+    want = None if value is None else key + value.encode() + b"\0"
+    start = None if prefix is None else key + prefix.encode()
+    me = os.getpid()
+    out = []
+    try:
+        entries = os.listdir(procfs)
+    except OSError:
+        return out
+    for e in entries:
+        if not e.isdigit() or int(e) == me:
+            continue
+        try:
+            with open(os.path.join(procfs, e, "environ"), "rb") as fh:
+                data = b"\0" + fh.read(1 << 20) + b"\0"
+        except OSError:  # gone, or not ours to read
+            continue
+        if (want is not None and b"\0" + want in data) or (start is not None and b"\0" + start in data):
+            out.append(int(e))
+    return out
+
+
+def kill_marked(sig, value=None, prefix=None, procfs="/proc"):
+    """Send `sig` to every process carrying the marker; returns their pids."""
+    pids = marked(procfs, value, prefix)
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+    return pids
+
+
+def end_run(prefix, grace=KILL_GRACE_S, procfs="/proc"):
+    """Stop whatever a run left behind (descendants that left their group): SIGTERM, then SIGKILL."""
+    if not kill_marked(signal.SIGTERM, prefix=prefix, procfs=procfs):
+        return 0
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        if not _alive(marked(procfs, prefix=prefix), procfs):
+            return 0
+    return len(kill_marked(signal.SIGKILL, prefix=prefix, procfs=procfs))
+
+
+def _alive(pids, procfs="/proc"):
+    """The pids of `pids` that are not zombies."""
+    out = []
+    for pid in pids:
+        try:
+            with open(os.path.join(procfs, str(pid), "stat"), "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != b"Z":
+            out.append(pid)
+    return out
 
 
 class CappedFile(object):
@@ -63,30 +138,35 @@ class CappedFile(object):
             self._trim()
 
     def _trim(self):
-        """Keep the base (earlier content) and the last `cap` bytes of what this run wrote, from a line start."""
+        """Keep the base (earlier content) and the last `cap` bytes of what this run wrote, from a line start.
+
+        Streams through the file in blocks: memory stays at one block whatever the cap or line length."""
         self.fh.flush()
         size = self.fh.tell()
         written = size - self.base
         if written <= self.cap:
             return
         self.truncated = True
-        with open(self.path, "rb") as src:
-            src.seek(size - self.cap)
-            tail = src.read(self.cap)
-        nl = tail.find(b"\n")
-        if 0 <= nl < len(tail) - 1:
-            tail = tail[nl + 1:]
         self.fh.close()
-        tmp = self.path + ".trim"
-        with open(self.path, "rb") as src, open(tmp, "wb") as dst:
-            left = self.base
-            while left > 0:
-                block = src.read(min(left, 1 << 20))
+        start = size - self.cap
+        with open(self.path, "rb") as src:  # the first line start in the kept tail (none: cut mid-line)
+            src.seek(start)
+            pos = start
+            while pos < size - 1:
+                block = src.read(min(1 << 20, size - pos))
                 if not block:
                     break
-                dst.write(block)
-                left -= len(block)
-            dst.write(tail)
+                nl = block.find(b"\n")
+                if nl >= 0:
+                    if pos + nl + 1 < size:
+                        start = pos + nl + 1
+                    break
+                pos += len(block)
+        tmp = self.path + ".trim"
+        with open(self.path, "rb") as src, open(tmp, "wb") as dst:
+            _copy(src, dst, self.base)
+            src.seek(start)
+            _copy(src, dst, size - start)
         os.replace(tmp, self.path)
         self.fh = open(self.path, "ab")
 
@@ -97,6 +177,16 @@ class CappedFile(object):
         kept = self.fh.tell() - self.base
         self.fh.close()
         return kept
+
+
+def _copy(src, dst, n):
+    """Copy `n` bytes from src to dst in blocks."""
+    while n > 0:
+        block = src.read(min(n, 1 << 20))
+        if not block:
+            break
+        dst.write(block)
+        n -= len(block)
 
 
 def _killpg(pgid, sig):
@@ -135,15 +225,26 @@ class Result(object):
         return self.error is None and self.exit_code == 0 and not self.timed_out
 
 
-def run(argv, out, timeout, stop=None, expected_stop=False, env=None):
+def _kill(pgid, sig, marker):
+    """`sig` to the command's process group and to its descendants that left it (by marker)."""
+    _killpg(pgid, sig)
+    if marker:
+        kill_marked(sig, value=marker)
+
+
+def run(argv, out, timeout, stop=None, expected_stop=False, env=None, marker=None):
     """Run `argv` writing stdout to the CappedFile `out`; never longer than `timeout` seconds.
 
     `stop` (a threading.Event) ends the command early (SIGTERM to its group). With
     `expected_stop` (streams like `nvidia-smi -l` that only end when told), being stopped or
-    reaching the timeout is the normal end and not an error.
+    reaching the timeout is the normal end and not an error. `marker`: the value of MARK in the
+    command's environment, by which its descendants outside its group are found and killed with it.
     """
     res = Result(argv)
-    exe = shutil.which(argv[0], path=(env or os.environ).get("PATH"))
+    env = dict(env or command_env())
+    if marker:
+        env[MARK] = marker
+    exe = shutil.which(argv[0], path=env.get("PATH"))
     if exe is None:
         res.error = "not found"
         res.end = utcnow()
@@ -151,7 +252,7 @@ def run(argv, out, timeout, stop=None, expected_stop=False, env=None):
         return res
     try:
         proc = subprocess.Popen([exe] + list(argv[1:]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env or command_env(), start_new_session=True,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True,
                                 close_fds=True)
     except OSError as exc:
         res.error = "cannot start: %s" % (exc.strerror or exc)
@@ -174,10 +275,10 @@ def run(argv, out, timeout, stop=None, expected_stop=False, env=None):
                     res.timed_out = True
                 else:
                     res.stopped = True
-                _killpg(pgid, signal.SIGTERM)
+                _kill(pgid, signal.SIGTERM, marker)
                 term_at = now
             if term_at is not None and now - term_at > KILL_GRACE_S:
-                _killpg(pgid, signal.SIGKILL)
+                _kill(pgid, signal.SIGKILL, marker)
                 if now - term_at > KILL_GRACE_S + 3:
                     break  # pipes held open by something we cannot kill: give up reading
             wait = 0.2 if term_at is not None else min(0.2, max(0.0, deadline - now))
@@ -200,14 +301,14 @@ def run(argv, out, timeout, stop=None, expected_stop=False, env=None):
             if time.monotonic() >= end_wait:
                 if term_at is None:
                     res.timed_out = True
-                    _killpg(pgid, signal.SIGTERM)
+                    _kill(pgid, signal.SIGTERM, marker)
                     term_at = time.monotonic()
                     end_wait = term_at + KILL_GRACE_S
                     continue
-                _killpg(pgid, signal.SIGKILL)
+                _kill(pgid, signal.SIGKILL, marker)
                 break
             time.sleep(0.02)
-        _killpg(pgid, signal.SIGKILL)
+        _kill(pgid, signal.SIGKILL, marker if term_at is not None else None)
         try:
             code = proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

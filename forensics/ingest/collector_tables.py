@@ -13,6 +13,9 @@ These are not tool outputs, so they have no parser module in ``forensics/sources
 [('NCCL_IB_HCA', 'mlx5_0')]
 >>> res.unparsed.select("line_no", "text", "reason").rows()
 [(1, 'HOME', 'environment variable outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS dropped (value not kept)')]
+>>> parse_processes(b'{"pid": 1, "env": {"NCCL_IB_SECRET": "x", "TORCH_NCCL_API_KEY": "y", "NCCL_IB_PKEY": "1"}}',
+...                 ParseContext(host="node01", file="p.jsonl")).tables["process_env"]["key"].to_list()
+['NCCL_IB_PKEY']
 """
 from __future__ import annotations
 
@@ -25,18 +28,19 @@ from typing import Any
 import polars as pl
 
 from forensics import schema
+from forensics.collect.node import env_allowed as collect_env_allowed
 from forensics.sources._base import ParseContext, ParseResult, count_lines, result, unparsed_rows
 
 SOURCE = "collector"
-VERSION = 1
-ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_NCCL_")
-ENV_NAMES = ("OMP_NUM_THREADS",)
+VERSION = 2  # 2: variables named like secrets dropped
 _RANGE = re.compile(r"^\s*([0-9]+)(?:-([0-9]+))?(?::([0-9]+))?\s*$")
 MAX_LIST = 1 << 16
 
 
 def env_allowed(key: str) -> bool:
-    return key.startswith(ENV_PREFIXES) or key in ENV_NAMES
+    """The collector's own filter (a bundle may come from an older or a foreign collector): allowed
+    prefixes, and no secret word (PASSWORD, SECRET, TOKEN, KEY, CREDENTIAL) in the name."""
+    return collect_env_allowed(key)
 
 
 def parse_cpu_list(text: str | None) -> list[int] | None:
@@ -144,7 +148,9 @@ def parse_processes(data: bytes, ctx: ParseContext) -> ParseResult:
         procs.append(row)
         for key, value in sorted(env.items()):
             if not env_allowed(key):
-                bad.append((line_no, key, "environment variable outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS dropped (value not kept)"))
+                why = ("named like a secret" if key.startswith(("NCCL_", "CUDA_", "TORCH_NCCL_")) or key == "OMP_NUM_THREADS"
+                       else "outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS")
+                bad.append((line_no, key, f"environment variable {why} dropped (value not kept)"))
                 continue
             envs.append({"line_no": line_no, "pid": pid, "key": key, "value": value if isinstance(value, str) else json.dumps(value)})
     # one line may be reported more than once above (bad lists, dropped keys): keep the first reason

@@ -8,8 +8,11 @@ is read from the JSON file named by $STANDIN_CONFIG:
 ("mode_by_arg": {"<all arguments>": "<mode>"} overrides the mode for one invocation; "head_by_arg":
 {"<argument>": N} replays only the first N lines of the fixture.) Modes: replay (print a real captured output), loop (print it, then keep running until killed, like
 `nvidia-smi -l`), hang (sleep, ignore SIGTERM, with a child that sleeps too), fail (message on
-stderr, exit 1), garbage (random bytes), huge (100 MB of lines). Every start is appended to
-$STANDIN_LOG with its argv and pid, so a test can check that none is left running.
+stderr, exit 1), garbage (random bytes), huge (100 MB of lines), oneline ("bytes" bytes without a
+newline), setsid (replay, leaving behind a child in a session of its own that ignores SIGTERM and
+closed its output: a daemon), setsid_hang (hang, with such a child holding stdout open). Every
+start is appended to $STANDIN_LOG with its argv and pid (the setsid children too, before their
+parent goes on), so a test can check that none is left running.
 """
 import json
 import os
@@ -28,6 +31,24 @@ def log():
     if path:
         with open(path, "a") as fh:
             fh.write(json.dumps({"tool": TOOL, "argv": ARGS, "pid": os.getpid()}) + "\n")
+
+
+def setsid_child(hold_stdout):
+    """A child in a new session (out of the process group the collector kills) that ignores SIGTERM."""
+    r, w = os.pipe()
+    code = ("import json, os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "p = os.environ.get('STANDIN_LOG')\n"
+            "if p:\n"
+            "    open(p, 'a').write(json.dumps({'tool': %r, 'argv': [], 'pid': os.getpid()}) + '\\n')\n"
+            "os.write(%d, b'ready')\n"
+            "os.close(%d)\n"
+            "time.sleep(3600)\n") % (TOOL + ":setsid", w, w)
+    subprocess.Popen([sys.executable, "-c", code], start_new_session=True, pass_fds=(w,),
+                     stdout=None if hold_stdout else subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    os.read(r, 5)  # logged before we go on
+    os.close(r)
 
 
 def pick(cfg):
@@ -60,6 +81,17 @@ def main(tool=None):
     for key, m in (cfg.get("mode_by_arg") or {}).items():
         if key == " ".join(ARGS):
             mode = m
+    if mode == "oneline":
+        left = int(cfg.get("bytes", 1 << 20))
+        block = b"x" * (1 << 20)
+        while left > 0:
+            sys.stdout.buffer.write(block[:left])
+            left -= len(block)
+        sys.stdout.flush()
+        return 0
+    if mode in ("setsid", "setsid_hang"):
+        setsid_child(hold_stdout=mode == "setsid_hang")
+        mode = "hang" if mode == "setsid_hang" else "replay"
     if mode == "hang":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # a child in our group
