@@ -233,10 +233,12 @@ def test_single_line_of_300_mb_keeps_memory_small(tmp_path, bare_node):
     collector's peak RSS stays far below the output's size."""
     log = bare_node({"nvidia-smi": {"mode": "fail", "mode_by_arg": {"-q": "oneline"}, "bytes": 300 << 20}})
     out = tmp_path / "big.tar"
-    code = ("import sys, resource\n"
+    # VmHWM: the peak of this process's own memory (ru_maxrss would include the test process's image
+    # from before the exec)
+    code = ("import re, sys\n"
             "from forensics.collect.main import main\n"
             "rc = main(sys.argv[1:])\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+            "print(re.search(r'VmHWM:\\s*([0-9]+) kB', open('/proc/self/status').read()).group(1))\n"
             "sys.exit(rc)\n")
     r = subprocess.run([sys.executable, "-c", code, "--duration", "0", "--out", str(out), "--host", "n1", "--quiet",
                         "--raw-only"], cwd=ROOT, capture_output=True, text=True, timeout=120,

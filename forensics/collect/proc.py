@@ -92,16 +92,22 @@ def kill_marked(sig, value=None, prefix=None, procfs="/proc"):
     return pids
 
 
-def end_run(prefix, grace=KILL_GRACE_S, procfs="/proc"):
-    """Stop whatever a run left behind (descendants that left their group): SIGTERM, then SIGKILL."""
-    if not kill_marked(signal.SIGTERM, prefix=prefix, procfs=procfs):
+def end_run(prefix, grace=None, procfs="/proc"):
+    """Stop whatever a run left behind (descendants that left their group): SIGTERM, then SIGKILL.
+    Returns how many processes were found."""
+    found = kill_marked(signal.SIGTERM, prefix=prefix, procfs=procfs)
+    if not found:
         return 0
-    end = time.monotonic() + grace
+    end = time.monotonic() + (KILL_GRACE_S if grace is None else grace)
     while time.monotonic() < end:
         time.sleep(0.05)
         if not _alive(marked(procfs, prefix=prefix), procfs):
-            return 0
-    return len(kill_marked(signal.SIGKILL, prefix=prefix, procfs=procfs))
+            return len(found)
+    killed = kill_marked(signal.SIGKILL, prefix=prefix, procfs=procfs)
+    end = time.monotonic() + 2.0  # SIGKILL is not instant: wait until they are gone (or zombies)
+    while _alive(killed, procfs) and time.monotonic() < end:
+        time.sleep(0.02)
+    return len(set(found) | set(killed))
 
 
 def _alive(pids, procfs="/proc"):
