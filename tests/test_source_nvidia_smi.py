@@ -578,3 +578,68 @@ def test_catalogue_lists_recognise_their_own_rows_unambiguously():
     from forensics.sources.nvidia_smi.query_csv import OTHER_FIELDS, SPECS
     for lst in csv_shapes.CATALOGUE:
         assert all(f in SPECS or f in OTHER_FIELDS for f in lst), lst
+
+
+# ---------------------------------------------------------------- -q -d sections, fragments, ECC per location
+
+
+def test_ecc_per_location_8xa100_one_gpu_87_aggregate_dram_correctable():
+    res = run(load("q-d-ecc-8xa100-535-dram-correctable-87.txt"), tz="UTC")
+    e = res.tables["gpu_ecc"]
+    assert e.height == 8 * 15  # 5 volatile + 5 aggregate + 5 "Aggregate Uncorrectable SRAM Sources" per GPU
+    hot = e.filter(pl.col("count") > 0)
+    assert hot.select("gpu", "pci_bus_id", "scope", "location", "error", "count", "line_no").rows() == [
+        (1, "0000:0b:00.0", "aggregate", "dram", "correctable", 87, 50)]
+    # the peers' same counter, for a detector comparing GPUs
+    peers = e.filter((pl.col("scope") == "aggregate") & (pl.col("location") == "dram") & (pl.col("error") == "correctable"))
+    assert peers.sort("gpu")["count"].to_list() == [0, 87, 0, 0, 0, 0, 0, 0]
+    assert set(e["error"]) == {"correctable", "uncorrectable", "uncorrectable_parity", "uncorrectable_sec_ded"}
+    assert set(e.filter(pl.col("location").str.starts_with("sram_"))["location"]) == {
+        "sram_l2", "sram_sm", "sram_microcontroller", "sram_pcie", "sram_other"}
+    assert set(e["ts_quality"]) == {"local"}
+    s = res.tables["gpu_samples"]
+    assert s["ecc_sbe_aggregate"].to_list() == [0, 87, 0, 0, 0, 0, 0, 0]
+
+
+def test_ecc_per_location_old_layout_and_xml():
+    e = run(load("q-v100-410-throttle-old-ecc.txt")).tables["gpu_ecc"]
+    locs = set(e.filter(pl.col("scope") == "volatile")["location"])
+    assert {"device_memory", "register_file", "l1_cache", "l2_cache", "total"} <= locs
+    assert "texture_memory" not in locs  # "N/A": no row
+    assert set(e["error"]) == {"correctable", "uncorrectable"}
+    x = run(load("qx-t4-515-v11-throttle.xml.txt")).tables["gpu_ecc"]  # <sram_correctable> ... of a T4
+    assert x.height == 8 and set(x["scope"]) == {"volatile", "aggregate"} and set(x["location"]) == {"sram", "dram"}
+    assert x["line_no"].n_unique() == 1 and set(x["count"]) == {0}
+
+
+def test_q_d_clock_windows_398_and_old_temperature_key():
+    res = run(load("q-d-clock-6gpu-398-windows-prompt.txt"))
+    s = sample(res)
+    assert (s["sm_clock_mhz"], s["gr_clock_mhz"], s["mem_clock_mhz"], s["max_sm_clock_mhz"]) == (1835.0, 1835.0, 5508.0, 1974.0)
+    assert res.unparsed["line_no"].to_list() == [1]  # the Windows prompt + command
+    # "Gpu : 49 C" of drivers before ~340 (real lines of a 304.108 -q -d TEMPERATURE)
+    old = (b"GPU 0000:01:05.0\n    Temperature\n        Gpu                     : 49 C\n")
+    assert sample(run(old))["temp_c"] == 49.0
+
+
+def test_q_fragment_without_gpu_line():
+    data = load("q-fragment-grep-clocks-throttle-no-gpu-line.txt")
+    v = nvidia_smi.sniff(data)
+    assert v and "no GPU line" in v.reason
+    res = run(data)
+    assert res.meta["variant"] == "q-text-fragment"
+    row = sample(res)
+    assert row["reason_gpu_idle"] is True and row["reason_sw_power_cap"] is False and row["pci_bus_id"] is None
+    assert res.unparsed["line_no"].to_list() == [1]
+
+
+def test_topo_markdown_indented_rows_and_wrapped_legend():
+    res = run(load("topo-2gpu-markdown-indented-legend-wrapped.txt"))
+    assert res.unparsed.height == 0
+    assert res.tables["gpu_topo"].select("device", "peer", "link").rows() == [
+        ("GPU0", "GPU0", "X"), ("GPU0", "GPU1", "NODE"), ("GPU1", "GPU0", "NODE"), ("GPU1", "GPU1", "X")]
+    assert res.tables["gpus"].select("gpu", "cpu_affinity", "numa_node").rows() == [(0, "0-15", 0), (1, "0-15", 0)]
+    # a row whose cells were cut when copied is reported, not guessed
+    bad = load("topo-2gpu-markdown-indented-legend-wrapped.txt").replace(b"NODE    0-15", b"NO0-15")
+    res = run(bad)
+    assert res.unparsed.height == 1 and "damaged cell" in res.unparsed["reason"][0]

@@ -83,10 +83,11 @@ from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recog
 from forensics.sources.nvidia_smi.common import add_time, frame
 
 NAME = "nvidia_smi"
-VERSION = 2
-TABLES = ("gpus", "gpu_samples", "gpu_topo", "nvlink_counters")
+VERSION = 3
+TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvlink -gt: GPU inventory, samples "
-               "(util, power, clocks, throttle reasons, ECC, row remaps), GPU/NIC topology, NVLink traffic counters")
+               "(util, power, clocks, throttle reasons, ECC, row remaps), ECC counts per memory location, GPU/NIC topology, "
+               "NVLink traffic counters")
 
 
 def sniff(head: bytes) -> Sniff:
@@ -147,6 +148,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         helpers = {"_ts_utc": pl.Datetime("us", "UTC"), "_ts_local": pl.Datetime("us")}
         samples = frame("gpu_samples", parts.samples, extra=helpers)
         tables = {"gpu_samples": add_time(samples, ctx.tz, ctx.capture_time, prefer_local=False),
+                  "gpu_ecc": add_time(frame("gpu_ecc", parts.ecc, extra=helpers), ctx.tz, ctx.capture_time,
+                                      prefer_local=False),
                   "gpus": frame("gpus", parts.gpus)}
     return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
 

@@ -60,6 +60,7 @@ class Parts:
     unparsed: list[tuple[int, str, str]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     topo: list[dict[str, Any]] = field(default_factory=list)
+    ecc: list[dict[str, Any]] = field(default_factory=list)
 
 
 class BadValue(ValueError):
@@ -205,6 +206,31 @@ def finish_ecc(rec: dict[str, Any]) -> None:
             vals = [p for p in parts if p is not None]
             if vals:
                 rec[col] = sum(vals)
+
+
+def ecc_key(path: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """(scope, location, error) of an ECC count at `path` below "ECC Errors" (text, lowercased words)
+    or ``ecc_errors`` (XML, words joined by _); None for what is not a count.
+
+    >>> ecc_key(("volatile", "dram correctable")), ecc_key(("aggregate", "sram_uncorrectable_secded"))
+    (('volatile', 'dram', 'correctable'), ('aggregate', 'sram', 'uncorrectable_sec_ded'))
+    >>> ecc_key(("volatile", "single bit", "device memory")), ecc_key(("aggregate uncorrectable sram sources", "sram l2"))
+    (('volatile', 'device_memory', 'correctable'), ('aggregate', 'sram_l2', 'uncorrectable'))
+    """
+    norm = [p.replace("-", "_").replace(" ", "_") for p in path]
+    if len(norm) == 2 and norm[0] == "aggregate_uncorrectable_sram_sources":
+        return "aggregate", norm[1], "uncorrectable"
+    if not norm or norm[0] not in ("volatile", "aggregate"):
+        return None
+    if len(norm) == 2:
+        mem, _, err = norm[1].partition("_")
+        err = {"correctable": "correctable", "uncorrectable": "uncorrectable",
+               "uncorrectable_parity": "uncorrectable_parity", "uncorrectable_sec_ded": "uncorrectable_sec_ded",
+               "uncorrectable_secded": "uncorrectable_sec_ded"}.get(err)
+        return (norm[0], mem, err) if mem in ("sram", "dram") and err else None
+    if len(norm) == 3 and norm[1] in ("single_bit", "double_bit"):
+        return norm[0], norm[2], "correctable" if norm[1] == "single_bit" else "uncorrectable"
+    return None
 
 
 def frame(table: str, rows: list[dict[str, Any]], extra: dict[str, pl.DataType] | None = None) -> pl.DataFrame:

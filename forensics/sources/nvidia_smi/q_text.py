@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources.nvidia_smi.common import (
-    BadValue, Parts, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
+    BadValue, Parts, active, ecc_key, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
     yes_no,
 )
 
@@ -58,6 +58,7 @@ EXACT: dict[tuple[str, ...], tuple[str, Callable[[str], Any]]] = {
     ("remapped rows", "pending"): ("remap_pending", yes_no),
     ("remapped rows", "remapping failure occurred"): ("remap_failure", yes_no),
     ("temperature", "gpu current temp"): ("temp_c", _n("C")),
+    ("temperature", "gpu"): ("temp_c", _n("C")),  # drivers before ~340 ("Gpu : 49 C")
     ("temperature", "memory current temp"): ("mem_temp_c", _n("C")),
     ("clocks", "graphics"): ("gr_clock_mhz", _n("MHz")),
     ("clocks", "sm"): ("sm_clock_mhz", _n("MHz")),
@@ -102,6 +103,10 @@ ECC_UNCORRECTABLE = {"sram uncorrectable", "dram uncorrectable", "sram uncorrect
 # first path elements under which something is mapped (everything else is skipped quickly)
 RELEVANT = ({p[0] for p in EXACT} | REASON_SECTIONS | POWER_SECTIONS
             | {"ecc errors", "clocks event reasons counters"})
+# sections of a GPU block that open a pasted fragment without its GPU line
+SECTIONS = frozenset(p[0] for p in EXACT if len(p) > 1) | REASON_SECTIONS | POWER_SECTIONS | {
+    "ecc errors", "clocks event reasons counters", "max clocks", "applications clocks", "retired pages",
+    "remapped rows", "temperature", "clocks", "utilization", "fb memory usage", "processes", "ecc mode"}
 TOP_KEYS = {"timestamp", "driver version", "cuda version", "attached gpus", "attached units"}
 
 
@@ -119,7 +124,12 @@ def _assign(rec: dict[str, Any], path: tuple[str, ...], value: str) -> None:
         rec[COUNTER_KEYS[leaf]] = integer(value, ("us",))
     elif head in POWER_SECTIONS and len(path) == 2 and leaf in POWER_KEYS:
         rec[POWER_KEYS[leaf]] = num(value, ("W",))
-    elif head == "ecc errors" and len(path) >= 3 and path[1] in ("volatile", "aggregate"):
+    if head == "ecc errors" and len(path) >= 3:
+        key = ecc_key(path[1:])
+        count = integer(value) if key else None
+        if count is not None:
+            rec.setdefault("_ecc", []).append((*key, count))
+    if head == "ecc errors" and len(path) >= 3 and path[1] in ("volatile", "aggregate"):
         kind = path[1]
         if len(path) == 3 and leaf in ECC_CORRECTABLE:
             rec.setdefault(f"_ecc_sbe_{kind}", []).append(integer(value))
@@ -167,6 +177,7 @@ def parse(texts: list[str], ctx) -> Parts:
     gpu: dict[str, Any] | None = None
     pending: tuple[int, str, int] | None = None  # a section header not yet shown to have entries
     banners = 0
+    fragments = 0
 
     def new_snap(marker_ts=None) -> dict[str, Any]:
         s = {"marker_ts": marker_ts, "local": None, "driver": None, "cuda": None, "banner": False,
@@ -194,6 +205,12 @@ def parse(texts: list[str], ctx) -> Parts:
                 up.append((pending[0], pending[1], "section header without entries"))
                 pending = None
         if ind:  # the hot path: a line inside a GPU section
+            if gpu is None and cur is None and ind == 4 and value is None and key in SECTIONS:
+                # a pasted block of one GPU section without its "GPU <bus id>" line ("-q | grep -A8 ...")
+                cur = new_snap()
+                gpu = {"line_no": ln, "pci_bus_id": None}
+                cur["gpus"].append(gpu)
+                fragments += 1
             if gpu is None:
                 up.append((ln, raw, "indented line outside a GPU section"))
                 continue
@@ -212,7 +229,7 @@ def parse(texts: list[str], ctx) -> Parts:
                         for col, v in eff[1]:
                             gpu[col] = v
                         for col, v in eff[2]:
-                            gpu.setdefault(col, []).append(v)
+                            gpu.setdefault(col, []).append((ln, *v) if col == "_ecc" else v)
                 inds.append(ind)
                 names.append(key)
             else:
@@ -273,12 +290,16 @@ def parse(texts: list[str], ctx) -> Parts:
             finish_ecc(g)
             g.update(gpu=idx, sample_no=no, driver_version=snap["driver"], cuda_version=snap["cuda"],
                      _ts_utc=snap["marker_ts"], _ts_local=snap["local"])
+            for ln, scope, loc, err, count in g.pop("_ecc", ()):
+                out.ecc.append({"line_no": ln, "sample_no": no, "gpu": idx, "pci_bus_id": g.get("pci_bus_id"),
+                                "uuid": g.get("uuid"), "_ts_utc": snap["marker_ts"], "_ts_local": snap["local"],
+                                "scope": scope, "location": loc, "error": err, "count": count})
             out.samples.append(g)
             key = g.get("pci_bus_id") or g.get("uuid") or idx
             if key not in seen:
                 seen.add(key)
                 out.gpus.append(g)
-    out.meta = {"variant": "q-text" if banners else "q-text-partial",
+    out.meta = {"variant": "q-text" if banners else "q-text-fragment" if fragments else "q-text-partial",
                 "snapshots": sum(1 for s in snaps if s["gpus"])}
     drivers = sorted({s["driver"] for s in snaps if s["driver"]})
     if drivers:

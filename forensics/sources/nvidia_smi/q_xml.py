@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources.nvidia_smi.common import (
-    REASON_COLUMNS, BadValue, Parts, active, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate,
+    REASON_COLUMNS, BadValue, Parts, active, ecc_key, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate,
     q_timestamp, text, width, yes_no,
 )
 
@@ -225,6 +225,11 @@ def parse(texts: list[str], ctx) -> Parts:
     for rec in out.samples:
         finish_power(rec)
         finish_ecc(rec)
+        for scope, loc, err, count in rec.pop("_ecc", ()):
+            out.ecc.append({"line_no": rec["line_no"], "sample_no": rec.get("sample_no"), "gpu": rec.get("gpu"),
+                            "pci_bus_id": rec.get("pci_bus_id"), "uuid": rec.get("uuid"),
+                            "_ts_utc": rec.get("_ts_utc"), "_ts_local": rec.get("_ts_local"),
+                            "scope": scope, "location": loc, "error": err, "count": count})
         key = rec.get("pci_bus_id") or rec.get("uuid") or rec.get("gpu")
         if key not in seen:
             seen.add(key)
@@ -277,4 +282,26 @@ def _gpu(el: ET.Element, start_j: int, a: int, seg: list[str], out: Parts, claim
                     bad(leaf, raw, exc)
             if parts:
                 rec["_" + col] = parts
+    ecc = el.find("ecc_errors")
+    for leaf_path, leaf in _leaves(ecc) if ecc is not None else ():
+        key = ecc_key(leaf_path)
+        raw = _value(leaf)
+        if key is None or raw is None:
+            continue
+        try:
+            count = integer(raw)
+        except BadValue:
+            continue  # (the total columns above report a bad value once)
+        if count is not None:
+            rec.setdefault("_ecc", []).append((*key, count))
     return rec
+
+
+def _leaves(el: ET.Element, path: tuple[str, ...] = ()):
+    """(path of tags below `el`, element) of every leaf element under `el`."""
+    for child in el:
+        p = (*path, child.tag)
+        if len(child):
+            yield from _leaves(child, p)
+        else:
+            yield p, child

@@ -9,11 +9,13 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
-from forensics.sources.nvidia_smi import csv_shapes, nvlink, query_csv, topo
+from forensics.sources.nvidia_smi import csv_shapes, nvlink, q_text, query_csv, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
 _KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
+_SECTION = re.compile(r"^ {4}[A-Z][A-Za-z0-9 ]*[A-Za-z]\s*$")
+_KV_DEEPER = re.compile(r"^ {8,}\S.*\S +: ?")
 _XML = ("<?xml", "<nvidia_smi_log", "<!DOCTYPE nvidia_smi_log")
 _STRONG_CSV = {"timestamp", "index", "uuid", "pci.bus_id", "pstate", "driver_version", "vbios_version"}
 
@@ -52,9 +54,13 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
             if not strict or _KV_INDENTED.match(nxt):
                 return "text", Sniff(0.9, f"line {i + 1} opens a GPU section of nvidia-smi -q (no banner)")
+        if _SECTION.match(t) and t.strip().lower() in q_text.SECTIONS:
+            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            if _KV_DEEPER.match(nxt):
+                return "text", Sniff(0.7, f"line {i + 1} opens a '{t.strip()}' block of nvidia-smi -q (no GPU line)")
         h = topo.header(t)
         if h is not None:
-            if not strict or any(x.startswith(h[0]) and x[len(h[0]):len(h[0]) + 1] in ("\t", " ")
+            if not strict or any(x.lstrip(" ").startswith(h[0]) and x.lstrip(" ")[len(h[0]):len(h[0]) + 1] in ("\t", " ")
                                  for x in texts[i + 1:i + 4]):
                 return "topo", Sniff(0.95, f"line {i + 1} is the header of an nvidia-smi topo -m matrix")
         f = query_csv.header_fields(t)

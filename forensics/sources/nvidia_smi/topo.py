@@ -20,6 +20,7 @@ _DEV = re.compile(r"^(?:GPU[0-9]{1,4}|NIC[0-9]{1,4}|[A-Za-z][A-Za-z0-9_]{0,30}[0
 _LINK = re.compile(r"^(?:X|NV[0-9]+|[A-Z]{2,5}[0-9]*)$")
 _LEGEND_ITEM = re.compile(r"^\s+\S+\s*=\s*\S")
 _NIC_ITEM = re.compile(r"^\s+(NIC[0-9]+)\s*:\s*(\S+)\s*$")
+_NODES = re.compile(r"^[0-9]{1,4}(?:[-,][0-9]{1,4}){1,16}$")  # NUMA Affinity "0-3" (several nodes)
 _PHRASES = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID")
 
 
@@ -54,7 +55,15 @@ def parse(texts: list[str], ctx) -> Parts:
     rows: list[tuple[int, str, list[str], list[str]]] = []
     legend: dict[str, str] = {}
     in_legend = False
+    prev_legend: str | None = None  # the last legend item line, for lines a narrow terminal wrapped
     seen_gpu: set[int] = set()
+
+    def row_indent(line: str) -> int | None:
+        """Matrix rows pasted indented (a Markdown code block): their indent, when it is the header's."""
+        body = line.lstrip(" ")
+        return len(line) - len(body) if hdr_indent is not None and len(line) - len(body) <= hdr_indent + 4 and \
+            body[:1] != "" and (body.startswith(tuple(cols[:ndev])) if cols else False) else None
+    hdr_indent: int | None = None
 
     def flush() -> None:
         nonlocal rows, legend
@@ -93,16 +102,20 @@ def parse(texts: list[str], ctx) -> Parts:
         if h is not None:
             flush()
             cols = h
+            hdr_indent = len(line) - len(line.lstrip(" "))
             ndev = sum(1 for c in h if c.lower() not in AFFINITY)
             matrices += 1
             in_legend = False
             continue
-        if cols is not None and not line[:1].isspace():
-            cells = _split(line)
+        if cols is not None and (not line[:1].isspace() or row_indent(line) is not None):
+            cells = _split(line.lstrip(" ") if line[:1] == " " else line)
             if cells and cells[0] in cols[:ndev]:
                 links = cells[1:1 + ndev]
                 if len(links) < ndev or not all(_LINK.match(c) for c in links):
-                    up.append((ln, raw, f"matrix row does not have {ndev} link cells (X, NV#, PIX, PXB, PHB, NODE, SYS ...)"))
+                    bad = next((c for c in links if not _LINK.match(c)), None)
+                    what = f"a damaged cell {bad[:20]!r} among them" if bad is not None else f"only {len(links)}"
+                    up.append((ln, raw, f"matrix row does not have {ndev} link cells (X, NV#, PIX, PXB, PHB, NODE, "
+                                        f"SYS ...): {what} (cells cut or shifted when copied?)"))
                     continue
                 aff = cells[1 + ndev:]
                 n_aff = len(cols) - ndev
@@ -116,7 +129,7 @@ def parse(texts: list[str], ctx) -> Parts:
                     c.lower() == "numa affinity" for c in cols[ndev:]) else None
                 if cells[0].startswith("GPU") and numa_i is not None and numa_i < len(aff):
                     v = aff[numa_i]
-                    if not (v == "" or is_na(v) or (v.isdigit() and len(v) < 7)):
+                    if not (v == "" or is_na(v) or (v.isdigit() and len(v) < 7) or _NODES.match(v)):
                         up.append((ln, raw, f"NUMA Affinity is not a node number: {v[:40]!r}"))
                         continue
                 rows.append((ln, raw, cells, aff))
@@ -129,8 +142,13 @@ def parse(texts: list[str], ctx) -> Parts:
             m = _NIC_ITEM.match(line)
             if m:
                 legend[m.group(1)] = m.group(2)
+                prev_legend = None
                 continue
             if _LEGEND_ITEM.match(line):
+                prev_legend = raw
+                continue
+            if prev_legend is not None and len(prev_legend.rstrip()) >= 60 and "=" not in line and len(line) < 100:
+                prev_legend = raw  # a legend line wrapped by a narrow terminal or mail client
                 continue
         up.append((ln, raw, "not part of nvidia-smi topo -m output" if cols is None else "unrecognised line in topo -m output"))
     flush()
