@@ -16,7 +16,9 @@ from forensics.detect import anomaly
 from forensics.detect.rules import prepare
 from forensics.simulate import SimConfig, write_bundle
 
-SIZE = dict(nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0)
+# the quiet simulator (no benign confounders): what each detector finds in isolation; the noisy world is
+# measured by benchmarks/detection_eval.py and tests/test_detect_confounders.py
+SIZE = dict(nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0, confounders=False)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,9 @@ from forensics.analyze import analyze_paths
 from forensics.detect.evaluate import score_bundle
 from forensics.simulate import SCENARIOS, SimConfig, write_bundle
 
-SIZE = dict(nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0, seed=5)
+# the quiet simulator (no benign confounders): what each detector finds in isolation; the noisy world is
+# measured by benchmarks/detection_eval.py and tests/test_detect_confounders.py
+SIZE = dict(nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0, seed=5, confounders=False)
 
 
 @pytest.fixture(scope="module")

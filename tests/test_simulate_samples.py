@@ -62,7 +62,8 @@ def test_readme_lists_every_bundle_and_sizes():
 def test_truth_matches_the_simulator(args):
     cfg = SimConfig(scenario=_opt(args, "--scenario"), nodes=int(_opt(args, "--nodes")),
                     gpus_per_node=int(_opt(args, "--gpus-per-node")), duration_s=parse_duration(_opt(args, "--duration")),
-                    interval_s=parse_duration(_opt(args, "--interval")), seed=int(_opt(args, "--seed")))
+                    interval_s=parse_duration(_opt(args, "--interval")), seed=int(_opt(args, "--seed")),
+                    confounders="--no-confounders" not in args)
     stored = _labels(ROOT / _opt(args, "--out"))
     assert stored == json.loads(json.dumps(Simulation(cfg).labels()))
 

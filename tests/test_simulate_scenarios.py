@@ -23,8 +23,9 @@ ALL = sorted(SCENARIOS)
 
 
 @lru_cache(maxsize=None)
-def bundle(name: str, nodes: int = 3, gpus: int = 2, seed: int = 1) -> tuple[Simulation, dict]:
-    sim = Simulation(SimConfig(name, nodes=nodes, gpus_per_node=gpus, duration_s=180, interval_s=3, seed=seed))
+def bundle(name: str, nodes: int = 3, gpus: int = 2, seed: int = 1, confounders: bool = True) -> tuple[Simulation, dict]:
+    sim = Simulation(SimConfig(name, nodes=nodes, gpus_per_node=gpus, duration_s=180, interval_s=3, seed=seed,
+                               confounders=confounders))
     return sim, dict(sim.members())
 
 
@@ -126,7 +127,8 @@ def test_every_scenario_parses_with_zero_unparsed(name):
 def test_labels_shape(name):
     sim, members = bundle(name)
     labels = json.loads(members["truth/labels.json"])
-    assert set(labels) == {"scenario", "seed", "faults", "effects", "clock_offsets_s"}
+    assert set(labels) == {"scenario", "seed", "faults", "effects", "clock_offsets_s", "confounders"}
+    assert labels["confounders"] is True  # the fleet's benign variation is on by default
     assert labels["scenario"] == name and labels["seed"] == 1
     hosts = json.loads(members["manifest.json"])["hosts"]
     assert sorted(labels["clock_offsets_s"]) == hosts
@@ -162,7 +164,7 @@ def test_clock_offsets_are_the_hosts_clocks():
 
 # ---------------------------------------------------------------------------- signals
 def test_healthy_is_quiet():
-    sim, members = bundle("healthy")
+    sim, members = bundle("healthy", confounders=False)  # without the fleet's boot-time link messages
     for h in sim.cluster.hosts:
         dm = _text(members, h.name, "dmesg", "dmesg.txt")
         assert "Xid" not in dm and "Link down" not in dm
@@ -186,7 +188,9 @@ def test_pfc_storm_pauses_rise_on_the_named_port():
     assert _delta(_counter(members, host, iface, "rx_prio3_pause"), t0, t1) > 1000 * secs * 0.5
     assert _delta(_counter(members, host, iface, "tx_pause_storm_warning_events"), t0, t1) >= 1
     other = next(n.iface for n in sim.cluster.hosts[0].rails if n.iface != iface)
-    assert _delta(_counter(members, host, other, "tx_prio3_pause"), t0, t1) < 2000
+    # other ports see normal congestion: pauses in proportion to their traffic, far below the storm
+    assert _delta(_counter(members, host, other, "tx_prio3_pause"), t0, t1) * 20 < \
+        _delta(_counter(members, host, iface, "tx_prio3_pause"), t0, t1)
     # busy but slow: utilisation stays ~100% while the step (and the traffic rate) slows
     util = [int(r[4].split()[0]) for r in _csv(members, host)]
     assert np.mean(util) > 95
@@ -215,7 +219,7 @@ def test_packet_drops_then_nccl_errors_then_timeouts():
 
 
 def test_link_flap_in_dmesg_and_counters():
-    sim, members = bundle("link_flap")
+    sim, members = bundle("link_flap", confounders=False)  # boot-time Link down lines aside
     f = _fault(json.loads(members["truth/labels.json"]), "link_flap")
     host, iface = f["hosts"][0], f["subject"]
     dm = _text(members, host, "dmesg", "dmesg.txt")
@@ -326,7 +330,7 @@ def test_pulsing_gpus_take_turns():
 
 
 def test_straggler_shows_only_in_peer_comparison():
-    sim, members = bundle("straggler")
+    sim, members = bundle("straggler", confounders=False)
     f = _fault(json.loads(members["truth/labels.json"]), "straggler")
     slow = f["hosts"][0]
     power = {}

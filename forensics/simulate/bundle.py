@@ -23,7 +23,7 @@ from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_
 from forensics.simulate.hardware import build_cluster
 from forensics.simulate.job import JobModel
 from forensics.simulate.plan import iso
-from forensics.simulate.scenarios import new_plan
+from forensics.simulate.compose import new_plan
 from forensics.simulate.series import HostModel
 
 
@@ -50,9 +50,15 @@ class Simulation:
         return self.cfg.t0 + self.cfg.duration_s + 2.0
 
     def labels(self) -> dict:
-        return {"scenario": self.cfg.scenario, "seed": self.cfg.seed, "faults": self.plan.faults,
-                "effects": self.plan.effects,
-                "clock_offsets_s": {h.name: round(h.offset_s, 6) for h in self.cluster.hosts}}
+        labels = {"scenario": self.cfg.scenario, "seed": self.cfg.seed, "faults": self.plan.faults,
+                  "effects": self.plan.effects,
+                  "clock_offsets_s": {h.name: round(h.offset_s, 6) for h in self.cluster.hosts}}
+        # said where they differ from a silent single-fault run (whose labels keep their old bytes)
+        if self.cfg.confounders:
+            labels["confounders"] = True
+        if self.cfg.same_host:
+            labels["same_host"] = True
+        return labels
 
     def manifest(self) -> bytes:
         man = {"format_version": FORMAT_VERSION, "created_by": f"forensics {__version__}",

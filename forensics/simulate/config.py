@@ -44,6 +44,10 @@ class SimConfig:
     interval_s: float = 1.0
     seed: int = 0
     clock_skew_ms: float = 50.0
+    #: the benign variation of a real fleet (forensics.simulate.confounders); off: a silent cluster
+    confounders: bool = True
+    #: with two faults (`a+b`): both on one host instead of two different hosts
+    same_host: bool = False
 
     def __post_init__(self):
         if self.nodes < 1 or self.nodes > 999:

@@ -18,8 +18,22 @@ NVRM_BUILD = "Mon Nov  6 23:49:37 UTC 2023"
 MODESET_BUILD = "Mon Nov  6 23:23:07 UTC 2023"
 
 
-def boot_messages(host, seed: int) -> list[tuple[float, str]]:
-    """(seconds since boot, message) for a boot of this host."""
+def _aer(nic, t: float) -> list[tuple[float, str]]:
+    """A corrected PCIe error on a NIC's link (drivers/pci/pcie/aer.c of 5.x: the root or switch
+    port reports it, the device prints the decoded status)."""
+    port = f"0000:{nic.bus - 1:02x}:02.0"
+    dev = f"mlx5_core {nic.pci_addr}"
+    vid = "15b3:1021" if nic.speed_mbps >= 400000 else "15b3:101d"
+    return [(t, f"pcieport {port}: AER: Corrected error received: {nic.pci_addr}"),
+            (t + 0.000012, f"{dev}: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)"),
+            (t + 0.000015, f"{dev}:   device [{vid}] error status/mask=00000001/00000000"),
+            (t + 0.000018, f"{dev}:    [ 0] RxErr")]
+
+
+def boot_messages(host, seed: int, noisy: bool = False) -> list[tuple[float, str]]:
+    """(seconds since boot, message) for a boot of this host. `noisy`: as a real fleet boots, each
+    port reports ``Link down`` before its first ``Link up`` and some hosts log corrected PCIe errors
+    while the links train."""
     r = rng(seed, "boot", host.index)
     cmdline = f"BOOT_IMAGE=/vmlinuz-{KERNEL} root=UUID={host.root_uuid} ro intel_iommu=on iommu=pt"
     m: list[tuple[float, str]] = [
@@ -93,9 +107,13 @@ def boot_messages(host, seed: int) -> list[tuple[float, str]]:
     ]
     t = 12.6 + r.uniform(0, 1)
     for nic in host.nics:
+        if noisy:
+            m.append((t - 1.05 - r.uniform(0, 0.3), f"mlx5_core {nic.pci_addr} {nic.iface}: Link down"))
         m.append((t, f"mlx5_core {nic.pci_addr} {nic.iface}: Link up"))
         m.append((t + 0.0021, f"IPv6: ADDRCONF(NETDEV_CHANGE): {nic.iface}: link becomes ready"))
         t += r.uniform(0.02, 0.2)
+    if noisy and r.random() < 0.5:
+        m += _aer(host.rails[int(r.integers(0, len(host.rails)))], 4.8 + r.uniform(0, 3))
     return m
 
 
@@ -118,7 +136,10 @@ def uptime_noise(host, seed: int, until_mono: float) -> list[tuple[float, str]]:
 def dmesg(host, plan, seed: int, capture_true: float) -> bytes:
     """The whole ring buffer as `dmesg --time-format iso` shows it at `capture_true`."""
     until = capture_true - host.boot_true
-    msgs = boot_messages(host, seed) + uptime_noise(host, seed, until - 600)
+    msgs = boot_messages(host, seed, plan.noisy_boot) + uptime_noise(host, seed, until - 600)
+    if plan.noisy_boot and host.index % 3 == 1:  # a corrected error some days into the uptime
+        r = rng(seed, "aer", host.index)
+        msgs += _aer(host.rails[int(r.integers(0, len(host.rails)))], float(r.uniform(0.2, 0.8)) * (until - 3600))
     for t, text in plan.dmesg.get(host.index, []):
         if t <= capture_true:
             msgs.append((t - host.boot_true, text))

@@ -200,7 +200,7 @@ def nccl_file(cluster, plan, model, h: int, g: int) -> bytes:
 def watchdog_log(cluster, plan, model, h: int) -> bytes | None:
     """The job's stderr on host h: PyTorch c10d watchdog lines of its local ranks, in time order."""
     crash = plan.crash
-    if crash is None:
+    if crash is None or model.crash_step is None:  # no crash, or it comes after the capture
         return None
     host = cluster.hosts[h]
     G = cluster.cfg.gpus_per_node

@@ -65,6 +65,26 @@ class Plan:
     ecc: dict = field(default_factory=dict)
     faults: list = field(default_factory=list)
     effects: list = field(default_factory=list)
+    #: where the fault being built sits in time: None (mid-capture), "early", "late", "short"
+    timing: str | None = None
+    #: hosts earlier faults of this plan were placed on
+    taken: list = field(default_factory=list)
+    #: crashes the faults would cause: [(Crash, dead host indices)]; the job dies of the first
+    crashes: list = field(default_factory=list)
+    #: benign variation (forensics.simulate.confounders): per GPU power and temperature offsets,
+    #: per host extra CPU points, checkpoint writes (kB/s), the power of compute at each second
+    gpu_power_bias: np.ndarray = None
+    gpu_temp_bias: np.ndarray = None
+    cpu_points: np.ndarray = None
+    ckpt_write: np.ndarray = None
+    compute_power: np.ndarray = None
+    gpu_clock_bias: np.ndarray = None
+    #: (host, iface) -> (pauses per GB carried, microseconds per pause) under normal congestion
+    pause_level: dict = field(default_factory=dict)
+    #: host -> (rx_out_of_buffer/s, rx_discards_phy/s) on its frontend port since boot
+    frontend_trickle: dict = field(default_factory=dict)
+    #: boot messages of a real fleet in dmesg (link down before up, corrected PCIe AER)
+    noisy_boot: bool = False
 
     def __post_init__(self):
         n, g = self.cluster.cfg.nodes, self.cluster.cfg.gpus_per_node
@@ -76,6 +96,15 @@ class Plan:
         self.reason_bits = np.zeros((n, g, t), dtype=np.int64)
         self.cpu_extra = np.zeros((n, t))
         self.disk_load = np.zeros((n, t))
+        self.gpu_power_bias = np.zeros((n, g))
+        self.gpu_temp_bias = np.zeros((n, g))
+        self.gpu_clock_bias = np.zeros((n, g))
+        self.cpu_points = np.zeros((n, t))
+        self.ckpt_write = np.zeros((n, t))
+        self.compute_power = np.ones(t)
+
+    def add_crash(self, crash: Crash, dead_hosts: list[int]) -> None:
+        self.crashes.append((crash, dead_hosts))
 
     @property
     def T(self) -> int:
@@ -104,6 +133,11 @@ class Plan:
 
     def truth(self, kind: str, hosts: list[str], subject: str | None, start: float, end: float | None,
               signals: list[str], effect: bool = False) -> None:
+        """Record a fault (or an effect). One that starts after the capture has ended left no trace
+        in it and is not recorded."""
+        cfg = self.cluster.cfg
+        if start > cfg.t0 + cfg.duration_s:
+            return
         entry = {"kind": kind, "hosts": sorted(hosts), "subject": subject, "start": iso(start),
                  "end": iso(end) if end is not None else None, "signals": signals}
         (self.effects if effect else self.faults).append(entry)

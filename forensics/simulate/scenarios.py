@@ -34,20 +34,21 @@ def scenario(name: str, description: str):
     return deco
 
 
-def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
-    t0 = cfg.t0
-    t_end = t0 + cfg.duration_s + 1.0 + max(h.jitter_s for h in cluster.hosts) + 2 * cfg.interval_s
-    plan = Plan(cluster=cluster, grid0=t0 - WARMUP_S, t_end=t_end)
-    sc = SCENARIOS[cfg.scenario]
-    sc.build(plan, rng(cfg.seed, "scenario", cfg.scenario))
-    return plan
-
-
 # ---------------------------------------------------------------------------- helpers
 def _window(plan: Plan, r, start_frac=0.30, end_frac=0.80) -> tuple[float, float]:
+    """(start, end) of the fault in true time. The plan's timing moves it: ``early`` starts it 30-90 s
+    before the capture, ``late`` starts it in the capture's last minute and ends it at its last
+    second, ``short`` ends it 8-25 s after it starts."""
     cfg = plan.cluster.cfg
     ts = cfg.t0 + cfg.duration_s * start_frac + float(r.uniform(0, 0.04)) * cfg.duration_s
     te = cfg.t0 + cfg.duration_s * end_frac
+    if plan.timing == "early":
+        ts = cfg.t0 - float(r.uniform(30, 90))
+    elif plan.timing == "late":
+        ts = cfg.t0 + cfg.duration_s - float(r.uniform(35, 55))
+        te = cfg.t0 + cfg.duration_s
+    elif plan.timing == "short":
+        te = ts + float(r.uniform(8, 25))
     return ts, te
 
 
@@ -56,7 +57,14 @@ def _timeout(cfg: SimConfig) -> float:
 
 
 def _pick_host(plan: Plan, r) -> int:
-    return int(r.integers(0, plan.cluster.cfg.nodes))
+    """The faulty host: random, but another than an earlier fault's (or the same with ``same_host``)."""
+    cfg = plan.cluster.cfg
+    if plan.taken and (cfg.same_host or len(plan.taken) >= cfg.nodes):
+        return plan.taken[0]
+    free = [h for h in range(cfg.nodes) if h not in plan.taken]
+    h = free[int(r.integers(0, len(free)))] if plan.taken else int(r.integers(0, cfg.nodes))
+    plan.taken.append(h)
+    return h
 
 
 def _names(plan: Plan, hosts) -> list[str]:
@@ -87,7 +95,7 @@ def _ib_error_lines(peer_ip: str, my_ip: str, status: int, vendor: int, opcode: 
             "NCCL INFO proxy.cc:874 -> 6 [Progress Thread]"]
 
 
-def _crash_truth(plan: Plan, crash: Crash, dead_hosts: list[int], err_at: dict[int, float]) -> None:
+def crash_truth(plan: Plan, crash: Crash, dead_hosts: list[int], err_at: dict[int, float]) -> None:
     """Effects of a crash: NCCL transport errors where they were logged, watchdog timeouts on the rest."""
     cl = plan.cluster
     G = cl.cfg.gpus_per_node
@@ -158,19 +166,21 @@ def _packet_drops(plan: Plan, r) -> None:
     cl = plan.cluster
     cfg = cl.cfg
     G = cfg.gpus_per_node
-    ts, _ = _window(plan, r)
+    ts, te = _window(plan, r)
     h = _pick_host(plan, r)
     rail = int(r.integers(0, G))
     host = cl.hosts[h]
     nic = host.rails[rail]
     t_err = ts + 24.0 + float(r.uniform(0, 4))
     t_stop = t_err + 5.0
+    if plan.timing == "short":  # over before the IB retries run out: no NCCL error
+        t_stop, t_err = te, np.inf
     extra = plan.nic_extra.setdefault((h, nic.iface), {})
     extra["rx_discards_phy"] = _rate(plan, ts, t_stop, r.uniform(14000, 26000), ramp=8)
     extra["rx_out_of_buffer"] = _rate(plan, ts, t_stop, r.uniform(150, 420), ramp=8)
     plan.comm_factor = np.maximum(plan.comm_factor, plan.ramp(ts, t_err, 6.0, 1.8))
     errors = {}
-    if cfg.nodes > 1:
+    if cfg.nodes > 1 and np.isfinite(t_err):
         prev = (h - 1) % cfg.nodes
         sender = cl.rank(prev, rail)
         errors[sender] = t_err
@@ -180,12 +190,10 @@ def _packet_drops(plan: Plan, r) -> None:
         errors[mine] = t_err + 1.1
         plan.add_nccl(mine, t_err + 1.1, _ib_error_lines(cl.hosts[prev].rails[rail].ip, nic.ip, 5, 249, 32656, "Recv",
                                                          int(r.integers(33000, 61000))))
-        plan.crash = Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="packet_drops", errors=errors)
+        plan.add_crash(Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="packet_drops", errors=errors), [])
     plan.truth("packet_drops", _names(plan, [h]), nic.iface, ts, t_stop,
                ["ethtool:rx_discards_phy", "ethtool:rx_out_of_buffer", "ethtool:rx_prio3_discards",
                 "sar:rxdrop/s"])
-    if plan.crash is not None:
-        _crash_truth(plan, plan.crash, [], errors)
 
 
 @scenario("link_flap", "one rail port goes down and up (mlx5_core Link down / Link up in dmesg, "
@@ -202,6 +210,8 @@ def _link_flap(plan: Plan, r) -> None:
     gap = min(40.0, cfg.duration_s * 0.07)
     downs = [(ts, ts + float(r.uniform(1.8, 3.2))), (ts + gap, ts + gap + float(r.uniform(2.0, 4.0))),
              (ts + 2.3 * gap, ts + 2.3 * gap + 36.0)]
+    if plan.timing == "short":  # one outage the IB retries ride out: no NCCL error
+        downs = [(ts, ts + float(r.uniform(2.0, 4.0)))]
     plan.link_down[(h, nic.iface)] = downs
     factor = np.ones(plan.T)
     extra = plan.nic_extra.setdefault((h, nic.iface), {})
@@ -229,14 +239,18 @@ def _link_flap(plan: Plan, r) -> None:
     up_end = b3
     errors = {mine: t_err}
     port = int(r.integers(33000, 61000))
-    if cfg.nodes > 1:
+    if len(downs) == 1:
+        plan.add_dmesg(h, b3, f"mlx5_core {nic.pci_addr} {nic.iface}: Link up")
+        plan.add_dmesg(h, b3 + 0.0021, f"IPv6: ADDRCONF(NETDEV_CHANGE): {nic.iface}: link becomes ready")
+        plan.add_nccl(mine, b3 + 0.01, [f"transport/net_ib.cc:100 NCCL WARN NET/IB : {nic.rdma}:1 Got async event : port active"], thread=2)
+    elif cfg.nodes > 1:
         prev = (h - 1) % cfg.nodes
         pnic = cl.hosts[prev].rails[rail]
         plan.add_nccl(mine, t_err, _ib_error_lines(pnic.ip, nic.ip, 12, 129, 0, "Send", port))
         sender = cl.rank(prev, rail)
         errors[sender] = t_err + 0.6
         plan.add_nccl(sender, t_err + 0.6, _ib_error_lines(nic.ip, pnic.ip, 12, 129, 0, "Send", port + 7))
-        plan.crash = Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="link_flap", errors=errors)
+        plan.add_crash(Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="link_flap", errors=errors), [])
         # the port comes back after the job died
         plan.add_dmesg(h, b3, f"mlx5_core {nic.pci_addr} {nic.iface}: Link up")
         plan.add_dmesg(h, b3 + 0.0021, f"IPv6: ADDRCONF(NETDEV_CHANGE): {nic.iface}: link becomes ready")
@@ -249,8 +263,6 @@ def _link_flap(plan: Plan, r) -> None:
     plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, downs[0][0], up_end,
                ["nvidia_smi:utilization.gpu ~100% at lower power while the all-reduce stalls on the down port"],
                effect=True)
-    if plan.crash is not None:
-        _crash_truth(plan, plan.crash, [], errors)
 
 
 @scenario("thermal_throttle", "one GPU heats up: SW then HW Thermal Slowdown, SM clock drops; its node becomes "
@@ -258,16 +270,19 @@ def _link_flap(plan: Plan, r) -> None:
 def _thermal(plan: Plan, r) -> None:
     cl = plan.cluster
     cfg = cl.cfg
-    ts, _ = _window(plan, r, 0.2)
-    te = plan.t_end
+    ts, te = _window(plan, r, 0.2)
+    if plan.timing != "short":
+        te = plan.t_end
     h = _pick_host(plan, r)
     g = int(r.integers(0, cfg.gpus_per_node))
     secs = plan.grid0 + np.arange(plan.T)
     temp = np.full(plan.T, np.nan)
-    ramp = min(150.0, cfg.duration_s * 0.25)
+    ramp = min(150.0, cfg.duration_s * 0.25) if plan.timing is None else 12.0
+    if plan.timing == "short":  # hot for 8-25 s after the ramp
+        te = te + ramp
     rising = (secs >= ts) & (secs < ts + ramp)
     temp[rising] = 69 + (90.5 - 69) * (secs[rising] - ts) / ramp
-    hot = secs >= ts + ramp
+    hot = (secs >= ts + ramp) & (secs <= te)
     wob = rng(cfg.seed, "thermal", h, g).normal(0, 0.35, plan.T)
     temp[hot] = 90.0 + 1.4 * np.sin((secs[hot] - ts) / 23.0) + wob[hot]
     temp[rising] += wob[rising]
@@ -332,11 +347,10 @@ def _xid79(plan: Plan, r) -> None:
         errors[sender] = ts + 31.0
         plan.add_nccl(sender, ts + 31.0, _ib_error_lines(host.rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
                                                          "Send", int(r.integers(33000, 61000))))
-    plan.crash = Crash(t_fail=ts, dead=[(h, g)], timeout_s=_timeout(cfg), cause="xid_79", errors=errors, gpu_lost=True)
+    plan.add_crash(Crash(t_fail=ts, dead=[(h, g)], timeout_s=_timeout(cfg), cause="xid_79", errors=errors, gpu_lost=True), [h])
     plan.truth("gpu_xid", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 5.0,
                ["dmesg:NVRM: Xid 79 GPU has fallen off the bus", "dmesg:Xid 45 on the node's other GPUs",
                 "nvidia_smi:GPU missing from later samples"])
-    _crash_truth(plan, plan.crash, [h], errors)
 
 
 @scenario("ecc_remap", "double-bit ECC error on one GPU (Xid 48, row remap Xid 63, contained Xid 94; Xid 64 "
@@ -374,14 +388,13 @@ def _ecc(plan: Plan, r) -> None:
         errors[sender] = ts + 31.0
         plan.add_nccl(sender, ts + 31.0, _ib_error_lines(host.rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
                                                          "Send", int(r.integers(33000, 61000))))
-    plan.crash = Crash(t_fail=ts + 0.05, dead=[(h, g)], timeout_s=_timeout(cfg), cause="ecc", errors=errors)
+    plan.add_crash(Crash(t_fail=ts + 0.05, dead=[(h, g)], timeout_s=_timeout(cfg), cause="ecc", errors=errors), [h])
     xids = "48/63/64/94" if failure else "48/63/94"
     plan.truth("ecc_error", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 1.0,
                [f"dmesg:NVRM Xid {xids}", "nvidia_smi:ECC Errors DRAM Uncorrectable 1",
                 "nvidia_smi:Remapped Rows Pending Yes"] + (["nvidia_smi:Remapping Failure Occurred Yes"] if failure else []))
     plan.truth("gpu_xid", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 1.0,
                ["dmesg:Xid 94 contained error killed the process"], effect=True)
-    _crash_truth(plan, plan.crash, [h], errors)
 
 
 @scenario("dataloader_starvation", "seed 002: the dataloader starves every GPU: CPU ~95% busy, the dataset disk "
@@ -468,7 +481,8 @@ def _pulsing(plan: Plan, r) -> None:
 def _straggler(plan: Plan, r) -> None:
     cl = plan.cluster
     ts, te = _window(plan, r, 0.25, 1.0)
-    te = plan.t_end
+    if plan.timing != "short":
+        te = plan.t_end
     h = _pick_host(plan, r)
     plan.compute_factor[h, :, plan.span(ts, te)] *= 1.21
     plan.truth("straggler", _names(plan, [h]), None, ts, te,

@@ -45,9 +45,11 @@ class HostModel:
     def ctx(self, g: int, t: np.ndarray) -> np.ndarray:
         return (t >= self.m.t_launch) & (t < self.m.proc_end[self.h, g])
 
-    def _power(self, g: int, frac: np.ndarray, ctx: np.ndarray, ratio: np.ndarray, noise) -> np.ndarray:
+    def _power(self, g: int, frac: np.ndarray, ctx: np.ndarray, ratio: np.ndarray, noise, idx: np.ndarray) -> np.ndarray:
         bias = (g * 37 % 11 - 5) * 4.0
-        pc = (P_COMPUTE + bias) * (0.35 + 0.65 * ratio)
+        plan = self.plan
+        spread = 1.0 + plan.gpu_power_bias[self.h, g]
+        pc = (P_COMPUTE + bias) * spread * plan.compute_power[idx] * (0.35 + 0.65 * ratio)
         p = P_CTX * (frac[IDLE] + frac[NONE]) + pc * frac[COMPUTE] + P_SPIN * (frac[SPIN] + frac[COMM]) + P_OPT * frac[OPTIM]
         p = np.where(ctx, p, P_IDLE + bias * 0.1)
         return p + noise
@@ -64,8 +66,8 @@ class HostModel:
             b, c = self._phases[g]
             frac = JobModel.integrals(b, c, secs - 1.0, secs)
             ratio = plan.clock_ratio[self.h, g]
-            p = self._power(g, frac, self.ctx(g, secs), ratio, 0.0)
-            tss = 26.5 + (g * 13 % 5) * 0.8 + 0.067 * p
+            p = self._power(g, frac, self.ctx(g, secs), ratio, 0.0, np.arange(plan.T))
+            tss = 26.5 + (g * 13 % 5) * 0.8 + plan.gpu_temp_bias[self.h, g] + 0.067 * p
             a = 1 - np.exp(-1 / 45.0)
             y, _ = lfilter([a], [1, a - 1], tss, zi=[tss[0] * (1 - a)])
             out[g] = y + r.normal(0, 0.25, plan.T)
@@ -93,12 +95,12 @@ class HostModel:
             busy = frac[COMPUTE] + frac[SPIN] + frac[COMM] + frac[OPTIM]
             ctx = self.ctx(g, times)
             ratio = plan.clock_ratio[self.h, g, idx]
-            p = self._power(g, frac, ctx, ratio, r.normal(0, 6.0, n))
+            p = self._power(g, frac, ctx, ratio, r.normal(0, 6.0, n), idx)
             capped = p > P_LIMIT - 6
             p = np.where(capped, P_LIMIT - r.uniform(0.5, 9.0, n), p)
             util = np.clip(np.round(100 * busy + r.normal(0, 0.6, n) * (busy > 0.02)), 0, 100)
             util = np.where(busy < 0.005, 0, util)
-            sm = np.floor(SM_MAX * ratio / 15.0) * 15
+            sm = np.floor(SM_MAX * ratio / 15.0) * 15 + plan.gpu_clock_bias[self.h, g]
             sm = np.where(capped, sm - 15 * r.integers(2, 10, n), sm)
             active = ctx & (busy > 0.01)
             sm = np.where(active, sm, SM_IDLE)
@@ -270,8 +272,11 @@ class HostModel:
         for t_down, _t_up in plan.link_down.get((self.h, nic.iface), []):
             flaps += times >= t_down
         out["link_down_events_phy"] = flaps + 1
-        out["rx_discards_phy"] = np.zeros(len(times), dtype=np.int64) + out.get("_extra_rx_discards_phy", 0)
-        out["rx_out_of_buffer"] = np.zeros(len(times), dtype=np.int64) + int(r.integers(0, 30)) + out.get("_extra_rx_out_of_buffer", 0)
+        # a steady trickle on some frontend ports since boot (confounders)
+        oob_rate, disc_rate = plan.frontend_trickle.get(self.h, (0.0, 0.0)) if nic.rail is None else (0.0, 0.0)
+        out["rx_discards_phy"] = (np.floor(up * disc_rate).astype(np.int64) + out.get("_extra_rx_discards_phy", 0))
+        out["rx_out_of_buffer"] = (np.floor(up * oob_rate).astype(np.int64) + int(r.integers(0, 30))
+                                   + out.get("_extra_rx_out_of_buffer", 0))
         out["rx_steer_missed_packets"] = (up * r.uniform(0.1, 0.3)).astype(np.int64)
         if nic.rail is not None:
             # per-second traffic on the grid for pause counters
@@ -279,20 +284,23 @@ class HostModel:
             if plan.transport != "ib":
                 per_sec = per_sec * 0
             gb = per_sec / 1e9
-            rx_p = r.poisson(np.clip(gb * 0.6, 0, None))
-            tx_p = r.poisson(np.clip(gb * 0.15, 0, None))
-            rx_d = rx_p * r.uniform(3, 25, plan.T)
-            tx_d = tx_p * r.uniform(3, 25, plan.T)
+            # pauses per GB carried and microseconds per pause: normal congestion (confounders) or a quiet fabric
+            per_gb, us = plan.pause_level.get((self.h, nic.iface), (0.6, 11.0))
+            rx_p = r.poisson(np.clip(gb * per_gb, 0, None))
+            tx_p = r.poisson(np.clip(gb * per_gb * 0.25, 0, None))
+            lo, hi = (3.0, 25.0) if (self.h, nic.iface) not in plan.pause_level else (0.2 * us, 1.8 * us)
+            rx_d = rx_p * r.uniform(lo, hi, plan.T)
+            tx_d = tx_p * r.uniform(lo, hi, plan.T)
             marked = r.poisson(np.clip(gb * 180, 0, None))
-            base_rxp = int(hist / 1e9 * 0.6)
-            base_txp = int(hist / 1e9 * 0.15)
+            base_rxp = int(hist / 1e9 * per_gb)
+            base_txp = int(hist / 1e9 * per_gb * 0.25)
             rxp = base_rxp + np.floor(cum_rate(rx_p)).astype(np.int64) + out.get("_extra_rx_prio3_pause", 0)
             txp = base_txp + np.floor(cum_rate(tx_p)).astype(np.int64) + out.get("_extra_tx_prio3_pause", 0)
             out["rx_prio3_pause"] = rxp
             out["tx_prio3_pause"] = txp
-            out["rx_prio3_pause_duration"] = (base_rxp * 11 + np.floor(cum_rate(rx_d)).astype(np.int64)
+            out["rx_prio3_pause_duration"] = (round(base_rxp * us) + np.floor(cum_rate(rx_d)).astype(np.int64)
                                               + out.get("_extra_rx_prio3_pause_duration", 0))
-            out["tx_prio3_pause_duration"] = (base_txp * 11 + np.floor(cum_rate(tx_d)).astype(np.int64)
+            out["tx_prio3_pause_duration"] = (round(base_txp * us) + np.floor(cum_rate(tx_d)).astype(np.int64)
                                               + out.get("_extra_tx_prio3_pause_duration", 0))
             out["rx_prio3_pause_transition"] = rxp // 2
             out["tx_mac_control_phy"] = txp
@@ -348,6 +356,7 @@ class HostModel:
             per = np.where(training, normal + extra * max(full - normal, 0.0), np.where(live, 1.1, 0.0))
             busy[node] += per * r.uniform(0.96, 1.04, len(times))
         share = busy / ncpu_node * 100
+        share[0] += plan.cpu_points[self.h, idx]  # rank 0's extra work, checkpoint serialisation
         user = np.clip(share * 0.9 + r.uniform(0.3, 0.8, (2, len(times))), 0, 99.5)
         system = np.clip(share * 0.08 + r.uniform(0.4, 0.9, (2, len(times))), 0, 100)
         load = plan.disk_load[self.h, idx]
@@ -399,10 +408,19 @@ class HostModel:
                        "rrqm_s": rs * r.uniform(0.0, 0.03, n), "w_s": r.uniform(0, 0.4, n), "wkb_s": r.uniform(0, 6, n),
                        "w_await": r.uniform(0.2, 1.2, n), "aqu": rs * r_await / 1000.0, "util": util}
         w = r.uniform(4, 22, n)
+        ckpt = plan.ckpt_write[self.h, idx]  # checkpoint bursts (kB/s): 512 kB writes, a few ms each
         devs["nvme0n1"] = {"r_s": r.uniform(0, 2, n), "rkb_s": r.uniform(0, 40, n), "rareq": r.uniform(4, 32, n),
                            "r_await": r.uniform(0.05, 0.2, n), "rrqm_s": np.zeros(n), "w_s": w,
                            "wkb_s": w * r.uniform(8, 40, n), "w_await": r.uniform(0.01, 0.05, n),
                            "aqu": r.uniform(0, 0.01, n), "util": r.uniform(0.1, 0.8, n), "f_s": r.uniform(0, 1.5, n)}
+        if ckpt.any():
+            d = devs["nvme0n1"]
+            burst = ckpt > 0
+            d["w_s"] = w + ckpt / 512.0
+            d["wkb_s"] = d["wkb_s"] + ckpt
+            d["w_await"] = np.where(burst, rng(self.cfg.seed, "ckpt", self.h, n).uniform(2.0, 9.0, n), d["w_await"])
+            d["util"] = np.where(burst, 80.0 + 19.0 * np.minimum(ckpt / 3.0e6, 1.0), d["util"])
+            d["aqu"] = np.where(burst, d["w_s"] * d["w_await"] / 1000.0, d["aqu"])
         w2 = np.where(live, r.uniform(0, 3, n), 0)
         devs["nvme1n1"] = {"r_s": np.zeros(n), "rkb_s": np.zeros(n), "rareq": np.zeros(n), "r_await": np.zeros(n),
                            "rrqm_s": np.zeros(n), "w_s": w2, "wkb_s": w2 * 128, "w_await": r.uniform(0.01, 0.04, n),

@@ -1,0 +1,64 @@
+"""A run's faults: one scenario, or several in one job (``a+b``), each placed in time.
+
+The scenario argument is ``NAME[@TIMING]`` joined by ``+``: ``pfc_storm``, ``xid_79@late``,
+``packet_drops+thermal_throttle``, ``link_flap@short+straggler``. Timings (see
+:func:`forensics.simulate.scenarios._window`): ``early`` (the fault started before the capture),
+``late`` (it starts in the capture's last minute and lasts to its last second) and ``short`` (it is
+over within 8-25 s). Two faults go on two different hosts unless the config says ``same_host``.
+The job can die only once: two faults that each end the job are refused.
+
+>>> parse_scenario("pfc_storm+xid_79@late")
+[('pfc_storm', None), ('xid_79', 'late')]
+"""
+from __future__ import annotations
+
+from forensics.simulate.config import SimConfig, rng
+from forensics.simulate.hardware import Cluster
+from forensics.simulate.plan import WARMUP_S, Plan
+from forensics.simulate.scenarios import SCENARIOS, crash_truth
+
+TIMINGS = ("early", "late", "short")
+MAX_FAULTS = 3
+
+
+def parse_scenario(text: str) -> list[tuple[str, str | None]]:
+    """[(scenario name, timing or None)]; ValueError with one readable line for anything else."""
+    parts = [p.strip() for p in (text or "").split("+")]
+    if not parts or any(not p for p in parts):
+        raise ValueError(f"scenario {text!r}: expected NAME[@TIMING] joined by '+'")
+    out = []
+    for p in parts:
+        name, _, timing = p.partition("@")
+        if name not in SCENARIOS:
+            raise ValueError(f"unknown scenario {name!r} (known: {', '.join(sorted(SCENARIOS))})")
+        if timing and timing not in TIMINGS:
+            raise ValueError(f"scenario {p!r}: timing must be one of {', '.join(TIMINGS)}")
+        out.append((name, timing or None))
+    if len(out) > MAX_FAULTS:
+        raise ValueError(f"scenario {text!r}: at most {MAX_FAULTS} faults in one job")
+    if len(out) > 1 and any(name == "healthy" for name, _ in out):
+        raise ValueError("'healthy' cannot be combined with a fault")
+    return out
+
+
+def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
+    """The plan of a run: every fault of the scenario argument, then the fleet's benign variation."""
+    from forensics.simulate import confounders
+
+    t0 = cfg.t0
+    t_end = t0 + cfg.duration_s + 1.0 + max(h.jitter_s for h in cluster.hosts) + 2 * cfg.interval_s
+    plan = Plan(cluster=cluster, grid0=t0 - WARMUP_S, t_end=t_end)
+    for k, (name, timing) in enumerate(parse_scenario(cfg.scenario)):
+        plan.timing = timing
+        keys = ("scenario", name) if k == 0 and timing is None else ("scenario", name, k, timing or "")
+        SCENARIOS[name].build(plan, rng(cfg.seed, *keys))
+    plan.timing = None
+    if len(plan.crashes) > 1:
+        raise ValueError(f"scenario {cfg.scenario!r}: {' and '.join(c.cause for c, _ in plan.crashes)} would each "
+                         "end the job; combine a fault that ends it with one that does not")
+    for crash, dead_hosts in plan.crashes:
+        plan.crash = crash
+        crash_truth(plan, crash, dead_hosts, crash.errors)
+    if cfg.confounders:
+        confounders.apply(plan)
+    return plan

@@ -1,0 +1,102 @@
+"""Faults placed in time and combined in one job, and the fleet's benign variation (issue 16 item 1,
+issue 14 item 9). Small runs: 2-3 nodes x 2 GPUs."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from forensics.cli import app
+from forensics.simulate import SimConfig, Simulation
+from forensics.simulate.compose import parse_scenario
+
+
+def _sim(scenario, nodes=2, gpus=2, duration=180, interval=3, seed=1, **kw) -> Simulation:
+    return Simulation(SimConfig(scenario, nodes=nodes, gpus_per_node=gpus, duration_s=duration,
+                                interval_s=interval, seed=seed, **kw))
+
+
+def _t(s: str) -> float:
+    return dt.datetime.fromisoformat(s).timestamp()
+
+
+def test_link_flap_in_the_last_minute_of_15_minutes_simulates(tmp_path):
+    """Issue 14 item 9: the job's crash falls after the capture; the watchdog log crashed on
+    `None + int`. Now the bundle is written and its truth stops at what the capture saw."""
+    out = tmp_path / "late.tar"
+    res = CliRunner().invoke(app, ["simulate", "--scenario", "link_flap@late", "--nodes", "2", "--gpus-per-node", "2",
+                                   "--duration", "15m", "--interval", "10s", "--seed", "3", "--raw-only",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    sim = _sim("link_flap@late", duration=900, interval=10, seed=3)
+    end = sim.cfg.t0 + 900
+    (flap,) = sim.plan.faults
+    assert flap["kind"] == "link_flap" and end - 60 <= _t(flap["start"]) <= end
+    assert sim.model.crash_step is None  # the job dies after the capture: nothing of it is in the logs
+    assert not any(e["kind"] == "collective_timeout" for e in sim.plan.effects)
+
+
+def test_timings_place_the_fault():
+    early = _sim("pfc_storm@early").plan.faults[0]
+    late = _sim("pfc_storm@late").plan.faults[0]
+    short = _sim("pfc_storm@short").plan.faults[0]
+    t0 = _sim("healthy").cfg.t0
+    assert _t(early["start"]) < t0
+    assert _t(late["end"]) == pytest.approx(t0 + 180, abs=1e-3) and _t(late["start"]) > t0 + 120
+    assert _t(short["end"]) - _t(short["start"]) < 30
+
+
+def test_two_faults_on_two_hosts_and_on_one():
+    two = _sim("pfc_storm+thermal_throttle", nodes=3)
+    kinds = {f["kind"]: f["hosts"] for f in two.plan.faults}
+    assert set(kinds) == {"pfc_storm", "gpu_throttle"}
+    assert kinds["pfc_storm"] != kinds["gpu_throttle"]
+    same = _sim("pfc_storm+thermal_throttle", nodes=3, same_host=True)
+    hosts = {f["kind"]: f["hosts"] for f in same.plan.faults}
+    assert hosts["pfc_storm"] == hosts["gpu_throttle"]
+    assert json.loads(dict(same.members())["truth/labels.json"])["same_host"] is True
+
+
+def test_a_scenario_argument_that_cannot_be_run_is_one_line():
+    with pytest.raises(ValueError, match="unknown scenario"):
+        parse_scenario("pfc_storm+nope")
+    with pytest.raises(ValueError, match="timing"):
+        parse_scenario("pfc_storm@noon")
+    with pytest.raises(ValueError, match="each end the job"):
+        _sim("xid_79+packet_drops", nodes=3)
+    res = CliRunner().invoke(app, ["simulate", "--scenario", "xid_79@soon"])
+    assert res.exit_code != 0 and "timing must be one of" in str(res.exception)  # main() prints it as one line
+
+
+def test_confounders_are_in_the_raw_outputs_and_can_be_turned_off():
+    noisy = dict(_sim("healthy", duration=900, interval=10).members())
+    quiet = dict(_sim("healthy", duration=900, interval=10, confounders=False).members())
+    dmesg = noisy["hosts/node01/raw/dmesg/dmesg.txt"].decode()
+    assert re.search(r"mlx5_core \S+ \S+: Link down", dmesg)  # at boot, before the first Link up
+    assert "Link down" not in quiet["hosts/node01/raw/dmesg/dmesg.txt"].decode()
+    assert "confounders" not in json.loads(quiet["truth/labels.json"])
+    sim = _sim("healthy", duration=900, interval=10)
+    plan = sim.plan
+    assert np.ptp(plan.gpu_power_bias) > 0.02          # boards differ
+    assert plan.ckpt_write.max() > 1e6                 # checkpoint bursts
+    assert _sim("healthy", duration=1800, interval=30).plan.compute_power.min() < 0.75  # evaluation every 10-25 min
+    assert plan.cpu_points[0].min() >= 8 > plan.cpu_points[1].min()   # rank 0's host is busier all along
+    assert plan.pause_level and all(30 <= k <= 1300 for k, _ in plan.pause_level.values())
+
+
+def test_default_pauses_are_moderate_not_a_storm():
+    """Normal congestion: at most ~4% of the time paused on any rail port (a storm is tens of %)."""
+    sim = _sim("healthy", duration=120, interval=2)
+    from forensics.simulate.series import HostModel
+
+    hm = HostModel(sim.model, 0)
+    times = sim.cfg.t0 + np.arange(0, 120, 10.0)
+    for nic in sim.cluster.hosts[0].rails:
+        c = hm.nic_counters(nic, times)
+        paused = np.diff(c["rx_prio3_pause_duration"]) / 1e6 / 10.0
+        rate = np.diff(c["rx_prio3_pause"]) / 10.0
+        assert paused.max() < 0.05 and rate.max() < 8000
