@@ -43,7 +43,8 @@ def _input(case: str, work: Path) -> tuple[list[Path], dict]:
 
         out = work / f"sim-{name}.tar"
         if not out.exists():
-            write_bundle(SimConfig(scenario=name, nodes=4, gpus_per_node=2, duration_s=180, interval_s=2, seed=3), out)
+            write_bundle(SimConfig(scenario=name, nodes=4, gpus_per_node=2, duration_s=180, interval_s=2, seed=3,
+                                   confounders=False), out)  # the quiet world: a refactor check, not a quality one
         return [out], {}
     if group == "pasted":
         return [REPO / "tests" / "fixtures" / "ethtool" / name], {"host": "n1"}
