@@ -11,14 +11,12 @@ import numpy as np
 import pytest
 
 from forensics import sources
+from forensics.detect.catalog import KINDS
 from forensics.ingest.collector_tables import parse_processes
 from forensics.simulate import SCENARIOS, SimConfig, Simulation
 from forensics.simulate.hardware import cpu_list_str
 from forensics.sources import ParseContext
 
-KINDS = {"pfc_storm", "packet_drops", "link_flap", "gpu_xid", "gpu_throttle", "ecc_error", "nccl_transport_error",
-         "collective_timeout", "nccl_misconfig", "io_starvation", "cpu_saturation", "numa_misplacement",
-         "pulsing_utilization", "busy_but_slow", "straggler"}
 ALL = sorted(SCENARIOS)
 
 

@@ -26,7 +26,6 @@ import polars as pl
 
 from forensics import schema
 from forensics.detect.catalog import KINDS
-from forensics.detect.causality import GPU_HW, HOST_LOCAL
 
 WINDOW_S = 30
 Z_MIN = 6.0
@@ -157,8 +156,8 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
     return schema.conform(pl.DataFrame(findings), "findings")
 
 
-# rule kinds that explain a slow host on their own host: its own faults (those causality links to a straggler)
-_EXPLAINS = frozenset(HOST_LOCAL + GPU_HW + ["straggler"])
+# rule kinds that explain a slow host on their own host: its own faults (a straggler's declared causes)
+_EXPLAINS = frozenset([c.kind for c in KINDS["straggler"].caused_by] + ["straggler"])
 
 
 def _explained(a: dict, rules: pl.DataFrame) -> bool:

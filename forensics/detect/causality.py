@@ -15,22 +15,11 @@ import json
 import polars as pl
 
 from forensics.detect.catalog import KINDS, severity_rank
+from forensics.detect.rules import Cause
 
-FABRIC = ["pfc_storm", "packet_drops", "link_flap"]
-GPU_HW = ["gpu_xid", "ecc_error"]
-HOST_LOCAL = ["gpu_throttle", "numa_misplacement", "io_starvation", "cpu_saturation", "memory_pressure"]
-
-# consequence kind -> (candidate cause kinds, must the cause share a host?)
-CAUSES: dict[str, tuple[list[str], bool]] = {
-    "nccl_transport_error": (FABRIC + GPU_HW, False),
-    "collective_timeout": (FABRIC + GPU_HW + ["nccl_transport_error"] + HOST_LOCAL, False),
-    "busy_but_slow": (FABRIC + ["nccl_misconfig", "gpu_throttle", "numa_misplacement", "io_starvation", "straggler"], False),
-    "straggler": (HOST_LOCAL + GPU_HW, True),
-    "anomaly": (FABRIC + GPU_HW + HOST_LOCAL + ["straggler", "pulsing_utilization"], True),
-    "gpu_xid": (["gpu_xid", "ecc_error"], True),
-    "packet_drops": (["link_flap", "pfc_storm"], False),
-    "pulsing_utilization": (["io_starvation", "cpu_saturation", "memory_pressure"], True),
-}
+# consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers.
+# pfc_storm@path (a port receiving the pauses another port sends) is linked by _spread_storms.
+CAUSES: dict[str, tuple[Cause, ...]] = {k.name: k.caused_by for k in KINDS.values() if k.caused_by}
 BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its consequence
 
 
@@ -72,17 +61,16 @@ def link_and_rank(findings: pl.DataFrame) -> pl.DataFrame:
     for r in rows:
         if r["caused_by"]:
             continue
-        spec = CAUSES.get(r["kind"])
-        if not spec:
+        scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ()) if not (c.kind == r["kind"] == "pfc_storm")}
+        if not scopes:
             continue
-        kinds, same_host = spec
         best = None
         for c in rows:
-            if c is r or c["kind"] not in kinds or c["caused_by"] == r["id"]:
+            if c is r or c["kind"] not in scopes or c["caused_by"] == r["id"]:
                 continue
             if c["kind"] == r["kind"] and not (c["start"] and r["start"] and c["start"] < r["start"]):
                 continue  # a follow-on needs an earlier finding of its own kind
-            if same_host and not set(c["hosts"]) & set(r["hosts"]):
+            if scopes[c["kind"]] == "host" and not set(c["hosts"]) & set(r["hosts"]):
                 continue
             if c["kind"] in ("nccl_misconfig",):
                 pass  # configuration holds for the whole window: no time condition

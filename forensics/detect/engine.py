@@ -4,19 +4,16 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 
 import polars as pl
 
 from forensics import schema
 from forensics.detect.catalog import KINDS, severity_rank
-from forensics.detect.rules import Rule, prepare, rules
-
-_USED_PARAM = re.compile(r"\$(\w+)")
+from forensics.detect.rules import USED_PARAM, Rule, prepare, rules
 
 
 def _params_for(rule: Rule, overrides: dict | None) -> dict:
-    used = set(_USED_PARAM.findall(rule.sql))
+    used = set(USED_PARAM.findall(rule.sql))
     vals = {k: v for k, v in rule.params.items() if k in used}
     for k, v in (overrides or {}).items():
         if k in used:

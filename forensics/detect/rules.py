@@ -1,10 +1,25 @@
-"""Signature rules: SQL files in queries/detectors/, each with its metadata in a comment header.
+"""Signature rules: SQL files in queries/detectors/, each declaring itself in a comment header.
 
     -- kind: pfc_storm
+    -- layer: nic_fabric
     -- severity: critical
+    -- root_rank: 13
+    -- caused_by: pfc_storm@path, link_flap@host
+    -- confirm: ethtool -S <iface> | grep -iE 'pause|pfc'
+    -- remediation: what to do
     -- description: one line
+    -- source: where the thresholds come from
     -- param: min_pause_per_s = 1000   pause frames per second on one priority
     SELECT host, subject, start, "end", score, summary, evidence [, severity] FROM ...
+
+`layer`, `root_rank` (lower = more likely the root cause), `caused_by`, `confirm` and
+`remediation` belong to the kind: a second detector of a kind (``pfc_storm_snapshot.sql``) says
+``-- variant_of: pfc_storm`` instead and declares only its own severity, description, source and
+params. `caused_by` lists ``<kind>@<scope>``: the cause must share a host (`host`), be on the
+finding's path (`path`: same host, an NCCL peer, or the port sending pauses to this one) or may be
+anywhere in the bundle (`any`); ``none`` for a kind nothing causes. The anomaly model declares its
+kind the same way in ``anomaly.model`` (a header without SQL). The finding catalogue
+(:mod:`forensics.detect.catalog`) and causality are built from these headers.
 
 Files named ``_*.sql`` are not rules: they create temporary views shared by the rules and the
 anomaly model (:func:`prepare` runs them first).
@@ -24,6 +39,18 @@ from forensics.resources import data_dir
 
 _HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*?)\s*$")
 _PARAM = re.compile(r"^(\w+)\s*=\s*(\S+)\s*(.*)$")
+_CAUSE = re.compile(r"^(\w+)@(\w+)$")
+USED_PARAM = re.compile(r"\$(\w+)")
+
+RULE_FIELDS = ("kind", "severity", "description", "source")  # every detector file
+KIND_FIELDS = ("layer", "root_rank", "caused_by", "confirm", "remediation")  # once per kind
+SCOPES = ("host", "path", "any")
+
+
+@dataclass(frozen=True)
+class Cause:
+    kind: str
+    scope: str  # host | path | any
 
 
 @dataclass
@@ -36,6 +63,14 @@ class Rule:
     path: Path
     params: dict[str, float | int | str] = field(default_factory=dict)
     param_help: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+    variant_of: str | None = None
+    # the kind's fields: declared by its main detector only (None on a variant)
+    layer: str | None = None
+    root_rank: int | None = None
+    caused_by: tuple[Cause, ...] | None = None
+    confirm: str | None = None
+    remediation: str | None = None
 
 
 def _value(text: str):
@@ -47,11 +82,26 @@ def _value(text: str):
     return text.strip("'\"")
 
 
+def _causes(name: str, text: str) -> tuple[Cause, ...]:
+    if text.strip() == "none":
+        return ()
+    out = []
+    for item in text.split(","):
+        m = _CAUSE.match(item.strip())
+        if not m or m.group(2) not in SCOPES:
+            raise ValueError(f"{name}: caused_by item {item.strip()!r} is not <kind>@{'|'.join(SCOPES)}")
+        out.append(Cause(m.group(1), m.group(2)))
+    return tuple(out)
+
+
 def parse_rule(path: Path) -> Rule:
+    """The detector (or ``*.model`` declaration) at `path`; ValueError naming the file when its
+    header is incomplete, has an unknown field, or a variant declares its kind's fields."""
     meta: dict[str, str] = {}
     params: dict = {}
     helps: dict = {}
-    for line in path.read_text().splitlines():
+    text = path.read_text()
+    for line in text.splitlines():
         m = _HEADER.match(line)
         if not m:
             if line.strip() and not line.startswith("--"):
@@ -64,18 +114,48 @@ def parse_rule(path: Path) -> Rule:
                 raise ValueError(f"{path.name}: bad param line {value!r}")
             params[pm.group(1)] = _value(pm.group(2))
             helps[pm.group(1)] = pm.group(3)
-        else:
+        elif key in RULE_FIELDS or key in KIND_FIELDS or key == "variant_of":
+            if key in meta:
+                raise ValueError(f"{path.name}: '-- {key}:' declared twice")
             meta[key] = value
-    for required in ("kind", "severity", "description"):
-        if required not in meta:
-            raise ValueError(f"{path.name}: header lacks '-- {required}:'")
-    return Rule(path.stem, meta["kind"], meta["severity"], meta["description"], path.read_text(), path, params, helps)
+        else:
+            raise ValueError(f"{path.name}: unknown header field '-- {key}:'")
+    variant = meta.get("variant_of")
+    required = RULE_FIELDS + (() if variant else KIND_FIELDS)
+    for key in required:
+        if not meta.get(key):
+            raise ValueError(f"{path.name}: header lacks '-- {key}:'")
+    if variant:
+        extra = [k for k in KIND_FIELDS if k in meta]
+        if extra:
+            raise ValueError(f"{path.name}: a variant of {variant} declares its kind's {', '.join(extra)} "
+                             f"(declare them once, in {variant}.sql)")
+        if variant != meta["kind"]:
+            raise ValueError(f"{path.name}: variant_of {variant} but kind {meta['kind']}")
+    kind_fields = {}
+    if not variant:
+        try:
+            rank = int(meta["root_rank"])
+        except ValueError:
+            raise ValueError(f"{path.name}: root_rank {meta['root_rank']!r} is not an integer") from None
+        kind_fields = dict(layer=meta["layer"], root_rank=rank, caused_by=_causes(path.name, meta["caused_by"]),
+                           confirm=meta["confirm"], remediation=meta["remediation"])
+    sql = text if path.suffix == ".sql" else ""
+    return Rule(path.stem, meta["kind"], meta["severity"], meta["description"], sql, path, params, helps,
+                source=meta["source"], variant_of=variant, **kind_fields)
 
 
 @lru_cache(maxsize=None)
 def rules() -> tuple[Rule, ...]:
     d = data_dir("queries") / "detectors"
     return tuple(parse_rule(p) for p in sorted(d.glob("*.sql")) if not p.name.startswith("_"))
+
+
+@lru_cache(maxsize=None)
+def declarations() -> tuple[Rule, ...]:
+    """Every detector's header: the rules and the ``*.model`` declarations (the anomaly model)."""
+    d = data_dir("queries") / "detectors"
+    return rules() + tuple(parse_rule(p) for p in sorted(d.glob("*.model")))
 
 
 @lru_cache(maxsize=None)

@@ -36,18 +36,16 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.detect.catalog import LAYER_LABELS, SEVERITIES
 from forensics.report import signals
 
 UPLOT_VERSION = "1.6.32"
 ASSETS = Path(__file__).parent / "_assets"
-SEVERITIES = ["info", "warning", "critical"]
 MAX_INFO_PER_HOST = 400  # info events drawn per host lane (thinned evenly); warnings and worse all kept
 MAX_ALERTS = 8000
 MAX_EVIDENCE_ROWS = 25
 MAX_RELATED_EVENTS = 15
 GROUP_AT = 4  # consequences of one kind under one cause shown as one line from this many on
-LAYERS = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
-          "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
 # the signal families that explain each layer's findings (their charts are listed first)
 LAYER_FAMILIES = {"gpu": ["gpu"], "nic_fabric": ["nic"], "nccl": ["nic", "gpu"], "storage": ["disk", "cpu"],
                   "host_cpu": ["cpu", "disk"], "numa": ["cpu", "gpu"]}
@@ -170,7 +168,7 @@ def build_data(bundle, analysis) -> dict:
     return {
         "base": base,
         "range": [round(window[0] - base, 3), round(window[1] - base, 3)] if window else [0, 1],
-        "hosts": hosts, "severities": SEVERITIES, "kinds": kinds, "events": lane_rows,
+        "hosts": hosts, "severities": list(SEVERITIES), "kinds": kinds, "events": lane_rows,
         "events_hidden": hidden, "findings": f_json, "charts": chart_map, "max_points": max_points,
         "_events_frame": events, "_errors": errors,
     }
@@ -292,7 +290,7 @@ def _diagnosis(findings: list[dict], n_hosts: int, base: float) -> str:
     roots = [f for f in findings if f["caused_by"] not in by_id]
     top = roots[0]
     out = [f'<div class="headline sev-{e(top["severity"])}"><b>Most likely root cause:</b> {_badge(top["severity"])} '
-           f'<a href="#{e(top["id"])}"><b>{e(top["kind"])}</b></a> ({e(LAYERS.get(top["layer"], top["layer"]))}) on '
+           f'<a href="#{e(top["id"])}"><b>{e(top["kind"])}</b></a> ({e(LAYER_LABELS.get(top["layer"], top["layer"]))}) on '
            f'{e(_hosts_text(top["hosts"]))}{(" <code>" + e(top["subject"]) + "</code>") if top["subject"] else ""}: '
            f'{e(top["summary"] or "")}<br><b>Do:</b> {e(top["remediation"] or "")}<br><b>Confirm:</b> '
            f'<code>{e(top["confirm"] or "")}</code></div>']
@@ -302,7 +300,7 @@ def _diagnosis(findings: list[dict], n_hosts: int, base: float) -> str:
 
     def item(f: dict, depth: int) -> str:
         s = (f'{_badge(f["severity"])} <a href="#{e(f["id"])}"><b>{e(f["kind"])}</b></a> '
-             f'<span class="muted">({e(LAYERS.get(f["layer"], f["layer"]))}, score {f["score"]:.2f})</span> '
+             f'<span class="muted">({e(LAYER_LABELS.get(f["layer"], f["layer"]))}, score {f["score"]:.2f})</span> '
              f'{e(_hosts_text(f["hosts"], 4))}{(" <code>" + e(f["subject"]) + "</code>") if f["subject"] else ""}: '
              f'{e(f["summary"] or "")} <span class="muted">{e(_when(f))}</span>')
         if depth:
@@ -327,7 +325,7 @@ def _diagnosis(findings: list[dict], n_hosts: int, base: float) -> str:
                 hosts = sorted({h for x in same for h in x["hosts"] or []}, key=signals._natural_key)
                 links = ", ".join(f'<a href="#{e(x["id"])}">{e(_hosts_text(x["hosts"], 2))}'
                                   f'{(" " + e(x["subject"])) if x["subject"] else ""}</a>' for x in same)
-                out.append(f'{_badge(worst)} <b>{e(k["kind"])}</b> <span class="muted">({e(LAYERS.get(k["layer"], k["layer"]))})</span> '
+                out.append(f'{_badge(worst)} <b>{e(k["kind"])}</b> <span class="muted">({e(LAYER_LABELS.get(k["layer"], k["layer"]))})</span> '
                            f'on {len(hosts)} hosts: {links}. <span class="muted">e.g. {e(k["summary"] or "")} '
                            f'(follow {e(cause["kind"])} on {e(_hosts_text(cause["hosts"], 2))})</span>')
             else:
@@ -350,7 +348,7 @@ def _finding_cards(findings: list[dict], events: pl.DataFrame, base: float) -> s
             f'<details class="finding sev-{e(f["severity"])}" id="{e(f["id"])}"{" open" if not cause else ""}>'
             f'<summary>{i}. {_badge(f["severity"])} <b>{e(f["kind"])}</b> on {e(_hosts_text(f["hosts"], 4))} '
             f'{e(f["subject"] or "")} <span class="muted">— {e(f["summary"] or "")}</span></summary>'
-            f'<table class="kv"><tr><th>layer</th><td>{e(LAYERS.get(f["layer"], f["layer"] or ""))}</td></tr>'
+            f'<table class="kv"><tr><th>layer</th><td>{e(LAYER_LABELS.get(f["layer"], f["layer"] or ""))}</td></tr>'
             f'<tr><th>hosts</th><td>{e(", ".join(f["hosts"] or []))}</td></tr>'
             f'<tr><th>subject</th><td>{e(f["subject"] or "-")}</td></tr>'
             f'<tr><th>window</th><td>{e(_when(f))}{_zoom_link(f, base)}</td></tr>'

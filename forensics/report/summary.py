@@ -5,11 +5,9 @@ import json
 
 import polars as pl
 
-from forensics.detect.catalog import KINDS
+from forensics.detect.catalog import KINDS, LAYER_LABELS
 from forensics.report.textsafe import printable
 
-_LAYER = {"storage": "storage", "host_cpu": "host CPU", "numa": "NUMA", "gpu": "GPU",
-          "nic_fabric": "NIC/fabric", "nccl": "NCCL"}
 _COLOUR = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
@@ -57,7 +55,7 @@ def render_text(analysis, console) -> None:
         console.print("[green]No findings: nothing abnormal detected in the bundle.[/green]")
     for i, f in enumerate(f_rows, 1):
         col = _COLOUR.get(f["severity"], "")
-        layer = _LAYER.get(f["layer"], f["layer"])
+        layer = LAYER_LABELS.get(f["layer"], f["layer"])
         head = f"{i}. [{col}]{f['severity'].upper()}[/{col}] [bold]{f['kind']}[/bold] ({layer})"
         console.print(head + f"  score {f['score']:.2f}")
         console.print(f"   {printable(f['summary'])}", markup=False)
@@ -110,7 +108,7 @@ def render_markdown(analysis, max_findings: int = 12) -> str:
     roots = [f for f in f_rows if not f["caused_by"]]
     if roots:
         top = roots[0]
-        out += [f"**Most likely root cause:** `{top['kind']}` ({_LAYER.get(top['layer'], top['layer'])}) on "
+        out += [f"**Most likely root cause:** `{top['kind']}` ({LAYER_LABELS.get(top['layer'], top['layer'])}) on "
                 f"{_one_line(_hosts(top))} {('`' + _one_line(top['subject']) + '`') if top['subject'] else ''}: {_one_line(top['summary'])}", "",
                 f"*Do:* {_one_line(top['remediation'])}", "", f"*Confirm:* `{printable(' '.join((top['confirm'] or '').split())).replace('`', chr(39))}`", ""]
     if f_rows:

@@ -1,6 +1,12 @@
 -- kind: busy_but_slow
 -- severity: warning
+-- layer: gpu
+-- root_rank: 42
+-- caused_by: pfc_storm@any, packet_drops@any, link_flap@any, nccl_misconfig@any, gpu_throttle@any, numa_misplacement@any, io_starvation@any, straggler@any
+-- confirm: nsys profile -t cuda,nvtx,osrt python train.py; nvidia-smi dmon -s pucm
+-- remediation: GPUs report ~100% utilisation while power/clocks/traffic show they are spin-waiting in NCCL kernels: the bottleneck is communication; inspect compute/communication overlap and the fabric findings (check NCCL_NET_GDR_LEVEL=5).
 -- description: "the illusion of 100% utilisation": GPUs report near-full utilisation while their power draw falls well below what the same GPU draws when it really computes (spin-waiting in NCCL kernels), host by host
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_util = 90   utilisation (%) that looks busy
 -- param: max_power_ratio = 0.85   power draw / the GPU's own busy baseline (90th percentile of its busy windows) below which it is waiting
 -- param: min_windows = 3   consecutive 30 s windows needed

@@ -1,6 +1,12 @@
 -- kind: collective_timeout
 -- severity: critical
+-- layer: nccl
+-- root_rank: 41
+-- caused_by: pfc_storm@any, packet_drops@any, link_flap@any, gpu_xid@any, ecc_error@any, nccl_transport_error@any, gpu_throttle@any, numa_misplacement@any, io_starvation@any, cpu_saturation@any, memory_pressure@any
+-- confirm: grep -E 'Watchdog caught|last completed' <logs>; py-spy dump on the lowest-SeqNum rank
+-- remediation: A collective timed out: the rank with the lowest last-completed sequence number is the one the others waited for; investigate that rank's node first.
 -- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for
+-- source: PyTorch ProcessGroupNCCL watchdog messages (no threshold)
 WITH t AS (
   SELECT host, rank, seq, op_type, timeout_ms, ran_ms, ts, file, line_no
   FROM nccl_log WHERE kind = 'watchdog_timeout'

@@ -1,6 +1,12 @@
 -- kind: cpu_saturation
 -- severity: warning
+-- layer: host_cpu
+-- root_rank: 23
+-- caused_by: none
+-- confirm: sar -u 1; sar -q 1; top -H -p <pid>; perf top
+-- remediation: Host CPU is saturated: move preprocessing to the GPU (DALI), add dataloader workers only if cores are free, check for competing processes and CPU governor/frequency.
 -- description: host CPU saturated (little idle, long run queue) while the GPUs are underfed
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_cpu_busy = 90   CPU busy (100 - %idle) that counts as saturated
 -- param: max_gpu_util = 60   only while GPUs are below this utilisation (%)
 -- param: min_windows = 3   consecutive 30 s windows

@@ -1,6 +1,12 @@
 -- kind: ecc_error
 -- severity: critical
+-- layer: gpu
+-- root_rank: 11
+-- caused_by: none
+-- confirm: nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT
+-- remediation: Uncorrectable ECC / pending row remap: drain the node and reset the GPU (nvidia-smi -r) so the remap takes effect; a remapping failure or repeated DBEs means an RMA.
 -- description: uncorrectable ECC errors, pending or failed row remapping, retired pages pending (per GPU), and the ECC Xids 48/63/64/94/95
+-- source: NVIDIA Xid catalogue and GPU memory error management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt): Xids 48/63/64/92/94/95/140 report ECC and row remapping
 -- param: ecc_xids = '48,63,64,92,94,95,140'   Xids that report memory ECC / remapping events
 WITH flagged AS (  -- GPUs with at least one bad sample: only their samples are aggregated
   SELECT DISTINCT host, gpu FROM gpu_samples

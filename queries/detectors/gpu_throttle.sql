@@ -1,6 +1,12 @@
 -- kind: gpu_throttle
 -- severity: warning
+-- layer: gpu
+-- root_rank: 24
+-- caused_by: none
+-- confirm: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER; nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,clocks.sm --format=csv -l 1
+-- remediation: Thermal/power throttling: check airflow, fans and inlet temperature (clean thermal filters), power capping and PSU health; the throttling GPU makes its node a straggler.
 -- description: thermal and hardware throttling episodes per GPU (HW/SW thermal slowdown, HW slowdown, power brake), with durations, temperatures and the SM clock lost
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_duration_s = 10   shortest episode reported
 -- param: max_gap_s = 5   samples further apart than this split an episode
 WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the windows skip the rest

@@ -1,6 +1,12 @@
 -- kind: gpu_xid
 -- severity: critical
+-- layer: gpu
+-- root_rank: 10
+-- caused_by: gpu_xid@host, ecc_error@host
+-- confirm: dmesg -T | grep -i xid; nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT; nvidia-bug-report.sh
+-- remediation: Look up the first (root-cause) Xid in NVIDIA's Xid catalogue. Xid 79/74/119/120: drain the node, reseat or replace the GPU/board, check PCIe/NVLink and GSP firmware; Xid 13/31/43/45 follow an application fault (check the job's CUDA errors first).
 -- description: NVIDIA Xid errors per GPU, classified; the first Xid that is not a follow-on is the root cause
+-- source: NVIDIA Xid catalogue (docs.nvidia.com/deploy/xid-errors): which Xids follow an application fault or another Xid
 -- param: app_xids = '13,31,43,45,68,69'   Xids that usually follow an application fault (warning, not critical)
 -- param: followon_xids = '43,45,154'   Xids that follow another error (on the same GPU, or on the node's other GPUs as their processes are torn down)
 -- param: followon_window_s = 600   follow-on Xids on other GPUs this soon after a root Xid are folded into its finding

@@ -1,6 +1,12 @@
 -- kind: io_starvation
 -- severity: warning
+-- layer: storage
+-- root_rank: 22
+-- caused_by: none
+-- confirm: iostat -xz 1; sar -u 1; py-spy dump --pid <dataloader pid>
+-- remediation: The dataloader is starving the GPUs: increase DataLoader num_workers, pin memory, prefetch, and cache the dataset on local NVMe instead of shared storage.
 -- description: dataloader/storage starvation: GPUs mostly idle while the disk is saturated (util, await) or the CPUs wait on IO
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: max_gpu_util = 50   GPU utilisation (host average, %) below which GPUs are starving
 -- param: min_disk_util = 85   disk utilisation (%) that counts as saturated
 -- param: min_await_ms = 20   or a latency this high

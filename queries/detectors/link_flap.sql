@@ -1,6 +1,12 @@
 -- kind: link_flap
 -- severity: critical
+-- layer: nic_fabric
+-- root_rank: 12
+-- caused_by: none
+-- confirm: dmesg -T | grep -iE 'link (down|up)'; ethtool -S <iface> | grep -E 'link_down|symbol|crc'; mlxlink -d <dev> -m -c
+-- remediation: Check the cable/transceiver and switch port (mlxlink eye/BER, swap optics); move the job off the node until the port is stable.
 -- description: NIC links going down (and up) during the capture: kernel Link down/up messages and link-down counters
+-- source: mlx5 and kernel netdev link messages; one link-down event is an outage (no threshold)
 -- param: min_downs = 1   link-down events needed
 WITH k AS (
   SELECT host, coalesce(iface, regexp_extract(message, '([A-Za-z0-9_.-]+): [Ll]ink (is )?[Dd]own', 1)) AS iface, ts,

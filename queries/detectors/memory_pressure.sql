@@ -1,6 +1,12 @@
 -- kind: memory_pressure
 -- severity: warning
+-- layer: host_cpu
+-- root_rank: 22
+-- caused_by: none
+-- confirm: sar -W 1; sar -B 1; sar -r 1; free -m; dmesg -T | grep -iE 'oom|killed process'; ps -eo pid,rss,comm --sort=-rss | head
+-- remediation: Host memory is exhausted (swapping, paging from disk, OOM kills): lower DataLoader num_workers and prefetch_factor (each worker holds a copy of the dataset objects; prefer shared memory / mmap'd arrays), bound pin_memory buffers, avoid caching whole datasets in every rank, check for a growing RSS (leak) across steps, leave page cache room or add RAM; set vm.swappiness low so training pages are not swapped out, and give containers a memory limit that fits.
 -- description: host memory exhausted: sustained swapping (sar -W), or major page faults (sar -B) while memory is nearly full (sar -r); critical with kernel OOM-killer kills (dmesg)
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_swap_pages_s = 25   swap-in + swap-out pages/s (sar -W; a page is 4 KiB, so 100 KiB/s) averaged over a sample that counts as swapping
 -- param: min_majflt_s = 100   major faults/s (sar -B) that count as paging from disk, only while memory is nearly full
 -- param: max_avail_pct = 10   memory nearly full: available (kbavail, else kbmemfree + kbbuffers + kbcached) at most this % of RAM

@@ -1,6 +1,12 @@
 -- kind: nccl_misconfig
 -- severity: warning
+-- layer: nccl
+-- root_rank: 20
+-- caused_by: none
+-- confirm: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <job>; env | grep NCCL_
+-- remediation: Use the IB/RoCE transport with GPUDirect RDMA (load nvidia-peermem, NCCL_NET_GDR_LEVEL=5 or unset), NCCL_BUFFSIZE of at least 4 MiB (4194304) on 400G links, and the same NCCL version and settings on every node.
 -- description: NCCL misconfiguration: Socket transport instead of IB/RoCE, GPUDirect RDMA off, small NCCL_BUFFSIZE, IB disabled, versions or settings that differ across hosts
+-- source: NCCL environment variable documentation (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): NCCL_BUFFSIZE default 4 MiB, NCCL_NET_GDR_LEVEL
 -- param: min_buffsize = 4194304   smallest NCCL_BUFFSIZE (bytes) that keeps 400G links busy
 WITH cfg AS (SELECT host, pid, key, value FROM nccl_config),
 span AS (SELECT host, min(ts) AS t0, max(ts) AS t1 FROM nccl_log GROUP BY host),

@@ -1,6 +1,12 @@
 -- kind: nccl_transport_error
 -- severity: critical
+-- layer: nccl
+-- root_rank: 40
+-- caused_by: pfc_storm@any, packet_drops@any, link_flap@any, gpu_xid@any, ecc_error@any
+-- confirm: grep -E 'NCCL WARN' <logs>; ibv_devinfo; ethtool -S <iface> | grep -iE 'err|drop|pause'
+-- remediation: Transport errors are usually a consequence: look at the fabric findings around the same moment (drops, PFC storms, link flaps) on both ends of the failing peer.
 -- description: NCCL transport errors per host: IB completion errors (status, vendor error), socket failures, remote hang-ups, refused connections
+-- source: NCCL WARN lines and IB verbs completion statuses (ibv_wc_status); one error line is an error (no threshold)
 -- param: min_lines = 1   error lines needed on a host
 WITH e AS (
   SELECT host, kind, ts, ib_status, vendor_err, peer_addr, message, file, line_no, cuda_dev, rank

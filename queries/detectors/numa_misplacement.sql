@@ -1,6 +1,12 @@
 -- kind: numa_misplacement
 -- severity: warning
+-- layer: numa
+-- root_rank: 21
+-- caused_by: none
+-- confirm: numactl -H; nvidia-smi topo -m; taskset -cp <pid>; grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/<pid>/status
+-- remediation: Pin each worker to the NUMA node of its GPU and NIC (numactl --cpunodebind=N --membind=N, or the launcher's --cpu-bind); avoid cross-socket DMA.
 -- description: GPU worker processes pinned to CPUs or memory of a NUMA node other than their GPU's (cross-socket DMA and interrupts)
+-- source: a process's allowed CPUs against its GPU's NUMA affinity (nvidia-smi topo -m): a fraction, no physical threshold
 -- param: min_local_fraction = 0.5   fraction of a process's allowed CPUs that should sit on its GPU's NUMA node
 WITH node_cpu AS (
   SELECT host, node, unnest(cpus) AS cpu FROM numa_nodes

@@ -1,6 +1,12 @@
 -- kind: packet_drops
 -- severity: critical
+-- layer: nic_fabric
+-- root_rank: 14
+-- caused_by: link_flap@any, pfc_storm@any
+-- confirm: ethtool -S <iface> | grep -iE 'drop|discard|out_of_buffer|err'
+-- remediation: Discards on the port: check PFC/ECN configuration for the RoCE priority, rx ring sizes (ethtool -G), and congestion on the switch; drops on a lossless class trigger RoCE Go-Back-N retransmission collapse.
 -- description: drops and discards per port (rx_discards_phy, rx_out_of_buffer, *_dropped, missed/no-buffer, physical errors) and sar EDEV drops
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_total = 500   packets dropped in one episode
 -- param: max_gap_s = 30   intervals without drops that still continue an episode
 WITH c AS (

@@ -1,6 +1,9 @@
 -- kind: packet_drops
 -- severity: warning
+-- variant_of: packet_drops
+-- (layer, root rank, causes, confirm and remediation are the kind's, declared in packet_drops.sql)
 -- description: drops and discards in a single ethtool -S snapshot (a pasted excerpt or a one-shot capture: no series, so no rate): the counters' totals since they were last reset
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_total = 10000   packets dropped since the counters were reset (the largest drop counter of the port)
 WITH names AS (
   SELECT counter, nic_counter_class(counter) AS class FROM (SELECT DISTINCT counter FROM det_nic_snapshot)

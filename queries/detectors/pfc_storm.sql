@@ -1,6 +1,12 @@
 -- kind: pfc_storm
 -- severity: critical
+-- layer: nic_fabric
+-- root_rank: 13
+-- caused_by: pfc_storm@path
+-- confirm: ethtool -S <iface> | grep -iE 'pause|pfc|storm'; mlnx_qos -i <iface>; dmesg -T | grep -i pfc
+-- remediation: A port is flooding PFC pauses (usually a stuck receiver or a switch buffer mis-tuned): calibrate switch ECN thresholds lower, verify PFC headroom buffers, enable the PFC storm watchdog, and check the host on that port for a stalled NIC or PCIe backpressure.
 -- description: PFC/global pause storms per port and priority: sustained pause frame rates, time spent paused, and the NIC's own storm warning/error events
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_pause_per_s = 5000   pause frames per second on one port/priority/direction
 -- param: min_paused_fraction = 0.2   or this fraction of each second spent paused (pause duration counters, us)
 -- param: min_duration_s = 10   shortest storm reported

@@ -1,6 +1,9 @@
 -- kind: pfc_storm
 -- severity: info
+-- variant_of: pfc_storm
+-- (layer, root rank, causes, confirm and remediation are the kind's, declared in pfc_storm.sql)
 -- description: pause frames, pause time and pause-storm events in a single ethtool -S snapshot (no series, so no rate): totals since the counters were last reset; storm watchdog events make it critical, minutes of pause time a warning
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_frames = 100000   pause frames since reset worth reporting
 -- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
 WITH names AS (

@@ -1,6 +1,12 @@
 -- kind: pulsing_utilization
 -- severity: warning
+-- layer: host_cpu
+-- root_rank: 31
+-- caused_by: io_starvation@host, cpu_saturation@host, memory_pressure@host
+-- confirm: nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader -l 1; nsys profile
+-- remediation: GPUs take turns between 100% and idle: the pipeline is serialised (GIL contention, synchronous .item() calls, CPU-side preprocessing per step); profile and overlap the CPU work.
 -- description: GPUs taking turns between ~100% and ~0% utilisation (a serialised pipeline), found per GPU over time and across the host's GPUs
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_share = 0.2   fraction of samples both at >= 90% and at <= 10% utilisation
 -- param: min_swings = 6   high/low transitions needed
 -- param: min_gpus = 2   GPUs of a host that pulse

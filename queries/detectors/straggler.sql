@@ -1,6 +1,12 @@
 -- kind: straggler
 -- severity: warning
+-- layer: gpu
+-- root_rank: 30
+-- caused_by: gpu_throttle@host, numa_misplacement@host, io_starvation@host, cpu_saturation@host, memory_pressure@host, gpu_xid@host, ecc_error@host
+-- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
+-- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
+-- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
