@@ -159,21 +159,45 @@ def test_short_monotonic_other_programs_of_the_same_host_go_to_syslog():
 
 # --- journalctl -o json ---------------------------------------------------------------------------------
 
-def test_journal_json_kernel_and_other_entries():
-    data = (b'{"__REALTIME_TIMESTAMP":"1739512221000123","__MONOTONIC_TIMESTAMP":"5123456","_TRANSPORT":"kernel",'
-            b'"PRIORITY":"4","SYSLOG_FACILITY":"0","SYSLOG_IDENTIFIER":"kernel","_HOSTNAME":"gpu-1",'
-            b'"_KERNEL_DEVICE":"+pci:0000:AB:00.0","_KERNEL_SUBSYSTEM":"pci",'
-            b'"MESSAGE":"mlx5_core: Port: 1 Link INIT"}\n'
-            b'{"__REALTIME_TIMESTAMP":"1739512222000000","_TRANSPORT":"journal","PRIORITY":"6",'
-            b'"SYSLOG_FACILITY":"3","SYSLOG_IDENTIFIER":"systemd","_PID":"1","_HOSTNAME":"gpu-1",'
-            b'"MESSAGE":"Started systemd-journald.service - Journal Service."}\n'
-            b'{"__REALTIME_TIMESTAMP":"1739512223000000","_TRANSPORT":"kernel","MESSAGE":[78,86,82,77]}\n'
-            b'not json\n')
-    res = parse(data)
-    k = row(res, 1)
-    assert k["ts"] == dt.datetime(2025, 2, 14, 5, 50, 21, 123, tzinfo=UTC) and k["ts_quality"] == "exact"
-    assert (k["boot_s"], k["level"], k["facility"], k["pci_addr"]) == (5.123456, "warn", "kern", "0000:ab:00.0")
+def test_journal_json_real_kernel_entries():
+    res = parse("dmesg--walle-journalctl-json-ext4-errors.txt")
+    assert res.unparsed.height == 0 and res.tables["kernel_log"].height == 4 and res.meta["variant"] == "journal_json"
+    assert res.meta["hosts"] == ["vla3-3255.search.yandex.net"]
+    r = row(res, 1)
+    # __REALTIME_TIMESTAMP 1599485011210892 us; _SOURCE_MONOTONIC_TIMESTAMP 250278904537 us (the kernel's time)
+    assert r["ts"] == dt.datetime(2020, 9, 7, 13, 23, 31, 210892, tzinfo=UTC) and r["ts_quality"] == "exact"
+    assert (r["boot_s"], r["level"], r["facility"], r["raw_time"]) == (250278.904537, "crit", "kern", "1599485011210892")
+    assert r["message"].startswith("EXT4-fs error (device sdh2): ext4_wait_block_bitmap:519:")
+    assert row(res, 3)["subsystem"] == "EXT4-fs"
+    assert row(res, 4)["message"] == "EXT4-fs (sdh2): This should not happen!! Data will be lost\n"
+    assert recognise((FIX / "dmesg--walle-journalctl-json-ext4-errors.txt").read_bytes())[0] == "dmesg"
+
+
+def test_journal_json_other_programs_binary_message_and_garbage():
+    # the real first line; then that entry as journald writes another program's record, and as it
+    # writes a MESSAGE that is not UTF-8 (an array of byte values: systemd's JSON export format)
+    real = (FIX / "dmesg--walle-journalctl-json-ext4-errors.txt").read_bytes().split(b"\n")[0]
+    prog = real.replace(b'"_TRANSPORT" : "kernel"', b'"_TRANSPORT" : "syslog"').replace(
+        b'"SYSLOG_IDENTIFIER" : "kernel"', b'"SYSLOG_IDENTIFIER" : "smartd", "_PID" : "812"')
+    binary = real.replace(b'"MESSAGE" : "EXT4-fs error', b'"MESSAGE" : [69,88,84,52], "X" : "')
+    res = parse(b"\n".join([real, prog, binary, b"{ not json"]) + b"\n")
+    assert res.tables["kernel_log"]["line_no"].to_list() == [1]
     s = row(res, 2, "syslog")
-    assert (s["program"], s["pid"], s["level"], s["facility"]) == ("systemd", 1, "info", "daemon")
-    assert res.unparsed["line_no"].to_list() == [3, 4]
-    assert res.unparsed["reason"][0] == "journal MESSAGE is binary (an array of bytes)"
+    assert (s["program"], s["pid"], s["level"]) == ("smartd", 812, "crit")
+    assert res.unparsed.select("line_no", "reason").rows() == [
+        (3, "journal MESSAGE is binary (an array of bytes)"), (4, "no kernel log prefix (dmesg/journalctl/syslog)")]
+
+
+def test_journalctl_short_kernel_and_systemd_records_of_a_gpu_node():
+    cap = dt.datetime(2026, 2, 14, 6, 0, tzinfo=UTC)
+    res = parse("dmesg--gpud-pr1209-journalctl-k-systemd-mlx5.txt", capture_time=cap)
+    assert res.unparsed.select("line_no", "reason").rows() == [
+        (1, "shell prompt or command line, not kernel log output")]
+    k, s = res.tables["kernel_log"], res.tables["syslog"]
+    assert k["line_no"].to_list() == [4, 5, 10, 11] and s["line_no"].to_list() == [3, 6, 7, 8, 9]
+    link = row(res, 4)
+    assert (link["subsystem"], link["pci_addr"], link["iface"]) == ("mlx5_core", "0000:ab:00.0", "mlx5_5")
+    assert link["ts"] == dt.datetime(2026, 2, 14, 5, 3, 41, tzinfo=UTC) and link["ts_quality"] == "local_year_inferred"
+    assert set(s["program"]) == {"systemd"} and set(s["pid"]) == {1}
+    assert row(res, 9, "syslog")["message"] == "Started systemd-journald.service - Journal Service."
+    assert res.meta["hosts"] == ["000-000-00000-1-gpu-1"]

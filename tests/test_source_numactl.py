@@ -48,6 +48,39 @@ def test_two_nodes_interleaved_cpus_and_prompt_line():
     assert res.tables["numa_distances"].filter(pl.col("node") == 1)["line_no"].to_list() == [12, 12]
 
 
+def test_mail_double_quote_prefix_and_the_next_command_echoed_after():
+    # '>> >> ' quoted twice in a review thread; `numactl -show` and its output follow the -H output
+    res = parse("numactl--arm64-numa-mail-double-quote-show-echo.txt")
+    n0, n1 = node(res, 0), node(res, 1)
+    assert (n0["cpus"], n0["mem_total_mb"], n0["mem_free_mb"], n0["line_no"]) == ([0, 1, 2, 3], 486, 470, 3)
+    assert (n1["cpus"], n1["mem_total_mb"], n1["mem_free_mb"]) == ([4, 5, 6, 7], 424, 408)
+    assert matrix(res) == {(0, 0): 10, (0, 1): 20, (1, 0): 20, (1, 1): 10}
+    up = res.unparsed.select("line_no", "text", "reason").rows()
+    assert [u[0] for u in up] == [1, 13, 14, 15, 16, 17, 18, 19]
+    assert up[0][1] == ">> >> # numactl --hardware" and up[0][2] == "shell prompt or command line, not numactl output"
+    assert up[1][2] == "shell prompt or command line, not numactl output"  # "# numactl -show"
+    assert {u[2] for u in up[2:]} == {"not numactl -H output"}  # policy:, cpubind:, ... of -show
+    assert detect((FIX / "numactl--arm64-numa-mail-double-quote-show-echo.txt").read_bytes()) == "numactl"
+
+
+def test_mail_reflowed_line_with_size_and_free_and_a_cpuless_cxl_node():
+    res = parse("numactl--amd-smba-cxl-mail-reflowed-size-free.txt")
+    n0, n1 = node(res, 0), node(res, 1)
+    assert (n0["cpu_count"], n0["mem_total_mb"], n0["mem_free_mb"]) == (17, 63678, 59542)  # line 4 holds both
+    assert (n1["cpus"], n1["mem_total_mb"], n1["mem_free_mb"]) == ([], 16122, 15627)
+    assert matrix(res)[(0, 1)] == 50
+    assert res.unparsed.select("line_no", "text").rows() == [(1, ">> $numactl -H")]
+
+
+def test_user_prompt_with_trailing_spaces_and_memoryless_nodes():
+    res = parse("numactl--threadripper-nps4-user-prompt-memless.txt")
+    assert res.unparsed.select("line_no", "text").rows() == [(1, "tavianator@tachyon $ numactl -H")]
+    assert [node(res, n)["mem_total_mb"] for n in range(4)] == [0, 64307, 64472, 0]
+    assert node(res, 3)["cpus"] == [18, 19, 20, 21, 22, 23, 42, 43, 44, 45, 46, 47]
+    d = matrix(res)
+    assert len(d) == 16 and d[(2, 1)] == 12 and all(d[(i, i)] == 10 for i in range(4))
+
+
 def test_eight_nodes_snc4_trailing_spaces():
     res = parse("numactl--leonardo-dcgp-8node-snc4-trailing-space.txt")
     assert res.tables["numa_nodes"].height == 8 and res.tables["numa_distances"].height == 64

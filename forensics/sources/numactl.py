@@ -12,6 +12,8 @@ What numactl prints (numactl.c ``hardware()``; old and new versions)::
       1:  21  10
 
 also ``node N cpus: 0-13, 56-69 (28)`` (``--cpu-compress``), ``No distance information available.``,
+output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, reported as written), a
+line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each),
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
 ``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
 cell (``line_no`` = its row). Repeated outputs (a new ``available:`` line or a snapshot marker)
@@ -62,6 +64,9 @@ _DIST_ROW = re.compile(r"^\s*([0-9]+):((?:\s+[0-9]+)+)\s*$")
 _SNIFF = re.compile(r"(?m)^(?:available: [0-9]+ nodes \(|node [0-9]+ cpus:|No NUMA available on this system)")
 _SNIFF_LINE = re.compile(r"^(?:available: |node [0-9]+ (?:cpus|size|free):|node distances:|node(?: +[0-9]+)+$"
                          r"|[0-9]+:(?: +[0-9]+)+$|No NUMA available|No distance information)")
+_QUOTE = re.compile(r"^(?:> ?)+")
+# a line a mail client reflowed: "node 0 size: 63678 MB node 0 free: 59542 MB"
+_NEXT_FIELD = re.compile(r" (?=node [0-9]+ (?:cpus|size|free):)")
 _NO_NUMA = "No NUMA available on this system"
 _NO_DIST = "No distance information available."
 _NOT = "not numactl -H output"
@@ -69,11 +74,16 @@ _PROMPT = "shell prompt or command line, not numactl output"
 _COMMAND = re.compile(r"(?:^|[\s$#>])numactl(?:\s|$)")
 
 
+def _unquote(text: str) -> str:
+    """A line without the mail/markdown quote prefix it was pasted with ("> ", ">> ", "> > ")."""
+    return _QUOTE.sub("", text) if text[:1] == ">" else text
+
+
 def sniff(head: bytes) -> Sniff:
     """numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line,
     with 'available:', 'No NUMA' or a ' size: ' line. Accepted from 0.75 on (a short output among
     prompts and other commands' lines is still numactl's), plus a quarter of the share of its lines."""
-    text = head_text(head)
+    text = "\n".join(_unquote(ln) for ln in head_text(head).splitlines())
     if not (_SNIFF.search(text) and ("available:" in text or "No NUMA" in text or " size: " in text)):
         return Sniff(0.0, "no 'available: N nodes', 'node N cpus:' or 'No NUMA available' line")
     lines = [s.strip() for s in text.splitlines() if s.strip()]
@@ -123,6 +133,19 @@ def _mem(text: str) -> tuple[bool, int | None]:
     return True, int(m.group(1))
 
 
+def _lines(lines: pl.DataFrame):
+    """(line_no, text as written, text to read) with quote prefixes and trailing space taken off; a
+    line holding several 'node N size/free/cpus:' fields (reflowed by a mail client) gives one
+    text to read per field, with the same line number."""
+    for line_no, text in zip(lines["line_no"].to_list(), lines["text"].to_list()):
+        s = _unquote(text).rstrip()
+        if s.startswith("node ") and _NEXT_FIELD.search(s):
+            for part in _NEXT_FIELD.split(s):
+                yield line_no, text, part
+        else:
+            yield line_no, text, s
+
+
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     n = lines.height
@@ -133,8 +156,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     header: list[int] | None = None  # distance matrix columns, once "node distances:" and its header are seen
     in_matrix = False
     numa_available = None
-    for line_no, text in zip(lines["line_no"].to_list(), lines["text"].to_list()):
-        s = text.rstrip()
+    for line_no, text, s in _lines(lines):
         if not s.strip():
             continue
         if s.startswith(MARKER_PREFIX):
@@ -231,5 +253,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if numa_available is not None:
         meta["numa_available"] = numa_available
         meta["variant"] = "numactl-H" if numa_available else "no-numa"
+    if bad:  # one reason per line (a reflowed line is read as several fields)
+        bad = list({b[0]: b for b in reversed(bad)}.values())[::-1]
     unparsed = unparsed_rows(bad, ctx, NAME) if bad else None
     return result(NAME, ctx, n, {"numa_nodes": nodes_df, "numa_distances": dist_df}, unparsed, **meta)

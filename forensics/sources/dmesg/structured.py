@@ -8,7 +8,8 @@ older kernels) or ``+``. The record's dictionary follows it on lines starting wi
 ``+pci:`` device fills ``pci_addr`` where the message names none (parser.py attaches them).
 
 ``journalctl -o json``: one object per line (``MESSAGE``, ``__REALTIME_TIMESTAMP`` in microseconds
-since the epoch, exact; ``__MONOTONIC_TIMESTAMP``, ``_HOSTNAME``, ``PRIORITY``, ``SYSLOG_FACILITY``,
+since the epoch, exact; ``_SOURCE_MONOTONIC_TIMESTAMP`` (the kernel's own time, else
+``__MONOTONIC_TIMESTAMP``) as ``boot_s``, ``_HOSTNAME``, ``PRIORITY``, ``SYSLOG_FACILITY``,
 ``SYSLOG_IDENTIFIER``, ``_PID``, ``_TRANSPORT``, ``_KERNEL_DEVICE``). Kernel entries
 (``_TRANSPORT=kernel``) go to ``kernel_log``, the others to ``syslog``.
 """
@@ -75,7 +76,9 @@ def _parse_journal_json(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFra
         _jget("PRIORITY").cast(pl.Int32, strict=False).alias("_lvl"),
         _jget("SYSLOG_FACILITY").cast(pl.Int32, strict=False).alias("_fac"),
         _jget("_HOSTNAME").alias("_host"), _jget("_PID").cast(pl.Int64, strict=False).alias("_pid"),
-        _jget("__MONOTONIC_TIMESTAMP").cast(pl.Int64, strict=False).alias("_mono"),
+        # the kernel's own printk time (dmesg's seconds since boot) where journald recorded it
+        pl.coalesce(_jget("_SOURCE_MONOTONIC_TIMESTAMP"), _jget("__MONOTONIC_TIMESTAMP"))
+        .cast(pl.Int64, strict=False).alias("_mono"),
         _jget("_KERNEL_DEVICE").alias("_dev"),
         pl.col("_rt").cast(pl.Int64, strict=False).alias("_us"),
     )
