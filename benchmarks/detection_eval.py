@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from forensics.analyze import analyze_paths  # noqa: E402
+from forensics.analysis import analyze_paths  # noqa: E402
 from forensics.detect.evaluate import score_bundle  # noqa: E402
 from forensics.timeutil import parse_duration  # noqa: E402
 

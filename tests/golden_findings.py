@@ -53,7 +53,7 @@ def _input(case: str, work: Path) -> tuple[list[Path], dict]:
 
 def findings_of(case: str, work: Path) -> list[dict]:
     """The pinned fields of every finding `analyze` gives on `case`, in rank order."""
-    from forensics.analyze import analyze_paths
+    from forensics.analysis import analyze_paths
 
     paths, opts = _input(case, work)
     analysis = analyze_paths(paths, cache_dir=work / "cache", **opts)

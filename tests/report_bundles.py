@@ -22,7 +22,7 @@ atexit.register(shutil.rmtree, _ROOT, True)
 
 @functools.lru_cache(maxsize=None)
 def pfc_analysis():
-    from forensics.analyze import analyze_bundle
+    from forensics.analysis import analyze_bundle
     from forensics.db import open_bundle
     from forensics.simulate import SimConfig, write_bundle
 

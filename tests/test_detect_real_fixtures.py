@@ -89,7 +89,7 @@ def test_analyze_takes_a_single_loose_file(tmp_path, monkeypatch, capsys):
     with --host when the content names none; a text file is never taken for a tar."""
     from pathlib import Path
 
-    from forensics.analyze import is_loose_input
+    from forensics.analysis import is_loose_input
     from test_bundle_cli import cli
 
     monkeypatch.setenv("TZ", "UTC")
@@ -115,7 +115,7 @@ def test_analyze_takes_a_single_loose_file(tmp_path, monkeypatch, capsys):
 def test_analyze_takes_a_sosreport_archive(tmp_path, monkeypatch, capsys):
     import tarfile
 
-    from forensics.analyze import is_loose_input
+    from forensics.analysis import is_loose_input
     from test_bundle_cli import _sosreport, cli
 
     monkeypatch.setenv("TZ", "UTC")

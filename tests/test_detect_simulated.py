@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from forensics.analyze import analyze_paths
+from forensics.analysis import analyze_paths
 from forensics.detect.evaluate import score_bundle
 from forensics.simulate import SCENARIOS, SimConfig, write_bundle
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from forensics.analyze import analyze_paths
+from forensics.analysis import analyze_paths
 from forensics.importers.build import build_bundle
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import open_bundle

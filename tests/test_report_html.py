@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import report_bundles as rb
 from forensics import schema
-from forensics.analyze import Analysis
+from forensics.analysis import Analysis
 from forensics.cli import app
 from forensics.cli._common import UserError
 from forensics.report import signals
@@ -245,7 +245,7 @@ def test_downsampling_budget_keeps_the_worst_value():
 
 def test_cli_report(tmp_path, monkeypatch):
     """`forensics report` wiring (the analysis itself is the cached one: analyze --report below runs it for real)."""
-    import forensics.analyze
+    import forensics.analysis
 
     seen = {}
 
@@ -253,16 +253,16 @@ def test_cli_report(tmp_path, monkeypatch):
         seen.update(kw, paths=paths)
         return rb.pfc_analysis()
 
-    monkeypatch.setattr(forensics.analyze, "analyze_paths", fake)
+    monkeypatch.setattr(forensics.analysis, "analyze_paths", fake)
     out = tmp_path / "r.html"
     res = CliRunner().invoke(app, ["report", str(rb.pfc_bundle_path()), "--out", str(out), "--title", "ticket 42", "-q"])
     assert res.exit_code == 0, res.output
-    assert seen["progress"] is False and [str(p) for p in seen["paths"]] == [str(rb.pfc_bundle_path())]
+    assert seen["progress"] is None and [str(p) for p in seen["paths"]] == [str(rb.pfc_bundle_path())]
     text = out.read_text()
     assert "<title>ticket 42</title>" in text and "pfc_storm" in text
     res = CliRunner().invoke(app, ["report", str(rb.pfc_bundle_path()), "--out", str(tmp_path / "nodir" / "r.html"), "-q"])
     assert isinstance(res.exception, UserError) and "no such directory" in str(res.exception)
-    assert "progress" not in seen or seen["progress"] is False
+    assert "progress" not in seen or seen["progress"] is None
 
 
 def test_cli_analyze_report(tmp_path):

@@ -8,7 +8,7 @@ import polars as pl
 
 import report_bundles as rb
 from forensics import schema
-from forensics.analyze import Analysis
+from forensics.analysis import Analysis
 from forensics.report.summary import render_markdown
 
 MAX_LINES = 60

@@ -128,16 +128,19 @@ def test_counter_thinning(trace):
 
 def test_cli_export_perfetto(tmp_path, monkeypatch):
     """`forensics export --perfetto` wiring (with the cached analysis; analyze itself is tested elsewhere)."""
-    import forensics.analyze
+    import forensics.analysis
+    import forensics.cli._progress as bars
 
     calls = []
-    monkeypatch.setattr(forensics.analyze, "analyze_paths", lambda paths, **kw: calls.append(kw) or rb.pfc_analysis())
+    monkeypatch.setattr(forensics.analysis, "analyze_paths", lambda paths, **kw: calls.append(kw) or rb.pfc_analysis())
+    monkeypatch.setattr(bars, "stderr_is_terminal", lambda: True)  # as on a terminal
+    monkeypatch.setattr(bars, "TerminalProgress", lambda: "bars")
     out = tmp_path / "t.json"
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path()), "--perfetto", str(out)])
     assert res.exit_code == 0, res.output
-    assert calls[-1]["progress"] is True and "findings" in res.stderr  # bars on a terminal (make_progress decides)
+    assert calls[-1]["progress"] == "bars" and "findings" in res.stderr  # bars on a terminal
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path()), "--perfetto", str(out), "--quiet"])
-    assert res.exit_code == 0 and calls[-1]["progress"] is False and res.stderr == ""
+    assert res.exit_code == 0 and calls[-1]["progress"] is None and res.stderr == ""
     xs = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
     assert {e["args"]["id"] for e in xs} == set(rb.pfc_analysis().findings["id"])
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path())])

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 from rich.console import Console
-from forensics.analyze import analyze_paths
+from forensics.analysis import analyze_paths
 from forensics.detect.rules import rules
-from forensics.report.progress import TerminalProgress, make_progress
+from forensics.cli import _progress as bars
+from forensics.cli._progress import TerminalProgress, terminal_progress
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -66,7 +67,34 @@ def test_terminal_bars_render():
 
 def test_silent_off_a_terminal_or_quiet():
     """(`analyze --quiet` printing nothing on stderr is checked in test_report_html.test_cli_analyze_report.)"""
-    assert make_progress(False) is None and make_progress(None) is None
-    assert make_progress(True) is None  # pytest's stderr is not a terminal
-    rec = Recorder()
-    assert make_progress(rec) is rec
+    assert terminal_progress(quiet=False) is None  # pytest's stderr is not a terminal
+    assert terminal_progress(quiet=True) is None
+
+
+def test_bars_on_a_terminal_unless_quiet(monkeypatch):
+    monkeypatch.setattr(bars, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(bars, "TerminalProgress", lambda: "bars")
+    assert terminal_progress(quiet=False) == "bars"
+    assert terminal_progress(quiet=True) is None
+
+
+def test_library_takes_no_terminal_flag(tmp_path, capfd):
+    """The library reports progress only through the object it is given: None and False are silent."""
+    for progress in (None, False):
+        analyze_paths([_raw_bundle(tmp_path / f"b{progress}")], cache_dir=tmp_path / "cache", progress=progress)
+    assert capfd.readouterr().err == ""
+
+
+def test_notebook_entry_point(tmp_path, capfd):
+    """`forensics.analyze(path)` returns the analysis, prints nothing, and raises (never exits) on bad input."""
+    import pytest
+
+    import forensics
+    from forensics.errors import UserError
+
+    a = forensics.analyze(_raw_bundle(tmp_path / "b"), cache_dir=tmp_path / "cache")
+    assert set(a.findings["kind"].to_list()) >= {"gpu_xid", "link_flap"}
+    assert a.to_json()["hosts"][0]["host"] == "node01"
+    with pytest.raises(UserError, match="no such file"):
+        forensics.analyze(tmp_path / "missing.tar", cache_dir=tmp_path / "cache")
+    assert capfd.readouterr().err == ""

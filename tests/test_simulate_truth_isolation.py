@@ -1,7 +1,7 @@
 """Detection and the SQL layer never read the simulator's ground truth (truth/labels.json).
 
 Checked in the source: no string literal naming the truth folder or labels.json, and no use of
-layout.TRUTH_DIR, in forensics/detect, forensics/db (module or package), forensics/analyze.py,
+layout.TRUTH_DIR, in forensics/detect, forensics/db (module or package), forensics/analysis.py,
 forensics/report and queries/. Docstrings may mention the truth (forensics/detect/evaluate.py
 explains that it scores findings against labels handed to it by benchmarks and tests).
 """
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-AREAS = ["forensics/detect", "forensics/db", "forensics/db.py", "forensics/analyze.py", "forensics/report", "queries"]
+AREAS = ["forensics/detect", "forensics/db", "forensics/db.py", "forensics/analysis.py", "forensics/report", "queries"]
 BAD = re.compile(r"(^|[/\\'\"\s(])truth([/\\]|$)|labels\.json", re.I)
 
 

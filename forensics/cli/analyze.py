@@ -42,8 +42,9 @@ def register(app: typer.Typer) -> None:
         interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
-        from forensics.analyze import analyze_paths
+        from forensics.analysis import analyze_paths
         from forensics.cli._common import stated_hints
+        from forensics.cli._progress import terminal_progress
         from forensics.detect.catalog import KINDS, severity_rank
         from forensics.timeutil import parse_when
 
@@ -61,7 +62,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=not quiet, host=host, tz=tz, hints=stated_hints(fields, interval))
+                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval))
         if report is not None:
             from forensics.cli.report import write_report
 

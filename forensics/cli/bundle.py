@@ -32,6 +32,10 @@ def _warn(msg: str) -> None:
     print(f"forensics: warning: {msg}", file=sys.stderr)
 
 
+def _say_redact(msg: str) -> None:
+    print(f"redact: {msg}", file=sys.stderr)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("bundle")
     def bundle_cmd(
@@ -49,7 +53,7 @@ def register(app: typer.Typer) -> None:
         from forensics.importers.build import build_bundle
         from forensics.redact.hooks import redacting_build
 
-        build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out)
+        build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out, say=_say_redact)
         summary = _user_errors(build_bundle, inputs, out, host=host, tz=tz, merge=merge, warn=_warn,
                                hints=stated_hints(fields, interval))
         rows = sum(n for t, n in summary["rows"].items() if t not in ("coverage", "unparsed"))
@@ -90,9 +94,9 @@ def register(app: typer.Typer) -> None:
         from forensics.ingest import ingest_bundle
         from forensics.redact.hooks import redacting_collect
 
-        run = redacting_collect(run, redact, key_file, keep, mapping_out)
-        code = run(duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
-                   argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only, parse_tables=ingest_bundle)
+        run = _user_errors(redacting_collect, run, redact, key_file, keep, mapping_out, say=_say_redact)
+        code = _user_errors(run, duration, interval, str(out) if out else None, nccl_log, pid, host, quiet,
+                            argv=["forensics", "collect"] + sys.argv[2:], raw_only=raw_only, parse_tables=ingest_bundle)
         if code:
             raise typer.Exit(code)
 

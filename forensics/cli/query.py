@@ -216,13 +216,14 @@ def register(app: typer.Typer) -> None:
 def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: bool = False) -> None:
     """The analysis' findings (as slices) and the bundle's timeline and series as a trace (progress
     bars for parsing and detection on a terminal unless `quiet`, as in `analyze`)."""
-    from forensics.analyze import analyze_paths
+    from forensics.analysis import analyze_paths
+    from forensics.cli._progress import terminal_progress
     from forensics.report.perfetto import write_trace
 
     if not out.parent.exists():
         raise UserError(f"{out.parent}: no such directory")
     # (derive="auto": the trace reads every NIC interface's rates, not only the classes detection reads)
-    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=not quiet, derive="auto")
+    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=terminal_progress(quiet), derive="auto")
     try:
         write_trace(analysis.bundle, out, analysis.findings)
     except OSError as exc:

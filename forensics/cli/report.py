@@ -20,11 +20,12 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
     ) -> None:
         """Write a self-contained HTML report: diagnosis, swimlane timeline, evidence, per-host charts, NCCL config, coverage."""
-        from forensics.analyze import analyze_paths
+        from forensics.analysis import analyze_paths
+        from forensics.cli._progress import terminal_progress
 
         if not out.parent.exists():  # before the analysis, not after it
             raise UserError(f"{out.parent}: no such directory")
-        analysis = analyze_paths(bundles, cache_dir=cache_dir, progress=not quiet)
+        analysis = analyze_paths(bundles, cache_dir=cache_dir, progress=terminal_progress(quiet))
         write_report(analysis, out, title, quiet)
 
 

@@ -21,16 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import polars as pl
-
 from forensics.bundle.errors import BundleError
-from forensics.ingest.run import ingest_bundle, tables_current
 from forensics.bundle.read import open_bundle
 from forensics.bundle.write import check_out_path, created_by, write_tree
+from forensics.ingest.run import ingest_bundle, tables_current
 from forensics.layout import MANIFEST, TABLES_DIR
 from forensics.redact import discover as D
 from forensics.redact.mapper import CLASSES, CollisionError, Mapper
-from forensics.redact.jobs import Runner, codec, workers_for
+from forensics.redact.jobs import Runner, workers_for
 from forensics.redact.rewrite import Rewriter, _guid_spellings
 from forensics.redact.tables import table_jobs
 from forensics.redact.verify import find_leaks

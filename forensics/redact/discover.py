@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.redact import patterns as P
+from forensics.redact.codec import codec
 from forensics.redact.mapper import PSEUDO_HOST, PSEUDO_USER, _KEEP_HOSTS, _SYSTEM_USERS
 
 _NAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
@@ -206,8 +207,6 @@ def domain_pass(lines: pl.Series, known: Known) -> None:
 def scan_member(root: Path, rel: str, known: Known, names: list[str], names_only: bool) -> None:
     """Discovery over one member of the bundle at `root` (decompressed when compressed): the
     structural extractions, and the domain pass when it names one of `names`."""
-    from forensics.redact.jobs import codec
-
     data = (root / rel).read_bytes()
     c = codec(data)
     if c is not None:

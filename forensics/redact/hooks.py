@@ -4,13 +4,13 @@ Each wrapper has the signature of the function it wraps, so the command calls it
 called the original: the bundle is written to a temporary file beside the output, redacted into
 the output, and the temporary file removed. Nothing unredacted is left under the output's name:
 if redaction fails after `collect` (whose capture cannot be repeated), the unredacted bundle is
-kept beside it as ``<name>.UNREDACTED.<suffix>`` and the command says so and fails.
+kept beside it as ``<name>.UNREDACTED.<suffix>`` and a BundleError says so. Nothing here prints:
+progress and warnings go to the `say` callback the command gives.
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
@@ -31,12 +31,9 @@ def _tmp_beside(out: Path) -> Path:
     return out.parent / f".forensics-unredacted-{os.getpid()}{suffix}"
 
 
-def _say(msg: str) -> None:
-    print(f"redact: {msg}", file=sys.stderr)
-
-
-def redacting_build(build, enabled: bool, key_file=None, keep=(), mapping_out=None, quiet: bool = False):
-    """`build_bundle` itself, or one that redacts what it builds (same arguments, same summary)."""
+def redacting_build(build, enabled: bool, key_file=None, keep=(), mapping_out=None, say=None):
+    """`build_bundle` itself, or one that redacts what it builds (same arguments, same summary).
+    `say(message)`: progress and warnings of the redaction."""
     if not enabled:
         return build
     from forensics.redact import redact
@@ -50,7 +47,7 @@ def redacting_build(build, enabled: bool, key_file=None, keep=(), mapping_out=No
         try:
             summary = build(inputs, tmp, *args, **kwargs)
             res = redact(tmp, out, key_file=key_file, keep=keep, mapping_out=mapping_out,
-                         progress=None if quiet else _say, warn=_say)
+                         progress=say, warn=say)
         finally:
             try:
                 tmp.unlink()
@@ -64,54 +61,43 @@ def redacting_build(build, enabled: bool, key_file=None, keep=(), mapping_out=No
     return wrapper
 
 
-def redacting_collect(run, enabled: bool, key_file=None, keep=(), mapping_out=None):
-    """`forensics.collect.main.run` itself, or one that redacts the bundle it writes.
+def redacting_collect(run, enabled: bool, key_file=None, keep=(), mapping_out=None, say=None):
+    """`forensics.collect.main.run` itself, or one that redacts the bundle it writes (an unknown
+    `keep` class or output suffix is a BundleError before anything is collected).
 
     Without ``--out`` the redacted bundle is named ``<host pseudonym>-<UTC time>.tar.gz``.
+    `say(message)`: progress and warnings of the redaction.
     """
     if not enabled:
         return run
     from forensics.redact import redact
     from forensics.redact.bundle import parse_keep
 
-    try:
-        parse_keep(keep)
-    except BundleError as exc:
-        message = str(exc)
-
-        def refuse(*args, **kwargs):
-            print(f"forensics: error: {message}", file=sys.stderr)
-            return 2
-
-        return refuse
+    parse_keep(keep)
 
     def wrapper(duration, interval, out=None, *args, **kwargs):
         final = Path(out) if out else None
-        try:
-            tmp = _tmp_beside(final if final is not None else Path("x.tar.gz"))
-        except BundleError as exc:
-            print(f"forensics: error: {exc}", file=sys.stderr)
-            return 2
+        tmp = _tmp_beside(final if final is not None else Path("x.tar.gz"))
         code = run(duration, interval, str(tmp), *args, **kwargs)
         if not tmp.exists():
             return code
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         target = final if final is not None else tmp.parent / f".forensics-redacted-{os.getpid()}.tar.gz"
         try:
-            res = redact(tmp, target, key_file=key_file, keep=keep, mapping_out=mapping_out, progress=_say, warn=_say)
+            res = redact(tmp, target, key_file=key_file, keep=keep, mapping_out=mapping_out, progress=say, warn=say)
         except BundleError as exc:
             base, suffix = _split(final if final is not None else Path(f"unnamed-{stamp}.tar.gz"))
             keep_as = tmp.parent / f"{base}.UNREDACTED{suffix}"
             os.replace(tmp, keep_as)
-            print(f"forensics: error: redaction failed ({exc}); the unredacted bundle is {keep_as}", file=sys.stderr)
-            return 2
+            raise BundleError(f"redaction failed ({exc}); the unredacted bundle is {keep_as}") from None
         tmp.unlink()
         os.chmod(target, 0o600)  # as collect writes its bundles: they hold process command lines
         if final is None:
             host = res["hosts"][0] if res["hosts"] else "redacted"
             final = target.parent / f"{host}-{stamp}.tar.gz"
             os.replace(target, final)
-        _say(f"wrote {final} (key id {res['key_id']})")
+        if say is not None:
+            say(f"wrote {final} (key id {res['key_id']})")
         return code
 
     return wrapper

@@ -9,15 +9,13 @@ parent.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 
+from forensics.redact.codec import codec
 from forensics.redact.mapper import Mapper
 from forensics.redact.rewrite import Rewriter
 
@@ -26,22 +24,6 @@ MAX_WORKERS = 8
 
 _RW: Rewriter | None = None
 _RW_FOR: tuple | None = None
-
-
-def codec(data: bytes):
-    """(decompress, compress) for a compressed member, else None."""
-    if data[:2] == b"\x1f\x8b":
-        return gzip.decompress, lambda b: gzip.compress(b, mtime=0)
-    if data[:4] == b"\x28\xb5\x2f\xfd":
-        import zstandard
-
-        return (lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b),
-                lambda b: zstandard.ZstdCompressor(level=10).compress(b))
-    if data[:6] == b"\xfd7zXZ\x00":
-        return lzma.decompress, lzma.compress
-    if data[:3] == b"BZh":
-        return bz2.decompress, bz2.compress
-    return None
 
 
 def rewrite_member(rw: Rewriter, data: bytes) -> bytes:

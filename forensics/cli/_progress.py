@@ -1,9 +1,11 @@
-"""Progress bars (rich) for parsing a bundle's hosts and for running the detectors.
+"""Progress bars (rich) for parsing a bundle's hosts and for running the detectors: the terminal
+side of the library's progress callbacks.
 
 Shown on standard error only when it is a terminal and not silenced (`--quiet`); otherwise
-:func:`make_progress` returns None and nothing is printed. The callbacks match what the layers
-below report: ingest calls ``progress("parsing hosts/<host>/raw/<source>/<file>")`` per raw file,
-the detection engine calls ``progress(rule_name)`` after each rule.
+:func:`terminal_progress` returns None and nothing is printed. The callbacks match what the
+library reports (see :func:`forensics.analysis.analyze_paths`): ingest calls
+``progress("parsing hosts/<host>/raw/<source>/<file>")`` per raw file, the detection engine calls
+``progress(rule_name)`` after each rule.
 """
 from __future__ import annotations
 
@@ -58,12 +60,10 @@ class TerminalProgress:
         self.bar.stop()
 
 
-def make_progress(progress):
-    """None (silent) or a progress object for `progress` (False, True, or such an object).
+def stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
 
-    True means: bars on standard error if it is a terminal, else silent."""
-    if progress is None or progress is False:
-        return None
-    if progress is True:
-        return TerminalProgress() if sys.stderr.isatty() else None
-    return progress
+
+def terminal_progress(quiet: bool = False) -> TerminalProgress | None:
+    """Bars on standard error when it is a terminal and not `quiet`, else None (silent)."""
+    return TerminalProgress() if not quiet and stderr_is_terminal() else None

@@ -60,22 +60,21 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     return Analysis(findings, hosts, coverage, failed, errors, paths or [], bundle)
 
 
-def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=False,
+def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=None,
                   host: str | None = None, tz: str | None = None, derive: str = "lazy",
                   hints: dict | None = None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
-    `progress`: False, True (progress bars on a terminal's stderr), or an object with
-    ``parse(message)``, ``detect(rule_name)``, ``start_detection(total)`` and ``close()`` (see
-    :mod:`forensics.report.progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
+    `progress`: None, or an object with ``parse(message)``, ``detect(rule_name)``,
+    ``start_detection(total)`` and ``close()`` (the CLI's terminal bars are one:
+    :mod:`forensics.cli._progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
     outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
     `tz` for what their content does not say and `hints` for their parsers. `derive`: see :func:`forensics.db.open_bundle`
     ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
     from forensics.db import open_bundle
-    from forensics.report.progress import make_progress
 
     paths = [str(p) for p in paths]
-    ui = make_progress(progress)
+    ui = progress if progress not in (None, False) else None
     try:
         try:
             target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
