@@ -1,4 +1,4 @@
-"""Text rewriting on real lines (from tests/fixtures and ../shared/fixtures-real): what changes, what must not."""
+"""Text rewriting on real lines (from tests/fixtures): what changes, what must not."""
 from __future__ import annotations
 
 import re
@@ -58,7 +58,7 @@ def test_nccl_ib_gids_with_and_without_separator():
 def test_ipv4_mapped_gids_match_the_peer_address():
     line = ("hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 172.36.143.59<44206> "
             "with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid ::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221")
-    rw, known, m = rewriter([line])  # ../shared/fixtures-real/nccl_log/nccl-issue1814-ib-completion-status12-vendor129-roce.txt
+    rw, known, m = rewriter([line])  # tests/fixtures/nccl/nccl--nccl-issue1814-ib-completion-status12-vendor129-roce.txt
     assert known.hosts == {"hostname-test"}
     out = rw.text(line)
     assert f"localGid ::ffff:{m.ipv4('29.87.88.182')} remoteGids::ffff:{m.ipv4('29.87.4.221')}" in out
@@ -146,9 +146,7 @@ def test_gpu_pdi_is_redacted_with_the_serials():
 
 
 def test_infiniband_guids_from_ibstat():
-    path = Path(__file__).parent.parent.parent / "shared" / "fixtures-real" / "misc" / "shadeform-ibstat-8x-cx6-mt4123-hdr-rate100.txt"
-    if not path.exists():
-        pytest.skip("../shared/fixtures-real not available")
+    path = Path(__file__).parent / "fixtures" / "other_tools" / "shadeform-ibstat-8x-cx6-mt4123-hdr-rate100.txt"
     lines = path.read_text().split("\n")
     rw, known, m = rewriter(lines)
     assert 0x1070FD0300A41F36 in known.guids

@@ -13,7 +13,6 @@ from forensics.sources import ParseContext, ethtool
 from forensics.sources._base import marker_split, split_lines
 
 FIX = Path(__file__).parent / "fixtures" / "ethtool"
-REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures-real"
 UTC = dt.timezone.utc
 
 
@@ -300,11 +299,12 @@ def test_sniff_accepts_every_fixture_variant():
     assert ethtool.sniff(format_marker(dt.datetime.now(UTC), "ethtool -S eth2").encode() + b"\n     rx_bytes: 1\n")
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared real fixtures not present")
 def test_sniff_rejects_other_tools_outputs():
-    others = [p for d in ("nvidia_smi_q", "numactl_h", "sar", "iostat", "dmesg", "nccl_log", "nvidia_smi_csv",
-                          "nvidia_smi_topo", "misc") for p in sorted((REAL / d).glob("*"))]
-    assert others
+    """Every other tool's real output under tests/fixtures (and the ibstat, mlnx_qos and dcgmi outputs
+    in fixtures/other_tools/) is not ethtool -S."""
+    others = [p for d in sorted(FIX.parent.iterdir()) if d.is_dir() and d.name != "ethtool" for p in sorted(d.iterdir())
+              if p.is_file() and not p.name.endswith((".expected.json", ".ctx.json"))]
+    assert len(others) > 100 and any(p.parent.name == "other_tools" for p in others)
     for p in others:
         assert not ethtool.sniff(p.read_bytes()), p.name
 
