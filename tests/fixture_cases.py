@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from pathlib import Path
 
@@ -33,11 +34,27 @@ def jsonable(v):
     return v
 
 
+def table_digest(df) -> str:
+    """sha256 of a table's whole content: its column names, then every row as canonical JSON (keys
+    sorted, times ISO, NaN as "NaN"), the rows sorted (so a parser's row order, which may follow a
+    set's, does not matter; every value does)."""
+    rows = sorted(json.dumps({k: jsonable(v) for k, v in r.items()}, sort_keys=True, default=str)
+                  for r in df.iter_rows(named=True))
+    h = hashlib.sha256(("\t".join(df.columns) + "\n").encode())
+    for r in rows:
+        h.update(r.encode() + b"\n")
+    return h.hexdigest()
+
+
 def summarize(result) -> dict:
+    """What a fixture's .expected.json pins: line and row counts, the sha256 of every table (and of
+    the unparsed lines) in full, and the first three rows of each table to read."""
     return {
         "lines": result.lines,
         "unparsed": result.unparsed.height,
         "rows": {t: df.height for t, df in sorted(result.tables.items())},
+        "sha256": {**{t: table_digest(df) for t, df in sorted(result.tables.items())},
+                   "unparsed": table_digest(result.unparsed)},
         "sample": {
             t: [{k: jsonable(v) for k, v in r.items()} for r in df.head(3).iter_rows(named=True)]
             for t, df in sorted(result.tables.items())

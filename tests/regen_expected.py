@@ -1,7 +1,9 @@
 """Regenerate tests/fixtures/<source>/*.expected.json from the current parsers.
 
 Usage: python tests/regen_expected.py [SOURCE ...]   (all sources when none given)
-Review the diff before committing: these files pin what each real fixture parses into.
+Review the diff before committing: these files pin what each real fixture parses into (line and
+row counts, the sha256 of every table and of the unparsed lines in full, and three readable rows
+per table; see fixture_cases.summarize).
 """
 from __future__ import annotations
 
