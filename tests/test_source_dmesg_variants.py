@@ -201,3 +201,63 @@ def test_journalctl_short_kernel_and_systemd_records_of_a_gpu_node():
     assert set(s["program"]) == {"systemd"} and set(s["pid"]) == {1}
     assert row(res, 9, "syslog")["message"] == "Started systemd-journald.service - Journal Service."
     assert res.meta["hosts"] == ["000-000-00000-1-gpu-1"]
+
+
+def test_reltime_deltas_and_printk_caller_ids():
+    # `dmesg -H` deltas (rwth-i6/returnn issue 1500) and CONFIG_PRINTK_CALLER ids (qualcomm-linux/kernel PR 1118)
+    data = (b"[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\n"
+            b"[   36.772366][  T291] pcieport 0000:00:00.0: AER: Multiple Correctable error message received from 0000:00:00.0\n")
+    res = parse(data)
+    d = row(res, 1)
+    assert (d["boot_s"], d["raw_time"], d["ts_quality"], d["subsystem"], d["pci_addr"]) == \
+        (None, "+0.000844", "none", "nvidia", "0000:03:00.0")
+    c = row(res, 2)
+    assert c["boot_s"] == 36.772366 and c["message"].startswith("pcieport 0000:00:00.0: AER: Multiple Correctable")
+
+
+# --- kernel signatures as fields (classification only) ----------------------------------------------------
+
+def test_mlx5_fatal_error_syndrome_recovery_aborted_and_hung_tasks():
+    res = parse("dmesg--netdev-mlx5-fatal-syndrome-hung-task-recovery-aborted.txt")
+    assert res.unparsed.height == 0
+    t = res.tables["kernel_log"].filter(pl.col("event").is_not_null())
+    assert t.select("line_no", "event", "pci_addr", "event_detail").rows() == [
+        (1, "mlx5_fatal_error", "0000:00:00.0", "Fatal error 1"),
+        (12, "mlx5_fw_syndrome", "0000:00:00.0", "0xff: unrecognized error"),
+        (17, "hung_task", None, None),
+        (45, "hung_task", None, None),
+        (51, "mlx5_fatal_error", "0001:00:00.0", "Fatal error 1"),
+        (63, "mlx5_fw_syndrome", "0001:00:00.0", "0xff: unrecognized error"),
+        (71, "mlx5_recovery_aborted", "0001:00:00.0", None),
+    ]
+    hung = row(res, 45)
+    assert (hung["task"], hung["task_pid"], hung["duration_s"]) == ("kworker/u128:2", 346, 122.0)
+    assert (row(res, 17)["task"], row(res, 17)["task_pid"]) == ("kmcheck", 73)
+    # the lines around them (assert_var, ext_synd, call traces) are no events
+    assert row(res, 13)["event"] is None and row(res, 2)["event"] is None
+
+
+def test_soft_lockup_rcu_stalls_nvrm_and_aer():
+    res = parse("dmesg--signatures-lockup-rcu-aer-nvrm-real-lines.txt")
+    assert res.unparsed.height == 0
+    ev = {r["line_no"]: r for r in res.tables["kernel_log"].filter(pl.col("event").is_not_null()).iter_rows(named=True)}
+    soft = ev[1]
+    assert (soft["event"], soft["cpu"], soft["duration_s"], soft["task"], soft["task_pid"]) == \
+        ("soft_lockup", 2, 23.0, "kworker/2:1", 25629)
+    assert [ev[n]["event"] for n in (3, 4, 5)] == ["rcu_stall"] * 3 and ev[4]["cpu"] == 0 and ev[3]["cpu"] is None
+    # the NVRM fallen-off-the-bus message without an Xid (three lines; the continuation rows carry no event)
+    assert (ev[6]["event"], ev[6]["pci_addr"], ev[6]["xid"]) == ("nvrm_fallen_off_bus", "0000:b3:00.0", None)
+    assert row(res, 8)["message"] == "NVRM: fallen off the bus and is not responding to commands."
+    assert ev[9]["event"] == "nvrm_init_failed"
+    assert (ev[10]["event"], ev[10]["pci_addr"], ev[10]["event_device"]) == ("aer_corrected", "0000:00:01.0", "0000:01:00.0")
+    assert 11 not in ev  # "PCIe Bus Error: severity=Corrected" details the error above, it is not another one
+    assert (ev[12]["event"], ev[13]["event"], ev[13]["event_device"]) == ("aer_recovery_failed", "aer_fatal", "0000:00:03.0")
+    assert (ev[14]["event"], ev[14]["subsystem"], ev[14]["pci_addr"]) == ("aer_recovery_failed", "nvidia", "0000:03:00.0")
+    assert (ev[15]["event"], ev[15]["event_device"]) == ("aer_nonfatal", "0000:00:1d.0")
+    assert (ev[16]["event"], ev[16]["event_device"]) == ("aer_corrected", None)  # "id=00e5": no PCI address
+
+
+def test_xid_lines_keep_their_xid_and_no_event():
+    res = parse("dmesg--gpud-xe9680-ctime-xid119-gsp.txt")
+    x = res.tables["kernel_log"].filter(pl.col("xid").is_not_null())
+    assert x.height and x["event"].null_count() == x.height

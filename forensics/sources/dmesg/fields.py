@@ -1,9 +1,10 @@
-"""Fields of a kernel message: subsystem, pci_addr, iface, xid, xid_text (a function of the
-message text alone, so repeated messages are worked on once)."""
+"""Fields of a kernel message: subsystem, pci_addr, iface, xid, xid_text and the signature fields of
+events.py (a function of the message text alone, so repeated messages are worked on once)."""
 from __future__ import annotations
 
 import polars as pl
 
+from forensics.sources.dmesg.events import EVENT_TEMPS, event_steps
 from forensics.sources.dmesg.prefixes import _masked, _match
 
 # interface names as drivers print them (a digit or dash after the stem keeps module names out)
@@ -112,8 +113,9 @@ def _field_steps() -> list[list[pl.Expr]]:
             pl.col("_xafter").str.slice(head.str.len_chars()).str.strip_prefix(",").str.strip_prefix(" "))
         .cast(pl.String).alias("xid_text"),
     ])
-    return steps
+    return steps + event_steps(m)
 
 
 _FIELD_STEPS = _field_steps()
-_FIELD_TEMPS = ["_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci", "_xafter", "_xhead"]
+_FIELD_TEMPS = ["_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci", "_xafter", "_xhead",
+                *EVENT_TEMPS]

@@ -8,6 +8,7 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, result, split_lines, unparsed_frame
+from forensics.sources.dmesg.events import EVENT_COLUMNS
 from forensics.sources.dmesg.fields import _fields
 from forensics.sources.dmesg.paste import soft_wrapped, unquote
 from forensics.sources.dmesg.prefixes import (
@@ -200,7 +201,8 @@ def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | 
     if kc.height:
         kc = kc.with_columns(pl.lit(None, dtype=pl.String).alias("ident"), pl.lit(None, dtype=pl.Int32).alias("xid"),
                              pl.lit(None, dtype=pl.String).alias("xid_text"), pl.lit(None, dtype=pl.Int64).alias("pid"),
-                             pl.lit(None, dtype=pl.String).alias("dev"))
+                             pl.lit(None, dtype=pl.String).alias("dev"),
+                             *[pl.lit(None, dtype=d).alias(c) for c, d in EVENT_COLUMNS.items()])
         rows = pl.concat([rows, kc.select(rows.columns)], how="vertical_relaxed").sort("line_no")
     pc = c.filter(~pl.col("_kernel"))
     if pc.height:
@@ -209,7 +211,7 @@ def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | 
 
 
 _KERNEL_COLS = ("line_no", "ts", "ts_quality", "boot_s", "raw_time", "facility", "level",
-                "subsystem", "pci_addr", "iface", "xid", "xid_text", "message")
+                "subsystem", "pci_addr", "iface", "xid", "xid_text", *EVENT_COLUMNS, "message")
 _SYSLOG_COLS = ("line_no", "ts", "ts_quality", "raw_time", "facility", "level", "program", "pid", "message")
 
 

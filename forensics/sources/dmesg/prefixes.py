@@ -19,7 +19,9 @@ MONTHS = {m: i for i, m in enumerate(
 # --- line prefixes (anchored; applied to subsets routed by their first character) -------------
 RE_PRI = r"^<([0-9]{1,3})>"
 RE_DECODE = r"^(?P<dfac>[a-z0-9]+) *:(?P<dlvl>[a-z]+) *: "
-RE_RAW = r"^\[ *[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\] ?"
+# "[  12.345678] ", "-d" "[  12.345678 <  0.000012>] ", "-H"/"--reltime" deltas "[  +0.000844] ", and
+# the printk caller id of CONFIG_PRINTK_CALLER kernels after the time: "[   36.764462][  T291] "
+RE_RAW = r"^\[ *\+?[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\](?:\[ *[TC][0-9]+\])? ?"
 RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
 RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"

@@ -128,10 +128,13 @@ def _syslog_tail(df: pl.DataFrame, with_host: bool) -> pl.DataFrame:
 def _parse_raw(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     df = df.with_columns(_match(pl.col("rest"), RE_RAW).alias("pfx"))
     ok = df.filter(pl.col("pfx").is_not_null())
-    ok = ok.with_columns(_after("rest", "pfx").alias("msg0"), _match(pl.col("pfx"), r"[0-9]+\.[0-9]+").alias("rt"))
-    ok = ok.with_columns(pl.col("rt").cast(pl.Float64, strict=False).alias("_bs"))
+    ok = ok.with_columns(_after("rest", "pfx").alias("msg0"), _match(pl.col("pfx"), r"\+?[0-9]+\.[0-9]+").alias("rt"))
+    # a "-H"/"--reltime" delta since the message before is no time since boot
+    ok = ok.with_columns(pl.when(~pl.col("rt").str.starts_with("+")).then(pl.col("rt").cast(pl.Float64, strict=False))
+                         .alias("_bs"))
     ts = _boot_ts_from_seconds(pl.col("_bs"), ctx)
-    quality = pl.lit("boot" if ctx.boot_time else "none")
+    quality = pl.when(pl.col("_bs").is_not_null()).then(pl.lit("boot" if ctx.boot_time else "none")).otherwise(
+        pl.lit("none"))
     # journalctl -o short-monotonic: "[  12.345678] host kernel: msg"
     mono = ok["msg0"].str.contains(r"^[^ \[\]:]+ kernel: ").fill_null(False)
     parts = []
