@@ -27,6 +27,7 @@ from forensics.bundle.write import check_out_path, created_by, write_tree
 from forensics.ingest.run import ingest_bundle, tables_current
 from forensics.layout import MANIFEST, TABLES_DIR
 from forensics.redact import discover as D
+from forensics.redact import patterns as P
 from forensics.redact.mapper import CLASSES, CollisionError, Mapper
 from forensics.redact.jobs import Runner, workers_for
 from forensics.redact.rewrite import Rewriter, _guid_spellings
@@ -135,7 +136,19 @@ def _missed(tables: Path, mapper: Mapper, classes: set[str]) -> D.Known:
 # ------------------------------------------------------------------ originals for the leak check
 
 
-def originals(mapper: Mapper, known: D.Known, classes: set[str]) -> dict[str, set[str]]:
+def layout_words(root: Path) -> set[str]:
+    """Words of the bundle's own layout at `root` (top folders, host files, table and source folder
+    names): a host called like one of them is renamed only in its own places (rewrite._host_place),
+    so the word itself stays in the redacted bundle and is no leak."""
+    words = set(P.LAYOUT_WORDS)
+    for sub in (root / TABLES_DIR).glob("*"):
+        words.add(sub.name.lower())
+    for sub in (root / "hosts").glob("*/raw/*"):
+        words.add(sub.name.lower())
+    return words
+
+
+def originals(mapper: Mapper, known: D.Known, classes: set[str], layout: set[str] = frozenset()) -> dict[str, set[str]]:
     rec = mapper.record
     out: dict[str, set[str]] = {"name": set(), "domain": set(), "ipv4": set(), "hex": set(), "serial": set(), "user": set()}
     if "hostnames" in classes:
@@ -156,7 +169,7 @@ def originals(mapper: Mapper, known: D.Known, classes: set[str]) -> dict[str, se
     if "users" in classes:
         out["user"] |= {u for u in set(known.users) | set(rec["users"]) if mapper.user(u) != u}
     # the words of the pseudonyms themselves (a host named "host" is in every "host-1a2b3c4d")
-    out["name"] -= {"host", "dom", "user"}
+    out["name"] -= {"host", "dom", "user"} | set(layout)
     pseudo = {v.lower() for d in rec.values() for v in d.values()}
     pseudo |= {v.split(".", 1)[0] for v in pseudo}
     for kind in out:
@@ -260,7 +273,7 @@ def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping
             (stage / MANIFEST).write_bytes(_manifest(b.manifest, rw, record))
             if progress:
                 progress("checking that no original value is left")
-            leaks = find_leaks(stage, originals(mapper, known, classes), runner=runner)
+            leaks = find_leaks(stage, originals(mapper, known, classes, layout_words(stage)), runner=runner)
         finally:
             runner.close()
         if leaks:

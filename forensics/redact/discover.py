@@ -10,7 +10,8 @@ a100-st-22.cluster<47861>"). Sources, in this order:
    and ``gpus.serial`` of the bundle's tables when it has them (what the parsers understood);
 2. every raw file, with vectorised extractions: NCCL ``host:pid:tid [dev]`` prefixes, sysstat
    headers ``Linux ... (host)``, syslog/journalctl host fields, ``hostname: x`` lines, NCCL peers
-   printed by name (``name<port>``), ``Serial Number : x`` and ``<serial>x</serial>``, the ``serial``
+   printed by name (``name<port>``), shell prompts and ``user@host`` (host and user),
+   ``Serial Number : x`` and ``<serial>x</serial>``, the ``serial``
    column of an nvidia-smi CSV, ``... GUID: 0x...`` (ibstat, ibv_devinfo), home directories and
    ``user=`` fields;
 3. names written as ``<label>.<known domain>`` and domains written after a known host
@@ -153,6 +154,9 @@ def from_lines(lines: pl.Series, known: Known) -> None:
             known.add_serial(v)
     for v in lines.str.extract(P.DISCOVER_GUID, 1).drop_nulls().unique().to_list():
         known.add_guid(v)
+    for pat in P.DISCOVER_USER_AT:  # shell prompts and user@host
+        for v in lines.str.extract(pat, 1).drop_nulls().unique().to_list():
+            known.add_user(v)
     for v in _all(lines, P.DISCOVER_USERS):
         m = re.search(r"(?:/home/|/Users/|/export/home/|\\Users\\|[Uu][Ss][Ee][Rr](?:[Nn][Aa][Mm][Ee])?=)(.*)$", v)
         if m:

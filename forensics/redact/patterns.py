@@ -41,6 +41,26 @@ P_HOME = (r"(?:(?<=/home/)|(?<=/Users/)|(?<=\\Users\\)|(?<=/export/home/))"
 P_USERKV = r"(?:(?<=[Uu][Ss][Ee][Rr]=)|(?<=[Uu][Ss][Ee][Rr][Nn][Aa][Mm][Ee]=))[A-Za-z_][A-Za-z0-9_.-]*"
 P_REFID = rf"Reference ID\s*:\s*(?P<refhex>[0-9A-F]{{8}}) \((?P<refip>{V4})\)"  # chronyc tracking
 
+# The bundle's own layout (ARCHITECTURE.md "Bundle format"): paths of members, of the ``file`` column
+# of every table and of ``raw_file`` in commands.jsonl. A host may be named like any of these words
+# (one real capture's host is literally "host"); only the host's own places in a path are renamed.
+BUNDLE_TOPS = ("hosts", "tables", "truth")
+HOST_FILES = frozenset(("host.json", "commands.jsonl", "raw"))  # hosts/<host>/<this>
+TOP_FILES = frozenset(("manifest.json", ".archive-members.json"))
+# words of the layout itself, left in every redacted bundle whatever its hosts are called
+LAYOUT_WORDS = frozenset(BUNDLE_TOPS) | {"host", "commands", "manifest", "raw", "part"}
+PATH_DELIMS = " \t\"',;()[]{}<>|"  # what ends a path written inside a line (JSON value, argv)
+JSON_KEY = r'"\s*:'  # after a name: it is a JSON object key
+# the keys of the layout's own JSON (host.json, commands.jsonl, manifest.json and its redaction
+# record): a host called like one of them keeps them ("host": ...); any other key is data and renamed
+LAYOUT_JSON_KEYS = frozenset((
+    "host hostname kernel boot_time boot_time_btime timezone utc_offset_s clock wall monotonic_s ntp_offset_s "
+    "ntp_source collector version python argv interrupted signal duration_s interval_s started ended nics iface "
+    "pci_addr numa_node driver rdma_dev mac mtu speed_mbps operstate "
+    "name source start end exit_code bytes truncated timed_out error stderr_tail raw_file sample "
+    "format_version created_by created_at hosts redaction kind redacted classes kept tool key_id redacted_at "
+    "counts previous").split())
+
 # Generic alternatives in priority order (at one position the first that matches wins).
 GENERIC = (("refid", P_REFID), ("hw", P_HW), ("uuid", P_UUID), ("v6", P_V6), ("v4", P_V4),
            ("iphost", P_IPHOST), ("home", P_HOME), ("userkv", P_USERKV))
@@ -77,6 +97,17 @@ DISCOVER_HOSTS = (
     r"(?:kernel|[A-Za-z_][A-Za-z0-9_./-]*\[[0-9]+\]): ",
     # hostnamectl, key: value and JSON forms
     r"(?i)\bhost ?name\"?\s*[:=]\s*\"?([A-Za-z0-9][A-Za-z0-9._-]*)",
+    # shell prompts pasted with an output: "[alice@node07 ~]$ ", "alice@node07:~$ ", "root@node01:/# "
+    r"\[[A-Za-z_][A-Za-z0-9_.-]*@([A-Za-z0-9][A-Za-z0-9._-]*)[ :][^\]]*\][$#]",
+    r"(?:^|[\s>])[A-Za-z_][A-Za-z0-9_.-]*@([A-Za-z0-9][A-Za-z0-9._-]*):[~/][^\s]*[$#](?:\s|$)",
+    # user@host elsewhere (ssh targets, scp sources, mail addresses): a host of 3+ characters
+    r"(?:^|[\s\"'(<=,])" + "[a-z_][a-z0-9_.-]{0,31}" + r"@([A-Za-z][A-Za-z0-9-]{2,}(?:\.[A-Za-z][A-Za-z0-9-]*)*)(?:$|[\s\"'):>,\]])",
+)
+# the user of a prompt or of user@host (capture group 1)
+DISCOVER_USER_AT = (
+    r"\[([A-Za-z_][A-Za-z0-9_.-]*)@[A-Za-z0-9][A-Za-z0-9._-]*[ :][^\]]*\][$#]",
+    r"(?:^|[\s>])([A-Za-z_][A-Za-z0-9_.-]*)@[A-Za-z0-9][A-Za-z0-9._-]*:[~/][^\s]*[$#](?:\s|$)",
+    r"(?:^|[\s\"'(<=,])([a-z_][a-z0-9_.-]{0,31})@[A-Za-z][A-Za-z0-9-]{2,}(?:\.[A-Za-z][A-Za-z0-9-]*)*(?:$|[\s\"'):>,\]])",
 )
 # NCCL peers printed by name: "remote peer a100-st-22.cluster<47861>" (all matches of a line)
 # (not an interface after an IPv6 zone: "fe80::1%ib0<33397>"); the match starts with the character before
@@ -96,7 +127,7 @@ DISCOVER_USERS = r"(?:/home/|/Users/|/export/home/|\\Users\\|(?i:\buser(?:name)?
 DISCOVER_PREFILTER = "|".join((
     r":[0-9]+:[0-9]+ \[", r" \[[0-9]+\] NCCL ", r"^Linux ", r"^[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:",
     r"kernel: ", r"\]: ", r"(?i:host ?name)", r"[A-Za-z0-9]<[0-9]+>", r"(?i:serial)", r"(?i:pdi)", r"(?i:guid)",
-    r"/home/|/Users/|/export/home/|\\Users\\", r"(?i:user(?:name)?=)",
+    r"/home/|/Users/|/export/home/|\\Users\\", r"(?i:user(?:name)?=)", r"[A-Za-z0-9_]@[A-Za-z0-9]",
 ))
 
 SERIAL_IGNORE = frozenset(s.lower() for s in (

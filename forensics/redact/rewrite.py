@@ -122,7 +122,7 @@ class Rewriter:
         c = self.classes
         try:
             if kind == "lit_name":
-                return self.names.get(t.lower(), t)
+                return self.names.get(t.lower(), t) if _host_place(m) else t
             if kind == "lit_dom":
                 return self.dom1.get(t.lower(), t)
             if kind == "lit_serial":
@@ -205,9 +205,11 @@ class Rewriter:
 
         Exactly what the Python pass would do for them: same boundaries, and a name that could be
         part of an address (pure hex of 4 characters or less: "a100") is left to the Python pass,
-        where addresses win. A name missed here (two in a row sharing one separator) is still an
+        where addresses win, and so is a name made of letters only ("host", "raw"), which may be a
+        word of the bundle's layout or a JSON key there (see _host_place). A name missed here (two in a row sharing one separator) is still an
         original literal, so the line stays flagged and the Python pass replaces it."""
-        names = [k for k in present if self._lower[k][0] == "lit_name" and not re.fullmatch(r"[0-9a-f]{1,4}", k)]
+        names = [k for k in present if self._lower[k][0] == "lit_name" and not re.fullmatch(r"[0-9a-f]{1,4}", k)
+                 and not _WORD.fullmatch(k)]
         n = P.NAME_CH
         for low in sorted(names, key=lambda s: (-len(s), s)):
             pseudo = self.names[low]
@@ -224,6 +226,48 @@ class Rewriter:
         if not whole.str.contains(P.RUST_GENERIC).item() and not self._present(whole):
             return data
         return "\n".join(self.strings(text.split("\n"))).encode("latin-1")
+
+
+_WORD = re.compile(r"[a-z_]+")
+
+
+def _host_place(m: re.Match) -> bool:
+    """Is this match of a host literal the host, or a word of the bundle's own layout?
+
+    Not a host: a key of the layout's JSON (``"host": ...`` in host.json, commands.jsonl, the manifest), and
+    in a bundle path (a member name, a table's ``file`` value, ``raw_file`` in commands.jsonl) every
+    place but the host's own: ``hosts/<host>/...``, ``host=<host>`` and names of captured files
+    (``nccl.<host>.123.log``) are renamed; ``hosts/``, ``tables/<table>/``, ``host.json``,
+    ``commands.jsonl``, ``raw/<source>/`` and ``part-0.parquet`` never are, whatever the host is called.
+    """
+    s, i, j = m.string, m.start(), m.end()
+    if (i > 0 and s[i - 1] == '"' and s[i:j].lower() in P.LAYOUT_JSON_KEYS and re.match(P.JSON_KEY, s[j:j + 16])
+            and s.lstrip()[:1] in ('{', '"')):
+        return False
+    k = i
+    while k > 0 and s[k - 1] not in P.PATH_DELIMS:
+        k -= 1
+    e = j
+    while e < len(s) and s[e] not in P.PATH_DELIMS:
+        e += 1
+    token = s[k:e]
+    if token in P.TOP_FILES:
+        return False
+    top = token.split("/", 1)[0]
+    if "/" not in token or top not in P.BUNDLE_TOPS:
+        return True
+    before = s[k:i].split("/")
+    idx = len(before) - 1
+    comps = token.split("/")
+    if idx == 0:
+        return False  # the top folder itself
+    if top == "hosts":
+        if idx == 2:
+            return comps[2] not in P.HOST_FILES
+        return not (idx == 3 and comps[2] == "raw")  # the source folder
+    if top == "tables":
+        return idx == 2 and before[-1].startswith("host=")  # not the table, "host=" or the file
+    return True
 
 
 def _guid_spellings(old: int, new: int) -> list[tuple[str, str]]:
