@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from forensics.analyze import analyze_paths
+from forensics.analysis import analyze_paths
 from forensics.bundle.read import open_bundle
 from forensics.bundle.write import write_tree
 from forensics.importers.build import build_bundle
