@@ -34,9 +34,108 @@ def _load() -> None:
 _load()
 
 
-def main() -> None:
+class _Stdout:
+    """Standard output as the commands see it: a write that fails for another reason than a closed
+    pipe (a full disk, a closed descriptor) is one UserError line, never a traceback; a reader
+    that went away (``| head``) ends the command quietly."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def _do(self, fn, *args):
+        if self._real is None:
+            raise UserError("cannot write to standard output: it is closed")
+        try:
+            return getattr(self._real, fn)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise UserError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+    def write(self, text):
+        return self._do("write", text)
+
+    def flush(self):
+        return self._do("flush") if self._real is not None else None
+
+    def isatty(self):
+        return self._real is not None and self._real.isatty()
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+_interrupted = False
+
+
+def _on_interrupt(signum, frame):
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: nothing more is written, and the interpreter's final flush stays silent."""
+    import os
+
     try:
-        app()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+    sys.stdout = open(os.devnull, "w")
+
+
+def main() -> None:
+    """The console entry point: user errors as one line (exit 2), Ctrl-C as one line (exit 130),
+    a reader that closed the pipe as a quiet exit (1)."""
+    import signal
+
+    global _interrupted
+    _interrupted = False
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
+    code = 0
+    try:
+        try:
+            app()
+        finally:
+            if sys.stdout is not real:
+                sys.stdout.flush()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, (int, type(None))):
+            print(exc.code, file=sys.stderr)
     except UserError as exc:
-        print(f"forensics: error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        if not _interrupted:
+            print(f"forensics: error: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    except BrokenPipeError:
+        code = 1
+    except KeyboardInterrupt:
+        _interrupted = True
+    except Exception:
+        if not _interrupted:  # (a query stopped by Ctrl-C surfaces as DuckDB's error)
+            raise
+    finally:
+        if isinstance(sys.stdout, _Stdout):
+            sys.stdout = real
+    if code == 1 and sys.exc_info()[0] is None and _is_broken(real):
+        _quiet_stdout()
+    if _interrupted:
+        print("forensics: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
+
+
+def _is_broken(stream) -> bool:
+    """Whether writing to `stream` now fails with a broken pipe (typer ends such a run with exit 1)."""
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError, AttributeError):
+        return False
+    return False

@@ -39,14 +39,20 @@ def flat_for_csv(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(cols) if cols else df
 
 
+def check_out_folder(out: Path | None) -> None:
+    """Refuse an output file whose folder is missing or not a folder (before any work is done)."""
+    if out is not None and not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise UserError(f"{out}: {out.parent} {what}")
+
+
 def _write(out: Path | None, write) -> None:
     """Run `write(path_or_file)` for `out` or standard output; a folder that is missing or not
     writable is one UserError line."""
     if out is None:
         write(None)
         return
-    if not out.parent.is_dir():
-        raise UserError(f"{out}: the folder {out.parent} does not exist")
+    check_out_folder(out)
     try:
         write(out)
     except PermissionError:

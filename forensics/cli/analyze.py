@@ -56,6 +56,21 @@ def register(app: typer.Typer) -> None:
                 raise UserError(f"unknown finding kind(s) {', '.join(unknown)} (known: {', '.join(sorted(KINDS))})")
         if report is not None and not report.parent.exists():
             raise UserError(f"{report.parent}: no such directory")
+        if tz:
+            from forensics.timeutil import check_zone
+
+            try:
+                check_zone(tz)
+            except ValueError as exc:
+                raise UserError(f"--tz: {exc} (use an IANA name such as Europe/Paris or UTC)") from None
+        if host or tz:
+            from forensics.analysis import is_loose_input
+
+            if not any(is_loose_input(p) for p in bundles):
+                given = " and ".join(o for o, v in (("--host", host), ("--tz", tz)) if v)
+                print(f"forensics: warning: {given} not used: {'they apply' if host and tz else 'it applies'} to loose files only, and "
+                      f"{'these inputs are bundles' if len(bundles) > 1 else f'{bundles[0]} is a bundle'} "
+                      "(its hosts carry their own names and zones)", file=sys.stderr)
         try:
             t0 = parse_when(since) if since else None
             t1 = parse_when(until) if until else None

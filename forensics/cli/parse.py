@@ -39,7 +39,10 @@ def register(app: typer.Typer) -> None:
         if tz:
             from forensics.timeutil import check_zone
 
-            check_zone(tz)
+            try:
+                check_zone(tz)
+            except ValueError as exc:
+                raise UserError(f"--tz: {exc} (use an IANA name such as Europe/Paris or UTC)") from None
         hints = stated_hints(fields, interval)
         failed = 0
         for f in files:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import OutFormat, UserError, emit_frame
+from forensics.cli._common import OutFormat, UserError, check_out_folder, emit_frame
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
 
@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
         given = sum(x is not None for x in (sql, file, name))
         if given != 1:
             raise UserError("give exactly one of SQL, --file F.sql or --name NAME")
+        check_out_folder(out)
         params = _params(param)
         nq = None
         if name is not None:

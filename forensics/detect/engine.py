@@ -77,6 +77,8 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
         try:
             frames.append(run_rule(bundle, rule, overrides))
         except Exception as exc:  # one broken detector must not hide the others' findings
+            if _interrupted(exc):  # ... but Ctrl-C stops the analysis, it does not skip one rule
+                raise KeyboardInterrupt from None
             errors.append(f"detector {rule.name}: {str(exc).splitlines()[0]}")
         if progress:
             progress(rule.name)
@@ -87,6 +89,8 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
         try:
             findings = pl.concat([findings, detect_anomalies(bundle, findings)])
         except Exception as exc:
+            if _interrupted(exc):
+                raise KeyboardInterrupt from None
             errors.append(f"anomaly model: {str(exc).splitlines()[0]}")
     findings = findings.unique(subset=["id"], keep="first", maintain_order=True)
     if since is not None:
@@ -96,6 +100,14 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
     from forensics.detect.causality import link_and_rank
 
     return link_and_rank(findings), errors
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether `exc` is DuckDB's report of a query stopped by SIGINT (an InterruptException, or the
+    RuntimeError('Query interrupted') some of its calls raise instead)."""
+    import duckdb
+
+    return isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
 def _preload_model() -> None:
