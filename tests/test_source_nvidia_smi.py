@@ -643,3 +643,20 @@ def test_topo_markdown_indented_rows_and_wrapped_legend():
     bad = load("topo-2gpu-markdown-indented-legend-wrapped.txt").replace(b"NODE    0-15", b"NO0-15")
     res = run(bad)
     assert res.unparsed.height == 1 and "damaged cell" in res.unparsed["reason"][0]
+
+
+def test_memory_lists_told_apart_by_values_not_by_order():
+    # index,name,memory.total,memory.used and index,(name,)memory.used,memory.total fit the same shapes:
+    # memory.total >= memory.used on every row decides, and rows where neither holds are not guessed
+    a = run(load("csv-noheader-index-name-total-used-util-4xa100.csv.txt")).tables["gpu_samples"]
+    assert a.select("gpu", "mem_total_mib", "mem_used_mib", "util_pct").rows()[3] == (3, 81920.0, 14.0, 0.0)
+    b = run(load("csv-noheader-index-used-total-util-2gpu.csv.txt")).tables["gpu_samples"]
+    assert b.select("mem_used_mib", "mem_total_mib").rows() == [(22605.0, 24564.0), (22077.0, 24564.0)]
+    swapped = b"0, NVIDIA L20, 41993 MiB, 46068 MiB, 100 %\n"  # used before total, with a name
+    s = run(swapped).tables["gpu_samples"]
+    assert s.select("mem_used_mib", "mem_total_mib").rows() == [(41993.0, 46068.0)]
+    # total before used without a name is no list seen: its values contradict the one that is (used <= total)
+    res = run(b"0, 2000 MiB, 1000 MiB, 5 %\n")
+    assert not res.tables.get("gpu_samples", pl.DataFrame()).height and "no known field list" in res.unparsed["reason"][0]
+    c = run(load("csv-noheader-index-used-util-4gpu-p2p-deadlock.csv.txt")).tables["gpu_samples"]
+    assert c["util_pct"].to_list() == [100.0] * 4 and c["mem_used_mib"][3] == 1052.0

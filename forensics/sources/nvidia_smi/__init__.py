@@ -80,7 +80,7 @@ from forensics.sources._base import (
     ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
 from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, topo
-from forensics.sources.nvidia_smi.common import add_time, frame
+from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
 VERSION = 3
@@ -146,11 +146,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         tables = {"gpu_topo": frame("gpu_topo", parts.topo), "gpus": frame("gpus", parts.gpus)}
     else:
         helpers = {"_ts_utc": pl.Datetime("us", "UTC"), "_ts_local": pl.Datetime("us")}
-        samples = frame("gpu_samples", parts.samples, extra=helpers)
-        tables = {"gpu_samples": add_time(samples, ctx.tz, ctx.capture_time, prefer_local=False),
-                  "gpu_ecc": add_time(frame("gpu_ecc", parts.ecc, extra=helpers), ctx.tz, ctx.capture_time,
-                                      prefer_local=False),
-                  "gpus": frame("gpus", parts.gpus)}
+        samples = add_time(frame("gpu_samples", parts.samples, extra=helpers), ctx.tz, ctx.capture_time,
+                           prefer_local=False)
+        tables = {"gpu_samples": samples, "gpu_ecc": ecc_table(samples, parts.ecc), "gpus": frame("gpus", parts.gpus)}
     return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,17 @@ class Parts:
     unparsed: list[tuple[int, str, str]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     topo: list[dict[str, Any]] = field(default_factory=list)
-    ecc: list[dict[str, Any]] = field(default_factory=list)
+    # ECC counts, flat: the index of their GPU record in `samples`, then line, scope, location, error, count
+    ecc: tuple[list, ...] = field(default_factory=lambda: ([], [], [], [], [], []))
+
+    def add_ecc(self, rec: dict[str, Any], row: int) -> None:
+        """Move the ECC counts [(line, scope, location, error, count)] of GPU record `rec` (samples[row])
+        into the flat ECC columns."""
+        counts = rec.pop("_ecc", None)
+        if counts:
+            self.ecc[0].extend([row] * len(counts))
+            for col, values in zip(self.ecc[1:], zip(*counts)):
+                col.extend(values)
 
 
 class BadValue(ValueError):
@@ -208,6 +219,19 @@ def finish_ecc(rec: dict[str, Any]) -> None:
                 rec[col] = sum(vals)
 
 
+def ecc_table(samples: pl.DataFrame, ecc: tuple[list, ...]) -> pl.DataFrame:
+    """gpu_ecc: the flat ECC columns of Parts, each count with its GPU record's keys and time (from the
+    timed gpu_samples frame, row for row as Parts.samples)."""
+    if not ecc[0]:
+        return frame("gpu_ecc", [])
+    counts = pl.DataFrame({"_row": pl.Series(ecc[0], dtype=pl.UInt32), "line_no": pl.Series(ecc[1], dtype=pl.Int64),
+                           "scope": ecc[2], "location": ecc[3], "error": ecc[4],
+                           "count": pl.Series(ecc[5], dtype=pl.Int64)})
+    keys = [c for c in ("sample_no", "ts", "ts_quality", "gpu", "uuid", "pci_bus_id") if c in samples.columns]
+    return counts.join(samples.select(keys).with_row_index("_row"), on="_row", how="left").drop("_row")
+
+
+@lru_cache(maxsize=4096)
 def ecc_key(path: tuple[str, ...]) -> tuple[str, str, str] | None:
     """(scope, location, error) of an ECC count at `path` below "ECC Errors" (text, lowercased words)
     or ``ecc_errors`` (XML, words joined by _); None for what is not a count.

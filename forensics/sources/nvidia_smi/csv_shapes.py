@@ -13,7 +13,9 @@ Without a header the fields must come from somewhere. The user may state them (`
   lists seen in real captures and scripts (provenance beside each). When two lists fit with different
   fields, or none fits, the capture is reported as not recognised, with the shapes that were seen.
 
-``index`` must look like one: integers from 0, no gaps (a temperature column of 40-odd does not).
+``index`` must look like one: integers from 0, no gaps (a temperature column of 40-odd does not);
+``memory.total`` must be at least ``memory.used``/``free`` on every row (so the lists that differ only in
+their order, ``used,total`` and ``total,used``, are told apart by the values, or not at all).
 Rows of bare numbers (``nounits`` without units anywhere, ``0, 100``) fit too many lists: not recognised.
 """
 from __future__ import annotations
@@ -49,6 +51,11 @@ CATALOGUE: tuple[tuple[str, ...], ...] = (
     # Quake4/MindMiner issue #627
     ("name", "utilization.gpu", "utilization.memory", "temperature.gpu", "power.draw", "power.limit", "fan.speed",
      "clocks.gr", "clocks.mem", "power.default_limit"),
+    # GPU checks pasted in project notes (tests/fixtures/nvidia_smi: csv-noheader-index-*-{4,8}gpu):
+    # a vLLM deadlock note, a training host's "GPU" section, an experiment's A100 inventory
+    ("index", "memory.used", "utilization.gpu"),
+    ("index", "memory.used", "memory.total", "utilization.gpu"),
+    ("index", "name", "memory.total", "memory.used", "utilization.gpu"),
     # prasanthrangan/hyprdots issue #388 (gpuinfo.sh, `--format=csv,noheader,nounits`)
     ("temperature.gpu", "utilization.gpu", "clocks.gr", "clocks.max.gr", "power.draw", "power.max_limit"),
 )
@@ -159,6 +166,25 @@ def _fits(field: str, col: list[str], cls: set[str]) -> bool:
     return ("na" in cls or bool(cls & set(field_classes(field)))) and _plausible(field, [v for v in col if v not in _NA])
 
 
+def _consistent(fields: dict[str, list[str]]) -> bool:
+    """Relations between fields a list names: memory.total is at least memory.used / free / reserved."""
+    total = fields.get("memory.total")
+    if total is None:
+        return True
+    tot = [_number(v) for v in total]
+    for other in ("memory.used", "memory.free", "memory.reserved"):
+        for t, v in zip(tot, fields.get(other, ())):
+            x = _number(v)
+            if t is not None and x is not None and x > t:
+                return False
+    return True
+
+
+def _number(v: str) -> float | None:
+    m = re.match(_NUM, v)
+    return float(m.group(0)) if m else None
+
+
 def infer(rows: list[str]) -> tuple[tuple[str, ...] | None, str]:
     """(field list, "") when the rows' shapes name their fields, else (None, why not)."""
     cols = columns(rows[:50])
@@ -183,7 +209,8 @@ def infer(rows: list[str]) -> tuple[tuple[str, ...] | None, str]:
         tail = [f for f in lst if f not in named]
         if len(tail) != len(rest):
             continue
-        if all(_fits(f, cols[i], cls[i]) for f, i in zip(tail, rest)):
+        if all(_fits(f, cols[i], cls[i]) for f, i in zip(tail, rest)) and \
+                _consistent({f: cols[i] for f, i in zip(tail, rest)}):
             fits.add(tuple(tail))
     if len(fits) == 1:
         tail = next(iter(fits))

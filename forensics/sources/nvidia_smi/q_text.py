@@ -290,11 +290,8 @@ def parse(texts: list[str], ctx) -> Parts:
             finish_ecc(g)
             g.update(gpu=idx, sample_no=no, driver_version=snap["driver"], cuda_version=snap["cuda"],
                      _ts_utc=snap["marker_ts"], _ts_local=snap["local"])
-            for ln, scope, loc, err, count in g.pop("_ecc", ()):
-                out.ecc.append({"line_no": ln, "sample_no": no, "gpu": idx, "pci_bus_id": g.get("pci_bus_id"),
-                                "uuid": g.get("uuid"), "_ts_utc": snap["marker_ts"], "_ts_local": snap["local"],
-                                "scope": scope, "location": loc, "error": err, "count": count})
             out.samples.append(g)
+            out.add_ecc(g, len(out.samples) - 1)
             key = g.get("pci_bus_id") or g.get("uuid") or idx
             if key not in seen:
                 seen.add(key)

@@ -222,14 +222,12 @@ def parse(texts: list[str], ctx) -> Parts:
         docs += 1
     # inventory rows: first sighting of each GPU
     seen: set = set()
-    for rec in out.samples:
+    for row, rec in enumerate(out.samples):
         finish_power(rec)
         finish_ecc(rec)
-        for scope, loc, err, count in rec.pop("_ecc", ()):
-            out.ecc.append({"line_no": rec["line_no"], "sample_no": rec.get("sample_no"), "gpu": rec.get("gpu"),
-                            "pci_bus_id": rec.get("pci_bus_id"), "uuid": rec.get("uuid"),
-                            "_ts_utc": rec.get("_ts_utc"), "_ts_local": rec.get("_ts_local"),
-                            "scope": scope, "location": loc, "error": err, "count": count})
+        if "_ecc" in rec:
+            rec["_ecc"] = [(rec["line_no"], *e) for e in rec["_ecc"]]
+            out.add_ecc(rec, row)
         key = rec.get("pci_bus_id") or rec.get("uuid") or rec.get("gpu")
         if key not in seen:
             seen.add(key)
