@@ -37,7 +37,7 @@ from forensics.layout import format_marker
 NCCL_CAP = 512 << 20
 STREAM_GRACE_S = 10.0
 SAMPLE_GRACE_S = 5.0  # sampling commands end by --duration + this
-END_SLACK_S = 15.0  # the final commands (dmesg, NCCL copies) by --duration + this
+END_SLACK_S = 10.0  # the final commands (dmesg, NCCL copies) by --duration + this
 ONESHOT_BUDGET_S = 60.0  # with --duration 0: what the snapshot of every command may take
 HUNG_RETRY_S = 5.0  # timeout of a program that already timed out once in this run
 MIN_LEFT_S = 0.5
