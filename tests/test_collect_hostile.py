@@ -65,8 +65,18 @@ def test_env_filter(key, kept):
     assert node.env_allowed(key) is kept
 
 
+@pytest.mark.parametrize("args,kept", [
+    (["--hf_token", "t0k", "--lr", "0.1"], ["--hf_token", node.REMOVED, "--lr", "0.1"]),
+    (["--api-key=k3y", "--tokenizer", "gpt2"], ["--api-key=" + node.REMOVED, "--tokenizer", "gpt2"]),
+    (["env", "NCCL_IB_SECRET=s3c", "python"], ["env", "NCCL_IB_SECRET=" + node.REMOVED, "python"]),
+    (["--password", "-v", "--monkey", "x"], ["--password", "-v", "--monkey", "x"])])
+def test_secret_arguments_lose_their_values(args, kept):
+    assert node.scrub_argv(args) == kept
+
+
 def test_process_environ_read_only_through_the_filter():
-    p = _sleeper(NCCL_IB_HCA="mlx5_0", **SECRETS)
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "--db-password=pw-9"],
+                         env=dict(os.environ, NCCL_IB_HCA="mlx5_0", **SECRETS))
     try:
         time.sleep(0.2)
         info = node.process_info(p.pid)
@@ -75,8 +85,9 @@ def test_process_environ_read_only_through_the_filter():
         p.wait()
     assert info["env"] == {"NCCL_IB_HCA": "mlx5_0"}
     assert info["uid"] == os.getuid()
+    assert info["cmdline"][-1] == "--db-password=" + node.REMOVED
     text = json.dumps(info)
-    assert not any(v in text for v in SECRETS.values())
+    assert not any(v in text for v in list(SECRETS.values()) + ["pw-9"])
 
 
 def _plant(tmp_path: Path, victim_pid: int) -> tuple[Path, Path]:

@@ -181,6 +181,37 @@ def ethtool_ifaces(inventory):
     return rdma + phys + bonds
 
 
+ARG_SECRET_WORDS = frozenset(("PASSWORD", "PASSWD", "SECRET", "TOKEN", "KEY", "APIKEY", "CREDENTIAL", "CREDENTIALS"))
+REMOVED = "<removed>"
+
+
+def _secret_name(name):
+    """A command-line option or NAME=value name one of whose words (split at -, _, .) is a secret word."""
+    return any(w in ARG_SECRET_WORDS for w in re.split(r"[-_.]+", name.upper()) if w)
+
+
+def scrub_argv(args):
+    """A process's arguments with the values of secret-named options removed: ``--api-key=x``,
+    ``--hf_token x``, ``NCCL_IB_SECRET=x`` (as ``env`` passes it) keep their name, lose their value.
+    Words are matched whole (``--tokenizer gpt2`` is kept)."""
+    out = []
+    drop_next = False
+    for a in args:
+        if drop_next and not a.startswith("-"):
+            out.append(REMOVED)
+            drop_next = False
+            continue
+        drop_next = False
+        m = re.match(r"^(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=", a)
+        if m and _secret_name(m.group(1).lstrip("-")):
+            out.append(m.group(1) + "=" + REMOVED)
+            continue
+        if a.startswith("-") and _secret_name(a.lstrip("-")):
+            drop_next = True
+        out.append(a)
+    return out
+
+
 def env_allowed(key):
     """A variable kept from a GPU process's environment: NCCL_*, CUDA_*, TORCH_NCCL_*, OMP_NUM_THREADS,
     and none whose name (any case) holds a secret word (*PASSWORD*, *SECRET*, *TOKEN*, *KEY*, *CREDENTIAL*, ...)."""
@@ -191,14 +222,15 @@ def env_allowed(key):
 
 
 def process_info(pid):
-    """cmdline, uid, CPU/memory affinity and only the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables of
-    `pid` whose names hold no secret word (see env_allowed): /proc/<pid>/environ is read only through that filter."""
+    """cmdline (secret-named option values removed: scrub_argv), uid, CPU/memory affinity and only the
+    NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables of `pid` whose names hold no secret word (see
+    env_allowed): /proc/<pid>/environ is read only through that filter."""
     base = os.path.join(procfs(), str(pid))
     info = {"pid": int(pid)}
     try:
         with open(os.path.join(base, "cmdline"), "rb") as fh:
             raw = fh.read(1 << 20)
-        info["cmdline"] = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a] if raw else []
+        info["cmdline"] = scrub_argv([a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]) if raw else []
     except OSError as exc:
         info["error"] = "cannot read /proc/%s: %s" % (pid, exc.strerror or exc)
         return info
