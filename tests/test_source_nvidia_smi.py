@@ -374,7 +374,7 @@ def test_helper_doctests():
 
 def test_collector_query_fields_are_all_mapped():
     """Every field `forensics collect` asks --query-gpu for lands in a gpu_samples/gpus column."""
-    from forensics.collect import specs
+    from forensics.sources import nvidia_smi_spec as specs
     from forensics.sources.nvidia_smi import query_csv as _nvsmi_csv
 
     for q in (specs.GPU_QUERY_FIELDS, specs.GPU_QUERY_FIELDS_OLD, specs.GPU_QUERY_FIELDS_MIN):

@@ -1,8 +1,9 @@
 """Build a single-file zipapp of the collector: ``python3 forensics-collect.pyz --duration 60``.
 
 It holds only the standard-library parts (``forensics/__init__.py``, ``forensics/layout.py``,
-``forensics/collect/``), so it runs with any Python >= 3.8 on a node where the package is not
-installed. Standard library only, Python 3.8 syntax.
+``forensics/descriptor.py``, ``forensics/collect/``, and of ``forensics/sources/`` its ``__init__.py``
+and the sources' descriptors ``*_spec.py``, which say what to collect), so it runs with any
+Python >= 3.8 on a node where the package is not installed. Standard library only, Python 3.8 syntax.
 """
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def _sources():
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     yield os.path.join(pkg, "__init__.py"), "forensics/__init__.py"
     yield os.path.join(pkg, "layout.py"), "forensics/layout.py"
+    yield os.path.join(pkg, "descriptor.py"), "forensics/descriptor.py"
+    src = os.path.join(pkg, "sources")
+    yield os.path.join(src, "__init__.py"), "forensics/sources/__init__.py"
+    for name in sorted(os.listdir(src)):
+        if name.endswith("_spec.py"):
+            yield os.path.join(src, name), "forensics/sources/" + name
     coll = os.path.join(pkg, "collect")
     for name in sorted(os.listdir(coll)):
         if name.endswith(".py"):

@@ -33,6 +33,7 @@ from forensics.bundle.errors import BundleError
 from forensics.bundle.read import DEFAULT_LIMITS, Limits, archive_kind, check_host_name, extract, open_bundle, find_root
 from forensics.bundle.write import check_out_path, new_manifest, write_tree
 from forensics.layout import HOSTS_DIR, MANIFEST, TRUTH_DIR
+from forensics.sources import descriptors, file_hints
 
 HOST_SNIFF_BYTES = 8 << 20
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -209,9 +210,8 @@ class Builder:
                 meta = (info.get("files") or {}).get(old) if isinstance(info.get("files"), dict) else None
                 if isinstance(meta, dict):
                     hs.info.setdefault("files", {})[new] = meta
-                elif new != old and source == "ethtool":  # keep the interface the file name gave
-                    iface = relp.name[:-4] if relp.name.endswith(".txt") else relp.name
-                    self._note_file(hs, new, "collector", old, {"iface": iface})
+                elif new != old and file_hints(source, relp.name):  # keep what the file name said (its interface)
+                    self._note_file(hs, new, "collector", old, file_hints(source, relp.name))
             for k, v in info.items():
                 if k == "files":
                     continue
@@ -246,7 +246,7 @@ class Builder:
         hs = self._host(host, origin, new_input=True)
         files = sos.raw_files(root)
         if not files:
-            self.warn(f"{origin}: no dmesg, ethtool, numactl, nvidia-smi or sar output found in this sosreport")
+            self.warn(f"{origin}: no {_titles('sosreport')} output found in this sosreport")
         for p, source, name, hints in files:
             rel = self._place(hs, source, name, p)
             if rel:
@@ -266,7 +266,7 @@ class Builder:
             raise BundleError(f"{path}: cannot tell the host of this bug report (use --host)")
         hs = self._host(host, origin, new_input=host not in self._hosts_of(origin))
         if not rep.sections:
-            self.warn(f"{path}: no dmesg, nvidia-smi or numactl section found")
+            self.warn(f"{path}: no {_titles('bug_report')} section found")
         for sec in rep.sections:
             rel = self._place(hs, sec.source, sec.name, sec.data)
             if rel:
@@ -322,7 +322,7 @@ class Builder:
             self._base_info(hs)
             taken += 1
         if not taken:
-            raise BundleError(f"{origin}: no file recognised as dmesg, ethtool, iostat, sar, numactl, nvidia-smi or NCCL output")
+            raise BundleError(f"{origin}: no file recognised as {_titles()} output")
 
     def _hosts_of(self, origin: str) -> set[str]:
         return {h for h, hs in self.hosts.items() if origin in hs.origins}
@@ -355,6 +355,12 @@ class Builder:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _titles(part: str | None = None) -> str:
+    """"dmesg, ethtool or sar": the tools whose descriptors declare `part` (all of them: None)."""
+    names = [d.title for d in descriptors().values() if part is None or getattr(d, part)]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _stem(path: Path) -> str:

@@ -8,9 +8,10 @@ NVIDIA kernel messages:`` for grepped syslog/journal lines. The nvidia-smi block
 commands one after another (``--query``, ``--query --unit``, ``nvlink ...``), each heading followed
 by a blank line.
 
-We take: dmesg (-> dmesg), the NVIDIA kernel messages (-> dmesg; syslog/journal lines),
-``nvidia-smi --query`` (-> nvidia_smi), ``numactl -H`` (-> numactl); the prologue gives the host
-(``uname: Linux <host> <release> ...``) and kernel release.
+Each source declares the sections it reads (``bug_report`` in ``forensics/sources/<name>_spec.py``):
+dmesg (-> dmesg), the NVIDIA kernel messages (-> dmesg; syslog/journal lines), ``nvidia-smi --query``
+(-> nvidia_smi), ``numactl -H`` (-> numactl); the prologue gives the host (``uname: Linux <host>
+<release> ...``) and kernel release.
 
 >>> text = ("____________________________________________\\n\\nStart of NVIDIA bug report log file.\\n\\n"
 ...         "uname: Linux gpu-node-7 5.15.0-112-generic #122-Ubuntu SMP x86_64 GNU/Linux\\n\\n"
@@ -30,11 +31,11 @@ import gzip
 import re
 from dataclasses import dataclass, field
 
+from forensics.sources import descriptors
+
 SEPARATOR = "_" * 44
 START = "Start of NVIDIA bug report log file"
 _SEP = re.compile(r"^_{40,}\s*$")
-_SMI_CMD = re.compile(r"^(?:\S*/)?nvidia-smi(?:\s+(.*?))?\s*$")
-_NUMACTL = re.compile(r"^(?:\S*/)?numactl\s+(?:-H|--hardware)\s*$")
 _UNAME = re.compile(r"^uname:\s+\S+\s+(\S+)\s+(\S+)")
 
 
@@ -104,6 +105,29 @@ def _trim(body: list[str]) -> bytes:
     return ("\n".join(body) + "\n").encode() if body else b""
 
 
+def _sections() -> list:
+    """(source, BugSection) for every section a source declares, sources by name."""
+    return [(name, sec) for name, d in descriptors().items() for sec in d.bug_report]
+
+
+def _commands(rx: re.Pattern, heading: str, body: list[str]) -> list[tuple[str, str, list[str]]]:
+    """(arguments, command line, output lines) of each command in a block holding several, each
+    opened by a line matching `rx` (its first group: the arguments) between blank lines."""
+    cur_args, cur_cmd, cur = rx.match(heading).group(1) or "", heading, []
+    parts: list[tuple[str, str, list[str]]] = []
+    for i, ln in enumerate(body):
+        m = rx.match(ln)
+        prev_blank = i == 0 or not body[i - 1].strip()
+        next_blank = i + 1 >= len(body) or not body[i + 1].strip()
+        if m and prev_blank and next_blank:
+            parts.append((cur_args, cur_cmd, cur))
+            cur_args, cur_cmd, cur = m.group(1) or "", ln.strip(), []
+            continue
+        cur.append(ln)
+    parts.append((cur_args, cur_cmd, cur))
+    return [(a, c, lines[1:] if lines and not lines[0].strip() else lines) for a, c, lines in parts]
+
+
 def split_report(data: bytes) -> Report:
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     rep = Report()
@@ -127,29 +151,13 @@ def split_report(data: bytes) -> Report:
                     rep.host = m.group(1).split(".")[0] or None
                     rep.kernel = m.group(2)
             continue
-        if heading == "dmesg:":
-            add("dmesg", "nvidia-bug-report-dmesg.txt", body, heading)
-        elif heading.startswith("Scanning kernel log files for NVIDIA kernel messages"):
-            add("dmesg", "nvidia-bug-report-kernel-messages.txt", body, heading)
-        elif _NUMACTL.match(heading):
-            add("numactl", "nvidia-bug-report-numactl-H.txt", body, heading)
-        elif _SMI_CMD.match(heading):
-            # several nvidia-smi commands in one block: split at each command heading
-            cur_args, cur = _SMI_CMD.match(heading).group(1) or "", []
-            parts: list[tuple[str, list[str]]] = []
-            for i, ln in enumerate(body):
-                m = _SMI_CMD.match(ln)
-                prev_blank = i == 0 or not body[i - 1].strip()
-                next_blank = i + 1 >= len(body) or not body[i + 1].strip()
-                if m and prev_blank and next_blank:
-                    parts.append((cur_args, cur))
-                    cur_args, cur = m.group(1) or "", []
-                    continue
-                cur.append(ln)
-            parts.append((cur_args, cur))
-            for args, lines in parts:
-                if lines and not lines[0].strip():
-                    lines = lines[1:]
-                if args.strip() in ("--query", "-q"):
-                    add("nvidia_smi", "nvidia-bug-report-q.txt", lines, f"nvidia-smi {args}")
+        for source, sec in _sections():
+            if sec.rx.match(heading):
+                if sec.args:
+                    for args, cmd, lines in _commands(sec.rx, heading, body):
+                        if args.strip() in sec.args:
+                            add(source, sec.name, lines, cmd)
+                else:
+                    add(source, sec.name, body, heading)
+                break
     return rep

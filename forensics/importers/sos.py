@@ -1,5 +1,6 @@
 """Which files of a sosreport hold outputs our parsers read, and what the report says about its host.
 
+Each source declares the sosreport paths it reads (``sosreport`` in ``forensics/sources/<name>_spec.py``).
 sos stores each command's output under ``sos_commands/<plugin>/<command with spaces as _>``:
 ``kernel/dmesg``, ``networking/ethtool_-S_<iface>``, ``numa/numactl_--hardware``,
 ``nvidia/nvidia-smi_-q`` (and ``nvidia-smi_-q_-d_PERFORMANCE``, ``nvidia-smi_--query-gpu=..._--format_csv``),
@@ -18,37 +19,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^sos_commands/kernel/dmesg(?:_.*)?$"), "dmesg"),
-    (re.compile(r"^sos_commands/networking/ethtool_-S_(?P<iface>[^/]+)$"), "ethtool"),
-    (re.compile(r"^sos_commands/numa/numactl_(?:--hardware|-H)$"), "numactl"),
-    (re.compile(r"^sos_commands/nvidia/nvidia-smi_(?:-q|--query)(?:_-d_[A-Z_,]+)?$"), "nvidia_smi"),
-    (re.compile(r"^sos_commands/nvidia/nvidia-smi_-q_-x$"), "nvidia_smi"),
-    (re.compile(r"^sos_commands/nvidia/nvidia-smi_--query-gpu.*$"), "nvidia_smi"),
-    (re.compile(r"^sos_commands/nvidia/nvidia-smi_topo_-m$"), "nvidia_smi"),
-    (re.compile(r"^sos_commands/sar/sar[0-9]+$"), "sar"),
-    (re.compile(r"^var/log/(?:sa|sysstat)/sar[0-9]+$"), "sar"),
-    (re.compile(r"^sos_commands/(?:block|sysstat|sar)/iostat.*$"), "iostat"),
-]
+from forensics.sources import descriptors
+
 FACT_FILES = ("sos_commands/host/hostname", "sos_commands/general/hostname", "etc/hostname",
               "sos_commands/kernel/uname_-a", "sos_commands/date/timedatectl", "sos_commands/systemd/timedatectl",
               "etc/timezone")
 
 
+def _rules() -> list:
+    """(source, SosPath) for every sosreport path a source declares (``sosreport`` of its descriptor)."""
+    return [(name, p) for name, d in descriptors().items() for p in d.sosreport]
+
+
 def pick(rel: str) -> tuple[str, str, dict] | None:
     """(source, raw file name, hints) for a path inside the sosreport, or None when we do not read it."""
-    for rx, source in _RULES:
-        m = rx.match(rel)
-        if m:
-            name = rel.rsplit("/", 1)[-1]
-            hints = {}
-            if source == "ethtool":
-                hints["iface"] = m.group("iface")
-                name = m.group("iface")
-            if name.startswith("nvidia-smi_--query-gpu"):
-                name = "query-gpu"
-                return source, name + ".csv", hints
-            return source, name + ".txt", hints
+    for source, path in _rules():
+        hit = path.match(rel)
+        if hit:
+            return (source, *hit)
     return None
 
 

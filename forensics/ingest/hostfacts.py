@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from forensics.ingest import collector_tables as ct
-from forensics.sources import ParseContext
+from forensics.sources import ParseContext, file_hints
 
 
 def read_json(path: Path) -> tuple[dict, str | None]:
@@ -89,11 +89,9 @@ def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, 
     hints: dict[str, Any] = {}
     files = info.get("files") if isinstance(info.get("files"), dict) else {}
     extra = files.get(rel) if isinstance(files.get(rel), dict) else None
-    if extra is None:
+    if extra is None:  # collector layout: the file name may say something (raw/ethtool/<iface>.txt)
         extra = {}
-        if source == "ethtool":  # collector layout: raw/ethtool/<iface>.txt
-            name = path.name
-            hints["iface"] = name[: -len(".txt")] if name.endswith(".txt") else name
+        hints.update(file_hints(source, path.name))
     if isinstance(extra.get("hints"), dict):
         hints.update(extra["hints"])
     if extra.get("capture_time") and capture is None:

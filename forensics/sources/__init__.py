@@ -1,4 +1,10 @@
-"""Source parsers: one module per tool, discovered from this package (never listed by hand).
+"""Source parsers: one module (or subpackage) per tool, discovered from this package (never listed
+by hand), each with a descriptor module ``<name>_spec.py`` beside it (how it is collected, where it
+lives in a sosreport and a bug report, its file-name hints and timeline events: see
+:mod:`forensics.descriptor`).
+
+Importing this package needs only the standard library (the collector reads the descriptors on
+nodes without polars); the parser side (:func:`registry`, ``ParseContext``, ...) loads on use.
 
 >>> sorted(registry())  # doctest: +SKIP
 ['dmesg', 'ethtool', 'iostat', 'nccl', 'numactl', 'nvidia_smi', 'sar']
@@ -8,31 +14,64 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-from forensics.sources._base import SNIFF_ACCEPT, ParseContext, ParseResult, Sniff, split_lines  # noqa: F401
+if TYPE_CHECKING:
+    from forensics.sources._base import ParseContext, ParseResult, Sniff
 
 REQUIRED = ("NAME", "VERSION", "TABLES", "DESCRIPTION", "sniff", "parse")
 SNIFF_BYTES = 65536
+SPEC_SUFFIX = "_spec"
+_BASE = ("SNIFF_ACCEPT", "ParseContext", "ParseResult", "Sniff", "split_lines")
+
+
+def __getattr__(name):
+    if name in _BASE:  # the parser base needs polars: loaded on first use, not by the collector
+        from forensics.sources import _base
+
+        return getattr(_base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _names() -> list[str]:
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
 
 
 @lru_cache(maxsize=None)
-def registry() -> dict[str, ModuleType]:
-    """name -> module for every parser module in this package (modules starting with _ skipped)."""
-    found: dict[str, ModuleType] = {}
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if info.name.startswith("_"):
+def descriptors() -> dict:
+    """source name -> :class:`forensics.descriptor.Descriptor` of every ``<name>_spec`` module here."""
+    found = {}
+    for name in _names():
+        if name.endswith(SPEC_SUFFIX):
+            d = importlib.import_module(f"{__name__}.{name}").DESCRIPTOR
+            found[d.source] = d
+    return dict(sorted(found.items()))
+
+
+def file_hints(source: str, name: str) -> dict:
+    """Parser hints the collector-layout raw file name `name` of `source` gives (``raw/ethtool/eth0.txt``:
+    ``{"iface": "eth0"}``)."""
+    d = descriptors().get(source)
+    return d.hints_for(name) if d is not None else {}
+
+
+@lru_cache(maxsize=None)
+def registry() -> dict:
+    """name -> module for every parser module in this package (modules starting with _ and the
+    ``*_spec`` descriptors skipped)."""
+    found = {}
+    for name in _names():
+        if name.endswith(SPEC_SUFFIX):
             continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+        mod = importlib.import_module(f"{__name__}.{name}")
         missing = [a for a in REQUIRED if not hasattr(mod, a)]
         if missing:
-            raise ImportError(f"source module {info.name} lacks {missing}")
+            raise ImportError(f"source module {name} lacks {missing}")
         found[mod.NAME] = mod
     return dict(sorted(found.items()))
 
 
-def get(name: str) -> ModuleType:
+def get(name: str):
     try:
         return registry()[name]
     except KeyError:
@@ -41,6 +80,8 @@ def get(name: str) -> ModuleType:
 
 def sniff_as(name: str, head: bytes) -> Sniff:
     """Source `name`'s verdict on `head` (a sniffer that raises: confidence 0 with the error)."""
+    from forensics.sources._base import Sniff
+
     try:
         return Sniff.of(get(name).sniff(head[:SNIFF_BYTES]))
     except Exception as exc:  # noqa: BLE001 - a sniffer must never break detection of the others
@@ -52,6 +93,8 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
     query_fields), the first source whose ``sniff_stated(head, hints)`` accepts it; else (None, a
     verdict naming the closest source)."""
+    from forensics.sources._base import Sniff
+
     mods = sorted(registry().values(), key=lambda m: (getattr(m, "SNIFF_PRIORITY", 50), m.NAME))
     best: tuple[str, Sniff] | None = None
     for mod in mods:
@@ -78,6 +121,8 @@ def detect(head: bytes) -> str | None:
 
 def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None = None) -> tuple[str, ParseResult]:
     """Detect (unless given) and parse `data`; returns (source name, result)."""
+    from forensics.sources._base import ParseContext
+
     ctx = ctx or ParseContext()
     name = source or detect(data[:SNIFF_BYTES])
     if name is None:

@@ -5,9 +5,10 @@
 -- Kinds: kernel messages by content (xid, link_down, link_up, pcie_error, thermal, oom, hung_task,
 -- nic_error, other); NCCL lines as nccl_<kind of nccl_log> (nccl_version, nccl_init_complete,
 -- nccl_net, nccl_gdr, nccl_env, nccl_ib_completion_error, nccl_socket_error, nccl_connect_error,
--- nccl_remote_closed, nccl_error_chain, nccl_abort, nccl_error; nccl_warn for other WARN lines);
+-- nccl_remote_closed, nccl_error_chain, nccl_abort, nccl_error; nccl_warn for other WARN lines, nccl_other
+-- for the rest);
 -- PyTorch lines as watchdog_timeout, watchdog_exception, watchdog_last_enqueued,
--- watchdog_last_completed, pytorch_exception, pytorch_error, process_terminate; gpu_throttle_start/_end (gpu_episodes);
+-- watchdog_last_completed, pytorch_exception, pytorch_error, process_terminate; gpu_throttle_start, gpu_throttle_end (gpu_episodes);
 -- gpu_ecc_dbe, gpu_ecc_sbe, gpu_remap_pending, gpu_remap_failure (gpu_samples increments/flags);
 -- nic_link_down_counter, nic_pause_storm (ethtool counter increments); disk_saturated,
 -- cpu_iowait (episode starts); command_failed (collector commands that failed or timed out).
