@@ -367,7 +367,11 @@ def test_quick_bad_inputs():
 
 
 def test_helper_doctests():
-    failures, tried = doctest.testmod(_nvsmi_common)
+    from forensics.sources.nvidia_smi import query_csv
+    for mod in (_nvsmi_common, query_csv):
+        failures, tried = doctest.testmod(mod)
+        assert tried > 0 and failures == 0, mod.__name__
+    failures, tried = doctest.testmod(nvidia_smi, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 0 and failures == 0
     assert "nvidia_smi" in registry()
 

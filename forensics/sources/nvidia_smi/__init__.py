@@ -10,11 +10,16 @@ Reads, recognised by content (one variant per file):
   repeated banners). The ``Timestamp`` line is local time (-> UTC with ctx.tz, ``local``); a marker
   line's time wins when present (``sampled``). One gpu_samples row per GPU section per snapshot,
   one gpus row per GPU (first sighting); ``gpu`` is the position of the section in its snapshot,
-  which is nvidia-smi's index (PCI order), not the "Minor Number".
+  which is nvidia-smi's index (PCI order), not the "Minor Number". ``-q -d SECTION`` outputs are the
+  same tree with fewer sections; a GPU's block pasted without its ``GPU <bus id>`` line (``-q | grep
+  -A8 ...``) is read as one GPU of unknown bus id (variant ``q-text-fragment``). ECC counts also go to
+  gpu_ecc, one row per GPU x scope (volatile/aggregate) x memory location x error kind, in -q text
+  (old per-location and new SRAM/DRAM layouts) and -q -x XML.
 * ``nvidia-smi -q -x`` XML (nvsmi_device_v10 ... v13, ``<clocks_event_reasons>`` or
   ``<clocks_throttle_reasons>``, MIG), parsed with entity declarations refused, one document per
   marker segment or ``<?xml`` declaration.
-* ``--query-gpu=... --format=csv`` with header (unit tags ``[%]``, ``[W]``, values with or without
+* ``--query-gpu=... --format=csv`` (``--fields`` states a noheader capture's list; ``--interval`` the
+  seconds between untimed samples, kept in ``sample_interval_s``) with header (unit tags ``[%]``, ``[W]``, values with or without
   units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape:
   :mod:`forensics.sources.nvidia_smi.csv_shapes`); the ``timestamp`` field is local time;
   ``clocks_event_reasons.active`` / ``clocks_throttle_reasons.active`` bitmasks are decoded into
