@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import polars as pl
 
-# one cheap pass: only messages holding one of these words are looked at further
-_GATE = (r"health recovery flow aborted|Fatal error [0-9]+ detected|health compromised|synd 0x|\) timeout\."
-         r"|blocked for more than|soft lockup|hard LOCKUP|detected stall|NVRM|AER: ")
+# one cheap pass (Aho-Corasick over literals): only messages holding one of these are looked at further
+_GATE = ["health recovery flow aborted", "Fatal error", "health compromised", "synd 0x", ") timeout.",
+         "blocked for more than", "soft lockup", "hard LOCKUP", "detected stall", "NVRM", "AER: "]
 
 _EVENTS = (  # (event, pattern); the first that matches names the message
     ("mlx5_recovery_aborted", r"health recovery flow aborted, PCI (?:reads still not working|channel offline)"),
@@ -62,13 +62,26 @@ _EVENTS = (  # (event, pattern); the first that matches names the message
 
 EVENT_COLUMNS = {"event": pl.String, "event_detail": pl.String, "event_device": pl.String, "task": pl.String,
                  "task_pid": pl.Int64, "cpu": pl.Int32, "duration_s": pl.Float64}
-EVENT_TEMPS = ["_evm", "_hung", "_soft"]
 
 
-def event_steps(m: pl.Expr) -> list[list[pl.Expr]]:
-    """with_columns steps adding EVENT_COLUMNS (and EVENT_TEMPS) from the message `m`."""
-    gated = pl.when(m.str.contains(_GATE).fill_null(False) & pl.col("xid").is_null()).then(m)
-    steps = [[gated.alias("_evm")]]
+def add_events(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` (with `message` and `xid`) with EVENT_COLUMNS: worked out on the few messages that pass
+    the gate and scattered back (null elsewhere)."""
+    gate = df["message"].str.contains_any(_GATE).fill_null(False) & df["xid"].is_null()
+    idx = gate.arg_true()
+    cols = {c: pl.Series(c, [None] * df.height, dtype=d) for c, d in EVENT_COLUMNS.items()}
+    if len(idx):
+        lf = df.select("message")[idx].lazy()
+        for step in _event_steps(pl.col("message")):
+            lf = lf.with_columns(step)
+        sub = lf.select(list(EVENT_COLUMNS)).collect()
+        cols = {c: s.scatter(idx, sub[c]) for c, s in cols.items()}
+    return df.with_columns(list(cols.values()))
+
+
+def _event_steps(m: pl.Expr) -> list[list[pl.Expr]]:
+    """with_columns steps adding EVENT_COLUMNS from the message `m` (of messages past the gate)."""
+    steps = [[m.alias("_evm")]]
     g = pl.col("_evm")
     ev = pl.lit(None, dtype=pl.String)
     for name, rx in reversed(_EVENTS):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from forensics.sources.dmesg.events import EVENT_TEMPS, event_steps
+from forensics.sources.dmesg.events import add_events
 from forensics.sources.dmesg.prefixes import _masked, _match
 
 # interface names as drivers print them (a digit or dash after the stem keeps module names out)
@@ -57,7 +57,7 @@ def _message_fields(df: pl.DataFrame) -> pl.DataFrame:
     lf = df.lazy()
     for step in _FIELD_STEPS:
         lf = lf.with_columns(step)
-    return lf.drop(_FIELD_TEMPS).collect()
+    return add_events(lf.drop(_FIELD_TEMPS).collect())
 
 
 def _field_steps() -> list[list[pl.Expr]]:
@@ -113,9 +113,8 @@ def _field_steps() -> list[list[pl.Expr]]:
             pl.col("_xafter").str.slice(head.str.len_chars()).str.strip_prefix(",").str.strip_prefix(" "))
         .cast(pl.String).alias("xid_text"),
     ])
-    return steps + event_steps(m)
+    return steps
 
 
 _FIELD_STEPS = _field_steps()
-_FIELD_TEMPS = ["_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci", "_xafter", "_xhead",
-                *EVENT_TEMPS]
+_FIELD_TEMPS = ["_dev", "drv", "bus", "dif", "word", "_nw", "mod", "brk", "_if", "_pci", "_xafter", "_xhead"]

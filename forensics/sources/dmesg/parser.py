@@ -159,7 +159,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # continuation lines: rows of the message they follow (kmsg dictionary lines: fields of it)
     cont = olines.filter(k == _CONT).select("line_no", "text") if flags["cont"] else None
     if cont is not None and cont.height:
-        rows, prog, used = _continuations(cont, rows, prog, unparsed, ctx)
+        rows, prog, used = _continuations(cont, rows, prog, unparsed, ctx, kmsg=variants["kmsg"] > 0)
         variants["continuation"] += used
 
     return _tables(rows, prog, lines, original, n, unparsed, variants, ctx)
@@ -171,12 +171,12 @@ def _dev_pci(dev: pl.Expr) -> pl.Expr:
 
 
 def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | None, unparsed: list,
-                   ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame | None, int]:
+                   ctx: ParseContext, kmsg: bool) -> tuple[pl.DataFrame, pl.DataFrame | None, int]:
     """Continuation lines become rows of the record they follow (in its table, with its time, level
     and fields); a kmsg record's dictionary lines are structure and give it its DEVICE's PCI address."""
     keep = ["ts", "ts_quality", "boot_s", "facility", "level", "subsystem", "pci_addr", "iface", "host_c"]
-    heads = rows.select("line_no", *keep, pl.col("raw_time").str.contains(r"^[0-9]{1,3},").fill_null(False)
-                        .alias("_kmsg"), pl.lit(True).alias("_kernel"))
+    is_kmsg = pl.col("raw_time").str.contains(r"^[0-9]{1,3},").fill_null(False) if kmsg else pl.lit(False)
+    heads = rows.select("line_no", *keep, is_kmsg.alias("_kmsg"), pl.lit(True).alias("_kernel"))
     if prog is not None and prog.height:
         heads = pl.concat([heads, prog.select("line_no", *[c for c in keep if c in prog.columns], "ident", "pid",
                                               pl.lit(False).alias("_kmsg"), pl.lit(False).alias("_kernel"))],
@@ -188,7 +188,7 @@ def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | 
                                    "continuation line without a preceding message", ctx, NAME))
     c = c.filter(pl.col("_head").is_not_null())
     is_dict = pl.col("_kmsg") & pl.col("text").str.contains(RE_KMSG_DICT)
-    dct = c.filter(is_dict)
+    dct = c.filter(is_dict) if kmsg else c.clear()
     if dct.height:
         dev = dct.select("_head", _dev_pci(pl.col("text").str.strip_chars().str.strip_prefix("DEVICE=")).alias("_dp"))
         dev = dev.filter(pl.col("_dp").is_not_null()).unique("_head", keep="first")
@@ -203,11 +203,17 @@ def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | 
                              pl.lit(None, dtype=pl.String).alias("xid_text"), pl.lit(None, dtype=pl.Int64).alias("pid"),
                              pl.lit(None, dtype=pl.String).alias("dev"),
                              *[pl.lit(None, dtype=d).alias(c) for c, d in EVENT_COLUMNS.items()])
-        rows = pl.concat([rows, kc.select(rows.columns)], how="vertical_relaxed").sort("line_no")
+        rows = _merge(rows, kc)
     pc = c.filter(~pl.col("_kernel"))
     if pc.height:
-        prog = pl.concat([prog, pc.select(prog.columns)], how="vertical_relaxed").sort("line_no")
+        prog = _merge(prog, pc)
     return rows, prog, kc.height + pc.height
+
+
+def _merge(rows: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
+    """`more` (cast to the columns of `rows`) appended and all sorted by line_no (on a 170 k-row log a
+    concat and sort took 50-90 ms, merge_sorted 170-300 ms)."""
+    return pl.concat([rows, more.select([pl.col(c).cast(d) for c, d in rows.schema.items()])]).sort("line_no")
 
 
 _KERNEL_COLS = ("line_no", "ts", "ts_quality", "boot_s", "raw_time", "facility", "level",

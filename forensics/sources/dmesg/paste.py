@@ -47,9 +47,10 @@ def soft_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFram
     leftovers not joined)."""
     if not leftovers.height or not rows.height:
         return rows, leftovers
-    prev_soft = lines.select((pl.col("line_no") + 1).alias("line_no"),
-                             pl.col("text").str.ends_with(" ").alias("_soft"))
-    cand = leftovers.join(prev_soft, on="line_no", how="left").filter(pl.col("_soft").fill_null(False))
+    # the line before each candidate, by position (split_lines numbers lines 1..n): no pass over all lines
+    before = (leftovers["line_no"] - 2).clip(lower_bound=0)
+    soft = lines["text"].gather(before).str.ends_with(" ") & (leftovers["line_no"] > 1)
+    cand = leftovers.filter(soft.fill_null(False))
     if not cand.height:
         return rows, leftovers
     # runs of consecutive candidate lines; a run belongs to the row on the line just before it
