@@ -17,9 +17,9 @@ XID = ROOT / "sample_bundles" / "xid_79.tar.zst"
 PFC = ROOT / "sample_bundles" / "pfc_storm.tar.zst"
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    return {**os.environ, "TZ": "UTC", "LC_ALL": "C", "FORENSICS_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+@pytest.fixture
+def env(cli_env):
+    return cli_env
 
 
 def cli(env, *args, **kw) -> subprocess.CompletedProcess:

@@ -51,9 +51,9 @@ def on_terminal(args, columns: int, env: dict) -> str:
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return {"FORENSICS_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+@pytest.fixture
+def cache(cli_env):
+    return {"FORENSICS_CACHE_DIR": cli_env["FORENSICS_CACHE_DIR"]}
 
 
 def test_pci_address_and_markup_are_printed_literally(cache):

@@ -34,6 +34,45 @@ def _load() -> None:
 _load()
 
 
+def _plain_metavars(cmd) -> None:
+    """Help that names values as a reader does (``--host HOST``, ``--format text|json|md``,
+    ``BUNDLES...``), not by their Python types (``<str>``, ``<bool>``, ``<list[Path]>``,
+    ``{bundles}``); a metavar given explicitly (``--keep CLASS``) is kept."""
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_metavars(sub)
+    help_option = cmd.get_help_option
+
+    def plain_help_option(ctx, make=help_option):
+        opt = make(ctx)
+        if opt is not None:
+            opt.metavar = ""
+        return opt
+
+    cmd.get_help_option = plain_help_option
+    for p in cmd.params:
+        if p.metavar is not None:
+            continue
+        if p.param_type_name == "argument":
+            label = p.name.upper() + ("..." if p.nargs != 1 else "")
+            p.metavar = label
+            usage = label if p.required else f"[{label}]"
+            p.get_usage_pieces = lambda ctx, u=usage: [u]
+            p.display_type_rich = lambda ctx: None  # (the name column says it already)
+        elif getattr(p, "is_flag", False):
+            p.metavar = ""
+        elif getattr(getattr(p, "type_descriptor", None), "choices", None):
+            p.metavar = "|".join(str(getattr(c, "value", c)) for c in p.type_descriptor.choices)
+        else:
+            p.metavar = p.name.upper()
+
+
+def command():
+    """The click command of the whole CLI, with readable metavars (what `forensics` runs)."""
+    cmd = typer.main.get_command(app)
+    _plain_metavars(cmd)
+    return cmd
+
+
 class _Stdout:
     """Standard output as the commands see it: a write that fails for another reason than a closed
     pipe (a full disk, a closed descriptor) is one UserError line, never a traceback; a reader
@@ -100,7 +139,7 @@ def main() -> None:
     code = 0
     try:
         try:
-            app()
+            command()(prog_name="forensics")
         finally:
             if sys.stdout is not real:
                 sys.stdout.flush()

@@ -63,14 +63,15 @@ def register(app: typer.Typer) -> None:
                 check_zone(tz)
             except ValueError as exc:
                 raise UserError(f"--tz: {exc} (use an IANA name such as Europe/Paris or UTC)") from None
+        unused = None
         if host or tz:
             from forensics.analysis import is_loose_input
 
             if not any(is_loose_input(p) for p in bundles):
                 given = " and ".join(o for o, v in (("--host", host), ("--tz", tz)) if v)
-                print(f"forensics: warning: {given} not used: {'they apply' if host and tz else 'it applies'} to loose files only, and "
-                      f"{'these inputs are bundles' if len(bundles) > 1 else f'{bundles[0]} is a bundle'} "
-                      "(its hosts carry their own names and zones)", file=sys.stderr)
+                unused = (f"{given} not used: {'they apply' if host and tz else 'it applies'} to loose files only, and "
+                          f"{'these inputs are bundles' if len(bundles) > 1 else f'{bundles[0]} is a bundle'} "
+                          "(its hosts carry their own names and zones)")
         try:
             t0 = parse_when(since) if since else None
             t1 = parse_when(until) if until else None
@@ -78,6 +79,8 @@ def register(app: typer.Typer) -> None:
             raise UserError(str(exc)) from None
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
                                  progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval))
+        if unused:
+            print(f"forensics: warning: {unused}", file=sys.stderr)
         if report is not None:
             from forensics.cli.report import write_report
 

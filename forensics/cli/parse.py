@@ -89,7 +89,16 @@ def register(app: typer.Typer) -> None:
             try:
                 s = schema.load(name)
             except KeyError as exc:
-                raise UserError(str(exc.args[0])) from None
+                from forensics.cli.query import view_doc
+
+                doc = view_doc(name)
+                if doc is None:
+                    raise UserError(f"{exc.args[0]} (tables: `forensics schema`; views and macros: "
+                                    "`forensics queries --views`)") from None
+                print(f"{doc[0]}: a view (or macro) every bundle has, derived from the tables: {doc[1]}")
+                print(f"  columns: forensics query BUNDLE \"DESCRIBE {name}\"; all views and macros: "
+                      "forensics queries --views")
+                continue
             print(f"{name}: {s['description']}")
             for c in s["columns"]:
                 unit = f" [{c['unit']}]" if c.get("unit") else ""

@@ -234,28 +234,48 @@ def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: boo
               "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
 
 
-def _view_docs(path: Path) -> list[tuple[str, str]]:
-    """(name, first sentence of its comment) of each view/macro a queries/views file defines."""
+def _view_docs(path: Path, full: bool = False) -> list[tuple[str, str]]:
+    """(name, first sentence of its comment; the whole comment if `full`) of each view/macro a
+    queries/views file defines for users (the internal ``raw.*`` helpers are left out)."""
     import re
 
     text = path.read_text()
     lines = text.splitlines()
     out = []
-    for m in re.finditer(r"CREATE OR REPLACE (?:VIEW|MACRO) ([a-z_]+)(\([^)]*\))?", text):
+    defs = list(re.finditer(r"CREATE OR REPLACE (?:VIEW|MACRO) ((?:[a-z_]+\.)?[a-z_]+)(\([^)]*\))?", text))
+    names = {m.group(1) for m in defs}
+    for m in defs:
         name = m.group(1)
+        if "." in name:
+            continue
         desc = ""
         for i, line in enumerate(lines):
             if re.match(rf"--\s*{name}(\([^)]*\))?:", line):
                 doc = [line.split(":", 1)[1].strip()]
                 for nxt in lines[i + 1:]:
-                    if not nxt.startswith("--") or re.match(r"--\s*[a-z_]+(\([^)]*\))?:", nxt):
+                    starts = re.match(r"--\s*([a-z_]+)(\([^)]*\))?:", nxt)
+                    if not nxt.startswith("--") or (starts and starts.group(1) in names):
                         break
                     doc.append(nxt.lstrip("- ").strip())
                 desc = " ".join(doc)
                 break
+        if full:
+            out.append((name + (m.group(2) or ""), desc))
+            continue
         first = re.split(r"(?<=[a-z0-9)%])\. ", desc)[0].rstrip(".")
-        out.append((name + (m.group(2) or ""), first[:120]))
+        out.append((name + (m.group(2) or ""), first if len(first) <= 120 else first[:117].rsplit(" ", 1)[0] + " ..."))
     return out
+
+
+def view_doc(name: str) -> tuple[str, str] | None:
+    """(name with its arguments, whole comment) of the view or macro `name`, or None."""
+    from forensics.db._build import view_files
+
+    for _, path in view_files():
+        for item, desc in _view_docs(path, full=True):
+            if item.split("(")[0] == name:
+                return item, desc
+    return None
 
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": ""}

@@ -55,12 +55,45 @@ def _to_findings(df: pl.DataFrame, rule: Rule) -> pl.DataFrame:
         pl.lit(None, dtype=pl.String).alias("caused_by"),
         pl.lit(rule.name).alias("detector"),
     )
+    out = out.with_columns(pl.Series("confirm", [fill_confirm(c, e) for c, e in
+                                                  zip(out["confirm"].to_list(), out["evidence"].to_list())], dtype=pl.String))
     ids = [
         f"{rule.kind}-" + hashlib.sha1(f"{rule.name}|{','.join(h)}|{s}|{st}".encode()).hexdigest()[:10]
         for h, s, st in zip(out["hosts"].to_list(), out["subject"].to_list(), out["start"].to_list())
     ]
     out = out.with_columns(pl.Series("id", ids, dtype=pl.String))
     return schema.conform(out, "findings")
+
+
+_PLACEHOLDERS = {"<iface>": ("iface", "interface"), "<dev>": ("rdma_dev", "dev", "device"), "<pid>": ("pid",)}
+
+
+def fill_confirm(confirm: str | None, evidence: str | None) -> str | None:
+    """The confirm command with its ``<iface>``/``<dev>``/``<pid>`` placeholders filled from the
+    finding's evidence when it names exactly one (placeholders it does not name are left for the reader).
+
+    >>> fill_confirm("ethtool -S <iface> | grep pause; mlnx_qos -i <iface>", '{"iface": "enp91s0np0"}')
+    'ethtool -S enp91s0np0 | grep pause; mlnx_qos -i enp91s0np0'
+    >>> fill_confirm("ethtool -S <iface>", '{"iface": ["eth0", "eth1"]}')
+    'ethtool -S <iface>'
+    """
+    if not confirm or "<" not in confirm or not evidence:
+        return confirm
+    try:
+        ev = json.loads(evidence)
+    except ValueError:
+        return confirm
+    if not isinstance(ev, dict):
+        return confirm
+    for placeholder, keys in _PLACEHOLDERS.items():
+        for k in keys:
+            v = ev.get(k)
+            if isinstance(v, list) and len(v) == 1:
+                v = v[0]
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip() and " " not in str(v):
+                confirm = confirm.replace(placeholder, str(v))
+                break
+    return confirm
 
 
 def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = None,

@@ -154,7 +154,10 @@ class Builder:
             return self._add_loose_dir(path, str(path), host_from_dirname(path.resolve().name))
         if not path.is_file():
             raise BundleError(f"{path}: not a regular file or directory")
-        if _looks_like_tar(path):
+        if tar_named(path) and not looks_like_tar(path):
+            archive_kind(path, self.limits)  # the reader's own "not a tar bundle (...)" line
+            raise BundleError(f"{path}: not a tar bundle (named like one, but damaged or truncated)")
+        if looks_like_tar(path):
             kind = archive_kind(path, self.limits)
             if kind == "bundle":
                 return self._add_bundle(path)
@@ -274,19 +277,29 @@ class Builder:
         self._base_info(hs, hostname=rep.host, kernel=rep.kernel)
 
     def _add_loose_dir(self, d: Path, origin: str, dir_host: str | None) -> None:
-        items = []
+        """A folder of saved outputs; node bundles and other archives in it (a folder of the
+        ``.tar.gz`` files `forensics collect` wrote, or those beside loose files) are each added
+        as the archive they are, never read as text."""
+        items, archives = [], []
         for p in sorted(d.rglob("*")):
             if p.is_symlink() or not p.is_file():
                 continue
-            items.append((p, p.relative_to(d).as_posix()))
-        if not items:
+            if looks_like_tar(p) or tar_named(p):
+                archives.append(p)
+            else:
+                items.append((p, p.relative_to(d).as_posix()))
+        if not items and not archives:
             raise BundleError(f"{origin}: no files")
         sub = sos.find_root(d)
         if sub is not None and sub != d:
             return self._add_sos(sub, origin)
-        self._add_loose_files(items, origin, dir_host, alone=False)
+        for p in archives:
+            self.add(p)
+        if items:
+            self._add_loose_files(items, origin, dir_host, alone=False, required=not archives)
 
-    def _add_loose_files(self, items: list[tuple[Path, str]], origin: str, dir_host: str | None, alone: bool) -> None:
+    def _add_loose_files(self, items: list[tuple[Path, str]], origin: str, dir_host: str | None, alone: bool,
+                         required: bool = True) -> None:
         from forensics.sources import SNIFF_BYTES, recognise
 
         self.kinds.append("loose")
@@ -321,7 +334,7 @@ class Builder:
                 self._note_file(hs, rel, "loose", shown, self.hints)
             self._base_info(hs)
             taken += 1
-        if not taken:
+        if not taken and required:
             raise BundleError(f"{origin}: no file recognised as {_titles()} output")
 
     def _hosts_of(self, origin: str) -> set[str]:
@@ -363,9 +376,17 @@ def _titles(part: str | None = None) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
+TAR_SUFFIXES = (".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz", ".tzst", ".tar")
+
+
+def tar_named(path: Path) -> bool:
+    """Whether the file's name says it is a tar archive (compressed or not)."""
+    return Path(path).name.lower().endswith(TAR_SUFFIXES)
+
+
 def _stem(path: Path) -> str:
     name = path.name
-    for suf in (".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz", ".tzst", ".tar"):
+    for suf in TAR_SUFFIXES:
         if name.endswith(suf):
             return name[: -len(suf)]
     return path.stem
@@ -384,7 +405,7 @@ def _head(path: Path, limits: Limits, n: int = 65536) -> bytes:
     return head
 
 
-def _looks_like_tar(path: Path) -> bool:
+def looks_like_tar(path: Path) -> bool:
     """A tar, possibly compressed: the first 512 decompressed bytes form a valid tar header."""
     import tarfile
 
