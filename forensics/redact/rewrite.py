@@ -24,6 +24,7 @@ which is compiled with just the literals present in the batch.
 """
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import re
 from functools import lru_cache
@@ -229,34 +230,45 @@ class Rewriter:
 
 
 _WORD = re.compile(r"[a-z_]+")
+_D = re.escape(P.PATH_DELIMS)
+_BUNDLE_PATH = re.compile(rf"(?:^|(?<=[{_D}]))(?:{'|'.join(P.BUNDLE_TOPS)})/[^{_D}]{{0,4096}}")
+_SPANS: list = [None, [], []]  # the last string looked at: its bundle-path spans (starts, ends)
+
+
+def _path_spans(s: str) -> tuple[list[int], list[int]]:
+    """Where bundle paths (``hosts/...``, ``tables/...``, ``truth/...`` tokens) are in `s`: one regex
+    pass per string, remembered for the string's other matches (linear time on long lines)."""
+    if _SPANS[0] is not s:
+        spans = [(m.start(), m.end()) for m in _BUNDLE_PATH.finditer(s)] if "/" in s else []
+        _SPANS[0], _SPANS[1], _SPANS[2] = s, [a for a, _ in spans], [e for _, e in spans]
+    return _SPANS[1], _SPANS[2]
 
 
 def _host_place(m: re.Match) -> bool:
     """Is this match of a host literal the host, or a word of the bundle's own layout?
 
-    Not a host: a key of the layout's JSON (``"host": ...`` in host.json, commands.jsonl, the manifest), and
-    in a bundle path (a member name, a table's ``file`` value, ``raw_file`` in commands.jsonl) every
-    place but the host's own: ``hosts/<host>/...``, ``host=<host>`` and names of captured files
-    (``nccl.<host>.123.log``) are renamed; ``hosts/``, ``tables/<table>/``, ``host.json``,
-    ``commands.jsonl``, ``raw/<source>/`` and ``part-0.parquet`` never are, whatever the host is called.
+    Not a host: a key of the layout's JSON (``"host": ...`` in host.json, commands.jsonl, the manifest),
+    a top-level layout file (``manifest.json``), and in a bundle path (a member name, a table's
+    ``file`` value, ``raw_file`` in commands.jsonl) every place but the host's own:
+    ``hosts/<host>/...``, ``host=<host>`` and names of captured files (``nccl.<host>.123.log``) are
+    renamed; ``hosts/``, ``tables/<table>/``, ``host.json``, ``commands.jsonl``, ``raw/<source>/``
+    and ``part-0.parquet`` never are, whatever the host is called.
     """
     s, i, j = m.string, m.start(), m.end()
-    if (i > 0 and s[i - 1] == '"' and s[i:j].lower() in P.LAYOUT_JSON_KEYS and re.match(P.JSON_KEY, s[j:j + 16])
+    word = s[i:j].lower()
+    if (i > 0 and s[i - 1] == '"' and word in P.LAYOUT_JSON_KEYS and re.match(P.JSON_KEY, s[j:j + 16])
             and s.lstrip()[:1] in ('{', '"')):
         return False
-    k = i
-    while k > 0 and s[k - 1] not in P.PATH_DELIMS:
-        k -= 1
-    e = j
-    while e < len(s) and s[e] not in P.PATH_DELIMS:
-        e += 1
-    token = s[k:e]
-    if token in P.TOP_FILES:
+    if (word + s[j:j + 5].lower() in P.TOP_FILES or word + s[j:j + 6].lower() in P.TOP_FILES) \
+            and (i == 0 or s[i - 1] in P.PATH_DELIMS):
         return False
+    starts, ends = _path_spans(s)
+    n = bisect.bisect_right(starts, i) - 1
+    if n < 0 or ends[n] < j:
+        return True  # not inside a bundle path
+    token = s[starts[n]:ends[n]]
     top = token.split("/", 1)[0]
-    if "/" not in token or top not in P.BUNDLE_TOPS:
-        return True
-    before = s[k:i].split("/")
+    before = s[starts[n]:i].split("/")
     idx = len(before) - 1
     comps = token.split("/")
     if idx == 0:
