@@ -15,7 +15,8 @@ from forensics.analysis import Analysis
 from forensics.cli import app
 from forensics.cli._common import UserError
 from forensics.report import signals
-from forensics.report.html import evidence_html, nccl_differences, render_html, write_html
+from forensics.report.html import evidence_html, render_html, write_html
+from forensics.report.nccl_config import nccl_differences
 
 # what would make a browser fetch something: an external URL in a tag's src/href/action/poster/data
 # attribute (escaped log text has no '<' so it cannot match), in CSS url() or @import, and script APIs
