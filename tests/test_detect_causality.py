@@ -1,45 +1,131 @@
-"""Causal links need evidence: a time overlap, or for an untimed finding the same host."""
+"""Causal links need evidence: a path between the hosts (same host, NCCL peers, the pause path), a
+time overlap, or for an untimed finding the same host and a subject that ties them."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import polars as pl
 
 from forensics import schema
-from forensics.detect.causality import link_and_rank
+from forensics.detect.causality import CAUSES, link_and_rank, subject_keys
 
 T0 = dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc)
+S30 = dt.timedelta(seconds=30)
+JOB = {h: frozenset({"node01", "node02", "node03", "node04"}) - {h} for h in ("node01", "node02", "node03", "node04")}
 
 
-def _f(fid, kind, host, start=None, severity="critical"):
+def _f(fid, kind, host, start=None, severity="critical", subject="s", evidence="{}"):
     end = start + dt.timedelta(seconds=60) if start else None
     return {"id": fid, "kind": kind, "severity": severity, "layer": "x", "start": start, "end": end, "hosts": [host],
-            "subject": "s", "score": 0.8, "summary": fid, "evidence": "{}", "confirm": "", "remediation": "",
+            "subject": subject, "score": 0.8, "summary": fid, "evidence": evidence, "confirm": "", "remediation": "",
             "caused_by": None, "detector": kind}
 
 
-def _links(rows):
+def _links(rows, peers=None):
     df = pl.DataFrame(rows, schema=schema.polars_schema("findings"))
-    return {r["id"]: r["caused_by"] for r in link_and_rank(df).to_dicts()}
+    return {r["id"]: r["caused_by"] for r in link_and_rank(df, peers).to_dicts()}
 
 
-def test_timed_fault_on_another_host_causes_overlapping_nccl_errors():
-    got = _links([_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02", T0 + dt.timedelta(seconds=30))])
-    assert got["nccl"] == "xid"
+def test_timed_fault_on_a_peer_host_causes_overlapping_nccl_errors():
+    rows = [_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02", T0 + S30)]
+    assert _links(rows, JOB)["nccl"] == "xid"
+    # without a connection map nothing ties node01 to node02: another host in the bundle is not a path
+    assert _links(rows)["nccl"] is None
 
 
-def test_untimed_findings_link_only_on_their_own_host():
+def test_untimed_findings_link_only_where_the_subject_ties_them():
     # NCCL WARN lines without time stamps on node02 say nothing about a fault on node01 ...
-    got = _links([_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02")])
+    got = _links([_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02")], JOB)
     assert got["nccl"] is None
     # ... nor do a pasted counter snapshot's drops about a link flap elsewhere
-    got = _links([_f("flap", "link_flap", "node01", T0), _f("drops", "packet_drops", "node03", None, "warning")])
+    got = _links([_f("flap", "link_flap", "node01", T0), _f("drops", "packet_drops", "node03", None, "warning")], JOB)
     assert got["drops"] is None
-    # on the same host time cannot rule the link out
-    got = _links([_f("xid", "gpu_xid", "node02", T0), _f("nccl", "nccl_transport_error", "node02")])
-    assert got["nccl"] == "xid"
+    # on one host, an untimed timeout does not follow an unrelated Xid (rank vs GPU) ...
+    got = _links([_f("xid", "gpu_xid", "node02", T0, subject="GPU5 (0000:ab:00.0)"),
+                  _f("to", "collective_timeout", "node02", subject="rank 8")], JOB)
+    assert got["to"] is None
+    # ... nor drops on one interface a pause snapshot of another
+    got = _links([_f("pfc", "pfc_storm", "n1", None, "warning", "eth03"),
+                  _f("drops", "packet_drops", "n1", None, "warning", "eth1")])
+    assert got["drops"] is None
+    # the same interface ties them
+    got = _links([_f("pfc", "pfc_storm", "n1", None, "warning", "eth03 prio 3"),
+                  _f("drops", "packet_drops", "n1", None, "warning", "eth03")])
+    assert got["drops"] == "pfc"
+
+
+def test_subject_keys():
+    assert subject_keys("GPU5 (0000:ab:00.0)") == {"gpu:5"}
+    assert subject_keys("enp91s0np0 prio 3") == {"iface:enp91s0np0"}
+    assert subject_keys("rank 8") == {"rank:8"}
+    assert subject_keys("ranks 3, 11") == {"rank:3", "rank:11"}
+    assert subject_keys("8/8 GPUs") == set() and subject_keys("ib_completion_error") == set()
 
 
 def test_timed_but_far_apart_is_no_cause():
-    got = _links([_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02", T0 + dt.timedelta(hours=3))])
+    got = _links([_f("xid", "gpu_xid", "node01", T0), _f("nccl", "nccl_transport_error", "node02", T0 + dt.timedelta(hours=3))], JOB)
     assert got["nccl"] is None
+
+
+def test_xid_hang_spin_wait_is_linked_to_the_xid():
+    # GPU 5 of node01 hangs: the other nodes' GPUs spin in NCCL kernels (busy_but_slow), the ranks time out
+    rows = [_f("xid", "gpu_xid", "node01", T0, subject="GPU5"),
+            _f("spin2", "busy_but_slow", "node02", T0 + S30, "warning", "8/8 GPUs"),
+            _f("spin3", "busy_but_slow", "node03", T0 + S30, "warning", "8/8 GPUs"),
+            _f("to", "collective_timeout", "node02", T0 + 4 * S30, subject="rank 8")]
+    got = _links(rows, JOB)
+    assert got["spin2"] == got["spin3"] == got["to"] == "xid"
+    ecc = [_f("ecc", "ecc_error", "node01", T0), _f("spin", "busy_but_slow", "node04", T0 + S30, "warning")]
+    assert _links(ecc, JOB)["spin"] == "ecc"
+
+
+def test_fabric_faults_cause_stragglers_and_aborts():
+    rows = [_f("drops", "packet_drops", "node03", T0, subject="enp22s0np0"),
+            _f("slow", "straggler", "node03", T0 + S30, "warning", "node"),
+            _f("to", "collective_timeout", "node01", T0 + 2 * S30, subject="rank 4")]
+    got = _links(rows, JOB)
+    assert got["slow"] == "drops" and got["to"] == "drops"
+    # a straggler does not follow drops on another host
+    assert _links([rows[0], _f("slow", "straggler", "node02", T0 + S30, "warning", "node")], JOB)["slow"] is None
+
+
+def test_unrelated_drops_are_not_linked_to_a_remote_storm():
+    storm = _f("storm", "pfc_storm", "node01", T0, subject="enp91s0np0 prio 3", evidence=json.dumps({"directions": ["tx"]}))
+    drops = _f("drops", "packet_drops", "node05", T0 + S30, subject="eno1")
+    # node05 is in no communicator with node01: two unrelated faults, two roots
+    assert _links([storm, drops], JOB)["drops"] is None
+    # on the storm's path (an NCCL peer) the drops follow it
+    peers = {"node01": frozenset({"node05"}), "node05": frozenset({"node01"})}
+    assert _links([storm, drops], peers)["drops"] == "storm"
+
+
+def test_receiving_port_follows_the_sending_port_on_the_pause_path():
+    tx = json.dumps({"directions": ["tx", "rx"]})
+    rx = json.dumps({"directions": ["rx"]})
+    rows = [_f("send", "pfc_storm", "node03", T0, subject="enp91s0np0 prio 3", evidence=tx),
+            _f("recv", "pfc_storm", "node01", T0 + S30, subject="enp91s0np0 prio 3", evidence=rx)]
+    assert _links(rows, JOB) == {"send": None, "recv": "send"}
+    assert _links(rows) == {"send": None, "recv": None}  # no path: no NCCL peers known
+
+
+def test_two_jobs_two_roots():
+    # job A (node01-02) drops packets; job B (gpu-a, gpu-b) throttles and its peer spins
+    peers = {"node01": frozenset({"node02"}), "node02": frozenset({"node01"}),
+             "gpu-a": frozenset({"gpu-b"}), "gpu-b": frozenset({"gpu-a"})}
+    rows = [_f("drops", "packet_drops", "node01", T0, subject="enp22s0np0"),
+            _f("hot", "gpu_throttle", "gpu-a", T0 + S30, "warning", "GPU3"),
+            _f("spin", "busy_but_slow", "gpu-b", T0 + 4 * S30, "warning", "4/4 GPUs")]
+    assert _links(rows, peers)["spin"] == "hot"  # not the more root-like drops of the other job
+
+
+def test_every_consequence_lists_the_plausible_causes():
+    def kinds(k):
+        return {c.kind for c in CAUSES[k]}
+
+    gpu_hw, fabric = {"gpu_xid", "ecc_error"}, {"pfc_storm", "packet_drops", "link_flap"}
+    for consequence in ("busy_but_slow", "collective_timeout", "nccl_transport_error"):
+        assert gpu_hw | fabric <= kinds(consequence), consequence
+    assert fabric | gpu_hw | {"nccl_transport_error"} <= kinds("straggler")
+    # across hosts only along a path: no consequence accepts a cause from anywhere in the bundle
+    assert all(c.scope != "any" for causes in CAUSES.values() for c in causes)

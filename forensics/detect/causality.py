@@ -1,37 +1,87 @@
 """Link consequences to their causes and rank findings, most likely root cause first.
 
-A finding of a consequence kind (NCCL transport errors, timeouts, busy-but-slow GPUs, stragglers,
-anomalies, follow-on Xids) whose window overlaps, or starts shortly after, a finding of a cause kind
-gets `caused_by` = that cause's id ("NCCL errors on nodes 2-8 follow the PFC storm on node 5 port
-mlx5_2"). Among several candidates the most root-like kind (catalog root_rank) wins, then the earliest.
-A finding without a time (untimed NCCL lines, a pasted counter snapshot) is linked only to causes on
-one of its own hosts: nothing but time could tie it to another host's fault.
+Each kind declares what can cause it in its detector header (``-- caused_by: gpu_xid@path, ...``,
+see :mod:`forensics.detect.rules`). A finding of a consequence kind gets `caused_by` = the id of a
+finding of one of its cause kinds when both of these hold:
+
+- **where**: the cause is in the declared scope: `host` = they share a host; `path` = they share a
+  host, or a host of the cause is an NCCL peer of a host of the consequence (``nccl_peers``: the
+  hosts of one communicator in the logs' connection map); `any` = anywhere in the bundle. A bundle
+  without NCCL init lines has no peers, so nothing crosses hosts: "another host in the bundle" is
+  never enough. Two unrelated faults (different jobs, different communicators) stay two roots.
+- **when**: the cause's window overlaps the consequence's or starts at most BEFORE earlier; a
+  configuration (`nccl_misconfig`) holds for the whole capture. When either side has no time (untimed
+  NCCL lines, a pasted counter snapshot) time cannot tie them: they must share a host and their
+  subjects must name the same interface, GPU or rank.
+
+A follow-on of its own kind needs an earlier finding of that kind (a second Xid after the first); a
+PFC storm port that only receives pauses follows a port on a peer host that sends them (the pause
+path: a port pauses its switch, the switch pauses the ports feeding it). Among several candidates
+the most root-like kind (root_rank) wins, then the earliest.
 """
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+from collections.abc import Mapping
 
 import polars as pl
 
 from forensics.detect.catalog import KINDS, severity_rank
 from forensics.detect.rules import Cause
 
-# consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers.
-# pfc_storm@path (a port receiving the pauses another port sends) is linked by _spread_storms.
+# consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers
 CAUSES: dict[str, tuple[Cause, ...]] = {k.name: k.caused_by for k in KINDS.values() if k.caused_by}
 BEFORE = dt.timedelta(minutes=10)  # a cause may start this long before its consequence
+ALWAYS = frozenset({"nccl_misconfig"})  # configuration: holds for the whole capture, no time condition
+_FAR = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+_GPU = re.compile(r"\bGPU\s?(\d+)\b", re.I)
+_RANK = re.compile(r"\branks?\s+(\d+(?:\s*,\s*\d+)*)", re.I)
+_WORD = re.compile(r"[A-Za-z][\w.:-]*")
+_NOT_IFACE = {"gpu", "gpus", "rank", "ranks", "prio", "node", "cpu", "global"}
 
 
-def _overlaps(cause: dict, effect: dict) -> bool:
-    cs, ce, es, ee = cause["start"], cause["end"], effect["start"], effect["end"]
+def subject_keys(subject: str | None) -> set[str]:
+    """What a finding's subject names: GPUs (gpu:3), ranks (rank:8) and interfaces or devices
+    (iface:enp91s0np0), so that two untimed findings can be tied by their subject."""
+    s = subject or ""
+    keys = {f"gpu:{int(g)}" for g in _GPU.findall(s)}
+    for group in _RANK.findall(s):
+        keys |= {f"rank:{int(r)}" for r in re.findall(r"\d+", group)}
+    rest = _RANK.sub(" ", _GPU.sub(" ", s))
+    keys |= {f"iface:{w}" for w in _WORD.findall(rest.split("(")[0]) if w.lower() not in _NOT_IFACE
+             and re.search(r"\d", w)}
+    return keys
+
+
+def _shares_host(c: dict, r: dict) -> bool:
+    return bool(set(c["hosts"] or []) & set(r["hosts"] or []))
+
+
+def _on_path(c: dict, r: dict, peers: Mapping[str, frozenset[str]]) -> bool:
+    if _shares_host(c, r):
+        return True
+    cause_hosts = set(c["hosts"] or [])
+    return any(peers.get(h, frozenset()) & cause_hosts for h in r["hosts"] or [])
+
+
+def _in_scope(c: dict, r: dict, scope: str, peers) -> bool:
+    if scope == "host":
+        return _shares_host(c, r)
+    if scope == "path":
+        return _on_path(c, r, peers)
+    return True
+
+
+def _in_time(c: dict, r: dict) -> bool:
+    cs, ce, es, ee = c["start"], c["end"], r["start"], r["end"]
+    if c["kind"] in ALWAYS:
+        return True
     if cs is None or es is None:
-        # one side has no time (configuration, untimed log lines, a pasted counter snapshot): time
-        # cannot rule it out on the same host, but nothing links it to another host's fault
-        return bool(set(cause["hosts"] or []) & set(effect["hosts"] or []))
-    ce = ce or cs
-    ee = ee or es
-    return cs <= ee and ce + BEFORE >= es
+        # one side has no time: only the subject can tie them (same interface, GPU or rank), on one host
+        return _shares_host(c, r) and bool(subject_keys(c["subject"]) & subject_keys(r["subject"]))
+    return cs <= (ee or es) and (ce or cs) + BEFORE >= es
 
 
 def _directions(f: dict) -> set[str]:
@@ -41,47 +91,41 @@ def _directions(f: dict) -> set[str]:
         return set()
 
 
-def _spread_storms(rows: list[dict]) -> None:
-    """A port that only receives pauses while another port sends them is a victim of that storm."""
-    storms = [r for r in rows if r["kind"] == "pfc_storm"]
-    senders = [r for r in storms if "tx" in _directions(r)]
-    for r in storms:
-        if r["caused_by"] or "tx" in _directions(r):
+def _same_kind_ok(c: dict, r: dict) -> bool:
+    if r["kind"] == "pfc_storm":  # the pause path: a receiving port follows a sending port elsewhere
+        return "tx" in _directions(c) and "tx" not in _directions(r) and not _shares_host(c, r)
+    return bool(c["start"] and r["start"] and c["start"] < r["start"])  # a follow-on of an earlier one
+
+
+def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]]) -> dict | None:
+    """The finding among `rows` that most likely caused `r` (see the module docstring), or None."""
+    scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ())}
+    best = None
+    for c in rows:
+        if c is r or c["kind"] not in scopes or c["caused_by"] == r["id"]:
             continue
-        cands = [c for c in senders if c is not r and not set(c["hosts"]) & set(r["hosts"]) and _overlaps(c, r)]
-        if cands:
-            r["caused_by"] = min(cands, key=lambda c: c["start"] or dt.datetime.max.replace(tzinfo=dt.timezone.utc))["id"]
+        if c["kind"] == r["kind"] and not _same_kind_ok(c, r):
+            continue
+        if not (_in_scope(c, r, scopes[c["kind"]], peers) and _in_time(c, r)):
+            continue
+        key = (KINDS[c["kind"]].root_rank, c["start"] or _FAR)
+        if best is None or key < best[0]:
+            best = (key, c)
+    return best[1] if best else None
 
 
-def link_and_rank(findings: pl.DataFrame) -> pl.DataFrame:
+def link_and_rank(findings: pl.DataFrame, peers: Mapping[str, frozenset[str]] | None = None) -> pl.DataFrame:
+    """`findings` with `caused_by` filled and sorted root causes first. `peers`: host -> the hosts it
+    exchanges NCCL traffic with (the ``nccl_peers`` view); none given, causes cross no host."""
     if findings.height == 0:
         return findings
+    peers = peers or {}
     rows = findings.to_dicts()
-    _spread_storms(rows)
     for r in rows:
-        if r["caused_by"]:
-            continue
-        scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ()) if not (c.kind == r["kind"] == "pfc_storm")}
-        if not scopes:
-            continue
-        best = None
-        for c in rows:
-            if c is r or c["kind"] not in scopes or c["caused_by"] == r["id"]:
-                continue
-            if c["kind"] == r["kind"] and not (c["start"] and r["start"] and c["start"] < r["start"]):
-                continue  # a follow-on needs an earlier finding of its own kind
-            if scopes[c["kind"]] == "host" and not set(c["hosts"]) & set(r["hosts"]):
-                continue
-            if c["kind"] in ("nccl_misconfig",):
-                pass  # configuration holds for the whole window: no time condition
-            elif not _overlaps(c, r):
-                continue
-            key = (KINDS[c["kind"]].root_rank, c["start"] or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
-            if best is None or key < best[0]:
-                best = (key, c)
-        if best is not None:
-            r["caused_by"] = best[1]["id"]
-    far = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+        if not r["caused_by"]:
+            c = cause_of(r, rows, peers)
+            if c is not None:
+                r["caused_by"] = c["id"]
 
     def order(r):
         return (
@@ -89,9 +133,17 @@ def link_and_rank(findings: pl.DataFrame) -> pl.DataFrame:
             -severity_rank(r["severity"]),
             KINDS[r["kind"]].root_rank,
             -(r["score"] or 0.0),
-            r["start"] or far,
+            r["start"] or _FAR,
             r["id"],
         )
 
     rows.sort(key=order)
     return pl.DataFrame(rows, schema=findings.schema)
+
+
+def nccl_peers(bundle) -> dict[str, frozenset[str]]:
+    """host -> its NCCL peers, from the bundle's ``nccl_peers`` view."""
+    out: dict[str, set[str]] = {}
+    for host, peer in bundle.con.sql("SELECT host, peer FROM nccl_peers").fetchall():
+        out.setdefault(host, set()).add(peer)
+    return {h: frozenset(p) for h, p in out.items()}

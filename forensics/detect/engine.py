@@ -130,9 +130,9 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
         findings = findings.filter(pl.col("end").is_null() | (pl.col("end") >= since))
     if until is not None:
         findings = findings.filter(pl.col("start").is_null() | (pl.col("start") <= until))
-    from forensics.detect.causality import link_and_rank
+    from forensics.detect.causality import link_and_rank, nccl_peers
 
-    return link_and_rank(findings), errors
+    return link_and_rank(findings, nccl_peers(bundle)), errors
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -2,7 +2,7 @@
 -- severity: critical
 -- layer: nccl
 -- root_rank: 41
--- caused_by: pfc_storm@any, packet_drops@any, link_flap@any, gpu_xid@any, ecc_error@any, nccl_transport_error@any, gpu_throttle@any, numa_misplacement@any, io_starvation@any, cpu_saturation@any, memory_pressure@any
+-- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path
 -- confirm: grep -E 'Watchdog caught|last completed' <logs>; py-spy dump on the lowest-SeqNum rank
 -- remediation: A collective timed out: the rank with the lowest last-completed sequence number is the one the others waited for; investigate that rank's node first.
 -- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for

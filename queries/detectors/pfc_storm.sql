@@ -2,7 +2,7 @@
 -- severity: critical
 -- layer: nic_fabric
 -- root_rank: 13
--- caused_by: pfc_storm@path
+-- caused_by: pfc_storm@path, link_flap@host
 -- confirm: ethtool -S <iface> | grep -iE 'pause|pfc|storm'; mlnx_qos -i <iface>; dmesg -T | grep -i pfc
 -- remediation: A port is flooding PFC pauses (usually a stuck receiver or a switch buffer mis-tuned): calibrate switch ECN thresholds lower, verify PFC headroom buffers, enable the PFC storm watchdog, and check the host on that port for a stalled NIC or PCIe backpressure.
 -- description: PFC/global pause storms per port and priority: sustained pause frame rates, time spent paused, and the NIC's own storm warning/error events
