@@ -210,11 +210,12 @@ def test_single_ethtool_snapshots_report_their_totals(tmp_path):
                                 ("bnxt", "ethtool", "ethtool--bnxt_en-12q-queue-prefixed.txt"),
                                 ("zero", "ethtool", "ethtool--grep-excerpts-mlx5-ixgbe-ice-labelled.txt")])
     got = {(r["kind"], r["hosts"][0]): (r["severity"], json.loads(r["evidence"])) for r in f.to_dicts()}
-    assert set(got) == {("packet_drops", "xdp"), ("pfc_storm", "xdp"), ("pfc_storm", "cx4"), ("packet_drops", "bnxt")}
+    assert set(got) == {("packet_drops", "xdp"), ("pause_frames_since_reset", "xdp"), ("pause_frames_since_reset", "cx4"),
+                        ("packet_drops", "bnxt")}
     sev, ev = got[("packet_drops", "xdp")]
     assert sev == "warning" and ev["counter"] == "rx_discards_phy" and ev["total"] == 58591428329  # rx_xdp_drop is not a fault
     assert ev["rx_packets"] == 97052087562 and ev["snapshot"] is True
-    sev, ev = got[("pfc_storm", "cx4")]
+    sev, ev = got[("pause_frames_since_reset", "cx4")]
     assert (sev, ev["iface"], ev["tx_pause_frames"], ev["tx_paused_s"]) == ("warning", "eth03", 1266552, 555.7)
     sev, ev = got[("packet_drops", "bnxt")]
     assert ev["counter"] == "rx_total_ring_discards" and ev["total"] == 655430134  # per-queue rx_discards add up to less

@@ -13,7 +13,7 @@
     SELECT host, subject, start, "end", score, summary, evidence [, severity] FROM ...
 
 `layer`, `root_rank` (lower = more likely the root cause), `caused_by`, `confirm` and
-`remediation` belong to the kind: a second detector of a kind (``pfc_storm_snapshot.sql``) says
+`remediation` belong to the kind: a second detector of a kind (``packet_drops_snapshot.sql``) says
 ``-- variant_of: pfc_storm`` instead and declares only its own severity, description, source and
 params. `caused_by` lists ``<kind>@<scope>``: the cause must share a host (`host`), be on the
 finding's path (`path`: same host, an NCCL peer, or the port sending pauses to this one) or may be

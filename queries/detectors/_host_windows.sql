@@ -87,14 +87,15 @@ SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
 FROM b GROUP BY ALL;
 
 -- NIC counters the rate rules cannot see: a single sample, or several without times (pasted
--- ethtool -S excerpts): the last value of each counter, per port (the file name when the paste names
--- no interface). Read by packet_drops_snapshot and pfc_storm_snapshot. A collected series (more than
+-- ethtool -S excerpts): the last value of each counter, per port: the interface the content names,
+-- else 'unnamed port in <file>' (a file name is not an interface name; each such file is its own
+-- port). Read by packet_drops_snapshot and pause_frames_since_reset. A collected series (more than
 -- 2 M counter rows) has rates instead: the scalar test below skips the scan then.
 CREATE OR REPLACE TEMP TABLE det_nic_snapshot AS
-SELECT host, coalesce(iface, regexp_replace(file, '^.*/', '')) AS port, counter, queue,
+SELECT host, coalesce(iface, 'unnamed port in ' || regexp_replace(file, '^.*/', '')) AS port, counter, queue,
        arg_max(value, {s: sample_no, l: line_no}) AS value, max(ts) AS ts,
        arg_max(file, {s: sample_no, l: line_no}) AS file, arg_max(line_no, {s: sample_no, l: line_no}) AS line_no
 FROM raw.nic_counters
 WHERE (SELECT count(*) FROM raw.nic_counters) <= 2000000 AND value IS NOT NULL
-GROUP BY host, coalesce(iface, regexp_replace(file, '^.*/', '')), counter, queue, raw_name
+GROUP BY host, coalesce(iface, 'unnamed port in ' || regexp_replace(file, '^.*/', '')), counter, queue, raw_name
 HAVING count(*) = 1 OR count(ts) = 0;

@@ -29,7 +29,7 @@ SELECT p.host, p.port AS subject, p.ts AS start, p.ts AS "end",
        p.host || ' ' || p.port || ': ' || p.total || ' packets dropped since the counters were last reset (' || p.top_counter || ')'
          || coalesce(', ' || round(100.0 * p.total / nullif(r.rx_packets, 0), 3) || '% of ' || r.rx_packets || ' received', '')
          || '; one snapshot: no rate or time window (collect a series with forensics collect to see when)' AS summary,
-       to_json({iface: p.port, total: p.total, counter: p.top_counter, counters: p.counters, rx_packets: r.rx_packets,
+       to_json({iface: CASE WHEN p.port NOT LIKE 'unnamed port in %' THEN p.port END, total: p.total, counter: p.top_counter, counters: p.counters, rx_packets: r.rx_packets,
                 snapshot: true, first: {file: p.file, line_no: p.line_no}})::VARCHAR AS evidence
 FROM port p LEFT JOIN rx r USING (host, port)
 WHERE p.total >= $min_total

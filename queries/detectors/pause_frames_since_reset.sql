@@ -1,9 +1,12 @@
--- kind: pfc_storm
+-- kind: pause_frames_since_reset
+-- layer: nic_fabric
 -- severity: info
--- variant_of: pfc_storm
--- (layer, root rank, causes, confirm and remediation are the kind's, declared in pfc_storm.sql)
--- description: pause frames, pause time and pause-storm events in a single ethtool -S snapshot (no series, so no rate): totals since the counters were last reset; storm watchdog events make it critical, minutes of pause time a warning
--- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
+-- root_rank: 15
+-- caused_by: none
+-- confirm: ethtool -S <iface> | grep -iE 'pause|pfc|storm' twice, some seconds apart (a storm is a rate); or forensics collect for a series
+-- remediation: A total since the counters were reset says pauses happened, not when: collect a series (forensics collect, or ethtool -S twice a few seconds apart) to see whether the port is pausing now; if it is, treat it as a PFC storm (see pfc_storm).
+-- description: pause frames, pause time and pause-storm events in a single ethtool -S snapshot (a pasted excerpt or a one-shot capture: no series, so no rate and no storm): the totals seen since the counters were last reset; storm watchdog events or minutes of pause time make it a warning, never critical
+-- source: a total since reset has no time base (IEEE 802.1Qbb pauses are a rate problem); the thresholds only sort what is worth mentioning, set by hand
 -- param: min_frames = 100000   pause frames since reset worth reporting
 -- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
 WITH names AS (
@@ -43,13 +46,13 @@ WITH names AS (
 )
 SELECT host, port AS subject, ts AS start, ts AS "end",
        CASE WHEN coalesce(storm_events, 0) > 0 THEN 0.8 WHEN paused_s >= $warn_paused_s THEN 0.6 ELSE 0.4 END AS score,
-       CASE WHEN coalesce(storm_errors, 0) > 0 THEN 'critical'
-            WHEN coalesce(storm_events, 0) > 0 OR paused_s >= $warn_paused_s THEN 'warning' ELSE 'info' END AS severity,
-       host || ' ' || port || ' ' || role || ': ' || frames || ' pause frames'
+       CASE WHEN coalesce(storm_events, 0) > 0 OR paused_s >= $warn_paused_s THEN 'warning' ELSE 'info' END AS severity,
+       'pause frames seen since reset on ' || host || ' ' || port || ': ' || frames || ' pause frames'
          || CASE WHEN paused_s > 0 THEN ', paused ' || round(paused_s)::BIGINT || ' s' ELSE '' END
-         || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events' ELSE '' END
-         || ' since the counters were last reset; one snapshot: no rate (a storm shows as a rate in a series: collect one with forensics collect)' AS summary,
-       to_json({iface: port, tx_pause_frames: tx_frames, rx_pause_frames: rx_frames, tx_paused_s: round(tx_paused_s, 1),
+         || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events'
+                 || CASE WHEN coalesce(storm_errors, 0) > 0 THEN ' (' || storm_errors || ' errors)' ELSE '' END ELSE '' END
+         || ' (the port ' || role || '); one snapshot, so no rate and no time: not a storm until a series shows one (collect with forensics collect)' AS summary,
+       to_json({iface: CASE WHEN port NOT LIKE 'unnamed port in %' THEN port END, tx_pause_frames: tx_frames, rx_pause_frames: rx_frames, tx_paused_s: round(tx_paused_s, 1),
                 rx_paused_s: round(rx_paused_s, 1), storm_events: storm_events, counters: counters, snapshot: true,
                 first: {file: file, line_no: line_no}})::VARCHAR AS evidence
 FROM f
