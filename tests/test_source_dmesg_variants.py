@@ -261,3 +261,43 @@ def test_xid_lines_keep_their_xid_and_no_event():
     res = parse("dmesg--gpud-xe9680-ctime-xid119-gsp.txt")
     x = res.tables["kernel_log"].filter(pl.col("xid").is_not_null())
     assert x.height and x["event"].null_count() == x.height
+
+
+# --- journal lines in other locales, without their host, or without their time --------------------------
+
+def test_journal_month_of_a_norwegian_locale():
+    # `jan. 29 20:50:17 kevin kernel:` (nb_NO's %b), hirschmann/nbfc issue 181, January 2017
+    res = parse("dmesg--nbfc-issue181-journal-localized-month-jan-dot.txt",
+                capture_time=dt.datetime(2017, 2, 1, tzinfo=UTC))
+    assert res.unparsed.height == 0 and res.tables["kernel_log"].height == 4
+    r = row(res, 1)
+    assert r["ts"] == dt.datetime(2017, 1, 29, 20, 50, 17, tzinfo=UTC) and r["raw_time"] == "jan. 29 20:50:17"
+    assert (r["event"], r["pci_addr"]) == ("aer_corrected", "0000:00:1c.5")
+    assert res.meta["hosts"] == ["kevin"]
+
+
+def test_journal_russian_month_without_host():
+    res = parse("dmesg--gsconnect-issue1052-journal-russian-month-no-host.txt",
+                capture_time=dt.datetime(2026, 2, 20, tzinfo=UTC))
+    assert res.unparsed.height == 0 and res.tables["kernel_log"].height == 11
+    r = row(res, 1)
+    assert r["ts"] == dt.datetime(2026, 2, 12, 0, 48, 2, tzinfo=UTC) and r["ts_quality"] == "local_year_inferred"
+    assert (r["event"], r["event_device"]) == ("aer_corrected", "0000:00:1c.5")
+    assert r["message"].startswith("pcieport 0000:00:1c.5: AER: Corrected error received")
+
+
+def test_unknown_month_abbreviation_is_reported_not_guessed():
+    data = b"xyz. 29 20:50:17 kevin kernel: pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5\n"
+    res = parse(data, capture_time=dt.datetime(2017, 2, 1, tzinfo=UTC))
+    assert res.tables["kernel_log"].height == 0
+    assert res.unparsed["reason"].to_list() == ["syslog time does not convert"]
+
+
+def test_kernel_lines_pasted_without_time_and_host():
+    # `kernel: NVRM: Xid ...` (NVIDIA/open-gpu-kernel-modules issue 1150)
+    res = parse("dmesg--open-gpu-issue1150-kernel-prefix-only-xid.txt")
+    t = res.tables["kernel_log"]
+    assert res.unparsed.height == 0 and t.height == 7 and t["ts"].null_count() == 7
+    assert set(t["ts_quality"]) == {"none"} and set(t["xid"]) == {45}
+    assert row(res, 1)["pci_addr"] == "0000:dc:00.0" and row(res, 1)["xid_text"].endswith("caused by previous Xid 149")
+    assert recognise((FIX / "dmesg--open-gpu-issue1150-kernel-prefix-only-xid.txt").read_bytes())[0] == "dmesg"

@@ -89,6 +89,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
              .when(first.str.contains("^[0-9]")).then(pl.lit("digit"))
              .when(first.str.contains("^[A-Z]")).then(pl.lit("upper"))
              .when(first == "{").then(pl.lit("{"))
+             .when(first.str.contains(r"^[^\W\d_]")).then(pl.lit("letter"))
              .otherwise(pl.lit("none")))
     main = main.with_columns(route.alias("route"))
     parsed = []

@@ -28,7 +28,8 @@ RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2
           r"(?:(?P<sep>[,.])(?P<frac>[0-9]{1,9}))?(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})) ?)")
 # the same, fixed width: "2025-01-21T04:41:44,283302+00:00 " (dmesg's own iso format; sliced, not captured)
 RE_ISO_FIXED = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}[+-][0-9]{2}:[0-9]{2}(?: |$)"
-RE_SHORT = (r"^(?P<pfx>(?P<rt>(?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
+# the month as the host's locale abbreviates it ("Nov", "jan.", "фев", "Mär"; months.py says which are known)
+RE_SHORT = (r"^(?P<pfx>(?P<rt>(?P<mon>[^\W\d_]{3,5}\.?) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))?) ?)")
 RE_LOGREAD = (r"^(?P<pfx>(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
               r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4})) "

@@ -7,9 +7,9 @@ import datetime as dt
 import polars as pl
 
 from forensics.sources._base import ParseContext, local_to_utc, unparsed_frame
+from forensics.sources.dmesg.months import month_number
 from forensics.sources.dmesg.prefixes import (
     LEVEL_ALIASES,
-    MONTHS,
     RE_CTIME,
     RE_HOST_IDENT,
     RE_IDENT,
@@ -44,12 +44,14 @@ def _boot_ts_from_seconds(seconds: pl.Expr, ctx: ParseContext) -> pl.Expr:
 
 
 def _naive(year: pl.Expr, mon: pl.Expr, day: pl.Expr, hms: pl.Expr) -> pl.Expr:
-    text = pl.concat_str([year, pl.lit("-"), mon, pl.lit("-"), day.str.zfill(2), pl.lit(" "), hms])
-    return text.str.strptime(pl.Datetime("us"), "%Y-%b-%d %H:%M:%S", strict=False)
+    """year, month abbreviation (any locale months.py knows), day, 'HH:MM:SS' -> naive datetime."""
+    text = pl.concat_str([year, pl.lit("-"), month_number(mon).cast(pl.String).str.zfill(2), pl.lit("-"),
+                          day.str.zfill(2), pl.lit(" "), hms])
+    return text.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S", strict=False)
 
 
 # ts_quality of local times whose year was not printed (syslog, journalctl short): the year is
-# ctx.year (--year, or the bundle's capture year) or the capture year with the month rolled back
+# ctx.year (--year, or the bundle's capture year) or the capture time's with the month rolled back
 YEAR_INFERRED = "local_year_inferred"
 
 
@@ -62,7 +64,7 @@ def _year_for(mon: pl.Expr, ctx: ParseContext) -> pl.Expr | None:
     cap = ctx.capture_time or ctx.hints.get("file_time")
     if not isinstance(cap, dt.datetime):
         return None
-    month = mon.replace_strict(MONTHS, default=None, return_dtype=pl.Int32)
+    month = month_number(mon)
     return pl.when(month > cap.month).then(pl.lit(cap.year - 1)).otherwise(pl.lit(cap.year)).cast(pl.String)
 
 
@@ -111,6 +113,10 @@ def _syslog_tail(df: pl.DataFrame, with_host: bool) -> pl.DataFrame:
     df = df.with_columns(pl.col("msg0").str.extract_groups(rx).alias("_h")).unnest("_h")
     if not with_host:
         df = df.with_columns(pl.lit(None, dtype=pl.String).alias("host"))
+    else:  # a journal line whose host was cut out of the paste: "Feb 12 00:48:02 kernel: ..."
+        nohost = pl.col("hpfx").is_null() & pl.col("msg0").str.starts_with("kernel: ")
+        df = df.with_columns(pl.when(nohost).then(pl.lit("kernel: ")).otherwise(pl.col("hpfx")).alias("hpfx"),
+                             pl.when(nohost).then(pl.lit("kernel")).otherwise(pl.col("ident")).alias("ident"))
     df = df.with_columns(
         pl.when(pl.col("hpfx").is_not_null()).then(_after("msg0", "hpfx")).otherwise(pl.col("msg0")).alias("msg1"))
     df = df.with_columns(pl.col("msg1").str.extract_groups(RE_INNER_BOOT).alias("_b")).unnest("_b")
@@ -255,3 +261,11 @@ def _parse_logread(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, p
                   bad=pl.coalesce(pl.col("bad"),
                                   pl.when(pl.col("_naive").is_null()).then(pl.lit("logread time does not convert"))))
     return out, df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
+
+
+def _parse_kernel_only(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """'kernel: NVRM: Xid ...': a journal/syslog kernel line pasted without its time and host."""
+    df = df.with_columns(pl.col("rest").str.starts_with("kernel: ").alias("_k"))
+    ok = df.filter(pl.col("_k"))
+    out = _finish(ok, message=pl.col("rest").str.slice(8), ts_quality=pl.lit("none"))
+    return out, df.filter(~pl.col("_k")).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
