@@ -96,7 +96,9 @@ def register(app: typer.Typer) -> None:
 
             from forensics.report.summary import render_text
 
-            render_text(analysis, Console(highlight=False, soft_wrap=True, emoji=False))
+            console = Console(highlight=False, soft_wrap=True, emoji=False)
+            for text, options in render_text(analysis):
+                console.print(text, **options)
         if fail_on is not None:
             worst = max((severity_rank(s) for s in analysis.findings["severity"].to_list()), default=-1)
             if worst >= severity_rank(fail_on.value):

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 
-import polars as pl
-
 from forensics.detect.catalog import KINDS, LAYER_LABELS
 from forensics.report.textsafe import printable
 
@@ -45,7 +43,23 @@ def _evidence_line(f: dict, limit: int = 6) -> str:
     return printable(", ".join(parts))
 
 
-def render_text(analysis, console) -> None:
+class _Lines(list):
+    """Collects what a rich Console would print: (text, print options) per line."""
+
+    def print(self, text: str, **options) -> None:
+        self.append((text, options))
+
+
+def render_text(analysis) -> list[tuple[str, dict]]:
+    """The terminal diagnosis as lines: (text with rich markup unless ``markup=False``, the options of
+    ``rich.console.Console.print``); the CLI prints them."""
+    console = _Lines()
+    _render_findings_text(analysis, console)
+    _render_coverage_text(analysis, console)
+    return list(console)
+
+
+def _render_findings_text(analysis, console) -> None:
     f_rows = analysis.findings.to_dicts()
     by_id = {f["id"]: f for f in f_rows}
     roots = [f for f in f_rows if not f["caused_by"]]
@@ -70,7 +84,6 @@ def render_text(analysis, console) -> None:
         console.print(f"   confirm: {printable(f['confirm'])}", markup=False)
         if not f["caused_by"]:
             console.print(f"   do: {printable(f['remediation'])}", markup=False)
-    _render_coverage_text(analysis, console)
 
 
 def _render_coverage_text(analysis, console) -> None:
