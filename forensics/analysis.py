@@ -50,6 +50,8 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     from forensics.detect.engine import run_all
 
     findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+    if hasattr(bundle, "check_intact"):
+        bundle.check_intact()  # detectors that failed on vanished files must not read as "no finding"
     hosts = _safe(bundle, "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "
                           "clock_offset_confidence FROM hosts ORDER BY host")
     coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
@@ -147,7 +149,8 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     from pathlib import Path
 
     from forensics.importers.build import build_bundle
-    from forensics.bundle.cache import cache_root, file_sha256
+    from forensics.bundle.cache import cache_root, file_sha256, hold
+    from forensics.bundle.trust import tree_digest
 
     key = hashlib.sha256(f"{host}|{tz}".encode())
     if hints:
@@ -155,10 +158,12 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     for p in paths:
         q = Path(p)
         key.update(str(q.resolve()).encode())
-        key.update(file_sha256(q).encode() if q.is_file() else str(q.stat().st_mtime_ns).encode())
+        # a folder by what is inside it (its own mtime misses a file rewritten in place)
+        key.update(file_sha256(q).encode() if q.is_file() else tree_digest(q).encode())
     root = cache_root(cache_dir)
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"merged-{key.hexdigest()[:20]}.tar"
     if not out.exists():
         build_bundle([Path(p) for p in paths], out, host=host, tz=tz, hints=hints)
+    hold(out)
     return out

@@ -55,12 +55,17 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
     except OSError as exc:
         raise BundleError(f"{base}: cannot create the cache folder ({exc.strerror})") from None
     target = base / file_sha256(path)
+    if target.is_dir() and not _entry_sound(target):
+        shutil.rmtree(target, ignore_errors=True)  # a broken entry (removed in part, damaged): rebuilt
+    created = False
     if not target.is_dir():
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:16]}-", suffix=".partial", dir=base))
         try:
             _extract_without_raw(path, tmp, limits)
+            (tmp / ENTRY_MARK).write_text(json.dumps({"archive_bytes": path.stat().st_size}) + "\n")
             try:
                 os.rename(tmp, target)
+                created = True
             except OSError:
                 if not target.is_dir():  # not a concurrent loader that won the race
                     raise
@@ -68,9 +73,29 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    hold(target)
+    if created:
+        from forensics import limits as budget
+
+        prune(base, budget.cache_limit(base))  # least recently used entries out (this one is held)
     root = find_root(target)
     read_manifest(root)
     return root
+
+
+ENTRY_MARK = ".forensics-entry.json"  # written last into a complete entry, before it is renamed into place
+
+
+def _entry_sound(target: Path) -> bool:
+    """Whether a cache entry is whole: its completion mark, its manifest (a run that removed part of
+    the cache, or a damaged disk, must not break every later run)."""
+    if not (target / ENTRY_MARK).is_file():
+        return False
+    try:
+        read_manifest(find_root(target))
+    except (BundleError, OSError, ValueError):
+        return False
+    return True
 
 
 def _is_raw(rel: str) -> bool:
@@ -108,3 +133,111 @@ def bundle_root(path: Path | str, cache_dir: Path | str | None = None) -> tuple[
     if path.is_file():
         return extracted(path, cache_dir), path
     raise BundleError(f"{path}: not a regular file or directory")
+
+
+# --- size limit and eviction -------------------------------------------------------------------
+
+class Entry:
+    """One cache entry: an extracted archive (``<sha256>/``) or a merged bundle (``merged-*.tar``)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.size = _tree_size(path)
+        try:
+            self.used = path.stat().st_mtime  # touched by every load that uses it
+        except OSError:
+            self.used = 0.0
+        self.what = "merged bundle" if path.name.startswith("merged-") else "extracted archive"
+
+
+def _tree_size(path: Path) -> int:
+    """Bytes on disk under `path`, links not followed."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return 0
+    if not path.is_dir() or path.is_symlink():
+        return st.st_blocks * 512
+    total = st.st_blocks * 512
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for name in filenames + dirnames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def entries(base: Path) -> list[Entry]:
+    """Every entry of the cache folder `base`, least recently used first (work in progress excluded)."""
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return []
+    out = [Entry(base / n) for n in names if not n.startswith(".") and not n.endswith(".lock")]
+    return sorted(out, key=lambda e: e.used)
+
+
+def _busy(path: Path) -> bool:
+    """Whether another process holds `path` (its lock file is locked shared by every user)."""
+    import fcntl
+
+    lock = path.parent / (path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return True
+    _EVICTING[str(path)] = fd  # held (exclusive) until the entry is gone
+    return False
+
+
+_EVICTING: dict[str, int] = {}
+_HELD: dict[str, int] = {}
+
+
+def hold(path: Path) -> None:
+    """Mark the entry `path` in use by this process (until it exits) and as just used."""
+    import fcntl
+
+    key = str(path)
+    if key not in _HELD:
+        fd = os.open(path.parent / (path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits while another process evicts it
+        _HELD[key] = fd
+    try:
+        os.utime(path, follow_symlinks=False)
+    except OSError:
+        pass
+
+
+def prune(base: Path, keep_bytes: int) -> tuple[int, int]:
+    """Remove least recently used entries until at most `keep_bytes` remain; entries other
+    processes are using stay. Returns (entries removed, bytes freed)."""
+    found = entries(base)
+    total = sum(e.size for e in found)
+    removed = freed = 0
+    for e in found:
+        if total <= keep_bytes:
+            break
+        if str(e.path) in _HELD or _busy(e.path):
+            continue
+        try:
+            if e.path.is_dir() and not e.path.is_symlink():
+                shutil.rmtree(e.path)
+            else:
+                e.path.unlink()
+        except OSError:
+            continue
+        finally:
+            fd = _EVICTING.pop(str(e.path), None)
+            if fd is not None:
+                os.close(fd)
+        total -= e.size
+        removed += 1
+        freed += e.size
+    return removed, freed

@@ -48,6 +48,33 @@ class Limits:
     max_member_bytes: int = 16 << 30
     max_total_bytes: int = 64 << 30
     max_name_bytes: int = 4096
+    max_ratio: int = 1000             # unpacked bytes per byte of archive (logs compress 5-50 times) ...
+    ratio_floor_bytes: int = 1 << 30  # ... but any archive may unpack to 1 GiB
+    disk_share: float = 0.5           # and to at most this share of the free space where it is unpacked
+
+    def for_archive(self, path: Path, dest: Path | None = None) -> "Limits":
+        """These limits with the total capped in proportion to the archive's size and to the free
+        space at `dest` (a tiny archive that would unpack to gigabytes is refused before it fills a disk)."""
+        import dataclasses
+
+        from forensics.limits import free_bytes
+
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return self
+        cap = max(self.ratio_floor_bytes, size * self.max_ratio)
+        why = f"{self.max_ratio} times the archive's {size} bytes"
+        if dest is not None:
+            room = int(free_bytes(dest) * self.disk_share)
+            if room < cap:
+                cap, why = room, f"half the {room * 2} bytes free at {dest}"
+        if cap >= self.max_total_bytes:
+            return self
+        return dataclasses.replace(self, max_total_bytes=cap, max_member_bytes=min(self.max_member_bytes, cap),
+                                   why=why)
+
+    why: str = ""  # what set max_total_bytes, when not the fixed limit
 
 
 DEFAULT_LIMITS = Limits()
@@ -121,11 +148,13 @@ def _count(scan: _Scan, size: int, rel: str, limits: Limits) -> None:
     if scan.members > limits.max_members:
         raise BundleError(f"refusing bundle: more than {limits.max_members} members")
     if size > limits.max_member_bytes:
-        raise BundleError(f"refusing bundle: member {rel!r} is {size} bytes (limit {limits.max_member_bytes})")
+        raise BundleError(f"refusing bundle: member {rel!r} is {size} bytes (limit {limits.max_member_bytes}"
+                          + (f": {limits.why}; possible decompression bomb)" if limits.why else ")"))
     scan.total += size
     if scan.total > limits.max_total_bytes:
         raise BundleError(
-            f"refusing bundle: uncompressed size over {limits.max_total_bytes} bytes (possible decompression bomb)"
+            f"refusing bundle: uncompressed size over {limits.max_total_bytes} bytes"
+            + (f" ({limits.why})" if limits.why else "") + " (possible decompression bomb)"
         )
 
 
@@ -322,6 +351,7 @@ def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], boo
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise BundleError(f"{dest}: extraction directory is not empty")
+    limits = limits.for_archive(path, dest)
     scan = _Scan()
     errors = read_errors()
     buf = bytearray(COPY_CHUNK)

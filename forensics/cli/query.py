@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from forensics.cli._common import OutFormat, UserError, check_out_folder, emit_frame
+from forensics.limits import QUERY_TIMEOUT_S
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
 
@@ -76,6 +77,7 @@ def register(app: typer.Typer) -> None:
         fmt: OutFormat = typer.Option(OutFormat.table, "--format", help="table|csv|json|parquet"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="write to this file instead of standard output"),
         limit: Optional[int] = typer.Option(None, "--limit", help=f"at most N rows (table output shows {TABLE_ROWS} by default)"),
+        timeout: float = typer.Option(QUERY_TIMEOUT_S, "--timeout", help="stop the query after this many seconds (0: no limit)"),
         cache_dir: Optional[Path] = cache_opt,
     ) -> None:
         """Run read-only DuckDB SQL over a bundle's tables and views (events, nic_rates, gpu_episodes, ...)."""
@@ -101,6 +103,7 @@ def register(app: typer.Typer) -> None:
         elif sql == "-":
             sql = sys.stdin.read()
         b = _open(bundle, cache_dir)
+        b.timeout = timeout if timeout > 0 else None
         try:
             if nq is not None:
                 df = b.query(nq.name, **params)

@@ -24,7 +24,7 @@ import duckdb
 import polars as pl
 
 from forensics.bundle.errors import BundleError  # the bundle layer's one error type
-from forensics.db import _build, safety
+from forensics.db import _build, guard, safety
 from forensics.db.safety import QueryError, RefusedQuery
 from forensics.layout import TABLES_DIR
 
@@ -40,7 +40,10 @@ def _resolve(path: Path, cache_dir: Path | None, progress=None) -> Path:
     except ImportError:
         load = None
     if path.is_dir() and (path / TABLES_DIR).is_dir() and (load is None or not (path / "hosts").is_dir()):
-        return path  # already parsed (or only tables: nothing to re-parse from)
+        from forensics.bundle.trust import check_parsed_dir
+
+        check_parsed_dir(path)  # only tables, nothing to re-parse from: no link, types checked on open
+        return path
     if load is None:
         raise BundleError(f"{path}: not a directory with parsed tables/ (bundle loading is unavailable)")
     try:
@@ -64,6 +67,7 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
 
     con = duckdb.connect(database)
     try:
+        guard.configure(con)  # memory limit, private spill folder (removed by guard.release)
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")  # never mixed into --format json output
         con.execute("SET parquet_metadata_cache = true")
@@ -73,10 +77,10 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
         views = _build.create_views(con)
         cached = derived.attach(con, root, files, derive)
     except Exception:
-        con.close()
+        guard.release(con)
         raise
     hosts = [r[0] for r in con.execute("SELECT host FROM raw.bundle_hosts ORDER BY host").fetchall()]
-    return con, {"present": sorted(files), "views": views, "hosts": hosts, "clock": clock, "cached": cached}
+    return con, {"present": sorted(files), "files": [i.path for infos in files.values() for i in infos], "views": views, "hosts": hosts, "clock": clock, "cached": cached}
 
 
 class Bundle:
@@ -92,6 +96,8 @@ class Bundle:
         self.cached: list[str] = info["cached"]
         self.confined = confined
         self.open_seconds = open_s
+        self.files: list[Path] = info.get("files", [])
+        self.timeout: float | None = None  # seconds a statement of .sql() may run (None: no limit)
 
     @property
     def names(self) -> list[str]:
@@ -122,9 +128,16 @@ class Bundle:
             raise QueryError("unknown parameter" + ("s " if len(extra) > 1 else " ") + ", ".join(extra)
                              + (f" (the query uses {', '.join('$' + w for w in sorted(wanted))})" if wanted else
                                 " (the query uses none)"))
-        try:
+        def run() -> pl.DataFrame:
             rel = self.con.sql(query, params=params) if params else self.con.sql(query)
             return _to_polars(rel) if rel is not None else pl.DataFrame()
+
+        try:
+            return guard.run(self.con, run, self.timeout)
+        except guard.QueryTimeout as exc:
+            raise QueryError(str(exc)) from None
+        except duckdb.OutOfMemoryException as exc:
+            raise QueryError(safety.first_line(exc) + " (the memory limit is a share of --max-memory)") from None
         except duckdb.PermissionException as exc:
             raise RefusedQuery("refused: the query may only read the bundle's tables and views ("
                                + safety.first_line(exc).split(": ", 1)[-1] + ")") from None
@@ -140,8 +153,16 @@ class Bundle:
         used = set(getattr(safety.check(q.sql), "named_parameters", set()) or set())
         return self.sql(q.sql, **{k: v for k, v in values.items() if k in used})
 
+    def check_intact(self) -> None:
+        """BundleError when a table file this bundle was opened on is gone (a cache cleaned while in
+        use): results computed meanwhile are incomplete, never a clean answer."""
+        for f in self.files:
+            if not f.is_file():
+                raise BundleError(f"{f.relative_to(self.root) if f.is_relative_to(self.root) else f}: "
+                                  "removed while the bundle was in use (was the cache cleaned?); run again")
+
     def close(self) -> None:
-        self.con.close()
+        guard.release(self.con)
 
     def __enter__(self) -> "Bundle":
         return self

@@ -17,6 +17,7 @@ nor override it.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 
@@ -60,15 +61,69 @@ def table_files(root: Path, table: str) -> list[Path]:
     return sorted(p for p in d.glob("*/*.parquet") if p.is_file())
 
 
-class FileInfo:
-    """Footer facts of one Parquet file: its Arrow schema and the hosts its rows name."""
+#: times a table may hold: a parsed log says nothing before 1970 or after 2200 (a shipped table
+#: claiming year 1 is refused, not shown as fact)
+TS_MIN = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+TS_MAX = dt.datetime(2200, 1, 1, tzinfo=dt.timezone.utc)
 
-    def __init__(self, path: Path):
+
+def _compatible(have: pa.DataType, want: pa.DataType) -> bool:
+    """Whether a column written as `have` reads as the schema's `want` without changing meaning."""
+    if have.equals(want) or pa.types.is_null(have):
+        return True
+    if pa.types.is_timestamp(want):
+        return pa.types.is_timestamp(have)
+    if pa.types.is_integer(want):
+        return pa.types.is_integer(have) and have.bit_width <= want.bit_width
+    if pa.types.is_floating(want):
+        return pa.types.is_floating(have) or pa.types.is_integer(have)
+    if pa.types.is_string(want) or pa.types.is_large_string(want):
+        return pa.types.is_string(have) or pa.types.is_large_string(have) or pa.types.is_string_view(have) \
+            or (pa.types.is_dictionary(have) and _compatible(have.value_type, want))
+    if pa.types.is_list(want):
+        return (pa.types.is_list(have) or pa.types.is_large_list(have) or pa.types.is_list_view(have)) \
+            and _compatible(have.value_type, want.value_type)
+    return False
+
+
+class FileInfo:
+    """Footer facts of one Parquet file: its Arrow schema and the hosts its rows name.
+
+    With `table` given, the file must fit that table's schema (compatible column types, times
+    between TS_MIN and TS_MAX by the footer statistics), else ValueError names the column.
+    """
+
+    def __init__(self, path: Path, table: str | None = None):
         self.path = path
         md = pq.ParquetFile(path).metadata
         self.rows = md.num_rows
         self.schema = md.schema.to_arrow_schema()
+        if table is not None:
+            self._check(md, table)
         self.hosts = self._hosts(md)
+
+    def _check(self, md, table: str) -> None:
+        want = schema.arrow_schema(table)
+        for field in self.schema:
+            idx = want.get_field_index(field.name)
+            if idx < 0:
+                continue  # a column the schema does not have is never read
+            if not _compatible(field.type, want.field(idx).type):
+                raise ValueError(f"column {field.name} is {field.type}, the schema says {want.field(idx).type}")
+            if pa.types.is_timestamp(field.type):
+                self._check_times(md, field.name)
+
+    def _check_times(self, md, name: str) -> None:
+        col = self.schema.get_field_index(name)
+        for i in range(md.num_row_groups):
+            st = md.row_group(i).column(col).statistics
+            if st is None or not st.has_min_max:
+                continue
+            lo, hi = st.min, st.max
+            lo = lo if lo.tzinfo else lo.replace(tzinfo=dt.timezone.utc)
+            hi = hi if hi.tzinfo else hi.replace(tzinfo=dt.timezone.utc)
+            if lo < TS_MIN or hi >= TS_MAX:
+                raise ValueError(f"column {name} holds times outside {TS_MIN.year}-{TS_MAX.year} ({lo} .. {hi})")
 
     def _hosts(self, md) -> set[str]:
         if "host" not in self.schema.names or md.num_rows == 0:
@@ -77,7 +132,7 @@ class FileInfo:
         out: set[str] = set()
         for i in range(md.num_row_groups):
             st = md.row_group(i).column(idx).statistics
-            if st is None or not st.has_min_max or st.min != st.max or st.null_count:
+            if st is None or not st.has_min_max or st.min != st.max or st.null_count or not isinstance(st.min, (str, bytes)):
                 col = pq.read_table(self.path, columns=["host"]).column("host")
                 return set(col.drop_null().unique().to_pylist())
             out.add(st.min.decode() if isinstance(st.min, bytes) else st.min)
@@ -129,9 +184,9 @@ def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = 
         infos = []
         for f in table_files(root, table):
             try:
-                infos.append(FileInfo(f))
-            except (OSError, ValueError, pa.ArrowException) as exc:
-                raise ValueError(f"{f.relative_to(root)}: not a readable Parquet file ({exc})") from None
+                infos.append(FileInfo(f, table))
+            except (OSError, ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
+                raise ValueError(f"{f.relative_to(root)}: not a valid {table} table ({exc})") from None
         sql = _parquet_select(table, infos) if infos else _empty_select(table)
         if infos:
             present[table] = infos
@@ -171,6 +226,8 @@ def create_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     for name, path in files:
         try:
             con.execute(path.read_text())
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None  # Ctrl-C while the views are built
         except duckdb.Error as exc:
             raise RuntimeError(f"queries/views/{path.name}: {str(exc).splitlines()[0]}") from exc
         if name not in schema.table_names() and not name.startswith("macros"):

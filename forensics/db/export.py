@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from forensics.db import connect
+from forensics.db import connect, guard
 from forensics.db._build import quote_ident, quote_str
 
 
@@ -28,7 +28,7 @@ def export_duckdb(root: Path, out: Path) -> dict[str, int]:
             counts = _counts(con)
             con.execute("CHECKPOINT")
         finally:
-            con.close()
+            guard.release(con)
         os.replace(tmp, out)
     except BaseException:
         for p in (tmp, tmp + ".wal"):
@@ -90,7 +90,7 @@ def export_parquet(root: Path, out_dir: Path) -> dict[str, int]:
                 else:
                     con.execute(f"COPY {src} TO {quote_str(str(target / 'part-0.parquet'))} (FORMAT parquet, COMPRESSION zstd)")
         finally:
-            con.close()
+            guard.release(con)
         (tmp / "_export.json").write_text(json.dumps({"rows": counts, "partitioning": "hive (host)"}, indent=1) + "\n")
         if out_dir.exists():
             out_dir.rmdir()

@@ -20,6 +20,7 @@ import polars as pl
 from forensics import schema
 from forensics.ingest.sink import ParquetSink
 from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, recognise, sniff_as
+from forensics.sources._base import Truncation, cap_lines, read_capped
 
 CHUNK_BYTES = 64 << 20
 MAX_WORKERS = 4
@@ -33,19 +34,17 @@ def _open(src: Path | bytes):
     return io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else open(src, "rb")
 
 
-def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = ()) -> Iterator[tuple[int, bytes]]:
+def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = (),
+                stats: Truncation | None = None) -> Iterator[tuple[int, bytes]]:
     """(first line number - 1, bytes) chunks of a file (or of bytes in memory), each ending at a
-    newline (or EOF).
+    newline (or EOF), lines longer than MAX_LINE_BYTES cut (counted in `stats`).
 
     No chunk but the first starts with a line whose first byte is in `no_start` (a source's
     ``CHUNK_NO_START``: continuation lines, which belong with the line before them)."""
     line_offset = 0
     rest = b""
     with _open(path) as fh:
-        while True:
-            block = fh.read(chunk_bytes)
-            if not block:
-                break
+        for block in read_capped(fh, stats=stats, block=chunk_bytes):
             buf = rest + block
             cut = buf.rfind(b"\n")
             # (a cut at the very end leaves the next line's first byte unknown: that line waits too)
@@ -71,7 +70,9 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     """Parse one file (or its bytes). With `sink(table, frame)` given, chunkable sources stream their
     frames to it and the returned result holds empty tables (only counts and unparsed)."""
     data = path if isinstance(path, (bytes, bytearray)) else None
+    cut = Truncation()  # lines over MAX_LINE_BYTES: cut before any parser sees them
     if data is not None:
+        data = cap_lines(bytes(data), stats=cut)
         head = bytes(data[:SNIFF_BYTES])
     else:
         with open(path, "rb") as fh:
@@ -83,7 +84,12 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     size = len(data) if data is not None else path.stat().st_size
     chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
     if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= chunk_bytes:
-        res = mod.parse(data if data is not None else path.read_bytes(), ctx)
+        if data is None:
+            with open(path, "rb") as fh:
+                data = b"".join(read_capped(fh, stats=cut))
+        res = mod.parse(data, ctx)
+        if cut.lines:
+            res.meta["truncated_lines"] = cut.lines
         if sink is not None:
             for t, df in res.tables.items():
                 sink(t, df)
@@ -112,7 +118,8 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     workers = _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
-        for offset, chunk in iter_chunks(path, chunk_bytes, getattr(mod, "CHUNK_NO_START", ())):
+        for offset, chunk in iter_chunks(data if data is not None else path, chunk_bytes,
+                                         getattr(mod, "CHUNK_NO_START", ()), cut):
             pending.append((offset, pool.submit(mod.parse, chunk, ctx)))
             del chunk
             if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory
@@ -122,6 +129,8 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
             off, fut = pending.popleft()
             consume(off, fut.result())
     meta["streamed_rows"] = rows
+    if cut.lines:
+        meta["truncated_lines"] = cut.lines
     up = pl.concat(unparsed) if unparsed else schema.empty("unparsed")
     return name, ParseResult({t: schema.empty(t) for t in rows}, up, lines, meta)
 

@@ -17,6 +17,7 @@ from forensics.ingest.hostfacts import HostFacts, capture_starts, parse_context,
 from forensics.ingest.sink import TableSink
 from forensics.layout import HOSTS_DIR
 from forensics.sources import ParseContext
+from forensics.sources._base import Truncation, cap_lines, read_capped
 
 
 COLLECTOR_FILES = {"processes.jsonl": ct.parse_processes}
@@ -25,9 +26,9 @@ HOST_TABLES = ("unparsed", "commands", "nics", "processes", "process_env")  # a 
 
 
 def coverage_row(host: str, source: str, file: str, version: int | None, lines: int | None, unparsed: int | None,
-              rows: dict | None, error: str | None) -> dict:
+              rows: dict | None, error: str | None, truncated: int | None = None) -> dict:
     return {"host": host, "source": source, "file": file, "parser_version": version, "lines": lines,
-            "unparsed": unparsed, "rows": None if rows is None else json.dumps(rows, sort_keys=True), "error": error}
+            "unparsed": unparsed, "truncated_lines": truncated if lines is not None else None, "rows": None if rows is None else json.dumps(rows, sort_keys=True), "error": error}
 
 
 def raw_files(raw: Path) -> list[tuple[str, Path]]:
@@ -53,14 +54,20 @@ def parse_raw(sink: TableSink, host: str, source: str, data: Path | bytes, rel: 
         fn = COLLECTOR_FILES.get(rel.rsplit("/", 1)[-1])
         if fn is None:
             return {}
+        cut = Truncation()
         try:
-            res = fn(data if isinstance(data, bytes) else data.read_bytes(), ctx)
+            if isinstance(data, bytes):
+                data = cap_lines(data, stats=cut)
+            else:
+                with open(data, "rb") as fh:
+                    data = b"".join(read_capped(fh, stats=cut))
+            res = fn(data, ctx)
         except Exception as exc:  # noqa: BLE001 - recorded, never stops the ingest
             return coverage_row(host, source, rel, ct.VERSION, None, None, None, f"{type(exc).__name__}: {exc}")
         for t, df in res.tables.items():
             sink.write(t, df, host)
         sink.write("unparsed", res.unparsed, host)
-        return coverage_row(host, source, rel, ct.VERSION, res.lines, res.unparsed.height, res.rows(), None)
+        return coverage_row(host, source, rel, ct.VERSION, res.lines, res.unparsed.height, res.rows(), None, cut.lines)
     mod = sources.registry().get(source)
     if mod is None:
         return coverage_row(host, source, rel, None, None, None, None, f"no parser for source {source!r}")
@@ -80,7 +87,8 @@ def parse_raw(sink: TableSink, host: str, source: str, data: Path | bytes, rel: 
     sink.write("unparsed", res.unparsed, host)
     for t in mod.TABLES:
         counts.setdefault(t, 0)
-    return coverage_row(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None)
+    return coverage_row(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None,
+                        int(res.meta.get("truncated_lines", 0)))
 
 
 def ingest_host(root: Path, host: str, sink: TableSink, derived: HostFacts, coverage: list[dict], progress=None,

@@ -32,6 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics import schema, sources
+from forensics.bundle import trust
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import read_manifest
 from forensics.ingest import collector_tables as ct
@@ -63,6 +64,7 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
     Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
     """
     root = Path(root_dir)
+    raw_digest = trust.raw_digest(root)  # before parsing: a file changed meanwhile means parse again
     manifest = read_manifest(root)
     hosts = list(manifest["hosts"])
     plan = read_plan(root, hosts)
@@ -107,6 +109,7 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
             "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "hosts": hosts,
         }
+        meta = trust.seal(meta, tmp, raw_digest)  # only tables built here, from these raw files, are reused
         (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         old = None
         if tables_dir.exists():
@@ -133,17 +136,7 @@ def _created_by() -> str:
 
 
 def tables_current(root: Path | str) -> bool:
-    """Whether ``tables/`` exists and was built by parsers at least as new as the registered ones."""
-    meta_path = Path(root) / TABLES_DIR / META
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError):
-        return False
-    have = meta.get("parser_versions") if isinstance(meta, dict) else None
-    if not isinstance(have, dict):
-        return False
-    for name, version in parser_versions().items():
-        v = have.get(name)
-        if not isinstance(v, int) or v < version:
-            return False
-    return True
+    """Whether ``tables/`` was built on this machine by parsers at least as new as the registered
+    ones, from the raw files as they are now, and is whole (see :mod:`forensics.bundle.trust`):
+    a ``tables/`` folder shipped inside a bundle is never used as it is."""
+    return trust.current(Path(root), parser_versions())

@@ -22,9 +22,10 @@ import time
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
+from forensics.bundle.trust import claimed_current
 from forensics.bundle.read import open_bundle
 from forensics.bundle.write import check_out_path, created_by, write_tree
-from forensics.ingest.run import ingest_bundle, tables_current
+from forensics.ingest.run import ingest_bundle, parser_versions
 from forensics.layout import MANIFEST, TABLES_DIR
 from forensics.redact import discover as D
 from forensics.redact import patterns as P
@@ -251,7 +252,7 @@ def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping
                 stage.mkdir()
                 jobs = _rewrite_jobs(b.root, stage, rw)
                 files = len(jobs)
-                tables_mode = "rewritten" if not reparse and tables_current(b.root) else "reparsed"
+                tables_mode = "rewritten" if not reparse and claimed_current(b.root, parser_versions()) else "reparsed"
                 if tables_mode == "rewritten":
                     jobs += table_jobs(b.root / TABLES_DIR, stage / TABLES_DIR, rw)
                 if progress:

@@ -261,3 +261,96 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
 def head_text(head: bytes, limit: int = 65536) -> str:
     """Decoded start of an input, for sniffers."""
     return head[:limit].decode("utf-8", errors="replace")
+
+
+# --- line length cap: what a parser sees of an over-long line --------------------------------
+
+def truncation_mark(dropped: int) -> bytes:
+    """What replaces the dropped end of an over-long line (the raw file itself is untouched)."""
+    return b" [forensics: %d bytes of this line dropped]" % dropped
+
+
+class Truncation:
+    """Lines cut to the cap while reading one input: how many, and how many bytes were dropped."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.bytes = 0
+
+
+def _first_long(b: bytes, j: int, cap: int) -> int:
+    """Start of the first line at or after `j` with no newline within `cap` bytes, or -1 when
+    every line from `j` is short (the tail may be a partial line of at most `cap` bytes).
+    About len/cap calls of rfind: a pass over memory, no per-line Python."""
+    n = len(b)
+    while n - j > cap:
+        k = b.rfind(b"\n", j, j + cap + 1)
+        if k < 0:
+            return j
+        j = k + 1
+    return -1
+
+
+def capped_blocks(blocks: Iterable[bytes], cap: int, stats: Truncation) -> Iterable[bytes]:
+    """`blocks` (consecutive pieces of one input) with every line longer than `cap` bytes cut to
+    its first `cap` bytes plus :func:`truncation_mark`; the dropped bytes are never held. A block
+    without a long line is passed on as it is."""
+    cur = 0          # bytes of the current (unfinished) line passed on so far
+    dropping = False  # inside the dropped part of a long line
+    dropped = 0
+    for b in blocks:
+        n, pos, out = len(b), 0, []
+        while pos < n:
+            if dropping:
+                nl = b.find(b"\n", pos)
+                if nl < 0:
+                    dropped += n - pos
+                    break
+                dropped += nl - pos
+                out.append(truncation_mark(dropped))
+                stats.lines, stats.bytes = stats.lines + 1, stats.bytes + dropped
+                dropping, cur, pos = False, 0, nl
+                continue
+            room = cap - cur
+            nl = b.find(b"\n", pos, pos + room + 1)
+            if nl < 0:
+                if n - pos <= room:
+                    out.append(b[pos:] if pos else b)
+                    cur += n - pos
+                    break
+                out.append(b[pos:pos + room])
+                dropping, dropped, pos = True, 0, pos + room
+                continue
+            bad = _first_long(b, nl + 1, cap)
+            if bad < 0:
+                out.append(b[pos:] if pos else b)
+                cur = n - (b.rfind(b"\n", nl) + 1)
+                break
+            out.append(b[pos:bad])
+            cur, pos = 0, bad
+        if out:
+            yield out[0] if len(out) == 1 else b"".join(out)
+    if dropping:
+        stats.lines, stats.bytes = stats.lines + 1, stats.bytes + dropped
+        yield truncation_mark(dropped)
+
+
+def cap_lines(data: bytes, cap: int | None = None, stats: Truncation | None = None) -> bytes:
+    """`data` with lines longer than `cap` (default MAX_LINE_BYTES) cut (see :func:`capped_blocks`);
+    `data` itself when none is (one pass of rfind over it)."""
+    from forensics.limits import MAX_LINE_BYTES
+
+    cap = cap or MAX_LINE_BYTES
+    stats = stats if stats is not None else Truncation()
+    if _first_long(data, 0, cap) < 0:
+        return data
+    return b"".join(capped_blocks([data], cap, stats))
+
+
+def read_capped(fh, cap: int | None = None, stats: Truncation | None = None, block: int = 8 << 20) -> Iterable[bytes]:
+    """Blocks of the open binary file `fh` with long lines cut: never more than `block` + `cap`
+    bytes of one line in memory, however long the line."""
+    from forensics.limits import MAX_LINE_BYTES
+
+    stats = stats if stats is not None else Truncation()
+    return capped_blocks(iter(lambda: fh.read(block), b""), cap or MAX_LINE_BYTES, stats)

@@ -1,0 +1,183 @@
+"""Which parsed tables may be used as they are: only those this machine built, for these inputs.
+
+A bundle may ship a ``tables/`` folder and a ``tables/_meta.json`` claiming current parser
+versions; believing it would let a bundle forge findings (rows the raw files never said) or crash
+the reader with columns of the wrong type. So:
+
+- :func:`seal` adds to the ``_meta.json`` that ingest writes: every table file with its size, a
+  digest of the raw inputs it was parsed from (each file's path, size, modification and change time
+  under ``hosts/``, and the archive's member list) and an HMAC of all that under a key that never
+  leaves this machine (``~/.config/forensics/tables.key`` or ``$FORENSICS_TABLES_KEY_FILE``,
+  mode 0600, made on first use);
+- :func:`current` accepts ``tables/`` only when that seal verifies, the parser versions are current,
+  the raw inputs are unchanged and every table file is there with its size. Anything else (a shipped
+  ``_meta.json``, a file rewritten or deleted, a cache entry removed in part) means: parse again from
+  the raw files;
+- :func:`check_parsed_dir` is for a folder holding only ``tables/`` (nothing to re-parse from): no
+  link and nothing but regular files under it (see also :func:`forensics.db._build.check_types` for
+  the columns' types and time ranges).
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from forensics.bundle.errors import BundleError
+from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, TABLES_DIR
+
+META = "_meta.json"
+DERIVED = "_derived"  # rebuilt caches of views, checked by forensics.db.derived itself
+_process_key: bytes | None = None
+
+
+def _key() -> bytes:
+    """This machine's sealing key (created once); a per-process key where none can be stored."""
+    global _process_key
+    path = key_path()
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                key = fh.read(64)
+            if len(key) == 32:
+                return key
+            break
+        except FileNotFoundError:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:
+                continue  # another process made it: read that one
+            except OSError:
+                break
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(32))
+        except OSError:
+            break
+    if _process_key is None:
+        _process_key = secrets.token_bytes(32)
+    return _process_key
+
+
+def key_path() -> Path:
+    env = os.environ.get("FORENSICS_TABLES_KEY_FILE")
+    return Path(env) if env else Path.home() / ".config" / "forensics" / "tables.key"
+
+
+def raw_digest(root: Path) -> str:
+    """Digest of what ingest reads: every entry under ``hosts/`` (see :func:`tree_digest`) and the
+    archive member list of a cache entry."""
+    h = hashlib.sha256(tree_digest(root / HOSTS_DIR, root).encode())
+    try:
+        h.update((root / ARCHIVE_MEMBERS).read_bytes())
+    except OSError:
+        pass
+    return h.hexdigest()
+
+
+def tree_digest(base: Path, rel_to: Path | None = None) -> str:
+    """Digest of every entry under `base`: path, type, size, modification and change time (links
+    not followed). Rewriting, adding, removing or renaming a file changes it; a restored mtime
+    does not hide a rewrite (the change time moves)."""
+    h = hashlib.sha256()
+    root = rel_to if rel_to is not None else base
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + dirnames):
+            p = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            rel = os.path.relpath(p, root)
+            h.update(f"{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def table_files(tables: Path) -> dict[str, int]:
+    """{relative path: size} of every file under `tables` but _meta.json and the _derived/ cache."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(tables, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, tables)
+        if rel_dir == DERIVED or rel_dir.startswith(DERIVED + os.sep):
+            dirnames[:] = []
+            continue
+        for name in filenames:
+            rel = os.path.normpath(os.path.join(rel_dir, name)).replace(os.sep, "/")
+            if rel != META:
+                out[rel] = os.lstat(os.path.join(dirpath, name)).st_size
+    return out
+
+
+def _mac(meta: dict) -> str:
+    body = json.dumps({k: v for k, v in meta.items() if k != "seal"}, sort_keys=True).encode()
+    return hmac.new(_key(), body, hashlib.sha256).hexdigest()
+
+
+def seal(meta: dict, tables: Path, raw: str) -> dict:
+    """`meta` with the table files of `tables`, the digest `raw` of the inputs they were parsed
+    from (:func:`raw_digest`, taken before parsing began) and the seal."""
+    out = dict(meta, files=table_files(tables), raw=raw)
+    out["seal"] = _mac(out)
+    return out
+
+
+def claimed_current(root: Path, versions: dict[str, int]) -> bool:
+    """Whether ``root/tables/_meta.json`` *claims* parsers at least `versions` (unverified: for
+    redaction, which rewrites whatever tables a bundle ships and checks every value it writes;
+    nothing reads such tables as fact, see :func:`current`)."""
+    try:
+        meta = json.loads((Path(root) / TABLES_DIR / META).read_text())
+    except (OSError, ValueError, RecursionError):
+        return False
+    have = meta.get("parser_versions") if isinstance(meta, dict) else None
+    return isinstance(have, dict) and all(isinstance(have.get(n), int) and have[n] >= v for n, v in versions.items())
+
+
+def current(root: Path, versions: dict[str, int]) -> bool:
+    """Whether ``root/tables`` was built here, by parsers at least `versions`, from the raw inputs
+    as they are now, and is whole."""
+    tables = Path(root) / TABLES_DIR
+    try:
+        meta = json.loads((tables / META).read_text())
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(meta, dict) or not isinstance(meta.get("seal"), str):
+        return False
+    if not hmac.compare_digest(meta["seal"], _mac(meta)):
+        return False
+    have = meta.get("parser_versions")
+    if not isinstance(have, dict):
+        return False
+    for name, version in versions.items():
+        v = have.get(name)
+        if not isinstance(v, int) or v < version:
+            return False
+    try:
+        if table_files(tables) != meta.get("files"):
+            return False
+    except OSError:
+        return False
+    return meta.get("raw") == raw_digest(Path(root))
+
+
+def check_parsed_dir(root: Path) -> None:
+    """A folder of parsed tables only: nothing under ``tables/`` but folders and regular files, no link."""
+    tables = Path(root) / TABLES_DIR
+    st = os.lstat(tables)
+    if stat.S_ISLNK(st.st_mode):
+        raise BundleError(f"refusing bundle: {TABLES_DIR}/ is a symbolic link")
+    for dirpath, dirnames, filenames in os.walk(tables, followlinks=False):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            mode = os.lstat(p).st_mode
+            rel = os.path.relpath(p, root)
+            if stat.S_ISLNK(mode):
+                raise BundleError(f"refusing bundle: symbolic link {rel!r} in its parsed tables")
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise BundleError(f"refusing bundle: {rel!r} is not a regular file")

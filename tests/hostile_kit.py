@@ -1,0 +1,124 @@
+"""Helpers for the hostile-input suite (tests/test_hostile_*.py): run the real command line in a
+child process and measure what it used (exit status, stderr, peak resident memory of that child)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+FORENSICS = str(Path(sys.executable).with_name("forensics"))
+
+
+@dataclass
+class Run:
+    rc: int
+    out: str
+    err: str
+    peak_mb: float   # ru_maxrss of the child (and of its waited-for children) in MiB
+    seconds: float
+
+    def one_line_error(self) -> str:
+        """The single `forensics: error: ...` line (asserts exit 2, no traceback, nothing else)."""
+        assert self.rc == 2, (self.rc, self.err[-2000:])
+        assert "Traceback" not in self.err, self.err[-3000:]
+        lines = [ln for ln in self.err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("forensics: error: "), self.err[-2000:]
+        return lines[0]
+
+    def no_traceback(self) -> None:
+        assert "Traceback" not in self.err, self.err[-3000:]
+
+
+def env(cache: Path, **extra: str) -> dict:
+    e = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(cache), FORENSICS_REDACT_KEY_FILE=str(cache / "key"))
+    e.update(extra)
+    return e
+
+
+def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, timeout: float = 300,
+        cwd: Path | None = None, **extra_env: str) -> Run:
+    """`forensics ARGS` in a child; SIGINT after `interrupt_after` seconds when given."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        p = subprocess.Popen([FORENSICS, *map(str, args)], stdout=out, stderr=err, env=env(cache, **extra_env),
+                             cwd=cwd)
+        if interrupt_after is not None:
+            time.sleep(interrupt_after)
+            p.send_signal(signal.SIGINT)
+        deadline = t0 + timeout
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.02)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        return Run(p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                   usage.ru_maxrss / 1024, seconds)
+
+
+class Repeat:
+    """A file-like object of `size` bytes: `head`, then `fill` repeated, then `tail` (generated as
+    read, never held whole)."""
+
+    def __init__(self, head: bytes, fill: bytes, size: int, tail: bytes = b""):
+        self.parts = [(head, len(head)), (fill, size - len(head) - len(tail)), (tail, len(tail))]
+        self.size = size
+
+    def read(self, n: int = -1) -> bytes:
+        out = []
+        n = self.size if n is None or n < 0 else n
+        while n > 0 and self.parts:
+            unit, left = self.parts[0]
+            if left <= 0:
+                self.parts.pop(0)
+                continue
+            take = min(n, left, 1 << 20)
+            if len(unit) >= left:  # head or tail: its remaining bytes
+                chunk = unit[len(unit) - left:len(unit) - left + take]
+            else:  # the fill (its phase across reads does not matter)
+                chunk = (unit * (take // len(unit) + 1))[:take]
+            self.parts[0] = (unit, left - len(chunk))
+            out.append(chunk)
+            n -= len(chunk)
+        return b"".join(out)
+
+
+def small_bundle_members(nodes: int = 2) -> dict[str, bytes]:
+    """Members of a small simulated bundle (manifest, hosts, raw outputs), without tables."""
+    from forensics.simulate import SimConfig, Simulation
+
+    sim = Simulation(SimConfig("xid_79", nodes=nodes, gpus_per_node=2, duration_s=60, interval_s=5, seed=3))
+    return {k: v for k, v in sim.members() if not k.startswith(("tables/", "truth/"))}
+
+
+def write_tar_zst(path: Path, members: dict[str, bytes], big: dict[str, Repeat] | None = None) -> Path:
+    """A .tar.zst of `members` and generated `big` members (streamed through the compressor)."""
+    import io
+    import tarfile
+
+    import zstandard
+
+    with open(path, "wb") as raw:
+        with zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=False) as zw:
+            with tarfile.open(fileobj=zw, mode="w|") as tf:
+                for name, data in members.items():
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tf.addfile(info, io.BytesIO(data))
+                for name, obj in (big or {}).items():
+                    info = tarfile.TarInfo(name)
+                    info.size = obj.size
+                    tf.addfile(info, obj)
+    return path

@@ -1,0 +1,121 @@
+"""Hostile bundles and inputs (issue 15, items 1, 3, 4): bounded memory on generated giant lines,
+inflation limits proportionate to the archive, no shipped table believed, no link followed in a
+parsed tables/ folder. Each case: one line and exit 2, or success with what was cut counted."""
+from __future__ import annotations
+
+import json
+import os
+
+import polars as pl
+import pytest
+
+from forensics.simulate import SimConfig, Simulation  # noqa: F401 (the kit builds bundles with it)
+from hostile_kit import Repeat, run, small_bundle_members, write_tar_zst
+from test_db_kit import T0, bundle_dir
+
+MB = 1 << 20
+DMESG_HEAD = b"[    1.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n[    2.000000] "
+DMESG_TAIL = b"\n[    3.000000] usb 1-1: new high-speed USB device number 2\n"
+
+
+@pytest.fixture(scope="module")
+def members():
+    return small_bundle_members()
+
+
+def test_parse_of_a_100_mb_single_line_stays_small(tmp_path):
+    f = tmp_path / "dmesg.txt"
+    src = Repeat(DMESG_HEAD, b"A", 100 * MB, DMESG_TAIL)
+    with open(f, "wb") as fh:
+        while block := src.read(8 * MB):
+            fh.write(block)
+    r = run(["parse", f, "--format", "json", "--out", tmp_path / "out"], tmp_path / "cache")
+    assert r.rc == 0, r.err
+    assert r.peak_mb < 400, r.peak_mb  # was 2.4 GB before lines were cut at 64 KiB
+    rows = pl.read_parquet(tmp_path / "out" / "kernel_log.parquet")
+    assert rows.height == 3  # every line kept, the long one cut and marked
+    long = rows.filter(pl.col("message").str.contains("bytes of this line dropped"))
+    assert long.height == 1 and len(long["message"][0]) < 70_000
+
+
+@pytest.mark.slow
+def test_a_tiny_archive_with_a_giant_line_is_parsed_in_bounded_memory(tmp_path, members):
+    """A few hundred KB of .tar.zst holding a 600 MB single-line dmesg (the issue's 1 GiB line peaked
+    at 23 GB): parsed, the line cut and counted in coverage, the rest of the bundle intact."""
+    m = dict(members)
+    del m["hosts/node01/raw/dmesg/dmesg.txt"]
+    tar = write_tar_zst(tmp_path / "b.tar.zst", m,
+                        {"hosts/node01/raw/dmesg/dmesg.txt": Repeat(DMESG_HEAD, b"A", 600 * MB, DMESG_TAIL)})
+    assert tar.stat().st_size < 2 * MB
+    r = run(["query", tar, "SELECT host, sum(truncated_lines)::BIGINT AS cut, sum(lines)::BIGINT AS lines FROM coverage "
+             "WHERE source = 'dmesg' GROUP BY host ORDER BY host", "--format", "json"], tmp_path / "cache")
+    assert r.rc == 0, r.err
+    assert r.peak_mb < 1500, r.peak_mb
+    got = {row["host"]: (row["cut"], row["lines"]) for row in json.loads(r.out)}
+    assert got["node01"] == (1, 3) and got["node02"][0] == 0
+
+
+def test_a_decompression_bomb_is_refused_before_it_fills_the_disk(tmp_path, members):
+    """64 KB of .tar.zst that would write a 2.1 GB member: refused (1000 times the archive's size,
+    at least 1 GiB), nothing left in the cache."""
+    tar = write_tar_zst(tmp_path / "bomb.tar.zst", members,
+                        {"hosts/node01/raw/dmesg/zeros.txt": Repeat(b"", b"\0", 2100 * MB)})
+    assert tar.stat().st_size < 1 * MB
+    cache = tmp_path / "cache"
+    r = run(["analyze", tar], cache)
+    assert "decompression bomb" in r.one_line_error()
+    assert r.seconds < 60
+    left = [p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".lock")] if cache.exists() else []
+    assert sum(p.stat().st_size for p in left) < MB, left
+
+
+def _forge(root, table, rows):
+    from test_db_kit import write_table
+
+    write_table(root, table, rows)
+
+
+def test_shipped_tables_and_meta_are_not_believed(tmp_path, members):
+    """A bundle ships tables/ with a _meta.json claiming current parsers and forged rows (an Xid of
+    2147483647 in year 1): the raw files are parsed instead; the forged rows are never shown."""
+    from forensics.ingest import parser_versions
+
+    shipped = tmp_path / "shipped"
+    _forge(shipped, "kernel_log", [{"host": "node01", "ts": T0.replace(year=1), "xid": 2147483647,
+                                    "message": "forged", "source": "dmesg"}])
+    (shipped / "tables" / "_meta.json").write_text(json.dumps({"parser_versions": parser_versions()}))
+    m = dict(members)
+    for p in sorted((shipped / "tables").rglob("*")):
+        if p.is_file():
+            m["tables/" + p.relative_to(shipped / "tables").as_posix()] = p.read_bytes()
+    tar = write_tar_zst(tmp_path / "forged.tar.zst", m)
+    r = run(["query", tar, "SELECT count(*) FILTER (WHERE message = 'forged') AS forged, "
+             "count(*) FILTER (WHERE xid = 79) AS xid79, min(ts) AS first FROM kernel_log", "--format", "json"],
+            tmp_path / "cache")
+    assert r.rc == 0, r.err
+    row = json.loads(r.out)[0]
+    assert row["forged"] == 0 and row["xid79"] >= 1 and not row["first"].startswith("0001"), row
+
+
+@pytest.mark.parametrize("case", ["host_int", "year_one", "symlink_out", "tables_link"])
+def test_a_parsed_tables_folder_is_checked(tmp_path, case):
+    root = bundle_dir(tmp_path, {"kernel_log": [{"host": "n1", "message": "hello"}]})
+    part = root / "tables" / "kernel_log" / "host=n1" / "part-0.parquet"
+    if case == "host_int":
+        pl.DataFrame({"host": [1], "message": ["x"]}).write_parquet(part)
+        expect = "column host is int64"
+    elif case == "year_one":
+        pl.DataFrame({"host": ["n1"], "ts": [T0.replace(year=1)]}).write_parquet(part)
+        expect = "outside 1970-2200"
+    elif case == "symlink_out":
+        outside = tmp_path / "outside.parquet"
+        pl.DataFrame({"host": ["n9"], "message": ["outside"]}).write_parquet(outside)
+        os.symlink(outside, root / "tables" / "kernel_log" / "host=n1" / "part-1.parquet")
+        expect = "symbolic link"
+    else:
+        other = tmp_path / "elsewhere"
+        (root / "tables").rename(other)
+        os.symlink(other, root / "tables")
+        expect = "symbolic link"
+    for args in (["query", root, "SELECT count(*) FROM kernel_log"], ["analyze", root]):
+        assert expect in run(args, tmp_path / "cache").one_line_error()
