@@ -49,7 +49,12 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
                    until: dt.datetime | None = None, progress=None, paths: list[str] | None = None) -> Analysis:
     from forensics.detect.engine import run_all
 
-    findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+    try:
+        findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+    except Exception:
+        if hasattr(bundle, "check_intact"):
+            bundle.check_intact()  # a file removed under the run is said as such
+        raise
     if hasattr(bundle, "check_intact"):
         bundle.check_intact()  # detectors that failed on vanished files must not read as "no finding"
     hosts = _safe(bundle, "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "

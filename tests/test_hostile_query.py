@@ -31,9 +31,10 @@ def test_a_query_stops_at_its_time_limit_with_one_line(parsed, tmp_path, sql):
 
 @pytest.mark.parametrize("sql", ENDLESS, ids=["range", "recursive_cte"])
 def test_ctrl_c_stops_a_query_within_a_second(parsed, tmp_path, sql):
-    # the open takes about a second here: interrupt well after the query started
-    r = run(["query", parsed, sql, "--timeout", "0"], tmp_path, interrupt_after=3.5, timeout=60)
-    assert r.seconds < 3.5 + 1.5, r.seconds
+    # the open takes about a second here: interrupt well after the query started. The interrupt
+    # itself takes milliseconds; the bound allows for the process's exit on a loaded 2-core machine.
+    r = run(["query", parsed, sql, "--timeout", "0"], tmp_path, interrupt_after=4, timeout=60)
+    assert r.seconds < 4 + 2.5, r.seconds
     assert r.rc != 0
     r.no_traceback()
 

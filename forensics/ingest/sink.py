@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -89,22 +90,42 @@ def partition_name(host: str | None, fallback: str) -> str:
 
 
 class TableSink:
-    """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host."""
+    """Streams frames into ``<out>/<table>/host=<host>/part-0.parquet``, split by the rows' host.
+
+    At most :attr:`MAX_OPEN` files are open at once, whatever the number of hosts and tables (a
+    600-host bundle has over 10 000 partitions; ``ulimit -n`` is often 1024): the least recently
+    written one is closed, and rows arriving for it later go to a numbered piece
+    (``part-0.parquet.1``, not read by anyone) that :meth:`close` appends to ``part-0.parquet``.
+    """
+
+    MAX_OPEN = 64
 
     def __init__(self, out: Path):
         self.out = out
-        self.writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+        self.writers: OrderedDict[tuple[str, str], pq.ParquetWriter] = OrderedDict()
+        self.pieces: dict[tuple[str, str], int] = {}  # files made per partition
         self.rows: dict[tuple[str, str], int] = {}
         self.listeners: list = []
+
+    def _path(self, key: tuple[str, str], piece: int) -> Path:
+        name = "part-0.parquet" + (f".{piece}" if piece else "")
+        return self.out / key[0] / f"host={key[1]}" / name
 
     def _writer(self, table: str, part: str) -> pq.ParquetWriter:
         key = (table, part)
         w = self.writers.get(key)
-        if w is None:
-            d = self.out / table / f"host={part}"
-            d.mkdir(parents=True, exist_ok=True)
-            w = self.writers[key] = table_writer(d / "part-0.parquet", table)
-            self.rows[key] = 0
+        if w is not None:
+            self.writers.move_to_end(key)
+            return w
+        while len(self.writers) >= self.MAX_OPEN:
+            _, old = self.writers.popitem(last=False)
+            old.close()
+        piece = self.pieces.get(key, 0)
+        path = self._path(key, piece)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        w = self.writers[key] = table_writer(path, table)
+        self.pieces[key] = piece + 1
+        self.rows.setdefault(key, 0)
         return w
 
     def write(self, table: str, df: pl.DataFrame, default_host: str) -> None:
@@ -126,8 +147,29 @@ class TableSink:
         self._writer(table, partition_name(host, host))
 
     def close(self) -> None:
-        for w in self.writers.values():
+        while self.writers:
+            _, w = self.writers.popitem(last=False)
             w.close()
+        for key, n in self.pieces.items():
+            if n > 1:
+                self._join(key, n)
+
+    def _join(self, key: tuple[str, str], n: int) -> None:
+        """part-0.parquet and its pieces 1..n-1 into one part-0.parquet, batch by batch."""
+        first = self._path(key, 0)
+        tmp = first.with_name("part-0.parquet.joined")
+        w = table_writer(tmp, key[0])
+        try:
+            for piece in range(n):
+                f = pq.ParquetFile(self._path(key, piece))
+                for i in range(f.num_row_groups):
+                    w.write_table(f.read_row_group(i).cast(w.schema))
+                f.close()
+        finally:
+            w.close()
+        os.replace(tmp, first)
+        for piece in range(1, n):
+            self._path(key, piece).unlink()
 
     def table_rows(self) -> dict[str, int]:
         out: dict[str, int] = {}

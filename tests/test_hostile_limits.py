@@ -1,0 +1,115 @@
+"""Limits of one process and of the cache (issue 15, items 6 and 8): file descriptors bounded
+whatever the host count, caches keyed by content, a broken entry rebuilt, a cache removed under
+a run is an error (never 0 findings), the cache size-limited with least-recently-used eviction."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from forensics.ingest.sink import TableSink
+from hostile_kit import run, small_bundle_members, write_tar_zst
+
+
+def test_the_table_sink_keeps_few_files_open_and_loses_no_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(TableSink, "MAX_OPEN", 2)
+    sink = TableSink(tmp_path)
+    expect: dict[str, list[str]] = {}
+    for i in range(7):  # rows of h0..h3 arrive interleaved: partitions closed and reopened
+        host = f"h{i % 4}"
+        msg = f"m{i}"
+        sink.write("kernel_log", pl.DataFrame({"host": [host], "message": [msg]}), host)
+        expect.setdefault(host, []).append(msg)
+        assert len(sink.writers) <= 2
+    sink.close()
+    for host, msgs in expect.items():
+        part = tmp_path / "kernel_log" / f"host={host}"
+        assert [p.name for p in part.iterdir()] == ["part-0.parquet"]
+        assert pl.read_parquet(part / "part-0.parquet")["message"].to_list() == msgs
+
+
+def _many_hosts(n: int) -> dict[str, bytes]:
+    hosts = [f"n{i:03d}" for i in range(n)]
+    m = {"manifest.json": json.dumps({"format_version": 1, "created_by": "test", "created_at": "2026-12-03T10:00:00+00:00",
+                                      "hosts": hosts, "redaction": None}).encode()}
+    for h in hosts:
+        m[f"hosts/{h}/host.json"] = json.dumps({"host": h, "hostname": h, "boot_time": "2026-12-03T09:00:00+00:00"}).encode()
+        m[f"hosts/{h}/raw/dmesg/dmesg.txt"] = b"[   1.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+        m[f"hosts/{h}/raw/nccl/nccl.log"] = f"{h}:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n".encode()
+    return m
+
+
+@pytest.mark.slow
+def test_a_600_host_bundle_ingests_under_ulimit_n_256(tmp_path):
+    tar = write_tar_zst(tmp_path / "many.tar.zst", _many_hosts(600))
+    r = run(["query", tar, "SELECT count(DISTINCT host) AS hosts, count(*) FILTER (WHERE xid = 79) AS xids "
+             "FROM kernel_log", "--format", "json"], tmp_path / "cache", ulimit_nofile=256,
+            FORENSICS_INGEST_PROCESSES="1")
+    assert r.rc == 0, r.err[-2000:]
+    assert json.loads(r.out) == [{"hosts": 600, "xids": 600}]
+
+
+def _findings(r) -> int:
+    assert r.rc in (0, 1), r.err[-2000:]
+    return len(json.loads(r.out)["findings"])
+
+
+def test_a_folder_of_loose_files_is_keyed_by_its_content(tmp_path):
+    """A file rewritten in place inside a folder of saved outputs gives new findings (the folder's
+    own mtime does not change when a file in it is rewritten)."""
+    d = tmp_path / "saved"
+    d.mkdir()
+    f = d / "dmesg.txt"
+    f.write_text("[    1.000000] usb 1-1: new high-speed USB device number 2\n")
+    cache = tmp_path / "cache"
+    assert _findings(run(["analyze", d, "--host", "n1", "--format", "json"], cache)) == 0
+    with open(f, "w") as fh:  # same folder entry, new content
+        fh.write("[    2.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n")
+    assert _findings(run(["analyze", d, "--host", "n1", "--format", "json"], cache)) >= 1
+
+
+def test_a_broken_cache_entry_is_rebuilt_and_removed_tables_are_reparsed(tmp_path):
+    tar = write_tar_zst(tmp_path / "b.tar.zst", small_bundle_members())
+    cache = tmp_path / "cache"
+    q = ["query", tar, "SELECT count(*) AS n FROM kernel_log", "--format", "json"]
+    first = run(q, cache)
+    assert first.rc == 0, first.err
+    entry = next(p for p in cache.iterdir() if p.is_dir() and not p.name.startswith("."))
+    (entry / "manifest.json").unlink()  # half removed, as by an rm -rf interrupted
+    assert run(q, cache).out == first.out
+    victim = next((entry / "tables" / "kernel_log").glob("host=*/part-0.parquet"))
+    victim.unlink()  # a table file gone: the seal no longer matches, parsed again
+    assert run(q, cache).out == first.out
+
+
+def test_tables_removed_while_analysing_are_an_error(tmp_path):
+    from forensics.analyze import analyze_bundle
+    from forensics.db import open_bundle
+    from forensics.errors import BundleError
+
+    tar = write_tar_zst(tmp_path / "b.tar.zst", small_bundle_members())
+    b = open_bundle(tar, cache_dir=tmp_path / "cache")
+    try:
+        shutil.rmtree(b.root / "tables")  # the cache cleaned under a running analysis
+        with pytest.raises(BundleError, match="removed while the bundle was in use"):
+            analyze_bundle(b)
+    finally:
+        b.close()
+
+
+def test_cache_ls_and_prune(tmp_path):
+    cache = tmp_path / "cache"
+    tars = [write_tar_zst(tmp_path / f"b{i}.tar.zst", small_bundle_members(1 + i)) for i in range(2)]
+    for t in tars:
+        assert run(["query", t, "SELECT 1"], cache).rc == 0
+    ls = run(["cache", "ls", "--cache-dir", cache], tmp_path)
+    assert ls.rc == 0 and ls.out.count("extracted archive") == 2 and "2 entries" in ls.out
+    pr = run(["cache", "prune", "--cache-dir", cache, "--max-size", "0"], tmp_path)
+    assert pr.rc == 0 and "removed 2 entries" in pr.out
+    assert "0 entries" in run(["cache", "ls", "--cache-dir", cache], tmp_path).out
+    # a small limit evicts the least recently used entry as soon as a new one is made
+    assert run(["query", tars[0], "SELECT 1"], cache).rc == 0
+    assert run(["query", tars[1], "SELECT 1"], cache, FORENSICS_CACHE_MAX="1").rc == 0
+    assert run(["cache", "ls", "--cache-dir", cache], tmp_path).out.count("extracted archive") == 1
