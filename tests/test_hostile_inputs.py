@@ -119,3 +119,28 @@ def test_a_parsed_tables_folder_is_checked(tmp_path, case):
         expect = "symbolic link"
     for args in (["query", root, "SELECT count(*) FROM kernel_log"], ["analyze", root]):
         assert expect in run(args, tmp_path / "cache").one_line_error()
+
+
+def test_reports_load_a_bounded_sample_of_many_events(tmp_path):
+    """The report and the trace load at most MAX_EVENTS events: every warning first, info thinned
+    evenly per host, the total said."""
+    import forensics
+    from forensics.report import eventsample
+    from test_db_kit import at
+
+    rows = [{"host": h, "ts": at(i), "message": f"usb {i}", "source": "dmesg", "level": "info"}
+            for h in ("n1", "n2") for i in range(500)]
+    rows += [{"host": "n2", "ts": at(1000 + i), "message": "NVRM: Xid 79", "xid": 79, "source": "dmesg",
+              "level": "err"} for i in range(5)]
+    b = forensics.open_bundle(bundle_dir(tmp_path, {"kernel_log": rows}))
+    try:
+        df, total = eventsample.load(b, "host, severity, ts_aligned", max_events=100)
+        every, _ = eventsample.load(b, "host, severity, ts_aligned")
+    finally:
+        b.close()
+    assert total == every.height >= 1005
+    alerts = every.filter(pl.col("severity") != "info").height
+    assert alerts >= 5 and df.filter(pl.col("severity") != "info").height == min(alerts, 50)
+    infos = df.filter(pl.col("severity") == "info")
+    assert 20 <= infos.height <= 90 and set(infos["host"]) == {"n1", "n2"}
+    assert df["ts_aligned"].is_sorted()

@@ -85,7 +85,7 @@ def test_a_broken_cache_entry_is_rebuilt_and_removed_tables_are_reparsed(tmp_pat
 
 
 def test_tables_removed_while_analysing_are_an_error(tmp_path):
-    from forensics.analyze import analyze_bundle
+    from forensics.analysis import analyze_bundle
     from forensics.db import open_bundle
     from forensics.errors import BundleError
 

@@ -15,13 +15,28 @@ import os
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from forensics.redact.rewrite import Rewriter
 
 
+BATCH_ROWS = 1 << 20  # rows rewritten at a time: memory bounded however big the table
+
+
 def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
-    table = pq.read_table(src)
+    """`src` with every string value rewritten, to `dest`, BATCH_ROWS rows at a time."""
+    f = pq.ParquetFile(src)
+    arrow_schema = f.schema_arrow
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with pq.ParquetWriter(dest, arrow_schema, compression="zstd") as w:
+        for batch in f.iter_batches(batch_size=BATCH_ROWS):
+            w.write_table(_rewrite(pa.Table.from_batches([batch], arrow_schema), rw).cast(arrow_schema))
+        if f.metadata.num_row_groups == 0:
+            w.write_table(arrow_schema.empty_table())
+
+
+def _rewrite(table: pa.Table, rw: Rewriter) -> pa.Table:
     df = pl.from_arrow(table)
     uniques: dict[str, list[str]] = {}
     for name, dtype in df.schema.items():
@@ -30,7 +45,7 @@ def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
         elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
             uniques[name] = df[name].explode().drop_nulls().unique().to_list()
     flat = [v for vals in uniques.values() for v in vals]
-    new = dict(zip(flat, rw.strings(flat)))  # one batch for the whole file
+    new = dict(zip(flat, rw.strings(flat)))  # one batch of values for the whole batch of rows
     exprs = []
     for name, vals in uniques.items():
         old = [v for v in vals if new[v] != v]
@@ -41,10 +56,7 @@ def rewrite_parquet(src: Path, dest: Path, rw: Rewriter) -> None:
             exprs.append(pl.col(name).replace(old, repl))
         else:
             exprs.append(pl.col(name).list.eval(pl.element().replace(old, repl)))
-    if exprs:
-        df = df.with_columns(exprs)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(df.to_arrow().cast(table.schema) if exprs else table, dest, compression="zstd")
+    return df.with_columns(exprs).to_arrow() if exprs else table
 
 
 def table_jobs(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> list[tuple[str, str, str]]:

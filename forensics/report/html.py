@@ -36,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.detect.catalog import LAYER_LABELS, SEVERITIES
-from forensics.report import signals
+from forensics.report import eventsample, signals
 from forensics.report.nccl_config import nccl_differences
 
 UPLOT_VERSION = "1.6.32"
@@ -69,9 +69,14 @@ def _epoch(ts) -> float | None:
 
 
 def _events(bundle, errors: list[str]) -> pl.DataFrame:
-    df = _sql(bundle, "SELECT epoch_us(ts_aligned) / 1e6 AS t, host, source, kind, severity, subject, "
-                      "left(message, 300) AS message FROM events WHERE ts_aligned IS NOT NULL AND host IS NOT NULL "
-                      "ORDER BY ts_aligned, host", errors, "events")
+    try:
+        df, total = eventsample.load(bundle, "epoch_us(ts_aligned) / 1e6 AS t, host, source, kind, severity, subject, "
+                                             "left(message, 300) AS message")
+    except Exception as exc:  # noqa: BLE001 - the report shows what it could not read
+        errors.append(f"events: {str(exc).splitlines()[0]}")
+        df, total = pl.DataFrame(), 0
+    if total > df.height:
+        errors.append(f"events: {df.height} of {total} loaded (warning and critical first, info sampled evenly per host)")
     if df.height == 0:
         return pl.DataFrame(schema={"t": pl.Float64, "host": pl.String, "source": pl.String, "kind": pl.String,
                                     "severity": pl.String, "subject": pl.String, "message": pl.String})

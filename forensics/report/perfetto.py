@@ -21,6 +21,8 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.report import eventsample
+
 _SEV_COLOUR = {"critical": "terrible", "warning": "bad", "info": "good"}
 _GPU_SUBJECT = re.compile(r"^gpu ?([0-9]+)$", re.I)
 _RANK_SUBJECT = re.compile(r"^(rank|pid) ?([0-9]+)$", re.I)
@@ -112,10 +114,8 @@ def build_trace(bundle, findings: pl.DataFrame | None = None, max_points: int = 
     ordered += sorted((set(hosts) | set(extra)) - set(ordered))
     tr = _Trace(ordered)
 
-    ev = bundle.sql(
-        "SELECT epoch_us(ts_aligned) AS t, host, source, kind, severity, subject, message FROM events "
-        "WHERE ts_aligned IS NOT NULL AND host IS NOT NULL ORDER BY ts_aligned"
-    )
+    ev, total = eventsample.load(bundle, "epoch_us(ts_aligned) AS t, host, source, kind, severity, subject, "
+                                         "left(message, 500) AS message")
     nics = set()
     try:
         nics = {(r[0], r[1]) for r in bundle.sql("SELECT DISTINCT host, iface FROM nic_rates").iter_rows()}
@@ -162,7 +162,10 @@ def build_trace(bundle, findings: pl.DataFrame | None = None, max_points: int = 
                               "cname": _SEV_COLOUR.get(f["severity"], "generic_work"),
                               "args": {"severity": f["severity"], "subject": f["subject"], "summary": f["summary"],
                                        "id": f["id"], "caused_by": f["caused_by"]}})
-    return {"traceEvents": tr.events, "displayTimeUnit": "ms", "otherData": {"generator": "forensics"}}
+    other = {"generator": "forensics"}
+    if total > ev.height:
+        other["events"] = f"{ev.height} of {total} (warning and critical first, info sampled evenly per host)"
+    return {"traceEvents": tr.events, "displayTimeUnit": "ms", "otherData": other}
 
 
 def write_trace(bundle, path: Path | str, findings: pl.DataFrame | None = None) -> Path:

@@ -1,0 +1,149 @@
+"""Peak memory (RSS) of `analyze`, `report`, `export --perfetto`, `redact` and `query` on a bundle
+with a 10^7-row kernel log (issue 15: "under 2 GB each"), each command in its own process, peak
+resident memory and wall time from /usr/bin/time -v.
+
+    python benchmarks/peak_rss.py                    # 10^7 dmesg lines on one host (generated)
+    python benchmarks/peak_rss.py --lines 1000000    # smaller
+    python benchmarks/peak_rss.py --bundle B.tar.zst # any existing bundle (e.g. analyze_speed.py's 64-node one)
+
+The bundle is generated from a small simulated one (2 nodes) whose node01 dmesg is replaced by
+LINES generated kernel lines (a mix of USB, NIC link and NVRM Xid messages with increasing
+timestamps), streamed into a .tar.zst under benchmarks/data/ (git-ignored). Results go to
+benchmarks/results/peak-rss-<date>.md (appended when run again the same day).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FORENSICS = str(Path(sys.executable).with_name("forensics"))
+MESSAGES = [
+    b"usb 1-1: new high-speed USB device number %d using xhci_hcd",
+    b"mlx5_core 0000:98:00.0 enp152s0np0: Link up, speed %d",
+    b"NVRM: Xid (PCI:0000:3b:00): 79, pid=%d, GPU has fallen off the bus.",
+    b"EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode. Opts: (null) %d",
+]
+
+
+class DmesgLines:
+    """A file-like object producing `n` raw dmesg lines (generated as read)."""
+
+    def __init__(self, n: int):
+        self.n, self.i, self.buf = n, 0, b""
+        self.size = self._exact_size()
+
+    def _line(self, i: int) -> bytes:
+        return b"[%6d.%06d] " % (i // 1000, (i % 1000) * 1000) + MESSAGES[i % len(MESSAGES)] % i + b"\n"
+
+    def _exact_size(self) -> int:
+        return sum(len(self._line(i)) for i in range(self.n))
+
+    def read(self, k: int = -1) -> bytes:
+        k = self.size if k < 0 else k
+        while len(self.buf) < k and self.i < self.n:
+            end = min(self.n, self.i + 20000)
+            self.buf += b"".join(self._line(i) for i in range(self.i, end))
+            self.i = end
+        out, self.buf = self.buf[:k], self.buf[k:]
+        return out
+
+
+def make_bundle(path: Path, lines: int) -> Path:
+    import zstandard
+
+    sys.path.insert(0, str(ROOT))
+    from forensics.simulate import SimConfig, Simulation
+
+    sim = Simulation(SimConfig("xid_79", nodes=2, gpus_per_node=2, duration_s=60, interval_s=5, seed=3))
+    members = {k: v for k, v in sim.members() if not k.startswith(("tables/", "truth/"))}
+    big = "hosts/node01/raw/dmesg/dmesg.txt"
+    members.pop(big)
+    tmp = path.with_suffix(".partial")
+    with open(tmp, "wb") as raw, zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=False) as zw, \
+            tarfile.open(fileobj=zw, mode="w|") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        src = DmesgLines(lines)
+        info = tarfile.TarInfo(big)
+        info.size = src.size
+        tf.addfile(info, src)
+    os.replace(tmp, path)
+    return path
+
+
+def timed(argv: list[str], env: dict) -> tuple[int, float, float, str]:
+    os.sync()
+    time.sleep(1)
+    res = subprocess.run(["/usr/bin/time", "-v", FORENSICS, *argv], capture_output=True, text=True, env=env)
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
+    h, m, s = wall.groups()
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
+    err = "\n".join(ln for ln in res.stderr.splitlines() if ln.startswith("forensics"))
+    return res.returncode, int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, err
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=10_000_000)
+    ap.add_argument("--bundle", type=Path, help="measure this bundle instead of generating one")
+    args = ap.parse_args(argv)
+    data = ROOT / "benchmarks" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    if args.bundle:
+        bundle, what = args.bundle, f"`{args.bundle.name}`"
+    else:
+        bundle = data / f"kernel-log-{args.lines}.tar.zst"
+        if not bundle.exists():
+            t0 = time.monotonic()
+            make_bundle(bundle, args.lines)
+            print(f"generated {bundle} ({bundle.stat().st_size / 1e6:.1f} MB) in {time.monotonic() - t0:.0f} s")
+        what = f"{args.lines:,} generated dmesg lines on node01 of a 2-node simulated bundle ({bundle.stat().st_size / 1e6:.1f} MB .tar.zst)"
+    work = Path(tempfile.mkdtemp(prefix="peak-rss-", dir=data))
+    env = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(work / "cache"),
+               FORENSICS_REDACT_KEY_FILE=str(work / "redact.key"))
+    steps = [
+        ("analyze (from raw: parse + detect)", ["analyze", str(bundle), "--quiet", "--format", "json"]),
+        ("analyze (parsed)", ["analyze", str(bundle), "--quiet", "--format", "json"]),
+        ("query count(*) kernel_log", ["query", str(bundle), "SELECT count(*) FROM kernel_log"]),
+        ("report --out", ["report", str(bundle), "--out", str(work / "r.html"), "--quiet"]),
+        ("export --perfetto", ["export", str(bundle), "--perfetto", str(work / "t.json"), "--quiet"]),
+        ("redact", ["redact", str(bundle), "--out", str(work / "red.tar.zst"), "--key-file", str(work / "redact.key")]),
+    ]
+    rows = []
+    try:
+        for name, a in steps:
+            rc, wall, rss, err = timed(a, env)
+            rows.append((name, rc, wall, rss, err))
+            print(f"{name:<36} rc={rc} {wall:7.1f} s {rss:8.0f} MiB {err}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    today = dt.date.today().isoformat()
+    out = ROOT / "benchmarks" / "results" / f"peak-rss-{today}.md"
+    lines = [] if out.exists() else [f"# Peak memory per command ({today})", ""]
+    lines += [f"## {what}", "", f"Commit {rev}, {os.cpu_count()} CPUs, default --max-memory (half of "
+              f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB); /usr/bin/time -v, one run each.", "",
+              "| command | exit | wall s | peak RSS MiB | under 2 GB |", "|---|---|---|---|---|"]
+    lines += [f"| {n} | {rc} | {w:.1f} | {r:.0f} | {'yes' if r < 2000 else 'NO'} |" + (f" {e}" if e else "")
+              for n, rc, w, r, e in rows]
+    with open(out, "a") as fh:
+        fh.write("\n".join(lines) + "\n\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
