@@ -83,6 +83,7 @@ def register(app: typer.Typer) -> None:
         """Run read-only DuckDB SQL over a bundle's tables and views (events, nic_rates, gpu_episodes, ...)."""
         from forensics.db import QueryError
         from forensics.db import named
+        from forensics.detect.published import names_relations, publish
 
         given = sum(x is not None for x in (sql, file, name))
         if given != 1:
@@ -105,6 +106,10 @@ def register(app: typer.Typer) -> None:
         b = _open(bundle, cache_dir)
         b.timeout = timeout if timeout > 0 else None
         try:
+            if names_relations(nq.sql if nq is not None else sql):
+                findings, errors = publish(b)
+                print(f"forensics: findings computed on demand: {findings.height} findings"
+                      + (f", {len(errors)} detector(s) failed (see analysis_params)" if errors else ""), file=sys.stderr)
             if nq is not None:
                 df = b.query(nq.name, **params)
             else:
@@ -205,16 +210,31 @@ def register(app: typer.Typer) -> None:
             return
         try:
             root = _resolve(bundle, cache_dir)
+            analysis = _analysis_tables(root)
             if duckdb_file is not None:
-                counts = export_duckdb(root, duckdb_file)
+                counts = export_duckdb(root, duckdb_file, extra=analysis)
                 target = duckdb_file
             else:
-                counts = export_parquet(root, parquet_dir)
+                counts = export_parquet(root, parquet_dir, extra=analysis)
                 target = parquet_dir
         except (BundleError, ValueError, OSError) as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else "export failed") from None
         rows = sum(counts.values())
         print(f"{target}: {len(counts)} tables and views, {rows} rows", file=sys.stderr)
+
+
+def _analysis_tables(root: Path) -> dict:
+    """{"findings": ..., "analysis_params": ...} of a run of the detectors on the parsed bundle `root`."""
+    from forensics.db import open_bundle
+    from forensics.detect.published import params_frame
+    from forensics.detect.engine import run_all
+
+    b = open_bundle(root)
+    try:
+        findings, errors = run_all(b)
+    finally:
+        b.close()
+    return {"findings": findings, "analysis_params": params_frame(errors=errors)}
 
 
 def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: bool = False) -> None:

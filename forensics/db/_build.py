@@ -233,3 +233,20 @@ def create_views(con: duckdb.DuckDBPyConnection) -> list[str]:
         if name not in schema.table_names() and not name.startswith("macros"):
             derived.append(name)
     return derived
+
+
+def replace_with_frames(con: duckdb.DuckDBPyConnection, frames: dict) -> None:
+    """Make each polars frame of `frames` ({name: frame}) the relation `name` of the catalog: a
+    table raw.<name> (replacing the schema's empty one) and the view main.<name> over it, as every
+    other table (used for an analysis' findings, :mod:`forensics.detect.published`)."""
+    for name, frame in frames.items():
+        con.register("_frame_in", frame.to_arrow())
+        try:
+            kind = con.execute("SELECT table_type FROM information_schema.tables WHERE table_schema = 'raw' "
+                               "AND table_name = ?", [name]).fetchone()
+            if kind is not None:
+                con.execute(f"DROP {'VIEW' if kind[0] == 'VIEW' else 'TABLE'} raw.{quote_ident(name)}")
+            con.execute(f"CREATE TABLE raw.{quote_ident(name)} AS SELECT * FROM _frame_in")
+            con.execute(f"CREATE OR REPLACE VIEW main.{quote_ident(name)} AS SELECT * FROM raw.{quote_ident(name)}")
+        finally:
+            con.unregister("_frame_in")

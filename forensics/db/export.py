@@ -11,9 +11,11 @@ from forensics.db import connect, guard
 from forensics.db._build import quote_ident, quote_str
 
 
-def export_duckdb(root: Path, out: Path) -> dict[str, int]:
+def export_duckdb(root: Path, out: Path, extra: dict | None = None) -> dict[str, int]:
     """Write ``out`` (.duckdb): schema raw with every parsed table (as tables), main with the same
-    views and macros as an opened bundle. Atomic: built beside `out`, then renamed. Returns row counts."""
+    views and macros as an opened bundle; `extra` ({"findings": frame, "analysis_params": frame}, see
+    :mod:`forensics.detect.published`) replaces those relations. Atomic: built beside `out`, then
+    renamed. Returns row counts."""
     out = Path(out)
     if out.exists() and out.is_dir():
         raise ValueError(f"{out}: is a directory")
@@ -24,6 +26,7 @@ def export_duckdb(root: Path, out: Path) -> dict[str, int]:
     try:
         con, info = connect(root, materialize=True, database=tmp)
         try:
+            _attach_extra(con, extra)
             _materialize_derived(con)
             counts = _counts(con)
             con.execute("CHECKPOINT")
@@ -64,7 +67,14 @@ def _counts(con) -> dict[str, int]:
             for name, _ in _relations(con)}
 
 
-def export_parquet(root: Path, out_dir: Path) -> dict[str, int]:
+def _attach_extra(con, extra: dict | None) -> None:
+    if extra:
+        from forensics.db._build import replace_with_frames
+
+        replace_with_frames(con, extra)
+
+
+def export_parquet(root: Path, out_dir: Path, extra: dict | None = None) -> dict[str, int]:
     """Write every table and view as ``out_dir/<name>/host=<host>/*.parquet`` (Hive partitions: the
     host is in the directory name, not in the files), relations without a host column (or without
     rows) as ``out_dir/<name>/part-0.parquet``, and ``out_dir/_export.json`` with the row counts.
@@ -77,6 +87,7 @@ def export_parquet(root: Path, out_dir: Path) -> dict[str, int]:
     try:
         con, _ = connect(root)
         try:
+            _attach_extra(con, extra)
             counts = {}
             for name, has_host in _relations(con):
                 n = con.execute(f"SELECT count(*) FROM main.{quote_ident(name)}").fetchone()[0]
