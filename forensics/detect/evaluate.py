@@ -63,3 +63,58 @@ def score_bundle(findings: list[dict], labels: dict, min_severity: str = "warnin
     first_ok = bool(roots) and any(matches(roots[0], t) for t in faults) if faults else None
     false = [f for f in counted if not any(matches(f, t) for t in faults + effects)]
     return {"per_kind": per_kind, "root_first": first_ok, "false_findings": false}
+
+
+def score_strict(findings: list[dict], labels: dict, slack_s: float = 60.0, min_severity: str = "warning") -> dict:
+    """The outside evaluator's scoring (issue 16): a finding is true when it matches a fault or a
+    labelled effect (kind, host, subject, window +-`slack_s`); one that matches neither but whose
+    `caused_by` chain reaches a true finding is an explained consequence (neither true nor false);
+    every other finding is false. Root cause first: the first root finding (no `caused_by`) matches
+    a fault; with several faults, the first as many roots match every fault between them."""
+    from forensics.detect.catalog import severity_rank
+
+    faults = labels.get("faults", [])
+    effects = labels.get("effects", [])
+    counted = [f for f in findings if severity_rank(f["severity"]) >= severity_rank(min_severity)]
+    by_id = {f["id"]: f for f in findings}
+    true_ids = {f["id"] for f in counted if any(matches(f, t, slack_s) for t in faults + effects)}
+
+    def explained(f) -> bool:
+        seen = set()
+        cur = f.get("caused_by")
+        while cur and cur not in seen:
+            seen.add(cur)
+            if cur in true_ids:
+                return True
+            cur = (by_id.get(cur) or {}).get("caused_by")
+        return False
+
+    per_kind: dict[str, dict] = {}
+
+    def k(kind):
+        return per_kind.setdefault(kind, {"tp": 0, "fp": 0, "faults": 0, "found": 0})
+
+    false, chained = [], []
+    for f in counted:
+        if f["id"] in true_ids:
+            k(f["kind"])["tp"] += 1
+        elif explained(f):
+            chained.append(f)
+        else:
+            k(f["kind"])["fp"] += 1
+            false.append(f)
+    missed = []
+    for t in faults:
+        k(t["kind"])["faults"] += 1
+        if any(matches(f, t, slack_s) for f in counted):
+            k(t["kind"])["found"] += 1
+        else:
+            missed.append(t)
+    roots = [f for f in counted if not f.get("caused_by")]
+    first = None
+    if faults:
+        head = roots[:len(faults)]
+        first = all(any(matches(f, t, slack_s) for f in head) for t in faults)
+    critical = [f for f in findings if f["severity"] == "critical"]
+    return {"per_kind": per_kind, "root_first": first, "false_findings": false, "explained": chained,
+            "missed": missed, "critical": critical}

@@ -74,6 +74,15 @@ WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.cla
   -- unchanged intervals of the other counters before computing rates and joining the classes
   AND (r.delta > 0 OR r.class IN ('pause', 'bytes', 'link', 'storm'));
 
+-- The capture window of each host: the span of its sampled series (GPU, CPU, disk, NIC counters).
+-- Kernel messages before it (boot, earlier incidents) are history, not this incident (link_flap).
+CREATE OR REPLACE TEMP TABLE det_capture AS
+SELECT host, min(t0) AS cap_start, max(t1) AS cap_end FROM (
+  SELECT host, min(ts) AS t0, max(ts) AS t1 FROM gpu_samples WHERE ts IS NOT NULL GROUP BY host
+  UNION ALL SELECT host, min(w), max(w) + INTERVAL 30 SECOND FROM det_host_windows GROUP BY host
+  UNION ALL SELECT host, min(ts_start), max(ts) FROM det_nic_class GROUP BY host
+) GROUP BY host;
+
 CREATE OR REPLACE TEMP TABLE det_nic_windows AS
 WITH b AS (
   SELECT host, iface, ts, counter, class, rate_per_s,

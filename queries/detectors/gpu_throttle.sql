@@ -6,9 +6,9 @@
 -- confirm: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER; nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,clocks.sm --format=csv -l 1
 -- remediation: Thermal/power throttling: check airflow, fans and inlet temperature (clean thermal filters), power capping and PSU health; the throttling GPU makes its node a straggler.
 -- description: thermal and hardware throttling episodes per GPU (HW/SW thermal slowdown, HW slowdown, power brake), with durations, temperatures and the SM clock lost
--- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
--- param: min_duration_s = 10   shortest episode reported
--- param: max_gap_s = 5   samples further apart than this split an episode
+-- source: the NVIDIA driver's own clock event reason flags (nvidia-smi -q "Clocks Event Reasons", NVML nvmlClocksEventReasons: HW/SW thermal slowdown, HW slowdown, power brake) are the evidence, no threshold of ours; episodes are built at the GPU's measured sampling interval (a 5.002 s gap at 5 s sampling or 10 s sampling continue one episode); HW thermal slowdown and power brake halve clocks or more, so they are critical
+-- param: min_duration_s = 10   shortest episode reported (and at least 2 sampling intervals)
+-- param: gap_intervals = 2.5   throttled samples further apart than this many of the GPU's measured sampling intervals split an episode
 WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the windows skip the rest
   SELECT DISTINCT host, gpu FROM gpu_samples
   WHERE ts IS NOT NULL AND gpu IS NOT NULL
@@ -23,16 +23,22 @@ WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the
   WHERE ts IS NOT NULL AND gpu IS NOT NULL
 ), f AS (
   SELECT *, (hw_thermal OR sw_thermal OR hw_slow OR brake) AS thr FROM s
-), marked AS (
-  SELECT *, CASE WHEN thr AND (NOT coalesce(lag(thr) OVER w, false)
-                 OR epoch(ts) - epoch(lag(ts) OVER w) > $max_gap_s) THEN 1 ELSE 0 END AS starts
-  FROM f WINDOW w AS (PARTITION BY host, gpu ORDER BY ts)
+), spacing AS (  -- the GPU's sampling interval as measured (median spacing of its samples)
+  SELECT host, gpu, median(d) AS interval_s FROM (
+    SELECT host, gpu, epoch(ts) - epoch(lag(ts) OVER (PARTITION BY host, gpu ORDER BY ts)) AS d FROM f)
+  WHERE d > 0 GROUP BY ALL
+), marked AS (  -- episodes over the throttled samples only: a flicker of the reason bits does not split one
+  SELECT f.*, coalesce(sp.interval_s, 1) AS interval_s,
+         CASE WHEN lag(ts) OVER w IS NULL
+                   OR epoch(ts) - epoch(lag(ts) OVER w) > $gap_intervals * coalesce(sp.interval_s, 1) THEN 1 ELSE 0 END AS starts
+  FROM f LEFT JOIN spacing sp USING (host, gpu) WHERE thr WINDOW w AS (PARTITION BY host, gpu ORDER BY ts)
 ), islands AS (
   SELECT *, sum(starts) OVER (PARTITION BY host, gpu ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM marked
 ), base AS (
   SELECT host, gpu, median(sm_clock_mhz) AS clk_normal, median(temp_c) AS temp_normal FROM f WHERE NOT thr GROUP BY ALL
 ), ep AS (
-  SELECT host, gpu, ep, min(ts) AS start, max(ts) AS "end", count(*) AS samples,
+  SELECT host, gpu, ep, min(ts) - to_seconds(any_value(interval_s)) AS start, max(ts) AS "end", count(*) AS samples,
+         any_value(interval_s) AS interval_s,
          bool_or(hw_thermal) AS hw_thermal, bool_or(sw_thermal) AS sw_thermal, bool_or(hw_slow) AS hw_slow,
          bool_or(brake) AS brake, max(temp_c) AS temp_max, min(sm_clock_mhz) AS clk_min, avg(sm_clock_mhz) AS clk_avg,
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
@@ -52,5 +58,5 @@ SELECT e.host, 'GPU' || e.gpu AS subject, e.start, e."end",
                 sm_clock_min_mhz: e.clk_min, sm_clock_avg_mhz: round(e.clk_avg, 1), sm_clock_normal_mhz: b.clk_normal,
                 first: {file: e.file, line_no: e.first_line}})::VARCHAR AS evidence
 FROM ep e LEFT JOIN base b USING (host, gpu)
-WHERE epoch(e."end" - e.start) >= $min_duration_s
+WHERE epoch(e."end" - e.start) >= greatest($min_duration_s, 2 * e.interval_s)
 ORDER BY e.start

@@ -6,7 +6,7 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) for 2 minutes is a node, not a board; each host is compared with the median of the OTHER hosts, which works from 2 nodes up
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
@@ -15,13 +15,14 @@
 WITH w AS (
   SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u FROM det_host_windows
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
-), peer AS (
-  SELECT w, median(p) AS med_p, median(c) AS med_c, median(u) AS med_u, count(*) AS hosts FROM w GROUP BY w HAVING count(*) >= 3
+), peer AS (  -- the other hosts at the same moment (leave-one-out, so two nodes compare with each other)
+  SELECT a.host, a.w, median(b.p) AS med_p, median(b.c) AS med_c, median(b.u) AS med_u, count(*) + 1 AS hosts
+  FROM w a JOIN w b ON a.w = b.w AND a.host IS DISTINCT FROM b.host GROUP BY a.host, a.w
 ), d AS (
   SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
          (u >= $min_util AND med_u >= $min_util
           AND (p / nullif(med_p, 0) - 1 >= $min_power_excess OR 1 - c / nullif(med_c, 0) >= $min_clock_deficit)) AS out
-  FROM w JOIN peer USING (w)
+  FROM w JOIN peer USING (host, w)
 ), f AS (
   SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY w) <= greatest(1, $max_host_fraction * hosts) AS bad FROM d
 ), m AS (
