@@ -144,3 +144,39 @@ def test_reports_load_a_bounded_sample_of_many_events(tmp_path):
     infos = df.filter(pl.col("severity") == "info")
     assert 20 <= infos.height <= 90 and set(infos["host"]) == {"n1", "n2"}
     assert df["ts_aligned"].is_sorted()
+
+
+@pytest.mark.parametrize("damage", ["none", "raw_missing", "host_json_altered", "raw_resized"])
+def test_the_manifest_member_list_is_checked(tmp_path, members, damage):
+    """`forensics bundle`/`redact` list every member's size and SHA-256 in the manifest; a member
+    missing (a truncated archive) or altered is one line, exit 2."""
+    import io
+    import tarfile
+
+    from forensics.bundle.write import write_tree
+
+    stage = tmp_path / "stage"
+    for rel, data in members.items():
+        (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stage / rel).write_bytes(data)
+    good = write_tree(stage, tmp_path / "good.tar")
+    listed = json.loads(tarfile.open(good).extractfile("manifest.json").read())["members"]
+    assert listed["hosts/node01/host.json"]["size"] == len(members["hosts/node01/host.json"])
+    victim = {"raw_missing": "hosts/node02/raw/dmesg/dmesg.txt", "host_json_altered": "hosts/node01/host.json",
+              "raw_resized": "hosts/node01/raw/dmesg/dmesg.txt"}.get(damage)
+    bad = tmp_path / "bad.tar"
+    with tarfile.open(good) as src, tarfile.open(bad, "w") as out:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else None
+            if m.name == victim:
+                if damage == "raw_missing":
+                    continue
+                data = data.replace(b"0", b"1") if damage == "host_json_altered" else data + b"extra line\n"
+                m.size = len(data)
+            out.addfile(m, io.BytesIO(data) if data is not None else None)
+    r = run(["query", bad, "SELECT count(*) AS n FROM kernel_log", "--format", "json"], tmp_path / "cache")
+    if damage == "none":
+        assert r.rc == 0 and json.loads(r.out)[0]["n"] > 0, r.err
+    else:
+        line = r.one_line_error()
+        assert "damaged bundle" in line and victim in line

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
+from forensics.bundle.trust import check_members
 from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
                                    open_bundle, read_manifest)
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR
@@ -115,9 +116,10 @@ def _extract_without_raw(path: Path, tmp: Path, limits: Limits) -> None:
         extract(path, tmp, limits)
         deferred = []
     root = find_root(tmp)
-    read_manifest(root)
+    manifest = read_manifest(root)
     prefix = "" if root == tmp else root.relative_to(tmp).as_posix() + "/"
     members = [[rel[len(prefix):], size] for rel, size in deferred if rel.startswith(prefix)]
+    check_members(root, manifest, dict((rel, size) for rel, size in members))
     if members:
         (root / ARCHIVE_MEMBERS).write_text(json.dumps({"prefix": prefix, "members": members}) + "\n")
 

@@ -181,3 +181,32 @@ def check_parsed_dir(root: Path) -> None:
                 raise BundleError(f"refusing bundle: symbolic link {rel!r} in its parsed tables")
             if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
                 raise BundleError(f"refusing bundle: {rel!r} is not a regular file")
+
+
+def check_members(root: Path, manifest: dict, deferred: dict[str, int]) -> None:
+    """The manifest's member list (written by ``forensics bundle`` and ``redact``) against what the
+    archive held: every listed member present with its size, and the SHA-256 of those extracted
+    to disk (`deferred`: {path: size} of the raw files left in the archive, whose sizes the tar
+    headers gave). BundleError names the first member missing or damaged."""
+    from forensics.bundle.cache import file_sha256
+
+    listed = manifest.get("members")
+    if listed is None:
+        return  # bundles of older writers and of the collector have no list
+    if not isinstance(listed, dict):
+        raise BundleError("manifest.json: members must be an object")
+    for rel, info in listed.items():
+        if not isinstance(info, dict) or not isinstance(info.get("size"), int) or not isinstance(info.get("sha256"), str):
+            raise BundleError(f"manifest.json: member {rel[:200]!r} needs an integer size and a sha256")
+        if rel in deferred:
+            if deferred[rel] != info["size"]:
+                raise BundleError(f"damaged bundle: {rel!r} holds {deferred[rel]} bytes, the manifest says {info['size']}")
+            continue
+        p = Path(root) / rel
+        try:
+            st = os.lstat(p)
+        except (OSError, ValueError):
+            raise BundleError(f"damaged bundle: {rel!r} is missing (the manifest lists {len(listed)} members; "
+                              "a truncated or altered archive)") from None
+        if not stat.S_ISREG(st.st_mode) or st.st_size != info["size"] or file_sha256(p) != info["sha256"]:
+            raise BundleError(f"damaged bundle: {rel!r} differs from the size and SHA-256 the manifest lists")

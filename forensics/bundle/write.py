@@ -97,6 +97,15 @@ def _tree_files(src: Path) -> list[tuple[str, Path]]:
     return sorted(found, key=key)
 
 
+def with_members(manifest: dict, files: list[tuple[str, Path]]) -> bytes:
+    """manifest.json bytes with ``members``: {path: {"size", "sha256"}} of every other file, so a
+    reader can tell a truncated or altered archive (:func:`forensics.bundle.trust.check_members`)."""
+    from forensics.bundle.cache import file_sha256
+
+    members = {rel: {"size": p.stat().st_size, "sha256": file_sha256(p)} for rel, p in files if rel != MANIFEST}
+    return (json.dumps(dict(manifest, members=members), indent=1) + "\n").encode()
+
+
 def write_tree(src: Path | str, out: Path | str) -> Path:
     """Write the bundle tree `src` (manifest.json, hosts/, tables/, ...) to the archive `out`.
 
@@ -107,10 +116,14 @@ def write_tree(src: Path | str, out: Path | str) -> Path:
     if not (src / MANIFEST).is_file():
         raise BundleError(f"{src}: no manifest.json")
     files = _tree_files(src)
+    manifest = with_members(json.loads((src / MANIFEST).read_bytes()), files)
     tar = _open(out)
     try:
         for rel, p in files:
-            tar.add_file(rel, p)
+            if rel == MANIFEST:
+                tar.add_bytes(rel, manifest)
+            else:
+                tar.add_file(rel, p)
     except BaseException:
         tar.abort()
         raise
