@@ -373,9 +373,9 @@ def test_small_and_big_input_paths_agree(monkeypatch, fixture: Path):
     ctx = context_for(fixture)
     data = fixture.read_bytes()
     for data in (data, (data if data.endswith(b"\n") else data + b"\n") * 3):
-        monkeypatch.setattr(NCCL, "LEAN_ROWS", 1 << 30)
+        monkeypatch.setattr(NCCL.patterns, "LEAN_ROWS", 1 << 30)
         small = _tables(NCCL.parse(data, ctx))
-        monkeypatch.setattr(NCCL, "LEAN_ROWS", 0)
+        monkeypatch.setattr(NCCL.patterns, "LEAN_ROWS", 0)
         big = _tables(NCCL.parse(data, ctx))
         for name, df in small.items():
             assert df.equals(big[name]), name

@@ -1,0 +1,122 @@
+"""Banner, dates and times as sysstat prints them in every locale (see the package's docstring)."""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+
+
+# ---------------------------------------------------------------- banner, dates, times
+
+BANNER_RE = re.compile(
+    r"^(?P<sys>Linux|GNU/Linux)\s+(?P<release>\S+)\s+\((?P<host>[^()\s]*)\)\s+(?P<date>\S+)"
+    r"(?:\s+_(?P<arch>\S+?)_)?(?:\s+\((?P<ncpu>[0-9]+)\s+CPU\))?\s*$"
+)
+_DATE_ISO = re.compile(r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})$")
+_DATE_CJK = re.compile(r"^([0-9]{4})年([0-9]{1,2})月([0-9]{1,2})日$")
+_DATE_YMD = re.compile(r"^([0-9]{4})[/.]([0-9]{1,2})[/.]([0-9]{1,2})$")
+_DATE_NNY = re.compile(r"^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{2}|[0-9]{4})$")
+_TIME_24 = re.compile(r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})$")
+_TIME_CJK = re.compile(r"^([0-9]{1,2})[时時]([0-9]{2})分([0-9]{2})秒$")
+_AMPM = {"AM": 0, "PM": 12, "am": 0, "pm": 12}
+_TS_ISO = re.compile(
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+)
+
+
+def _year(y: str) -> int:
+    n = int(y)
+    if len(y) == 2:  # POSIX %y: 69-99 -> 19xx, 00-68 -> 20xx
+        n += 1900 if n >= 69 else 2000
+    return n
+
+
+def date_order(dates: list[str]) -> tuple[str, bool]:
+    """'mdy' or 'dmy' for the NN/NN/NN dates of one file, and whether it was assumed."""
+    for s in dates:
+        m = _DATE_NNY.match(s)
+        if not m:
+            continue
+        if m.group(2) == ".":
+            return "dmy", False
+        a, b = int(m.group(1)), int(m.group(3))
+        if a > 12 >= b:
+            return "dmy", False
+        if b > 12 >= a:
+            return "mdy", False
+    return "mdy", any(_DATE_NNY.match(s) and _DATE_NNY.match(s).group(2) != "." for s in dates)
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_date(s: str, order: str = "mdy") -> dt.date | None:
+    """A date as sysstat prints it under some locale (None when it is not one)."""
+    s = s.strip()
+    try:
+        for rx in (_DATE_ISO, _DATE_CJK, _DATE_YMD):
+            m = rx.match(s)
+            if m:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        m = _DATE_NNY.match(s)
+        if m:
+            a, b, y = int(m.group(1)), int(m.group(3)), _year(m.group(4))
+            if m.group(2) == "." or m.group(2) == "-" or order == "dmy":
+                a, b = b, a
+            return dt.date(y, a, b)
+    except ValueError:
+        return None
+    return None
+
+
+def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
+    """(seconds since midnight, tokens consumed) for a leading time of day, 24 h, 12 h or CJK."""
+    if not tokens:
+        return None
+    m = _TIME_24.match(tokens[0]) or _TIME_CJK.match(tokens[0])
+    if not m:
+        return None
+    h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if mi > 59 or se > 60:
+        return None
+    if len(tokens) > 1 and tokens[1] in _AMPM:
+        if not 1 <= h <= 12:
+            return None
+        return ((h % 12) + _AMPM[tokens[1]]) * 3600 + mi * 60 + min(se, 59), 2
+    if h > 23:
+        return None
+    return h * 3600 + mi * 60 + min(se, 59), 1
+
+
+def parse_timestamp(s: str, order: str = "mdy") -> tuple[dt.datetime | None, bool]:
+    """A full date and time (iostat -t, JSON "timestamp"); (datetime, exact).
+
+    exact is True when the text carries its UTC offset (ISO form); the datetime is then aware.
+    """
+    s = s.strip()
+    m = _TS_ISO.match(s)
+    if m:
+        try:
+            d = dt.datetime(*(int(m.group(i)) for i in range(1, 7)))
+        except ValueError:
+            return None, False
+        z = m.group(7)
+        if not z:
+            return d, False
+        if z == "Z":
+            return d.replace(tzinfo=dt.timezone.utc), True
+        z = z.replace(":", "")
+        off = dt.timedelta(hours=int(z[1:3]), minutes=int(z[3:5]))
+        return d.replace(tzinfo=dt.timezone(off if z[0] == "+" else -off)).astimezone(dt.timezone.utc), True
+    parts = s.split()
+    if len(parts) < 2:
+        return None, False
+    day = parse_date(parts[0], order)
+    tod = parse_tod(parts[1:])
+    if day is None or tod is None or 1 + tod[1] != len(parts):
+        return None, False
+    return dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=tod[0]), False
+
+
+def banner(line: str) -> dict[str, str] | None:
+    """Fields of the ``Linux <release> (<host>) <date> _<arch>_ (<n> CPU)`` first line, or None."""
+    m = BANNER_RE.match(line.strip())
+    return m.groupdict() if m else None

@@ -1,0 +1,172 @@
+"""parse(): NCCL candidate lines through the header paths, classification and rules; PyTorch lines; the
+rest to unparsed; the final nccl_log and nccl_config tables and the variant name."""
+from __future__ import annotations
+
+import functools
+
+import polars as pl
+
+from forensics import schema
+from forensics.sources._base import ParseContext, ParseResult, result, unparsed_frame
+from forensics.sources.nccl import patterns
+from forensics.sources.nccl.patterns import NAME
+from forensics.sources.nccl.lines import read_lines
+from forensics.sources.nccl.header import _fast, _slow, _strip_launcher
+from forensics.sources.nccl.classify import _classify_gated
+from forensics.sources.nccl.config import _by_message, _rules_gated
+from forensics.sources.nccl.watchdog import _torch_rows
+from forensics.sources.nccl.unparsed import _other_reasons
+
+
+def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.DataFrame, pl.DataFrame, list[pl.DataFrame]]:
+    """NCCL candidate lines -> (nccl_log rows, lines rejected, nccl_config frames)."""
+    text = pl.col("text")
+    if ascii_all:  # lines without " NCCL " or starting with "NCCL " fail the fast header and its retry anyway
+        fast_in, slow_in = c, c.clear()
+    else:  # byte offsets equal character offsets only on ASCII rows
+        fast_mask = (text.str.contains(" NCCL ", literal=True) & ~text.str.starts_with("NCCL ")
+                     & (text.str.len_bytes() == text.str.len_chars()))
+        mask = c.select(fast_mask.fill_null(False)).to_series()
+        fast_in, slow_in = c.filter(mask), c.filter(~mask)
+    parts, rejected = [], c.clear().select("line_no", "text")
+    if fast_in.height:
+        good, ok = _fast(fast_in)
+        parts.append(good)
+        if not ok.all():
+            retry = fast_in.filter(~ok)
+            # a launcher prefix (or NCCL's stamp) starts with a digit, "[" or a space: other lines go straight on
+            may = retry.select(pl.col("text").str.contains(r"^[\[ 0-9]").fill_null(False)).to_series()
+            if may.any():
+                good2, left = _strip_launcher(retry.filter(may) if not may.all() else retry, ctx)
+                parts.append(good2)
+                retry = pl.concat([left, retry.filter(~may)]) if not may.all() else left
+            slow_in = pl.concat([slow_in, retry]) if slow_in.height else retry
+    if slow_in.height:
+        good3, rejected = _slow(slow_in, ctx)
+        parts.append(good3)
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return c.clear().select("line_no"), rejected, []
+    parts = [p.select(_part_columns(tuple(p.columns))) for p in parts]
+    df = parts[0]
+    if len(parts) > 1:  # one chunk first: sorting (gathering) chunked string columns costs several times more
+        df = pl.concat([df] + [p if p.schema == df.schema else p.cast(df.schema) for p in parts[1:]],
+                       rechunk=True).sort("line_no")
+    if df.height <= patterns.LEAN_ROWS:  # (read at call time: tests set it)
+        df, cfg = _rules_gated(_classify_gated(df.with_columns(pl.col("prefix_rank").alias("rank"))))
+    else:
+        df, cfg = _by_message(df.with_columns(pl.col("prefix_rank").alias("rank")), ascii_all)
+    return df, rejected, cfg
+
+
+_PART_COLS = {"line_no": pl.Int64, "host": pl.String, "pid": pl.Int64, "tid": pl.Int64, "cuda_dev": pl.Int32,
+              "level": pl.String, "message": pl.String, "src_file": pl.String, "src_func": pl.String,
+              "src_line": pl.Int32, "prefix_rank": pl.Int32, "prefix": pl.String, "ts_exact": pl.Datetime("us", "UTC"),
+              "ts_local": pl.Datetime("us", "UTC")}
+
+
+@functools.lru_cache(maxsize=64)
+def _part_columns(columns: tuple[str, ...]) -> list[pl.Expr]:
+    """The columns every part of NCCL rows has, in one order (typed nulls where a path has none)."""
+    return [pl.col(c) if c in columns else _null_col(c, t) for c, t in _PART_COLS.items()]
+
+
+@functools.lru_cache(maxsize=None)
+def _null_col(name: str, dtype: pl.DataType) -> pl.Expr:
+    return pl.lit(None, dtype=dtype).alias(name)
+
+_NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
+# lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
+# word costs more than this alternation)
+_PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after throwing|what\(\):").fill_null(False)
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    """Parse NCCL debug output and PyTorch NCCL watchdog lines into nccl_log and nccl_config."""
+    lines = read_lines(data)
+    n = lines.height
+    if n == 0:
+        return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config")},
+                      None, hosts=[], variant="empty")
+    is_nc = lines.select(_NC_COND).to_series()
+    nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
+    log_parts, cfg, rows, trows = [], [], None, None
+    if nc.height:
+        rows, bad, cfg = _nccl_rows(nc, ctx, data.isascii())
+        log_parts.append(rows)
+        rest = pl.concat([rest, bad]) if bad.height else rest
+    if rest.height:
+        is_pt = rest.select(_PT_COND).to_series()
+        if is_pt.any():
+            trows, tbad = _torch_rows(rest.filter(is_pt), ctx)
+            if trows.height:
+                log_parts.append(trows.sort("line_no"))
+            rest = pl.concat([rest.filter(~is_pt), tbad])
+    unparsed = _other_reasons(rest)[1] if rest.height else None
+
+    log = _finish_log(log_parts)
+    cfg = [c for c in cfg if c.height]
+    if not cfg:
+        cfg_df = schema.empty("nccl_config").select("line_no", "host", "pid", "rank", "cuda_dev", "key", "value")
+    else:
+        cfg_df = pl.concat(cfg, how="vertical_relaxed") if len(cfg) > 1 else cfg[0]
+        cfg_df = cfg_df.sort("line_no", maintain_order=True)
+    hosts = sorted(h for h in log.get_column("host").unique().to_list() if h) if log.height else []
+    variant = _variant(rows, trows)
+    up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
+    return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df}, up, hosts=hosts, variant=variant)
+
+
+_LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not in ("source", "file")}
+_LOG_NULLS = {c: pl.lit(None, dtype=t).alias(c) for c, t in _LOG_TYPES.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _log_select(columns: tuple[str, ...], ts_known: bool) -> list[pl.Expr]:
+    """The nccl_log columns of a part: its own where it has them, typed nulls where not; ts and ts_quality from
+    the exact (RFC 3339) and local stamps."""
+    utc = pl.Datetime("us", "UTC")
+    exact, local = (pl.col(c) if c in columns else pl.lit(None, dtype=utc) for c in ("ts_exact", "ts_local"))
+    if ts_known:
+        ts = [pl.coalesce(exact, local).alias("ts"),
+              pl.when(exact.is_not_null()).then(pl.lit("exact")).when(local.is_not_null()).then(pl.lit("local"))
+              .otherwise(pl.lit("none")).alias("ts_quality")]
+    else:
+        ts = [_LOG_NULLS["ts"], pl.lit("none").alias("ts_quality")]
+    own = {c: pl.col(c) for c in columns if c in _LOG_TYPES}
+    return [dict(zip(("ts", "ts_quality"), ts)).get(c, own.get(c, _LOG_NULLS[c])) for c in _LOG_TYPES]
+
+
+def _finish_log(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Final nccl_log columns: NCCL rows, then PyTorch rows, each part in line order (not interleaved: no copy)."""
+    if not parts:
+        return schema.empty("nccl_log").drop("source", "file")
+    out = None
+    for df in parts:
+        known = any(c in df.columns and df.get_column(c).null_count() < df.height for c in ("ts_exact", "ts_local"))
+        df = df.select(_log_select(tuple(df.columns), known))
+        out = df if out is None else pl.concat([out, df.cast(out.schema)])
+    return out
+
+
+_NCCL_LEVELS = ["INFO", "WARN", "TRACE", "CALL", "ABORT", "ATTN", "VERSION"]
+_TORCH_KINDS = ["watchdog_timeout", "watchdog_exception", "terminate", "exception_raised"]
+_TORCH_FACTS = [pl.col("level").is_in(_NCCL_LEVELS).any().alias("nccl"),
+                (pl.col("level").is_in(["ERROR", "FATAL"]) | pl.col("kind").is_in(_TORCH_KINDS)).any().alias("pytorch"),
+                pl.col("ts_exact").is_not_null().any().alias("rfc3339"),
+                pl.col("prefix").is_not_null().any().alias("prefixed")]
+
+
+def _variant(nccl: pl.DataFrame | None, torch: pl.DataFrame | None) -> str:
+    """Short name of what the input held: nccl, pytorch, rfc3339 stamps, launcher prefixes. NCCL rows always carry
+    an NCCL level and never a PyTorch level or kind, so their facts come from null counts."""
+    facts = dict.fromkeys(("nccl", "pytorch", "rfc3339", "prefixed"), False)
+    if nccl is not None and nccl.height:
+        facts.update(nccl=True, rfc3339=nccl.get_column("ts_exact").null_count() < nccl.height,
+                     prefixed=nccl.get_column("prefix").null_count() < nccl.height)
+    if torch is not None and torch.height:
+        for k, v in torch.select(_TORCH_FACTS).row(0, named=True).items():
+            facts[k] = facts[k] or bool(v)
+    if not any(df is not None and df.height for df in (nccl, torch)):
+        return "no-nccl-lines"
+    return "+".join(k for k, v in facts.items() if v) or "other"

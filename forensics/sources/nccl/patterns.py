@@ -1,0 +1,79 @@
+"""Patterns and small helpers every part of the NCCL parser shares: the source's name and tables, the
+header, prefix and glog regexes (only [0-9], bounded digit runs so every cast fits its column), integer
+column types, and how a lazy query is collected."""
+from __future__ import annotations
+
+import polars as pl
+
+
+NAME = "nccl"
+VERSION = 1
+TABLES = ("nccl_log", "nccl_config")
+DESCRIPTION = "NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes) and PyTorch NCCL watchdog lines"
+CHUNKABLE = True
+CHUNK_BYTES = 16 << 20  # ingest parses chunks of this size on worker threads (bounded memory, both cores busy)
+SNIFF_PRIORITY = 40
+
+_LEVELS = ("INFO", "WARN", "TRACE", "ABORT", "ATTN", "CALL")
+_SNIFF_MARKERS = tuple(f" NCCL {lv}".encode() for lv in _LEVELS) + (
+    b"\nNCCL version ", b"\nNCCL INFO ", b"\nNCCL WARN ", b"ProcessGroupNCCL", b"WorkNCCL(", b"NCCL watchdog",
+    b"# Using devices",
+)
+
+# --- patterns (only [0-9], bounded digit runs so every cast fits its column) ---------------------
+_NUM9 = "[0-9]{1,9}"
+_HEAD = (
+    r"^(?P<pre>.*?)"
+    r"(?:(?P<host>[^\s:\[\]]+)(?::(?P<pid>[0-9]{1,12}):(?P<tid>[0-9]{1,12}))? ?)?"
+    r"(?:\[(?P<dev>" + _NUM9 + r")\])?"
+    r"(?: (?P<tms>[0-9]+\.[0-9]+))?"
+    r"(?:(?:^| )(?P<src>[^\s:()]+):(?P<sline>" + _NUM9 + r"))?"
+    r"(?: \((?P<func>[^)]*)\))?$"
+)
+_RFC_CORE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})"
+_RFC3339 = "(" + _RFC_CORE + r")(?:\s|$)"
+_NCCL_TS = r"\[([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?)\] ?$"
+_RANK = (r"\[[0-9]{1,9},(?P<r1>" + _NUM9 + r")\]<std(?:out|err)>: ?|^(?:" + _RFC_CORE + r"\s+)? *(?P<r2>" + _NUM9
+         + r"):(?: |$)|^\[(?P<r3>"
+         + _NUM9 + r")\] |\[rank(?P<r4>" + _NUM9 + r")\]:")
+_PREFIX_ONLY = (r"^(?:\s*(?:" + _RFC_CORE + r"|\[[0-9]{1,9},[0-9]{1,9}\]<std(?:out|err)>:|[0-9]{1,9}:|\[[0-9]{1,9}\]"
+                r"|\[rank[0-9]{1,9}\]:|\[[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.,]+\]|\([^()]*\)))+\s*$")
+_LAUNCHER = (r"^(?:\s*(?:" + _RFC_CORE + r"|\[[0-9]{1,9},[0-9]{1,9}\]<std(?:out|err)>:|[0-9]{1,9}:(?: |$)"
+             r"|\[[0-9]{1,9}\] |\[[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.,]+\]|\([^()]*pid=[0-9]+[^()]*\)))+ ?")
+_PEER = r"(?:from peer|from|to|peer) ([^\s<>]*<[0-9]+>)"
+_GLOG = (r"^(?P<pre>.*?)\[(?P<glvl>[EWIF])(?:(?P<md>[0-9]{3,4}) (?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)"
+         r"(?: +[0-9]{1,12})?)? ?(?P<gsrc>[A-Za-z0-9_.]+\.(?:cpp|cc|hpp|h)):(?P<gline>" + _NUM9 + r")\] (?P<msg>.*)$")
+_GLOG_LEVEL = {"E": "ERROR", "W": "WARN", "I": "INFO", "F": "FATAL"}
+
+_INT = {"pid": pl.Int64, "tid": pl.Int64, "cuda_dev": pl.Int32, "src_line": pl.Int32, "rank": pl.Int32,
+        "nranks": pl.Int32, "ib_status": pl.Int32, "vendor_err": pl.Int32, "retcode": pl.Int32, "seq": pl.Int64,
+        "timeout_ms": pl.Int64, "ran_ms": pl.Int64, "last_enqueued": pl.Int64, "last_completed": pl.Int64, "msg_rank": pl.Int32}
+
+def _lazy_prefix_groups(col: str, pattern: str) -> list[pl.Expr]:
+    """extract_groups(pattern) for a pattern "^(?P<pre>.*?)REST" (REST without "^" but at its very start): the
+    leftmost match of REST alone starts where the shortest "pre" ends, so one linear search for REST and a slice
+    give the same groups, without the backtracking over every length of "pre" (dozens of times the work on long
+    lines). Returns the columns "pre" and "g" (a struct of the other groups)."""
+    head = "^(?P<pre>.*?)"
+    assert pattern.startswith(head)
+    rest, c = pattern[len(head):], pl.col(col)
+    at = c.str.find(rest)
+    # byte offsets: a match starts at a character boundary, so the slice is valid UTF-8
+    return [pl.when(at.is_not_null()).then(c.cast(pl.Binary).bin.slice(0, at).cast(pl.String)).alias("pre"),
+            c.str.extract_groups(rest).alias("g")]
+
+
+def _i(expr: pl.Expr, name: str) -> pl.Expr:
+    return expr.cast(_INT[name], strict=False).alias(name)
+
+def _nulls(name: str, dtype: pl.DataType, n: int) -> pl.Series:
+    return pl.repeat(None, n, dtype=dtype, eager=True).alias(name)
+
+def _collect(lf: pl.LazyFrame, rows: int, engine: str = "in-memory") -> pl.DataFrame:
+    """Big inputs: the optimizer (common subexpressions computed once); small ones: no optimizer pass (its fixed
+    cost exceeds what it saves on a few rows)."""
+    if rows > LEAN_ROWS:
+        return lf.collect(engine=engine)
+    return lf.collect(engine="in-memory", optimizations=pl.QueryOptFlags.none())
+
+LEAN_ROWS = 2048  # inputs of at most this many NCCL rows evaluate the rules on the whole frame (_rules_gated)

@@ -1,0 +1,95 @@
+"""sar's name and tables, the patterns of its lines, and what a section becomes: its table (typed or
+sar_generic), the state of a text report read line by line, values aligned with a header."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forensics.sources import _sysstat as S
+from forensics.sources._base import ParseContext, ParseResult, result, unparsed_rows
+
+
+NAME = "sar"
+VERSION = 1
+TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
+DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
+
+_TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
+_SNIFF_TEXT = re.compile(
+    r"(?m)^" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+    r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
+    r"call/s|scall/s|frmpg/s|%scpu-10)\s)"
+)
+_SNIFF_SADF_D = re.compile(r"(?m)^# hostname;interval;timestamp;")
+_AVERAGE = re.compile(r"^(?:Average|Summary|Moyenne|Durchschn\.|Media|Média|Promedio|Gemiddeld|Medel|"
+                      r"Среднее|Średnia|Průměr|Átlag|Keskiarvo|平均时间|平均時間|平均值|平均)\s*:")
+_NCPU = re.compile(r"\(([0-9]+) CPU\)")
+_ROLLOVER_S = 3 * 3600
+_AMPM_TOKENS = {"AM", "PM", "am", "pm"}
+
+# ---------------------------------------------------------------- sections
+
+_TYPED = (  # (test on the header set, table, column map, item header, item column)
+    (lambda h: "DEV" in h and "tps" in h, "disk_io", S.DISK_COLS, "DEV", "device"),
+    (lambda h: "IFACE" in h and ("rxpck/s" in h or "rxbyt/s" in h), "sar_net_dev", S.NET_DEV_COLS, "IFACE", "iface"),
+    (lambda h: "IFACE" in h and "rxerr/s" in h, "sar_net_edev", S.NET_EDEV_COLS, "IFACE", "iface"),
+    (lambda h: "kbmemfree" in h, "sar_memory", S.MEM_COLS, None, None),
+    (lambda h: "runq-sz" in h, "sar_queue", S.QUEUE_COLS, None, None),
+    (lambda h: "CPU" in h and ("%user" in h or "%usr" in h), "cpu_util", S.CPU_COLS, "CPU", "cpu"),
+)
+
+
+def _text_batch(hdr: tuple[str, ...]) -> S.Batch:
+    """The batch layout of a text / sadf -d section header."""
+    h = set(hdr)
+    name = " ".join(hdr)
+    for test, table, cmap, item, col in _TYPED:
+        if test(h):
+            return S.Batch(table, hdr, cmap, (item,) if item else (), col, name)
+    return S.Batch("sar_generic", hdr, None, tuple(x for x in hdr if S.is_item_header(x)), None, name)
+
+
+class _State:
+    def __init__(self, ctx: ParseContext):
+        self.ctx = ctx
+        self.col = S.Collector()
+        self.bad: list[tuple[int, str, str]] = []
+        self.hosts: list[str] = []
+        self.host: str | None = None  # host named by the content, stamped when ctx.host is unset
+        self.restarts: list[str] = []
+        self.comments: list[str] = []
+        self.average_lines = 0
+
+    def see_host(self, host: str | None) -> None:
+        if host:
+            self.host = host
+            if host not in self.hosts:
+                self.hosts.append(host)
+
+    def row_host(self, host: str | None = None) -> str | None:
+        return None if self.ctx.host else (host or self.host)
+
+    def restart(self, ln: int, extra: tuple, ncpu: int | None, label: str) -> None:
+        self.restarts.append(label)
+        row = dict(zip(S.EXTRA, extra))
+        row.update(line_no=ln, section="LINUX RESTART", item=None, metric="cpu_count",
+                   value=None if ncpu is None else float(ncpu))
+        del row["since_boot"]
+        self.col.add_fixed("sar_generic", row)
+
+    def finish(self, texts: list[str], **meta: Any) -> ParseResult:
+        tables, rejected = self.col.frames(TABLES, self.ctx.tz, rank_samples=True)
+        bad = self.bad + [(ln, texts[ln - 1], reason) for ln, reason in rejected]
+        up = unparsed_rows(bad, self.ctx, NAME) if bad else None
+        return result(NAME, self.ctx, len(texts), tables, up, hosts=self.hosts, restarts=self.restarts,
+                      comments=self.comments, average_lines=self.average_lines, **meta)
+
+
+def _fit(b: S.Batch, vals: list[str]) -> list[str]:
+    """Values aligned with the header; surplus words join a trailing free-text column (USB names)."""
+    n = len(b.hdr)
+    if len(vals) == n:
+        return vals
+    if len(vals) > n and n and b.hdr[-1] in S.TEXT_COLS:
+        return vals[: n - 1] + [" ".join(vals[n - 1:])]
+    raise S.BadValue(f"{len(vals)} values for {n} columns of section {b.section[:60]!r}")
