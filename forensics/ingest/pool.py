@@ -93,7 +93,7 @@ def merge_host(result: tuple[list[dict], dict, dict], part: Path, tmp: Path, sin
 
 def ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str, dict], tmp: Path, sink: TableSink,
                     derived: HostFacts, coverage: list[dict], n: int, progress=None) -> None:
-    """Every host's raw files read from `archive` (see above), in `n` worker processes or in this
+    """Every host's raw files read from `archive` (see the module's docstring), in `n` worker processes or in this
     one; results merged in manifest order, as by the ingest from disk."""
     from concurrent.futures import FIRST_EXCEPTION, wait
     from multiprocessing import get_context

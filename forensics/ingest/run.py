@@ -2,8 +2,9 @@
 
 For each host listed in the manifest, each file under ``hosts/<host>/raw/<source>/`` is parsed by
 the registered source of that name, with a ParseContext built from host.json (time zone, boot
-time) and commands.jsonl (capture time = start of the command that wrote the file), plus
-``{"iface": <name>}`` for ``ethtool/<iface>.txt``. Raw files that did not come from the collector
+time) and commands.jsonl (capture time = start of the command that wrote the file), plus the
+hints the file's name gives (declared by the source: ``{"iface": <name>}`` for
+``ethtool/<iface>.txt``). Raw files that did not come from the collector
 (loose files, sosreports, bug reports) are listed in host.json ``files`` (``{"<path in bundle>":
 {"origin": ..., "original": ..., "hints": {...}, "capture_time": ...}}``), whose hints replace the
 file-name rule. Files under ``raw/collector/`` are the
