@@ -20,6 +20,7 @@ class Analysis:
     errors: list[str] = field(default_factory=list)
     bundle_paths: list[str] = field(default_factory=list)
     bundle: object = field(default=None, repr=False, compare=False)  # the open bundle (reports read its views)
+    coverage_by_host: pl.DataFrame = field(default_factory=pl.DataFrame)  # queries/coverage.sql: per host x source
 
     def to_json(self) -> dict:
         findings = frame_to_json_rows(self.findings)
@@ -38,11 +39,22 @@ class Analysis:
         }
 
 
-def _safe(bundle, sql: str) -> pl.DataFrame:
+def _read(bundle, errors: list[str], what: str, run) -> pl.DataFrame:
+    """`run()`'s frame; a failure is one line in `errors` (shown with the findings), never silent."""
     try:
-        return bundle.sql(sql)
-    except Exception:
+        return run()
+    except Exception as exc:  # a broken view must not hide the findings, but it is said
+        errors.append(f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return pl.DataFrame()
+
+
+def coverage_per_source(per_host: pl.DataFrame) -> pl.DataFrame:
+    """The named query `coverage` (per host x source) summed per source."""
+    if per_host.height == 0:
+        return pl.DataFrame()
+    return (per_host.group_by("source")
+            .agg(pl.col("files").sum(), pl.col("lines").sum(), pl.col("unparsed").sum(), pl.col("failed_files").sum())
+            .sort("source"))
 
 
 def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
@@ -57,14 +69,13 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
         raise
     if hasattr(bundle, "check_intact"):
         bundle.check_intact()  # detectors that failed on vanished files must not read as "no finding"
-    hosts = _safe(bundle, "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "
-                          "clock_offset_confidence FROM hosts ORDER BY host")
-    coverage = _safe(bundle, "SELECT source, count(*) AS files, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
-                             "count(error) AS failed_files FROM coverage GROUP BY source ORDER BY source")
-    failed = _safe(bundle, "SELECT host, name, array_to_string(argv, ' ') AS command, exit_code, timed_out, "
-                           "truncated, error FROM commands WHERE (exit_code IS NOT NULL AND exit_code <> 0) OR timed_out "
-                           "OR truncated OR error IS NOT NULL ORDER BY host, name")  # as queries/failed_commands.sql
-    return Analysis(findings, hosts, coverage, failed, errors, paths or [], bundle)
+    hosts = _read(bundle, errors, "hosts", lambda: bundle.sql(
+        "SELECT host, kernel, driver_version, nccl_version, gpu_count, clock_offset_s, "
+        "clock_offset_confidence FROM hosts ORDER BY host"))
+    per_host = _read(bundle, errors, "queries/coverage.sql", lambda: bundle.query("coverage"))
+    failed = _read(bundle, errors, "queries/failed_commands.sql", lambda: bundle.query("failed_commands"))
+    return Analysis(findings, hosts, coverage_per_source(per_host), failed, errors, paths or [], bundle,
+                    coverage_by_host=per_host)
 
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=None,

@@ -438,7 +438,7 @@ def _pct(lines, unparsed) -> float:
     return 100.0 * (lines - (unparsed or 0)) / lines if lines else 100.0
 
 
-def _coverage_section(bundle, analysis, errors: list[str]) -> str:
+def _coverage_section(analysis, errors: list[str]) -> str:
     out = []
     cov = analysis.coverage
     if cov.height:
@@ -450,8 +450,7 @@ def _coverage_section(bundle, analysis, errors: list[str]) -> str:
                        f"<td class=num>{r['unparsed'] or 0}</td><td class=\"num{' bad' if p < 95 else ''}\">{p:.1f}%</td>"
                        f"<td class=\"num{' bad' if r['failed_files'] else ''}\">{r['failed_files']}</td></tr>")
         out.append("</table>")
-    per = _sql(bundle, "SELECT host, source, sum(lines)::BIGINT AS lines, sum(unparsed)::BIGINT AS unparsed, "
-                       "count(error) AS failed FROM coverage GROUP BY ALL", errors, "coverage")
+    per = analysis.coverage_by_host  # queries/coverage.sql
     if per.height:
         sources = sorted(per["source"].unique().to_list())
         hosts = sorted(per["host"].unique().to_list(), key=signals._natural_key)
@@ -466,8 +465,8 @@ def _coverage_section(bundle, analysis, errors: list[str]) -> str:
                     row.append('<td class="muted">-</td>')
                     continue
                 p = _pct(r["lines"], r["unparsed"])
-                bad = p < 95 or r["failed"]
-                row.append(f'<td class="num{" bad" if bad else ""}">{p:.1f}%{" (" + str(r["failed"]) + " failed)" if r["failed"] else ""}</td>')
+                bad = p < 95 or r["failed_files"]
+                row.append(f'<td class="num{" bad" if bad else ""}">{p:.1f}%{" (" + str(r["failed_files"]) + " failed)" if r["failed_files"] else ""}</td>')
             out.append("<tr>" + "".join(row) + "</tr>")
         out.append("</table>")
     if not out:
@@ -531,7 +530,7 @@ def render_html(bundle, analysis, title: str | None = None) -> str:
     bundles = ", ".join(analysis.bundle_paths) or str(getattr(bundle, "root", ""))
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     nccl = _nccl_section(bundle, errors)
-    coverage = _coverage_section(bundle, analysis, errors)
+    coverage = _coverage_section(analysis, errors)
     legend = "".join(f'<span><i style="background:{c}"></i>{s}</span>' for s, c in
                      (("info", "#8a94a6"), ("warning", "#e8a33d"), ("critical", "#d64545")))
     hidden = (f' <span class="muted">({data["events_hidden"]} info events outside the window or thinned out are '
