@@ -33,18 +33,13 @@ GPU_SQL = (
     "FROM gpu_samples g LEFT JOIN hosts h USING (host) WHERE g.ts IS NOT NULL AND gpu IS NOT NULL "
     "GROUP BY ALL ORDER BY host, gpu, t"
 )
-# the largest of the counters that count the same pause frames (per direction), not their sum
+# the nic_signals view (queries/views/47_nic_signals.sql): the counters detection reads
 NIC_SQL = (
-    "SELECT host, iface, t, max(rx_pause) AS rx_pause_per_s, max(tx_pause) AS tx_pause_per_s, "
-    "sum(drops) AS drops_per_s, sum(bytes) * 8 / 1e9 AS gbit_per_s FROM ("
-    " SELECT host, iface, epoch_us(ts_aligned) AS t, "
-    "  CASE WHEN class = 'pause' AND NOT regexp_matches(counter, '(?i)tx|duration|transition') THEN rate_per_s END AS rx_pause, "
-    "  CASE WHEN class = 'pause' AND regexp_matches(counter, '(?i)tx') AND NOT regexp_matches(counter, '(?i)duration|transition') "
-    "       THEN rate_per_s END AS tx_pause, "
-    "  CASE WHEN class = 'drop' THEN rate_per_s END AS drops, "
-    "  CASE WHEN counter IN ('rx_bytes_phy', 'tx_bytes_phy') THEN rate_per_s END AS bytes "
-    " FROM nic_rates WHERE ts_aligned IS NOT NULL AND queue IS NULL AND class IN ('pause', 'drop', 'bytes')) "
-    "GROUP BY ALL ORDER BY host, iface, t"
+    "SELECT host, iface, epoch_us(ts_aligned) AS t, max(rx_pause_per_s) AS rx_pause_per_s, "
+    "max(tx_pause_per_s) AS tx_pause_per_s, sum(drops_per_s) AS drops_per_s, "
+    "CASE WHEN count(rx_bytes_per_s) + count(tx_bytes_per_s) > 0 THEN "
+    "(coalesce(max(rx_bytes_per_s), 0) + coalesce(max(tx_bytes_per_s), 0)) * 8 / 1e9 END AS gbit_per_s "
+    "FROM nic_signals WHERE ts_aligned IS NOT NULL GROUP BY ALL ORDER BY host, iface, t"
 )
 
 

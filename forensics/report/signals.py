@@ -45,7 +45,7 @@ SIGNALS = [
     Signal("gpu_power", "GPU power", "W", "mean", "gpu"),
     Signal("nic_pause", "NIC PFC/pause frames", "frames/s", "max", "nic"),
     Signal("nic_drops", "NIC drops and discards", "per s", "max", "nic"),
-    Signal("nic_errors", "NIC errors (CRC, symbol, length, PCI)", "per s", "max", "nic"),
+    Signal("nic_errors", "NIC errors (CRC, symbol, FCS, alignment, length)", "per s", "max", "nic"),
     Signal("nic_gbps", "NIC throughput (rx+tx)", "Gb/s", "max", "nic"),
     Signal("disk_util", "Disk utilisation", "%", "max", "disk"),
     Signal("disk_await", "Disk latency", "ms", "max", "disk"),
@@ -63,21 +63,12 @@ _GPU_SQL = (
     + ", ".join(f"avg(x.{c}) AS {k}" for k, c in _GPU_COLS.items())
     + " FROM gpu_samples x LEFT JOIN hosts h USING (host) WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL GROUP BY ALL"
 )
-# NIC rates: one scan of nic_rates for the four NIC signals (split in fetch()). Several counters
-# count the same pause frames (mlx5 rx_prio3_pause and rx_pause_ctrl_phy): the largest rate per
-# direction is the port's pause rate; durations and transitions are not frames. FEC-corrected bits
-# and per-lane corrected codewords count on every healthy link: they are not errors.
+# NIC rates: the nic_signals view (queries/views/47_nic_signals.sql: the counters detection reads)
 _NIC_SQL = (
-    f"SELECT host, iface, {_T.format(ts='ts_aligned')} AS t, "
-    "max(CASE WHEN class = 'pause' AND NOT regexp_matches(counter, '(?i)tx|duration|transition') THEN rate_per_s END) AS rx_pause, "
-    "max(CASE WHEN class = 'pause' AND regexp_matches(counter, '(?i)tx') "
-    "    AND NOT regexp_matches(counter, '(?i)duration|transition') THEN rate_per_s END) AS tx_pause, "
-    "sum(CASE WHEN class = 'drop' THEN rate_per_s END) AS drops, "
-    "sum(CASE WHEN class = 'error' AND NOT regexp_matches(counter, '(?i)corrected|_lane_[0-9]') THEN rate_per_s END) AS errors, "
-    "max(CASE WHEN counter IN ('rx_bytes_phy', 'rx_bytes', 'rx_octets', 'rx_bytes_nic') THEN rate_per_s END) AS rx_bytes, "
-    "max(CASE WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'tx_octets', 'tx_bytes_nic') THEN rate_per_s END) AS tx_bytes "
-    "FROM nic_rates WHERE queue IS NULL AND ts_aligned IS NOT NULL AND class IN ('pause', 'drop', 'error', 'bytes') "
-    "GROUP BY ALL"
+    f"SELECT host, iface, {_T.format(ts='ts_aligned')} AS t, max(rx_pause_per_s) AS rx_pause, "
+    "max(tx_pause_per_s) AS tx_pause, sum(drops_per_s) AS drops, sum(errors_per_s) AS errors, "
+    "max(rx_bytes_per_s) AS rx_bytes, max(tx_bytes_per_s) AS tx_bytes "
+    "FROM nic_signals WHERE ts_aligned IS NOT NULL GROUP BY ALL"
 )
 # disk_io: one scan for utilisation and latency of every device
 _DISK_SQL = (

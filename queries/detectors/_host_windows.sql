@@ -35,27 +35,12 @@ SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (
 FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w)
 LEFT JOIN q USING (host, w);
 
--- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs.
--- Classified once per distinct counter name (det_counter_names, made by prepare() in
+-- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs
+-- (nic_counter_signal() and its direction/priority macros in queries/views/00_macros.sql). Classified once per distinct counter name (det_counter_names, made by prepare() in
 -- forensics/detect/rules.py: from the cached nic_counter_summary when there is one, else nic_counters),
 -- then only those counters' rates are computed.
 CREATE OR REPLACE TEMP TABLE det_counter_class AS
-SELECT counter,
-       CASE
-         WHEN regexp_matches(counter, 'pause_storm') THEN 'storm_event'
-         WHEN regexp_matches(counter, '(pause_duration|pfc_pri[0-9]+_(rx|tx)_duration_us|pause_time)') THEN 'pause_time_us'
-         WHEN regexp_matches(counter, '(pause|pxoff|xoff|pfc)') AND NOT regexp_matches(counter, '(transition|xon|_duration|ena_frames_pri[0-9]+$)')
-           THEN 'pause_frames'
-         WHEN regexp_matches(counter, '(pfc_ena_frames_pri[0-9]+)') THEN 'pause_frames'
-         WHEN regexp_matches(counter, '(discard|drop|out_of_buffer|missed_err|no_buffer|fifo_err|buffer_overflow)')
-              AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)') THEN 'drops'
-         WHEN regexp_matches(counter, '(crc_err|symbol_err|fcs_err|align_err|length_err|in_range_len)') THEN 'errors'
-         WHEN regexp_matches(counter, '(link_down_events|carrier_changes|link_down_count)') THEN 'link_down'
-         WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'rx_bytes_phy', 'rx_bytes') THEN 'bytes'
-       END AS class,
-       CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
-            WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir,
-       coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global') AS prio
+SELECT counter, nic_counter_signal(counter) AS class, nic_counter_dir(counter) AS dir, nic_counter_prio(counter) AS prio
 FROM det_counter_names;
 DELETE FROM det_counter_class WHERE class IS NULL;
 

@@ -6,14 +6,14 @@
 -- source: set by hand against the simulator; issue 16 item 2 grounds these thresholds in physics and vendor figures
 -- param: min_total = 10000   packets dropped since the counters were reset (the largest drop counter of the port)
 WITH names AS (
-  SELECT counter, nic_counter_class(counter) AS class FROM (SELECT DISTINCT counter FROM det_nic_snapshot)
+  SELECT counter, nic_counter_signal(counter) AS class FROM (SELECT DISTINCT counter FROM det_nic_snapshot)
 ), per_counter AS (  -- per-queue copies of a counter add up to one figure
   SELECT o.host, o.port, o.counter, n.class, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file, min(o.line_no) AS line_no
   FROM det_nic_snapshot o JOIN names n USING (counter)
   GROUP BY ALL
 ), drops AS (
   SELECT * FROM per_counter
-  WHERE class = 'drop' AND value > 0 AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)')
+  WHERE class = 'drops' AND value > 0
 ), port AS (
   SELECT host, port, max(value) AS total, arg_max(counter, value) AS top_counter,
          list({counter: counter, value: value} ORDER BY value DESC) AS counters, min(ts) AS ts,

@@ -10,19 +10,15 @@
 -- param: min_frames = 100000   pause frames since reset worth reporting
 -- param: warn_paused_s = 60   pause time (transmit or receive) since reset that makes it a warning
 WITH names AS (
-  SELECT counter, nic_counter_class(counter) AS class,
-         CASE WHEN regexp_matches(counter, '(?i)storm') THEN 'storm'
-              WHEN regexp_matches(counter, '(?i)(pause_duration|_duration_us|pause_time)') THEN 'time_us'
-              WHEN regexp_matches(counter, '(?i)(transition|xon|_duration)') THEN NULL
-              ELSE 'frames' END AS what,
-         CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
-              WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END AS dir
+  SELECT counter, CASE nic_counter_signal(counter) WHEN 'storm_event' THEN 'storm' WHEN 'pause_time_us' THEN 'time_us'
+                       WHEN 'pause_frames' THEN 'frames' END AS what,
+         nic_counter_dir(counter) AS dir
   FROM (SELECT DISTINCT counter FROM det_nic_snapshot)
 ), c AS (
   SELECT o.host, o.port, o.counter, n.what, n.dir, sum(o.value) AS value, min(o.ts) AS ts, min(o.file) AS file,
          min(o.line_no) AS line_no
   FROM det_nic_snapshot o JOIN names n USING (counter)
-  WHERE n.class IN ('pause', 'storm') AND n.what IS NOT NULL AND o.value > 0
+  WHERE n.what IS NOT NULL AND o.value > 0
   GROUP BY ALL
 ), port AS (
   SELECT host, port,

@@ -38,3 +38,31 @@ CREATE OR REPLACE MACRO nic_counter_class(counter) AS
         WHEN regexp_matches(counter, '(?i)(packets|pkts|frames|ucast|mcast|bcast|multicast|broadcast|unicast)') THEN 'packets'
         ELSE 'other'
     END;
+-- nic_counter_signal(counter): the NIC signals detection, the HTML report and the Perfetto export
+-- read (one definition for all of them; finer than nic_counter_class, whose classes it refines):
+-- pause_frames (PFC/global pause frames; not xon, transitions or durations), pause_time_us (time
+-- paused, microseconds), storm_event (the NIC's pause storm watchdog), drops (discards, out of
+-- buffer, missed; not XDP/XSK redirects or page-cache events, which are not faults), errors (CRC,
+-- symbol, FCS, alignment, length: corrupted frames; not FEC-corrected bits), link_down, bytes (port
+-- byte totals); NULL for every other counter.
+CREATE OR REPLACE MACRO nic_counter_signal(counter) AS
+    CASE
+        WHEN regexp_matches(counter, 'pause_storm') THEN 'storm_event'
+        WHEN regexp_matches(counter, '(pause_duration|pfc_pri[0-9]+_(rx|tx)_duration_us|pause_time)') THEN 'pause_time_us'
+        WHEN regexp_matches(counter, '(pause|pxoff|xoff|pfc)') AND NOT regexp_matches(counter, '(transition|xon|_duration|ena_frames_pri[0-9]+$)')
+          THEN 'pause_frames'
+        WHEN regexp_matches(counter, '(pfc_ena_frames_pri[0-9]+)') THEN 'pause_frames'
+        WHEN regexp_matches(counter, '(discard|drop|out_of_buffer|missed_err|no_buffer|fifo_err|buffer_overflow)')
+             AND NOT regexp_matches(counter, '(xdp|xsk|_wqe_err|^rx_cache)') THEN 'drops'
+        WHEN regexp_matches(counter, '(crc_err|symbol_err|fcs_err|align_err|length_err|in_range_len)') THEN 'errors'
+        WHEN regexp_matches(counter, '(link_down_events|carrier_changes|link_down_count)') THEN 'link_down'
+        WHEN counter IN ('tx_bytes_phy', 'tx_bytes', 'rx_bytes_phy', 'rx_bytes', 'rx_octets', 'tx_octets',
+                         'rx_bytes_nic', 'tx_bytes_nic') THEN 'bytes'
+    END;
+-- nic_counter_dir(counter): 'rx' or 'tx' as the counter's name says, else NULL.
+CREATE OR REPLACE MACRO nic_counter_dir(counter) AS
+    CASE WHEN regexp_matches(counter, '^(rx|.*_rx_|.*_rx$)') THEN 'rx'
+         WHEN regexp_matches(counter, '^(tx|.*_tx_|.*_tx$)') THEN 'tx' END;
+-- nic_counter_prio(counter): the priority (traffic class) a counter names ('0'..'7'), else 'global'.
+CREATE OR REPLACE MACRO nic_counter_prio(counter) AS
+    coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global');
