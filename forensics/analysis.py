@@ -59,10 +59,12 @@ def coverage_per_source(per_host: pl.DataFrame) -> pl.DataFrame:
 
 def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
                    until: dt.datetime | None = None, progress=None, paths: list[str] | None = None) -> Analysis:
+    from forensics.db.window import restrict
     from forensics.detect.engine import run_all
 
+    restrict(bundle.con, since, until)  # detection, and the reports reading this bundle, see the window only
     try:
-        findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+        findings, errors = run_all(bundle, only=only, progress=progress)
     except Exception:
         if hasattr(bundle, "check_intact"):
             bundle.check_intact()  # a file removed under the run is said as such

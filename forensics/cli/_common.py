@@ -100,3 +100,17 @@ def stated_hints(fields: str | None, interval: float | None) -> dict:
         return check(fields, interval)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+SINCE_HELP = "only the window from this time on the aligned timeline (ISO-8601, UTC if no zone); detection reads only that window"
+UNTIL_HELP = "only the window before this time (aligned timeline)"
+
+
+def time_window(since: str | None, until: str | None):
+    """(since, until) of --since/--until as UTC datetimes; a bad time is a UserError."""
+    from forensics.timeutil import parse_when
+
+    try:
+        return (parse_when(since) if since else None, parse_when(until) if until else None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

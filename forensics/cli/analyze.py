@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import UserError
+from forensics.cli._common import SINCE_HELP, UNTIL_HELP, UserError, time_window
 
 
 class AnalyzeFormat(str, Enum):
@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
         bundles: list[Path] = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged"),
         fmt: AnalyzeFormat = typer.Option(AnalyzeFormat.text, "--format", help="text|json|md"),
         fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="exit 1 when a finding reaches this severity"),
-        since: Optional[str] = typer.Option(None, "--since", help="ignore findings ending before this time (ISO-8601, UTC if no zone)"),
-        until: Optional[str] = typer.Option(None, "--until", help="ignore findings starting after this time"),
+        since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
+        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
         only: Optional[list[str]] = typer.Option(None, "--only", help="only these finding kinds (repeat or comma-separate)"),
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
@@ -46,7 +46,6 @@ def register(app: typer.Typer) -> None:
         from forensics.cli._common import stated_hints
         from forensics.cli._progress import terminal_progress
         from forensics.detect.catalog import KINDS, severity_rank
-        from forensics.timeutil import parse_when
 
         kinds = None
         if only:
@@ -72,11 +71,7 @@ def register(app: typer.Typer) -> None:
                 unused = (f"{given} not used: {'they apply' if host and tz else 'it applies'} to loose files only, and "
                           f"{'these inputs are bundles' if len(bundles) > 1 else f'{bundles[0]} is a bundle'} "
                           "(its hosts carry their own names and zones)")
-        try:
-            t0 = parse_when(since) if since else None
-            t1 = parse_when(until) if until else None
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+        t0, t1 = time_window(since, until)
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
                                  progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval))
         if unused:

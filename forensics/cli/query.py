@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import OutFormat, UserError, check_out_folder, emit_frame
+from forensics.cli._common import SINCE_HELP, UNTIL_HELP, OutFormat, UserError, check_out_folder, emit_frame, time_window
 from forensics.limits import QUERY_TIMEOUT_S
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
@@ -149,8 +149,8 @@ def register(app: typer.Typer) -> None:
     def timeline_cmd(
         bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
         host: Optional[list[str]] = typer.Option(None, "--host", help="only these hosts (repeat or comma-separate)"),
-        since: Optional[str] = typer.Option(None, "--since", help="from this time (ISO-8601, UTC if no zone; aligned time)"),
-        until: Optional[str] = typer.Option(None, "--until", help="before this time"),
+        since: Optional[str] = typer.Option(None, "--since", help="from this time (ISO-8601, UTC if no zone; aligned timeline)"),
+        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
         kind: Optional[list[str]] = typer.Option(None, "--kind", help="only these event kinds; '*' wildcards (nccl_*)"),
         severity: Severity = typer.Option(Severity.info, "--severity", help="lowest severity shown: info|warning|critical"),
         limit: Optional[int] = typer.Option(None, "--limit", help="at most N events"),
@@ -159,13 +159,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The merged timeline of every host (clock-aligned), colour-coded by severity."""
         from forensics.db import QueryError
-        from forensics.timeutil import parse_when
 
-        try:
-            t0 = parse_when(since) if since else None
-            t1 = parse_when(until) if until else None
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+        t0, t1 = time_window(since, until)
         hosts = _split(host)
         kinds = [k.replace("*", "%") for k in _split(kind)]
         b = _open(bundle, cache_dir)
@@ -198,6 +193,8 @@ def register(app: typer.Typer) -> None:
         perfetto: Optional[Path] = typer.Option(None, "--perfetto", help="write the timeline and findings as a Chrome trace-event JSON for ui.perfetto.dev"),
         cache_dir: Optional[Path] = cache_opt,
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output (--perfetto parses and analyses the bundle)"),
+        since: Optional[str] = typer.Option(None, "--since", help="--perfetto: " + SINCE_HELP),
+        until: Optional[str] = typer.Option(None, "--until", help="--perfetto: " + UNTIL_HELP),
     ) -> None:
         """Export a bundle's tables and views for the DuckDB CLI or any SQL/dataframe tool, or its timeline for Perfetto."""
         from forensics.db import BundleError, _resolve
@@ -206,8 +203,10 @@ def register(app: typer.Typer) -> None:
         if sum(x is not None for x in (duckdb_file, parquet_dir, perfetto)) != 1:
             raise UserError("give exactly one of --duckdb FILE.duckdb, --parquet DIR or --perfetto TRACE.json")
         if perfetto is not None:
-            _export_perfetto(bundle, perfetto, cache_dir, quiet)
+            _export_perfetto(bundle, perfetto, cache_dir, quiet, time_window(since, until))
             return
+        if since is not None or until is not None:
+            raise UserError("--since/--until apply to --perfetto only (--duckdb and --parquet export every row)")
         try:
             root = _resolve(bundle, cache_dir)
             analysis = _analysis_tables(root)
@@ -237,7 +236,7 @@ def _analysis_tables(root: Path) -> dict:
     return {"findings": findings, "analysis_params": params_frame(errors=errors)}
 
 
-def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: bool = False) -> None:
+def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: bool = False, window=(None, None)) -> None:
     """The analysis' findings (as slices) and the bundle's timeline and series as a trace (progress
     bars for parsing and detection on a terminal unless `quiet`, as in `analyze`)."""
     from forensics.analysis import analyze_paths
@@ -247,7 +246,8 @@ def _export_perfetto(bundle: Path, out: Path, cache_dir: Path | None, quiet: boo
     if not out.parent.exists():
         raise UserError(f"{out.parent}: no such directory")
     # (derive="auto": the trace reads every NIC interface's rates, not only the classes detection reads)
-    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=terminal_progress(quiet), derive="auto")
+    analysis = analyze_paths([bundle], cache_dir=cache_dir, progress=terminal_progress(quiet), derive="auto",
+                             since=window[0], until=window[1])
     try:
         write_trace(analysis.bundle, out, analysis.findings)
     except OSError as exc:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import UserError
+from forensics.cli._common import SINCE_HELP, UNTIL_HELP, UserError, time_window
 
 
 def register(app: typer.Typer) -> None:
@@ -18,6 +18,8 @@ def register(app: typer.Typer) -> None:
         title: Optional[str] = typer.Option(None, "--title", help="page title (default: the finding and host counts)"),
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
+        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
     ) -> None:
         """Write a self-contained HTML report: diagnosis, swimlane timeline, evidence, per-host charts, NCCL config, coverage."""
         from forensics.analysis import analyze_paths
@@ -25,7 +27,8 @@ def register(app: typer.Typer) -> None:
 
         if not out.parent.exists():  # before the analysis, not after it
             raise UserError(f"{out.parent}: no such directory")
-        analysis = analyze_paths(bundles, cache_dir=cache_dir, progress=terminal_progress(quiet))
+        t0, t1 = time_window(since, until)
+        analysis = analyze_paths(bundles, cache_dir=cache_dir, progress=terminal_progress(quiet), since=t0, until=t1)
         write_report(analysis, out, title, quiet)
 
 

@@ -1,7 +1,6 @@
 """Run every detector over an open bundle and return one ranked `findings` frame."""
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 
@@ -96,10 +95,11 @@ def fill_confirm(confirm: str | None, evidence: str | None) -> str | None:
     return confirm
 
 
-def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
-            until: dt.datetime | None = None, overrides: dict | None = None,
+def run_all(bundle, only: set[str] | None = None, overrides: dict | None = None,
             anomaly: bool = True, progress=None) -> tuple[pl.DataFrame, list[str]]:
-    """All rule findings (+ anomaly findings), linked and ranked. Returns (findings, errors)."""
+    """All rule findings (+ anomaly findings), linked and ranked. Returns (findings, errors).
+    A time window is applied to the bundle before (:func:`forensics.db.window.restrict`): the
+    rules then read only its rows."""
     frames = []
     errors: list[str] = []
     if anomaly and (not only or "anomaly" in only):
@@ -126,10 +126,6 @@ def run_all(bundle, only: set[str] | None = None, since: dt.datetime | None = No
                 raise KeyboardInterrupt from None
             errors.append(f"anomaly model: {str(exc).splitlines()[0]}")
     findings = findings.unique(subset=["id"], keep="first", maintain_order=True)
-    if since is not None:
-        findings = findings.filter(pl.col("end").is_null() | (pl.col("end") >= since))
-    if until is not None:
-        findings = findings.filter(pl.col("start").is_null() | (pl.col("start") <= until))
     from forensics.detect.causality import link_and_rank, nccl_peers
 
     return link_and_rank(findings, nccl_peers(bundle)), errors

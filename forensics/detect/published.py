@@ -31,8 +31,8 @@ def params_frame(only: set[str] | None = None, since: dt.datetime | None = None,
     selected = [r for r in rules() if not only or r.kind in only]
     rows = [("*", None, "forensics_version", __version__, "version of the tool that ran the detectors"),
             ("*", None, "only", ",".join(sorted(only)) if only else None, "finding kinds asked for (NULL: all)"),
-            ("*", None, "since", since.isoformat() if since else None, "findings ending before this were left out"),
-            ("*", None, "until", until.isoformat() if until else None, "findings starting after this were left out"),
+            ("*", None, "since", since.isoformat() if since else None, "window start on the aligned timeline: detection read only rows from here"),
+            ("*", None, "until", until.isoformat() if until else None, "window end on the aligned timeline: detection read only rows before this"),
             ("*", None, "detectors", str(len(selected)), "signature rules run (the anomaly model besides)"),
             ("*", None, "errors", json.dumps(errors or []), "detectors that failed (their findings are missing)")]
     for r in selected:
@@ -54,9 +54,11 @@ def publish(bundle, only: set[str] | None = None, since: dt.datetime | None = No
             until: dt.datetime | None = None, progress=None) -> tuple[pl.DataFrame, list[str]]:
     """Run the detectors on the opened `bundle` and attach their findings and parameters to its
     catalog (see the module docstring). Returns (findings, errors)."""
+    from forensics.db.window import restrict
     from forensics.detect.engine import run_all
 
-    findings, errors = run_all(bundle, only=only, since=since, until=until, progress=progress)
+    restrict(bundle.con, since, until)
+    findings, errors = run_all(bundle, only=only, progress=progress)
     attach(bundle.con, findings, params_frame(only, since, until, None, errors))
     return findings, errors
 
