@@ -144,16 +144,31 @@ def test_openmpi_tag_output_ranks_and_nccl_tests_lines():
     res = parse_fixture("awsdoeks-mpi-tag-output")
     assert log(res)["rank"].to_list() == [3, 3, 3, 10, 10, 10]
     assert [v for *_, v in cfg(res, "nchannels")] == ["24", "16"]
-    why = reasons(res)
-    assert why[7].startswith("nccl-tests result row") and why[4].startswith("nccl-tests header")
-    assert len(why) == 10
+    assert res.unparsed.height == 0  # nccl-tests header lines are structure, its rows nccl_tests
+    perf = res.tables["nccl_tests"]
+    assert perf.select("line_no", "rank", "kind", "size_b", "count", "dtype", "redop", "root", "oop_busbw_gbs",
+                       "oop_wrong", "ip_time_us", "ip_busbw_gbs", "avg_busbw_gbs").rows() == [
+        (7, 0, "result", 2147483648, 536870912, "float", "sum", -1, 468.60, 0, 8019.5, 468.62, None),
+        (8, 0, "avg_busbw", None, None, None, None, None, None, None, None, None, 114.556),
+        (15, 0, "result", 2147483648, 536870912, "float", "sum", -1, 438.85, 0, 9166.2, 439.28, None),
+        (16, 0, "avg_busbw", None, None, None, None, None, None, None, None, None, 53.2202)]
+    assert res.meta["variant"] == "nccl+prefixed+nccl-tests"
 
 
 def test_srun_label_prefixed_nccl_tests_output_is_counted():
     res = parse_fixture("issue290-srun-label")
-    assert res.lines == 38 and res.unparsed.height == 37 and log(res).height == 0  # line 38 " 0:" is structure
-    why = reasons(res)
-    assert why[1].startswith("nccl-tests header") and why[24].startswith("nccl-tests result row")
+    assert res.lines == 38 and res.unparsed.height == 0 and log(res).height == 0  # line 38 " 0:" is structure
+    perf = res.tables["nccl_tests"]
+    assert perf.group_by("kind").len().sort("kind").rows() == [
+        ("avg_busbw", 1), ("device", 16), ("out_of_bounds", 1), ("params", 1), ("result", 11)]
+    assert set(perf["rank"].to_list()) == {0}  # the srun -l label
+    dev = perf.filter(pl.col("kind") == "device")
+    assert dev.select("test_rank", "test_host", "pid", "cuda_dev", "gpu").row(8) == (
+        8, "node007", 541703, 0, "NVIDIA H100 80GB HBM3")
+    first = perf.filter(pl.col("kind") == "result").row(0, named=True)  # validation off: #wrong printed N/A
+    assert (first["size_b"], first["oop_time_us"], first["oop_busbw_gbs"], first["oop_wrong"], first["ip_busbw_gbs"],
+            first["root"]) == (8388608, 215.3, 73.04, None, 87.38, -1)
+    assert res.meta["variant"] == "nccl-tests"
 
 
 def test_host_cut_lines_keep_device_and_old_ring_transports():
@@ -180,9 +195,17 @@ def test_socket_fallback_run_with_nccl_tests_interleaved():
     assert done.select("host", "rank", "nranks", "comm_id").rows() == [
         ("ip-10-0-139-244", 0, 2, "0x7f85a4000fa0"), ("ip-10-0-142-242", 1, 2, "0x7f7dec000fa0")]
     why = reasons(res)
-    assert why[1].startswith("shell prompt") and why[50].startswith("nccl-tests result row")
-    assert why[2] == "not an NCCL line"
-    assert res.lines == 77 and log(res).height + res.unparsed.height == 77
+    assert why[1].startswith("shell prompt") and why[2] == "not an NCCL line" and len(why) == 3
+    perf = res.tables["nccl_tests"]
+    res_rows = perf.filter(pl.col("kind") == "result")
+    # nccl-tests 2.11-era table: no root column, a max "error" (0e+00) instead of the #wrong count
+    assert res_rows.height == 25 and res_rows["root"].null_count() == 25 and res_rows["oop_wrong"].null_count() == 25
+    assert res_rows.select("line_no", "size_b", "oop_time_us", "oop_error", "ip_time_us").row(0) == (
+        50, 8, 172.7, 0.0, 168.9)
+    assert perf.filter(pl.col("kind") == "avg_busbw")["avg_busbw_gbs"].to_list() == [0.300212]
+    assert perf.filter(pl.col("kind") == "out_of_bounds")["wrong_total"].to_list() == [0]
+    structure = 77 - log(res).height - res.unparsed.height - perf.height  # '#' and column-header lines
+    assert res.lines == 77 and structure == 6  # lines 4, 5, 45-48
 
 
 def test_gdrdma_channels_and_gdr_level_env():

@@ -26,8 +26,9 @@ timeouts, ``-> N`` return codes). Configuration lines also yield ``nccl_config``
 net, net_plugin, ib_hca (one per HCA), oob_if, socket_if, bootstrap_if, gdr.<hca>
 (enabled/disabled), gdr (from "use ring PXN x GDR y"), env.<VAR>, channel_transport (one per
 Channel/Ring ... via ... line), nchannels, nranks, nnodes, local_ranks, comm_id, cuda_driver,
-cpu_affinity. Everything else (nccl-tests tables, stack frames, program output) is kept in
-``unparsed`` with a reason; blank lines and prefix-only lines (NCCL writes a blank line before
+cpu_affinity. nccl-tests output (its header, device lines, result table and the ``Avg bus
+bandwidth`` / ``Out of bounds values`` summaries, see :mod:`.perf_tests`) becomes ``nccl_tests`` rows.
+Everything else (stack frames, program output) is kept in ``unparsed`` with a reason; blank lines and prefix-only lines (NCCL writes a blank line before
 each WARN) count as structure. ``rank`` is the launcher rank when a prefix gives one, else the
 rank the line itself names. NCCL never prints its subsystem, so ``subsys`` stays null.
 
@@ -59,17 +60,11 @@ from __future__ import annotations
 
 from forensics.sources.nccl.lines import read_lines
 from forensics.sources.nccl.parser import parse
+from forensics.sources.nccl.sniffing import sniff
 from forensics.sources.nccl import patterns
 from forensics.sources.nccl.patterns import (
-    CHUNK_BYTES, CHUNKABLE, DESCRIPTION, NAME, SNIFF_PRIORITY, TABLES, VERSION, _SNIFF_MARKERS,
+    CHUNK_BYTES, CHUNKABLE, DESCRIPTION, NAME, SNIFF_PRIORITY, TABLES, VERSION,
 )
 
 __all__ = ["CHUNK_BYTES", "CHUNKABLE", "DESCRIPTION", "NAME", "SNIFF_PRIORITY", "TABLES", "VERSION",
            "parse", "patterns", "read_lines", "sniff"]
-
-
-def sniff(head: bytes) -> bool:
-    """True when the head holds an NCCL debug header, a VERSION line, PyTorch NCCL watchdog text or nccl-tests."""
-    h = b"\n" + head
-    return any(m in h for m in _SNIFF_MARKERS)
-

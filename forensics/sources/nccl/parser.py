@@ -15,6 +15,7 @@ from forensics.sources.nccl.header import _fast, _slow, _strip_launcher
 from forensics.sources.nccl.classify import _classify_gated
 from forensics.sources.nccl.config import _by_message, _rules_gated
 from forensics.sources.nccl.watchdog import _torch_rows
+from forensics.sources.nccl.perf_tests import perf_rows
 from forensics.sources.nccl.unparsed import _other_reasons
 
 
@@ -82,12 +83,13 @@ _PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after thr
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
-    """Parse NCCL debug output and PyTorch NCCL watchdog lines into nccl_log and nccl_config."""
+    """Parse NCCL debug output, PyTorch NCCL watchdog lines and nccl-tests output into nccl_log, nccl_config and
+    nccl_tests."""
     lines = read_lines(data)
     n = lines.height
     if n == 0:
-        return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config")},
-                      None, hosts=[], variant="empty")
+        return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
+                                     "nccl_tests": schema.empty("nccl_tests")}, None, hosts=[], variant="empty")
     is_nc = lines.select(_NC_COND).to_series()
     nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
     log_parts, cfg, rows, trows = [], [], None, None
@@ -102,6 +104,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if trows.height:
                 log_parts.append(trows.sort("line_no"))
             rest = pl.concat([rest.filter(~is_pt), tbad])
+    perf = None
+    if rest.height:  # nccl-tests header, result table and summary lines
+        perf, rest = perf_rows(rest)
+        perf = perf.sort("line_no") if perf.height else None
     unparsed = _other_reasons(rest)[1] if rest.height else None
 
     log = _finish_log(log_parts)
@@ -113,8 +119,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         cfg_df = cfg_df.sort("line_no", maintain_order=True)
     hosts = sorted(h for h in log.get_column("host").unique().to_list() if h) if log.height else []
     variant = _variant(rows, trows)
+    if perf is not None:
+        variant = "nccl-tests" if variant == "no-nccl-lines" else variant + "+nccl-tests"
     up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
-    return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df}, up, hosts=hosts, variant=variant)
+    return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
+                                     "nccl_tests": perf if perf is not None else schema.empty("nccl_tests")}, up, hosts=hosts, variant=variant)
 
 
 _LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not in ("source", "file")}

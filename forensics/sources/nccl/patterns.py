@@ -8,8 +8,9 @@ import polars as pl
 
 NAME = "nccl"
 VERSION = 1
-TABLES = ("nccl_log", "nccl_config")
-DESCRIPTION = "NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes) and PyTorch NCCL watchdog lines"
+TABLES = ("nccl_log", "nccl_config", "nccl_tests")
+DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines and "
+               "nccl-tests output (result table, Avg bus bandwidth)")
 CHUNKABLE = True
 CHUNK_BYTES = 16 << 20  # ingest parses chunks of this size on worker threads (bounded memory, both cores busy)
 SNIFF_PRIORITY = 40
@@ -17,7 +18,7 @@ SNIFF_PRIORITY = 40
 _LEVELS = ("INFO", "WARN", "TRACE", "ABORT", "ATTN", "CALL")
 _SNIFF_MARKERS = tuple(f" NCCL {lv}".encode() for lv in _LEVELS) + (
     b"\nNCCL version ", b"\nNCCL INFO ", b"\nNCCL WARN ", b"ProcessGroupNCCL", b"WorkNCCL(", b"NCCL watchdog",
-    b"# Using devices",
+    b"# Using devices", b"Avg bus bandwidth",
 )
 
 # --- patterns (only [0-9], bounded digit runs so every cast fits its column) ---------------------

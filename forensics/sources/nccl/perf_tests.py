@@ -1,0 +1,122 @@
+"""nccl-tests output (``all_reduce_perf``, ``all_gather_perf``, ... of github.com/NVIDIA/nccl-tests) -> ``nccl_tests``.
+
+What the tests print (``src/common.cu``), with or without a launcher prefix (``[1,0]<stdout>:``, ``srun -l``
+`` 0: ``), and as pasted into Markdown (which eats the leading ``#`` of the header lines):
+
+- ``# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 ...``: a
+  ``params`` row (its text in ``detail``);
+- ``#  Rank  0 [Group  0] Pid   1465 on ip-10-0-139-244 device  0 [0x00] NVIDIA A10G``: a ``device`` row;
+- the column header (``out-of-place  in-place``, ``size count type redop [root] time algbw busbw #wrong|error
+  ...``, ``(B) (elements) ...``), ``# Using devices``, ``#``, ``# Collective test starting/concluded: ...`` and
+  ``# nccl-tests version ...``: structure (used, no row);
+- result lines ``size count type redop [root] time algbw busbw #wrong|error time algbw busbw #wrong|error``:
+  ``result`` rows, the out-of-place and in-place halves typed (``N/A`` is null); versions before 2.10 print no
+  root and a max ``error`` (``0e+00``) instead of the ``#wrong`` count, told apart by the number of fields;
+- ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth    : 114.556``: ``out_of_bounds`` and
+  ``avg_busbw`` rows.
+
+busbw is the figure to compare with the fabric's per-GPU line rate (nccl-tests doc/PERFORMANCE.md).
+
+>>> import polars as pl
+>>> lines = pl.DataFrame({"line_no": [1, 2, 3], "text": [
+...     "[1,0]<stdout>:  2147483648     536870912     float     sum      -1   8019.8  267.77  468.60      0"
+...     "   8019.5  267.78  468.62      0",
+...     "           8             2     float     sum    172.7    0.00    0.00  0e+00    168.9    0.00    0.00  0e+00",
+...     "# Avg bus bandwidth    : 114.556 "]})
+>>> rows, left = perf_rows(lines)
+>>> rows.select("line_no", "rank", "kind", "size_b", "root", "oop_busbw_gbs", "oop_wrong", "ip_error",
+...             "avg_busbw_gbs").rows()
+[(1, 0, 'result', 2147483648, -1, 468.6, 0, None, None), (2, None, 'result', 8, None, 0.0, None, 0.0, None), (3, None, 'avg_busbw', None, None, None, None, None, 114.556)]
+>>> left.height
+0
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from forensics.sources.nccl.patterns import _LAUNCHER, _RANK
+
+# the line without its launcher prefix, and that prefix
+_BODY = pl.col("text").fill_null("").str.replace(_LAUNCHER, "").alias("_b")
+_NUM = r"(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|N/A)"
+# size count type redop [root] + one or two halves of (time algbw busbw #wrong|error); the root is told from the
+# number of fields (9 or 13 with it, 8 or 12 without)
+_RESULT = (r"^\s*[0-9]{1,19}\s+[0-9]{1,19}\s+[a-z][a-z0-9_]{0,15}\s+[a-z][a-z0-9_]{0,15}(?:\s+-?[0-9]{1,9})?"
+           r"(?:\s+" + _NUM + r"){4}(?:(?:\s+" + _NUM + r"){4})?\s*$")
+_DEVICE = (r"^#?\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+[0-9]+\s+)?Pid\s+([0-9]{1,12})\s+on\s+(\S+)\s+device\s+"
+           r"([0-9]{1,9})\s+\[[^\]]*\]\s*(.*?)\s*$")
+_PARAMS = r"^#?\s*(nThread [0-9]+ nGpus [0-9]+ .*?)\s*$"
+_AVG = r"^#?\s*Avg bus bandwidth\s*:\s*(" + _NUM + r")\s*$"
+_OOB = r"^#?\s*(Out of bounds values\s*:\s*([0-9]+)\s*(?:OK|FAILED)?)\s*$"
+_STRUCT = (r"^#\s*$|^#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+redop|\(B\)\s+\(elements\)"
+           r"|Collective test (?:starting|concluded)|nccl-tests version )")
+_F, _I = pl.Float64, pl.Int64
+
+
+def _tok(i: pl.Expr | int, dtype: pl.DataType | None = None) -> pl.Expr:
+    v = pl.col("_t").list.get(i, null_on_oob=True)
+    return v if dtype is None else pl.when(v != "N/A").then(v).cast(dtype, strict=False)
+
+
+def _result_cols() -> list[pl.Expr]:
+    """Fields of a result line (its words in "_t"): size, count, type, redop, [root], then the out-of-place and
+    in-place halves (time, algbw, busbw, #wrong|error). With the root column (nccl-tests 2.10+) a half's 4th field
+    is the #wrong count; before, it is the max error."""
+    n = pl.col("_t").list.len()
+    new = (n % 4) == 1
+    o = pl.when(new).then(5).otherwise(4)  # first field of the out-of-place half
+    out = [_tok(0, _I).alias("size_b"), _tok(1, _I).alias("count"), _tok(2).alias("dtype"), _tok(3).alias("redop"),
+           pl.when(new).then(_tok(4, pl.Int32)).alias("root")]
+    for side, at in (("oop", o), ("ip", o + 4)):
+        out += [_tok(at, _F).alias(f"{side}_time_us"), _tok(at + 1, _F).alias(f"{side}_algbw_gbs"),
+                _tok(at + 2, _F).alias(f"{side}_busbw_gbs"),
+                pl.when(new).then(_tok(at + 3, _I)).alias(f"{side}_wrong"),
+                pl.when(~new).then(_tok(at + 3, _F)).alias(f"{side}_error")]
+    return out
+
+
+_RESULT_COLS = _result_cols()
+
+
+def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(line_no, text) lines no NCCL/PyTorch reader took -> (nccl_tests rows without host/source/file; structure
+    lines dropped, other lines left as they came)."""
+    df = lines.with_columns(_BODY)
+    b = pl.col("_b")
+    kind = (pl.when(b.str.contains(_RESULT)).then(pl.lit("result"))
+            .when(b.str.contains(_DEVICE)).then(pl.lit("device"))
+            .when(b.str.contains(_AVG)).then(pl.lit("avg_busbw"))
+            .when(b.str.contains(_OOB)).then(pl.lit("out_of_bounds"))
+            .when(b.str.contains(_PARAMS)).then(pl.lit("params"))
+            .when(b.str.contains(_STRUCT)).then(pl.lit("structure")))
+    df = df.with_columns(kind.alias("kind"))
+    hit = df.get_column("kind").is_not_null()
+    left = df.filter(~hit).select("line_no", "text")
+    got = df.filter(hit & (pl.col("kind") != "structure"))
+    if got.height == 0:
+        return _empty(), left
+    pre = pl.col("text").str.slice(0, pl.col("text").str.len_chars() - b.str.len_chars())
+    res = pl.col("kind") == "result"
+    dev = pl.col("_d").struct.field
+    got = got.with_columns(
+        pl.when(res).then(b.str.extract_all(r"\S+")).alias("_t"),
+        pl.when(pl.col("kind") == "device").then(b.str.extract_groups(_DEVICE)).alias("_d"),
+        pre.str.extract_groups(_RANK).alias("_k"))
+    k = pl.col("_k").struct.field
+    out = got.select(
+        "line_no",
+        pl.coalesce(k("r1"), k("r2"), k("r3"), k("r4")).cast(pl.Int32, strict=False).alias("rank"),
+        "kind", *[pl.when(res).then(e).alias(e.meta.output_name()) for e in _RESULT_COLS],
+        b.str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs"),
+        b.str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
+        dev("1").cast(pl.Int32, strict=False).alias("test_rank"), dev("3").alias("test_host"),
+        dev("2").cast(_I, strict=False).alias("pid"), dev("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
+        pl.when(dev("5") != "").then(dev("5")).alias("gpu"),
+        pl.coalesce(b.str.extract(_PARAMS, 1), b.str.extract(_OOB, 1)).alias("detail"))
+    return out, left
+
+
+def _empty() -> pl.DataFrame:
+    from forensics import schema
+
+    return schema.empty("nccl_tests").drop("host", "source", "file")
