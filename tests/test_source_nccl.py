@@ -402,3 +402,20 @@ def test_small_and_big_input_paths_agree(monkeypatch, fixture: Path):
         big = _tables(NCCL.parse(data, ctx))
         for name, df in small.items():
             assert df.equals(big[name]), name
+
+
+def test_sniff_states_confidence_and_what_it_saw():
+    perf = (FIXTURES / "nccl" / "nccl--nccltests-issue290-srun-label-two-h100-nodes.txt").read_bytes()
+    got = NCCL.sniff(perf)
+    assert got and got.confidence >= 0.95 and "nccl-tests" in got.reason
+    sar = (FIXTURES / "sar" / "sar--centos79-u-ALL-P-ALL.txt").read_bytes()
+    assert not NCCL.sniff(sar) and NCCL.sniff(sar).confidence == 0.0
+    marker_only = b"the job printed NCCL WARN somewhere\n"  # marker text, no complete NCCL line
+    assert NCCL.sniff(marker_only).confidence == 0.6
+
+
+def test_parse_as_nccl_a_file_that_is_not_says_so(tmp_path: Path):
+    from forensics.ingest.files import parse_file
+
+    summary, _ = parse_file(FIXTURES / "sar" / "sar--centos79-u-ALL-P-ALL.txt", source="nccl")
+    assert summary["confidence"] == 0.0 and summary["warning"].startswith("does not look like nccl output")

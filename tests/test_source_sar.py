@@ -253,3 +253,15 @@ def test_sniffers_recognise_every_variant_and_not_iostat():
 def test_degenerate_inputs(text):
     r = parse_text(text)
     assert r.lines == len(text.splitlines()) and all(df.height == 0 for df in r.tables.values())
+
+
+def test_sniff_states_confidence_sar_iostat_apart():
+    from fixture_cases import FIXTURES
+
+    sar_text = (FIXTURES / "sar" / "sar--centos79-u-ALL-P-ALL.txt").read_bytes()
+    io_text = next(iter(sorted((FIXTURES / "iostat").glob("iostat--*.txt")))).read_bytes()
+    assert sar.sniff(sar_text).confidence == 0.95 and not iostat.sniff(sar_text)
+    assert iostat.sniff(sar_text).confidence == 0.3  # the sysstat banner alone: not enough
+    assert iostat.sniff(io_text).confidence == 0.95 and not sar.sniff(io_text)
+    assert sar.sniff(b"hello\n").confidence == 0.0
+    assert "sar section header" in sar.sniff(b"hello\n").reason

@@ -11,8 +11,10 @@ _LINE = re.compile(
     r"[^\s:\[\]]+(?::[0-9]+:[0-9]+)? ?\[[0-9]+\] .*?NCCL (?:INFO|WARN|TRACE|ABORT|ATTN|CALL) "  # NCCL header
     r"|(?:^|\s)NCCL version [0-9]+\.[0-9]+"  # VERSION level
     r"|ProcessGroupNCCL\.cpp:[0-9]+\]|WorkNCCL\(SeqNum=|NCCL watchdog"  # PyTorch c10d
-    r"|^(?:\S+\s+)?#?\s*(?:nThread [0-9]+ nGpus [0-9]+ |Avg bus bandwidth\s*:|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid"
-    r"|size\s+count\s+type\s+redop)"  # nccl-tests header and summary
+    r"|^\s*(?:\S+\s+)?#?\s*(?:nThread [0-9]+ nGpus [0-9]+ |Avg bus bandwidth\s*:"
+    r"|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid|size\s+count\s+type\s+redop)"  # nccl-tests header and summary
+    r"|(?:^|\s)[0-9]+\s+[0-9]+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|fp8_e[45]m[23])"
+    r"\s+(?:sum|prod|max|min|avg|none|premulsum)\s+-?[0-9]"  # nccl-tests result line
 )
 
 
