@@ -2,7 +2,7 @@
 -- analysis into temporary (in-memory) tables.
 CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
 SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
-       avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp,
+       avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp, avg(mem_util_pct) AS mem_util,
        count(*) AS samples,
        count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
        max(power_limit_w) AS power_limit

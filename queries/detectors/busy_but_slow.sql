@@ -6,9 +6,10 @@
 -- confirm: nsys profile -t cuda,nvtx,osrt python train.py; nvidia-smi dmon -s pucm
 -- remediation: GPUs report ~100% utilisation while power/clocks/traffic show they are spin-waiting in NCCL kernels: the bottleneck is communication; inspect compute/communication overlap and the fabric findings (check NCCL_NET_GDR_LEVEL=5).
 -- description: "the illusion of 100% utilisation": GPUs report near-full utilisation while their power draw falls well below what the same GPU draws when it really computes (spin-waiting in NCCL kernels), host by host
--- source: two references for what a GPU draws when it computes: its own busiest windows (a drop below max_power_ratio of them at ~100% utilisation is waiting), and its power limit, else the board power NVIDIA publishes for the model (H100 SXM5 700 W, H100 PCIe 350 W, H100 NVL 400 W, H200 SXM 700 W: NVIDIA H100/H200 Tensor Core GPU datasheets; A100 SXM4 400 W, A100 PCIe 250/300 W: A100 datasheet; B200 1000 W: DGX B200 datasheet; L40S 350 W: L40S datasheet; V100 SXM2 300 W, PCIe 250 W: V100 datasheet), so a job slow from its first sample is seen too: dense training holds these boards near their limit (the seed 000 case study: 99% utilisation at 42% below the expected throughput), and a GPU whose busiest windows at >=90% utilisation stay under max_limit_ratio of its limit for the whole capture is spin-waiting, not computing
+-- source: two references for what a GPU draws when it computes: its own busiest windows (a drop below max_power_ratio of them at ~100% utilisation is waiting), and its power limit, else the board power NVIDIA publishes for the model (H100 SXM5 700 W, H100 PCIe 350 W, H100 NVL 400 W, H200 SXM 700 W: NVIDIA H100/H200 Tensor Core GPU datasheets; A100 SXM4 400 W, A100 PCIe 250/300 W: A100 datasheet; B200 1000 W: DGX B200 datasheet; L40S 350 W: L40S datasheet; V100 SXM2 300 W, PCIe 250 W: V100 datasheet), so a job slow from its first sample is seen too: dense training holds these boards near their limit (the seed 000 case study: 99% utilisation at 42% below the expected throughput), and a GPU whose busiest windows at >=90% utilisation stay under max_limit_ratio of its limit for the whole capture is spin-waiting, not computing; waiting is told from a lower-power phase that still computes (evaluation: forward passes only) by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy): spin-waiting NCCL kernels barely touch memory
 -- param: min_util = 90   utilisation (%) that looks busy
 -- param: max_power_ratio = 0.85   power draw / the GPU's own busy baseline (90th percentile of its busy windows) below which it is waiting
+-- param: max_mem_ratio = 0.85   and memory utilisation / its own busy baseline below which the kernels barely touch memory (NCCL spin-wait; an evaluation phase at lower power keeps its memory traffic)
 -- param: min_windows = 3   consecutive 30 s windows needed
 -- param: min_gpus_fraction = 0.5   fraction of a host's GPUs in that state at once
 -- param: max_limit_ratio = 0.72   busiest power at ~100% utilisation / power limit (or published board power) below which the GPU never computed at full rate
@@ -34,11 +35,12 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
          avg(util) AS util, avg(p90_w) AS power_w, avg(limit_w) AS limit_w, max(windows) AS windows
   FROM illusion i GROUP BY host
 ), ref AS (
-  SELECT host, gpu, quantile_cont(power, 0.9) AS ref_power, count(*) AS busy_windows
+  SELECT host, gpu, quantile_cont(power, 0.9) AS ref_power, quantile_cont(mem_util, 0.9) AS ref_mem, count(*) AS busy_windows
   FROM det_gpu_windows WHERE util >= $min_util AND power IS NOT NULL GROUP BY ALL
 ), g AS (
   SELECT w.host, w.w, w.gpu, w.util, w.power, r.ref_power,
-         (w.util >= $min_util AND w.power / nullif(r.ref_power, 0) <= $max_power_ratio) AS waiting
+         (w.util >= $min_util AND w.power / nullif(r.ref_power, 0) <= $max_power_ratio
+          AND coalesce(w.mem_util / nullif(r.ref_mem, 0) <= $max_mem_ratio, true)) AS waiting
   FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= $min_windows + 2
 ), h AS (
   SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util) AS util,
