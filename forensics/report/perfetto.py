@@ -27,11 +27,9 @@ _SEV_COLOUR = {"critical": "terrible", "warning": "bad", "info": "good"}
 _GPU_SUBJECT = re.compile(r"^gpu ?([0-9]+)$", re.I)
 _RANK_SUBJECT = re.compile(r"^(rank|pid) ?([0-9]+)$", re.I)
 
-GPU_SQL = (
-    "SELECT host, gpu, epoch_us(align_ts(g.ts, h.clock_offset_s)) AS t, avg(util_pct) AS util_pct, "
-    "avg(sm_clock_mhz) AS sm_clock_mhz, avg(temp_c) AS temp_c, avg(power_w) AS power_w "
-    "FROM gpu_samples g LEFT JOIN hosts h USING (host) WHERE g.ts IS NOT NULL AND gpu IS NOT NULL "
-    "GROUP BY ALL ORDER BY host, gpu, t"
+GPU_SQL = (  # the gpu_signals view (queries/views/48_gpu_signals.sql)
+    "SELECT host, gpu, epoch_us(ts_aligned) AS t, util_pct, sm_clock_mhz, temp_c, power_w "
+    "FROM gpu_signals ORDER BY host, gpu, t"
 )
 # the nic_signals view (queries/views/47_nic_signals.sql): the counters detection reads
 NIC_SQL = (

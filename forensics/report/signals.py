@@ -58,10 +58,10 @@ _ALIGNED = "epoch_us(align_ts(x.ts, h.clock_offset_s)) / 1e6"
 
 # GPU samples: one scan for the four GPU signals (split in fetch())
 _GPU_COLS = {"gpu_util": "util_pct", "gpu_sm_clock": "sm_clock_mhz", "gpu_temp": "temp_c", "gpu_power": "power_w"}
-_GPU_SQL = (
-    f"SELECT x.host, 'GPU' || x.gpu AS entity, {_ALIGNED} AS t, "
-    + ", ".join(f"avg(x.{c}) AS {k}" for k, c in _GPU_COLS.items())
-    + " FROM gpu_samples x LEFT JOIN hosts h USING (host) WHERE x.ts IS NOT NULL AND x.gpu IS NOT NULL GROUP BY ALL"
+_GPU_SQL = (  # the gpu_signals view (queries/views/48_gpu_signals.sql)
+    f"SELECT host, 'GPU' || gpu AS entity, {_T.format(ts='ts_aligned')} AS t, "
+    + ", ".join(f"{c} AS {k}" for k, c in _GPU_COLS.items())
+    + " FROM gpu_signals"
 )
 # NIC rates: the nic_signals view (queries/views/47_nic_signals.sql: the counters detection reads)
 _NIC_SQL = (
