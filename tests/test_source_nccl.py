@@ -419,3 +419,39 @@ def test_parse_as_nccl_a_file_that_is_not_says_so(tmp_path: Path):
 
     summary, _ = parse_file(FIXTURES / "sar" / "sar--centos79-u-ALL-P-ALL.txt", source="nccl")
     assert summary["confidence"] == 0.0 and summary["warning"].startswith("does not look like nccl output")
+
+
+# --- NCCL behind other runtimes' prefixes (vLLM / Ray) ---------------------------------------------
+def test_ray_worker_prefixes_with_ip_and_a_cut_first_line():
+    res = parse_fixture("ray-issue59778")
+    assert res.unparsed.height == 0 and res.lines == 7
+    rows = log(res).select("line_no", "host", "pid", "tid", "cuda_dev", "prefix", "kind").rows()
+    assert rows[0] == (1, "k8s19", 2361, 2361, 0, "WorkerWrapper pid=2361)", "other")  # the paste cut the prefix
+    assert rows[1] == (2, "k8s17", 581, 581, 0, "(RayWorkerWrapper pid=581, ip=10.225.128.18)", "tree")
+    assert [v for *_, v in cfg(res, "env.NCCL_MIN_P2P_NCHANNELS")] == ["16"]
+
+
+def test_vllm_engine_core_and_ray_worker_nested_prefixes():
+    res = parse_fixture("strixhalo-issue80")
+    assert res.unparsed.height == 0
+    assert set(log(res)["prefix"].to_list()) == {"(EngineCore pid=21529) (RayWorkerProc pid=22126)"}
+    assert log(res).select("host", "pid", "tid").unique().sort("tid").rows() == [
+        ("toolbox", 22126, 22126), ("toolbox", 22126, 22237)]
+
+
+def test_vllm_and_ray_lines_between_nccl_lines_are_unparsed_with_what_they_are():
+    res = parse_fixture("vllm-issue2442")
+    assert log(res).height == 5 and set(log(res)["prefix"].to_list()) == {"(RayWorker pid=75830)"}
+    assert [v for *_, v in cfg(res, "net_plugin")] == ["NCCL RDMA Plugin (v5)"]
+    why = reasons(res)
+    assert why[2] == "Ray log line (not an NCCL line)" and why[3] == "vLLM log line (not an NCCL line)"
+    assert res.lines == 10 and len(why) == 5  # the command line and the two wrapped halves of line 3 too
+
+
+def test_nccl_tests_pasted_into_markdown_without_hash():
+    res = parse_fixture("issue583-nccltests-markdown")
+    perf = res.tables["nccl_tests"]
+    assert perf.group_by("kind").len().sort("kind").rows() == [("device", 8), ("params", 1)]
+    assert perf.filter(pl.col("kind") == "device").select("test_rank", "pid", "test_host", "cuda_dev", "gpu").row(7) == (
+        7, 1821223, "AI-A100-Beethoven01", 7, "NVIDIA A100-SXM4-40GB")
+    assert reasons(res) == {1: "not an NCCL line"}  # the mpirun command; blank lines are structure

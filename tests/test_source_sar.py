@@ -265,3 +265,45 @@ def test_sniff_states_confidence_sar_iostat_apart():
     assert iostat.sniff(io_text).confidence == 0.95 and not sar.sniff(io_text)
     assert sar.sniff(b"hello\n").confidence == 0.0
     assert "sar section header" in sar.sniff(b"hello\n").reason
+
+
+# sysstat's own test expectation of `sar -A` (tests/expected.sar-A): one section of every report
+_REPORT_FIRST_METRIC = {  # report option -> the first column of its section header
+    "-n TCP": "active/s", "-n ETCP": "atmptf/s", "-n SOCK": "totsck", "-n IP": "irec/s", "-n EIP": "ihdrerr/s",
+    "-n ICMP": "imsg/s", "-n EICMP": "ierr/s", "-n UDP": "idgm/s", "-n SOFT": "total/s", "-n NFS": "call/s",
+    "-n NFSD": "scall/s", "-n SOCK6": "tcp6sck", "-n IP6": "irec6/s", "-n UDP6": "idgm6/s", "-b": "tps",
+    "-w": "proc/s", "-W": "pswpin/s", "-y": "rcvin/s", "-H": "kbhugfree", "-I": "all", "-m CPU": "MHz",
+    "-m FREQ": "wghMHz", "-S": "kbswpfree", "-v": "dentunusd", "-B": "pgpgin/s", "-q CPU": "%scpu-10"}
+
+
+def test_every_report_of_sar_A_lands_in_a_table_with_numbers():
+    from fixture_cases import FIXTURES
+
+    data = (FIXTURES / "sar" / "sar--sysstat-sar-A-every-n-report-ipv6-softnet-freq.txt").read_bytes()
+    res = sar.parse(data, ParseContext(host="t", tz="UTC"))
+    assert res.lines == 547 and res.unparsed.height == 0
+    gen = res.tables["sar_generic"]
+    assert gen.schema["value"] == pl.Float64 and gen["value"].null_count() == 0
+    metrics = set(gen["metric"].to_list())
+    missing = {opt: m for opt, m in _REPORT_FIRST_METRIC.items() if m not in metrics}
+    assert not missing
+    # -n TCP at 12:53:21: four zeros; -m CPU: 3522.54 MHz; -y: TTY 0 and 1 as items; -d: disk_io
+    tcp = gen.filter(pl.col("section").str.starts_with("active/s")).head(4)
+    assert tcp.select("metric", "value").rows() == [("active/s", 0.0), ("passive/s", 0.0), ("iseg/s", 0.0),
+                                                     ("oseg/s", 0.0)]
+    assert tcp["ts"][0].isoformat() == "2020-06-01T12:53:21+00:00"  # banner 06/01/20: two-digit year
+    mhz = gen.filter(pl.col("metric") == "MHz").row(0, named=True)
+    assert (mhz["item"], mhz["value"]) == ("all", 3522.54)
+    assert set(gen.filter(pl.col("metric") == "rcvin/s")["item"].to_list()) >= {"0", "1"}
+    assert res.tables["disk_io"].height == 10 and res.tables["sar_net_dev"].height == 12
+
+
+def test_minimum_maximum_last_rows_are_summaries_and_psi_alone_is_recognised():
+    from fixture_cases import FIXTURES
+
+    res = sar.parse((FIXTURES / "sar" / "sar--sysstat-sar-minimum-maximum-rows.txt").read_bytes(), ParseContext())
+    assert res.unparsed.height == 0 and res.meta["average_lines"] == 44
+    psi = (FIXTURES / "sar" / "sar--sysstat-sar-q-IO-psi-only.txt").read_bytes()
+    assert sar.sniff(psi).confidence == 0.95
+    got = sar.parse(psi, ParseContext()).tables["sar_generic"]
+    assert got.select("metric", "value").row(0) == ("%sio-10", 0.45)

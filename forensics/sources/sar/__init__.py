@@ -15,8 +15,9 @@ Reads:
 - 12-hour (``03:59:48 PM``), 24-hour and zh_CN (``14时28分00秒``) times; the banner
   ``Linux <release> (<host>) <date> _<arch>_ (<n> CPU)`` gives host (meta["hosts"]) and date in the
   locale's form (04/23/2019, 04/23/19, 2019-04-23, 23/04/19, 23.04.2019, 2017年01月12日).
-- ``Average:`` / ``Summary:`` rows (and localised ones such as ``平均时间:``) are recognised and
-  counted as used but not emitted: they summarise rows already present (meta["average_lines"]).
+- ``Average:`` / ``Summary:`` / ``Minimum:`` / ``Maximum:`` / ``Last:`` rows (and localised averages such as ``平均时间:``)
+  are recognised and counted as used but not emitted: they summarise rows already present
+  (meta["average_lines"]).
 - ``LINUX RESTART (n CPU)`` lines: used, listed in meta["restarts"] and emitted as a sar_generic
   row (section "LINUX RESTART", metric "cpu_count") so the timeline shows the reboot.
 - midnight roll-over: within one section kind a time more than 3 hours earlier than the previous

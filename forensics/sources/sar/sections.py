@@ -18,10 +18,11 @@ _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0
 _SNIFF_TEXT = re.compile(
     r"(?m)^" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
-    r"call/s|scall/s|frmpg/s|%scpu-10)\s)"
+    r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
 _SNIFF_SADF_D = re.compile(r"(?m)^# hostname;interval;timestamp;")
-_AVERAGE = re.compile(r"^(?:Average|Summary|Moyenne|Durchschn\.|Media|Média|Promedio|Gemiddeld|Medel|"
+# summary rows: Average (localised), Summary, and the Minimum/Maximum/Last rows of newer sysstat (12.7.x)
+_AVERAGE = re.compile(r"^(?:Average|Summary|Minimum|Maximum|Last|Moyenne|Durchschn\.|Media|Média|Promedio|Gemiddeld|Medel|"
                       r"Среднее|Średnia|Průměr|Átlag|Keskiarvo|平均时间|平均時間|平均值|平均)\s*:")
 _NCPU = re.compile(r"\(([0-9]+) CPU\)")
 _ROLLOVER_S = 3 * 3600
