@@ -114,3 +114,14 @@ def time_window(since: str | None, until: str | None):
         return (parse_when(since) if since else None, parse_when(until) if until else None)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _severity_enum():
+    from enum import Enum
+
+    from forensics.detect.catalog import SEVERITIES
+
+    return Enum("Severity", {s: s for s in SEVERITIES}, type=str)
+
+
+Severity = _severity_enum()  # the findings schema's severities, in increasing order (--fail-on, --severity)

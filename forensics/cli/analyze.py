@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import SINCE_HELP, UNTIL_HELP, UserError, time_window
+from forensics.cli._common import SINCE_HELP, UNTIL_HELP, Severity, UserError, time_window
 
 
 class AnalyzeFormat(str, Enum):
@@ -18,18 +18,12 @@ class AnalyzeFormat(str, Enum):
     md = "md"
 
 
-class FailOn(str, Enum):
-    info = "info"
-    warning = "warning"
-    critical = "critical"
-
-
 def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_cmd(
         bundles: list[Path] = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged"),
         fmt: AnalyzeFormat = typer.Option(AnalyzeFormat.text, "--format", help="text|json|md"),
-        fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="exit 1 when a finding reaches this severity"),
+        fail_on: Optional[Severity] = typer.Option(None, "--fail-on", help="exit 1 when a finding reaches this severity"),
         since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
         until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
         only: Optional[list[str]] = typer.Option(None, "--only", help="only these finding kinds (repeat or comma-separate)"),

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import SINCE_HELP, UNTIL_HELP, OutFormat, UserError, check_out_folder, emit_frame, time_window
+from forensics.cli._common import SINCE_HELP, UNTIL_HELP, OutFormat, Severity, UserError, check_out_folder, emit_frame, time_window
 from forensics.limits import QUERY_TIMEOUT_S
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
@@ -18,12 +18,6 @@ class TimelineFormat(str, Enum):
     text = "text"
     json = "json"
     csv = "csv"
-
-
-class Severity(str, Enum):
-    info = "info"
-    warning = "warning"
-    critical = "critical"
 
 
 def _open(bundle: Path, cache_dir: Path | None):
@@ -152,7 +146,7 @@ def register(app: typer.Typer) -> None:
         since: Optional[str] = typer.Option(None, "--since", help="from this time (ISO-8601, UTC if no zone; aligned timeline)"),
         until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
         kind: Optional[list[str]] = typer.Option(None, "--kind", help="only these event kinds; '*' wildcards (nccl_*)"),
-        severity: Severity = typer.Option(Severity.info, "--severity", help="lowest severity shown: info|warning|critical"),
+        severity: Severity = typer.Option(Severity.info, "--severity", help="lowest severity shown: " + "|".join(s.value for s in Severity)),
         limit: Optional[int] = typer.Option(None, "--limit", help="at most N events"),
         fmt: TimelineFormat = typer.Option(TimelineFormat.text, "--format", help="text|json|csv"),
         cache_dir: Optional[Path] = cache_opt,
