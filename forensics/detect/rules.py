@@ -180,5 +180,8 @@ def prepare(con, cached: tuple[str, ...] | list[str] = ()) -> None:
     hot = f" AND class IN ({', '.join(repr(c) for c in NIC_HOT)})" if src == "nic_counter_summary" else ""
     con.execute(f"CREATE OR REPLACE TEMP VIEW det_counter_names AS SELECT DISTINCT counter FROM {src} "
                 f"WHERE counter IS NOT NULL{hot}")
+    from forensics.detect.xid_catalog import register
+
+    register(con)  # NVIDIA's Xid catalogue, read by gpu_xid
     for _name, sql in setup_scripts():
         con.execute(sql)

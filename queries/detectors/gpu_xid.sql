@@ -4,24 +4,38 @@
 -- root_rank: 10
 -- caused_by: gpu_xid@host, ecc_error@host
 -- confirm: dmesg -T | grep -i xid; nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT; nvidia-bug-report.sh
--- remediation: Look up the first (root-cause) Xid in NVIDIA's Xid catalogue. Xid 79/74/119/120: drain the node, reseat or replace the GPU/board, check PCIe/NVLink and GSP firmware; Xid 13/31/43/45 follow an application fault (check the job's CUDA errors first).
--- description: NVIDIA Xid errors per GPU, classified; the first Xid that is not a follow-on is the root cause
--- source: NVIDIA Xid catalogue (docs.nvidia.com/deploy/xid-errors): which Xids follow an application fault or another Xid
--- param: app_xids = '13,31,43,45,68,69'   Xids that usually follow an application fault (warning, not critical)
+-- remediation: Each finding says the action of its root Xid's resolution bucket in NVIDIA's Xid catalogue (restart the job, reset the GPU, drain and reboot the node, contact support) and the investigatory bucket if it recurs.
+-- description: NVIDIA Xid errors per GPU, named by NVIDIA's Xid catalogue (mnemonic, resolution bucket); the first Xid that is not a follow-on is the root cause; severity follows the most severe bucket of the GPU's Xids
+-- source: NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html), shipped as forensics/detect/data/xid_catalog.csv: immediate-action bucket -> severity/action in data/xid_buckets.csv (RESET_GPU, RESTART_BM, CONTACT_SUPPORT, NVLink/Xid-48 workflows critical; RESTART_APP, XID_154, WORKFLOW_XID_45 warning; IGNORE info); Xid 154's own text names the recovery action; an Xid missing from the catalogue is a warning
 -- param: followon_xids = '43,45,154'   Xids that follow another error (on the same GPU, or on the node's other GPUs as their processes are torn down)
 -- param: followon_window_s = 600   follow-on Xids on other GPUs this soon after a root Xid are folded into its finding
 WITH x AS (
   SELECT k.host, k.pci_addr, k.xid, k.xid_text, k.ts, k.line_no, k.file,
          list_contains(string_split($followon_xids, ',')::INTEGER[], k.xid) AS followon,
-         list_contains(string_split($app_xids, ',')::INTEGER[], k.xid) AS app
-  FROM kernel_log k WHERE k.xid IS NOT NULL
+         c.mnemonic, c.immediate_action, c.investigatory_action,
+         CASE WHEN k.xid = 154 THEN
+                CASE WHEN regexp_extract(k.xid_text, 'to 0x[0-9a-fA-F]+ \(([^)]*)\)', 1) ILIKE '%reboot%'
+                       OR regexp_extract(k.xid_text, 'to 0x[0-9a-fA-F]+ \(([^)]*)\)', 1) ILIKE '%reset%' THEN 2
+                     WHEN regexp_extract(k.xid_text, 'to 0x[0-9a-fA-F]+ \(([^)]*)\)', 1) ILIKE '%drain%' THEN 1
+                     WHEN regexp_extract(k.xid_text, 'to 0x[0-9a-fA-F]+ \(([^)]*)\)', 1) ILIKE 'none' THEN 0
+                     ELSE 1 END
+              WHEN b.severity IS NULL THEN 1
+              ELSE list_position(['info', 'warning', 'critical'], b.severity) - 1 END AS sev
+  FROM kernel_log k
+  LEFT JOIN xid_catalog c ON c.xid = k.xid
+  LEFT JOIN xid_buckets b ON b.bucket = c.immediate_action
+  WHERE k.xid IS NOT NULL
 ), g AS (
   SELECT host, coalesce(pci_addr, '?') AS pci_addr,
          min(ts) AS start, max(ts) AS "end", count(*) AS n,
          arg_min(xid, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_xid,
          arg_min(xid_text, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_text,
          list(DISTINCT xid ORDER BY xid) AS xids,
-         bool_and(app) AS all_app,
+         max(sev) AS sev,
+         arg_min(mnemonic, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_mnemonic,
+         arg_min(immediate_action, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_bucket,
+         arg_min(investigatory_action, CASE WHEN followon THEN 1 ELSE 0 END * 1e12 + coalesce(epoch(ts), line_no)) AS root_investigate,
+         arg_max(xid, sev * 1e12 - coalesce(epoch(ts), line_no)) AS worst_xid,
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM x GROUP BY ALL
 ), named AS (
@@ -46,17 +60,30 @@ WITH x AS (
   FROM named n
   WHERE NOT EXISTS (SELECT 1 FROM folded x WHERE x.host = n.host AND x.f_pci = n.pci_addr AND x.root_pci IS NOT NULL)
 )
-SELECT host,
+SELECT k.host,
        CASE WHEN gpu IS NOT NULL THEN 'GPU' || gpu || ' (' || pci_addr || ')' ELSE 'GPU ' || pci_addr END AS subject,
        start, greatest("end", followers_end) AS "end",
-       CASE WHEN all_app THEN 0.6 ELSE 0.95 END AS score,
-       CASE WHEN all_app THEN 'warning' ELSE 'critical' END AS severity,
-       'Xid ' || root_xid || ' on ' || CASE WHEN gpu IS NOT NULL THEN 'GPU' || gpu || ' ' ELSE '' END || pci_addr
+       [0.3, 0.6, 0.95][sev + 1] AS score,
+       ['info', 'warning', 'critical'][sev + 1] AS severity,
+       'Xid ' || root_xid || ' ' || coalesce(root_mnemonic, '(not in NVIDIA''s Xid catalogue)')
+         || coalesce(' [' || root_bucket || ']', '')
+         || ' on ' || CASE WHEN gpu IS NOT NULL THEN 'GPU' || gpu || ' ' ELSE '' END || pci_addr
          || ' (' || n || ' Xid messages: ' || array_to_string(xids, ', ') || '): '
          || coalesce(left(root_text, 120), '')
+         || CASE WHEN worst_xid <> root_xid THEN '; most severe: Xid ' || worst_xid || coalesce(' [' || wc.immediate_action || ']', '') ELSE '' END
          || CASE WHEN len(followers) > 0 THEN '; then follow-on Xid ' || array_to_string(list_distinct(flatten([f.xids for f in followers])), '/')
                  || ' on ' || len(followers) || ' other GPU(s) of the node' ELSE '' END AS summary,
-       to_json({root_xid: root_xid, root_text: root_text, xids: xids, messages: n, pci_addr: pci_addr, gpu: gpu,
+       CASE WHEN root_xid = 154 OR worst_xid = 154 THEN 'Xid 154 (GPU_RECOVERY_ACTION_CHANGED): do the recovery action its text names: '
+              || coalesce(regexp_extract(root_text, 'to 0x[0-9a-fA-F]+ \(([^)]*)\)', 1), '?') || '. ' ELSE '' END
+         || CASE WHEN wb.action IS NOT NULL THEN 'Xid ' || worst_xid || ' ' || wc.mnemonic || ' [' || wc.immediate_action || ']: ' || wb.action || '.'
+                 ELSE 'Xid ' || worst_xid || ' is not in NVIDIA''s Xid catalogue shipped here: look it up (docs.nvidia.com/deploy/xid-errors).' END
+         || CASE WHEN wc.investigatory_action IS NOT NULL AND wc.investigatory_action NOT LIKE 'N/A%'
+                 THEN ' If it recurs: ' || wc.investigatory_action || '.' ELSE '' END AS remediation,
+       to_json({root_xid: root_xid, root_mnemonic: root_mnemonic, root_bucket: root_bucket, root_investigatory: root_investigate,
+                worst_xid: worst_xid, worst_bucket: wc.immediate_action,
+                root_text: root_text, xids: xids, messages: n, pci_addr: pci_addr, gpu: gpu,
                 follow_on_gpus: followers, first: {file: file, line_no: first_line}})::VARCHAR AS evidence
-FROM kept
+FROM kept k
+LEFT JOIN xid_catalog wc ON wc.xid = k.worst_xid
+LEFT JOIN xid_buckets wb ON wb.bucket = wc.immediate_action
 ORDER BY start
