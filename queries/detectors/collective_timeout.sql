@@ -11,8 +11,11 @@ WITH t AS (
   SELECT host, rank, seq, op_type, timeout_ms, ran_ms, ts, file, line_no
   FROM nccl_log WHERE kind = 'watchdog_timeout'
 ), lc AS (
-  SELECT host, rank, max(seq) AS last_completed FROM nccl_log
-  WHERE kind = 'last_completed' AND seq IS NOT NULL GROUP BY ALL
+  -- "last completed NCCL work: N" (PyTorch 2.x prints it on the "detected by watchdog at work" and
+  -- "Timeout at NCCL work" lines); older 'last_completed' lines without the number give their SeqNum
+  SELECT host, rank, max(coalesce(last_completed, seq)) AS last_completed FROM nccl_log
+  WHERE (kind = 'last_completed' OR last_completed IS NOT NULL) AND coalesce(last_completed, seq) IS NOT NULL
+  GROUP BY ALL
 ), agg AS (
   SELECT min(ts) AS start, max(ts) AS "end", count(*) AS n, list(DISTINCT host ORDER BY host) AS hosts,
          list(DISTINCT rank ORDER BY rank) FILTER (WHERE rank IS NOT NULL) AS ranks,
@@ -20,17 +23,31 @@ WITH t AS (
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM t
 ), slow AS (
-  SELECT host, rank, last_completed FROM lc ORDER BY last_completed, host, rank LIMIT 1
+  -- every rank at the lowest last completed SeqNum: ties are reported as ties (never broken by
+  -- host name, so a redacted bundle names the same ranks), in rank order
+  SELECT min(last_completed) AS last_completed, count(*) AS n_tied,
+         CASE WHEN count(*) = 1 THEN any_value(host) END AS host,
+         CASE WHEN count(*) = 1 THEN any_value(rank) END AS rank,
+         list(DISTINCT rank ORDER BY rank) FILTER (WHERE rank IS NOT NULL) AS ranks,
+         list({host: host, rank: rank} ORDER BY rank NULLS LAST) AS tied,
+         string_agg(host || ' rank ' || coalesce(rank::VARCHAR, '?'), ', ' ORDER BY rank NULLS LAST) AS who
+  FROM lc WHERE last_completed = (SELECT min(last_completed) FROM lc)
+  HAVING count(*) > 0
 )
 SELECT agg.hosts AS hosts,
-       coalesce('rank ' || slow.rank, 'SeqNum ' || agg.min_seq) AS subject,
+       coalesce(CASE WHEN len(slow.ranks) = 1 THEN 'rank ' || slow.ranks[1]
+                     WHEN len(slow.ranks) > 1 AND list_max(slow.ranks) - list_min(slow.ranks) + 1 = len(slow.ranks)
+                          THEN 'ranks ' || list_min(slow.ranks) || '-' || list_max(slow.ranks)
+                     WHEN len(slow.ranks) > 1 THEN 'ranks ' || array_to_string(slow.ranks, ', ') END,
+                'SeqNum ' || agg.min_seq) AS subject,
        agg.start, agg."end", 0.9 AS score,
        agg.n || ' watchdog timeouts (' || coalesce(agg.op_type, '?') || ', SeqNum ' || agg.min_seq
          || CASE WHEN agg.max_seq <> agg.min_seq THEN '-' || agg.max_seq ELSE '' END
          || ', timeout ' || coalesce(agg.timeout_ms / 1000, 0) || ' s) on ' || len(agg.hosts) || ' hosts'
-         || coalesce('; lowest last completed work ' || slow.last_completed || ' on ' || slow.host || ' rank ' || slow.rank, '') AS summary,
+         || coalesce('; lowest last completed work ' || slow.last_completed || ' on '
+                     || CASE WHEN slow.n_tied > 1 THEN slow.n_tied || ' ranks alike (' || slow.who || ')' ELSE slow.who END, '') AS summary,
        to_json({timeouts: agg.n, ranks: agg.ranks, seq_min: agg.min_seq, seq_max: agg.max_seq, op_type: agg.op_type,
                 timeout_ms: agg.timeout_ms, straggler_host: slow.host, straggler_rank: slow.rank,
-                straggler_last_completed: slow.last_completed, first: {file: agg.file, line_no: agg.first_line}})::VARCHAR AS evidence
+                straggler_last_completed: slow.last_completed, lowest_ranks: slow.tied, first: {file: agg.file, line_no: agg.first_line}})::VARCHAR AS evidence
 FROM agg LEFT JOIN slow ON true
 WHERE agg.n > 0
