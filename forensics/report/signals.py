@@ -1,11 +1,12 @@
 """The data behind the HTML report's charts and timeline, read from the bundle's views only.
 
 Per host, one chart per signal family that the bundle has: GPU utilisation, SM clock,
-temperature and power (one series per GPU, `gpu_samples`); NIC pause frames per second (rx/tx
-per interface), drops and errors per second and throughput (`nic_rates`); disk utilisation and
-read/write latency (`disk_io`, busiest devices); CPU iowait and busy share (`cpu_util`). Sampled
-times are put on the aligned (reference) clock with each host's `clock_offset_s`, as the
-`events` view and the findings are.
+temperature and power (one series per GPU, the `gpu_signals` view); NIC pause frames per second
+(rx/tx per interface), drops and errors per second and throughput (`nic_signals`, classified as
+the detectors classify NIC counters); disk utilisation and read/write latency (`disk_signals`,
+busiest devices); CPU iowait and busy share (`cpu_signals`). The views (queries/views/4x_*.sql)
+put sampled times on the aligned (reference) clock with each host's `clock_offset_s`, as the
+`events` view does.
 
 Downsampling keeps the report small whatever the bundle's length: the total number of values is
 held under a budget (VALUE_BUDGET), which sets at most `max_points` time buckets per chart. Each
@@ -54,7 +55,6 @@ SIGNALS = [
 BY_KEY = {s.key: s for s in SIGNALS}
 
 _T = "epoch_us({ts}) / 1e6"
-_ALIGNED = "epoch_us(align_ts(x.ts, h.clock_offset_s)) / 1e6"
 
 # GPU samples: one scan for the four GPU signals (split in fetch())
 _GPU_COLS = {"gpu_util": "util_pct", "gpu_sm_clock": "sm_clock_mhz", "gpu_temp": "temp_c", "gpu_power": "power_w"}
@@ -70,20 +70,16 @@ _NIC_SQL = (
     "max(rx_bytes_per_s) AS rx_bytes, max(tx_bytes_per_s) AS tx_bytes "
     "FROM nic_signals WHERE ts_aligned IS NOT NULL GROUP BY ALL"
 )
-# disk_io: one scan for utilisation and latency of every device
+# disk and CPU: the disk_signals and cpu_signals views (queries/views/49_host_signals.sql)
 _DISK_SQL = (
-    f"SELECT x.host, x.device, {_ALIGNED} AS t, max(x.util_pct) AS util, "
-    "max(coalesce(x.r_await_ms, x.await_ms)) AS r_await, max(x.w_await_ms) AS w_await "
-    "FROM disk_io x LEFT JOIN hosts h USING (host) "
-    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) GROUP BY ALL"
+    f"SELECT host, device, {_T.format(ts='ts_aligned')} AS t, util_pct AS util, r_await_ms AS r_await, "
+    "w_await_ms AS w_await FROM disk_signals"
 )
 _QUERIES: dict[str, str] = {}
 _QUERIES["cpu"] = (
-    f"SELECT x.host, k.name AS entity, {_ALIGNED} AS t, "
-    "avg(CASE k.name WHEN 'iowait' THEN x.iowait_pct ELSE 100 - x.idle_pct END) AS v "
-    "FROM cpu_util x LEFT JOIN hosts h USING (host) CROSS JOIN (VALUES ('iowait'), ('busy')) k(name) "
-    "WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) AND lower(x.cpu) = 'all' "
-    "GROUP BY ALL HAVING v IS NOT NULL"
+    f"SELECT host, k.name AS entity, {_T.format(ts='ts_aligned')} AS t, "
+    "CASE k.name WHEN 'iowait' THEN iowait_pct ELSE busy_pct END AS v "
+    "FROM cpu_signals CROSS JOIN (VALUES ('iowait'), ('busy')) k(name) WHERE v IS NOT NULL"
 )
 
 
