@@ -100,3 +100,16 @@ def test_default_pauses_are_moderate_not_a_storm():
         paused = np.diff(c["rx_prio3_pause_duration"]) / 1e6 / 10.0
         rate = np.diff(c["rx_prio3_pause"]) / 10.0
         assert paused.max() < 0.05 and rate.max() < 8000
+
+
+def test_an_ntp_step_moves_one_hosts_sampled_stamps():
+    sim = _sim("healthy", duration=180, interval=3)
+    members = dict(sim.members())
+    steps = json.loads(members["truth/labels.json"])["clock_steps"]
+    ((name, step),) = steps.items()
+    host = next(h for h in sim.cluster.hosts if h.name == name)
+    rows = members[f"hosts/{name}/raw/nvidia_smi/query-gpu.csv"].decode().splitlines()[1:]
+    stamps = sorted({dt.datetime.strptime(r.split(",")[0], "%Y/%m/%d %H:%M:%S.%f").timestamp() for r in rows})
+    gaps = np.diff(stamps)
+    assert gaps.max() - 3.0 == pytest.approx(step["step_s"], abs=0.05)  # one interval longer by the step
+    assert host.true_of(host.wall(host.clock_step[0] - 1.0)) == pytest.approx(host.clock_step[0] - 1.0)

@@ -58,6 +58,10 @@ class Simulation:
             labels["confounders"] = True
         if self.cfg.same_host:
             labels["same_host"] = True
+        steps = {h.name: {"at": iso(h.clock_step[0]), "step_s": round(h.clock_step[1], 6)}
+                 for h in self.cluster.hosts if h.clock_step is not None}
+        if steps:
+            labels["clock_steps"] = steps
         return labels
 
     def manifest(self) -> bytes:
@@ -107,9 +111,9 @@ class Simulation:
                 b = offs[j + 1] if j + 1 < len(offs) else len(data)
                 nl = data.index(b"\n", a)
                 ts, _ = parse_marker(data[a:nl].decode())
-                t0 = ts.timestamp() - host.offset_s
+                t0 = host.true_of(ts.timestamp())
                 cmds.append(cmain.command_record(
-                    spec.name, argv, spec.source, cmain.proc.iso(ts), fmt_host.iso_host(t0 + duration_s + host.offset_s),
+                    spec.name, argv, spec.source, cmain.proc.iso(ts), fmt_host.iso_host(host.wall(t0 + duration_s)),
                     0, b - nl - 1, False, False, None, "", rel, sample=int(round((t0 - s0) / iv))))
 
         # one-off commands of the start, in the collector's order
@@ -170,7 +174,7 @@ class Simulation:
         snapshots(spec, fmt_nvsmi.nvlink_snapshots(host, hm, ct + 0.001, " ".join(spec.argv)), 0.05)
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
-            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), tk + host.offset_s),
+            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), host.wall(tk)),
                       0.003, {"iface": nic.iface})
         # after sampling: the kernel log and the job's logs (copied)
         cap = end + 1.2

@@ -23,6 +23,8 @@ where its size comes from:
   8-12 CPU points busier all along.
 - **Frontend trickle**: half of the hosts count a steady 0.2-1.5 ``rx_out_of_buffer``/s and
   0.05-0.5 ``rx_discards_phy``/s on the frontend port since boot (bursty management traffic).
+- **An NTP step**: one host's clock was 0.2-1.5 s behind and chrony steps it forward once during the
+  capture (the sampled series' stamps jump; its dmesg, stamped from the boot time, does not).
 - **Normal congestion**: every rail port sends and receives priority-3 pauses in proportion to its
   traffic, 30-1300 pauses per GB (up to ~6000/s while the all-reduce runs) of 2-7 us each, i.e. at
   most ~4% of the time paused.
@@ -67,6 +69,8 @@ def apply(plan: Plan) -> None:
     for a, b in _periodic(r, plan, EVAL_EVERY_S, EVAL_LEN_S):
         plan.compute_power[plan.span(a, b)] = float(r.uniform(0.55, 0.70))
     plan.cpu_points[0] += float(r.uniform(8.0, 12.0))
+    stepped = cl.hosts[int(r.integers(0, N))]
+    stepped.clock_step = (cfg.t0 + float(r.uniform(0.2, 0.8)) * cfg.duration_s, float(r.uniform(0.2, 1.5)))
     for h, host in enumerate(cl.hosts):
         if r.random() < 0.5:
             plan.frontend_trickle[h] = (float(r.uniform(0.2, 1.5)), float(r.uniform(0.05, 0.5)))

@@ -41,8 +41,8 @@ def command_entry(host, name: str, argv: list[str], source: str, start_true: flo
                   raw_file: str | None, nbytes: int, exit_code: int | None = 0, stderr: str = "",
                   error: str | None = None, **extra) -> dict:
     """One commands.jsonl entry, as the collector records it (times on the host's clock)."""
-    return cmain.command_record(name, argv, source, iso_host(start_true + host.offset_s),
-                                iso_host(end_true + host.offset_s), exit_code, nbytes, False, False, error, stderr,
+    return cmain.command_record(name, argv, source, iso_host(host.wall(start_true)),
+                                iso_host(host.wall(end_true)), exit_code, nbytes, False, False, error, stderr,
                                 raw_file, **extra)
 
 

@@ -239,7 +239,7 @@ def watchdog_log(cluster, plan, model, h: int) -> bytes | None:
     if not ev:
         return None
     ev.sort(key=lambda e: (e[0], e[1]))
-    ts = np.array([e[0] for e in ev]) + host.offset_s
+    ts = host.wall(np.array([e[0] for e in ev]))
     stamp = tf.times(ts, host.tz, "%m%d %H:%M:%S%.9f", unit="ns").to_list()
     lines = [f"[rank{R}]:[E{s} ProcessGroupNCCL.cpp:{ln}] {m}" for s, (_, R, ln, m) in zip(stamp, ev)]
     return tf.lines_bytes(lines)

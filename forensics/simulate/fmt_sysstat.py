@@ -41,11 +41,11 @@ def banner(host: str, date: str) -> str:
 
 
 def _t(host, t_true: np.ndarray) -> list[str]:
-    return tf.times(np.asarray(t_true) + host.offset_s, host.tz, "%H:%M:%S").to_list()
+    return tf.times(host.wall(np.asarray(t_true)), host.tz, "%H:%M:%S").to_list()
 
 
 def _date(host, t_true: float) -> str:
-    return tf.times(np.array([t_true + host.offset_s]), host.tz, "%m/%d/%y")[0]
+    return tf.times(host.wall(np.array([t_true])), host.tz, "%m/%d/%y")[0]
 
 
 def _rows(labels: list[str], items: list[str] | None, cols: list[np.ndarray], fmts: list[tuple[int, int]],
@@ -95,7 +95,7 @@ def iostat(hm, host, starts_true: float, interval: float, n: int) -> bytes:
     iow = cpu["iowait"].mean(axis=0)
     idle = np.clip(100 - user - system - iow, 0, 100)
     devs = hm.disks(times)
-    stamps = tf.times(np.concatenate([[starts_true], times]) + host.offset_s, host.tz, "%m/%d/%y %H:%M:%S").to_list()
+    stamps = tf.times(host.wall(np.concatenate([[starts_true], times])), host.tz, "%m/%d/%y %H:%M:%S").to_list()
     u0, s0 = user.mean() * 0.7, system.mean() * 0.7
     cdata = {"u": np.concatenate([[u0], user]), "z": np.zeros(n + 1), "s": np.concatenate([[s0], system]),
              "w": np.concatenate([[0.04], iow]), "i": np.concatenate([[100 - u0 - s0 - 0.04], idle])}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from forensics.simulate.config import SimConfig, rng
 
 GPU_BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
@@ -117,6 +119,24 @@ class Host:
     root_uuid: str
     dmi: str = "Dell Inc. PowerEdge XE9680/0KK0RG, BIOS 2.3.5 09/10/2024"
     extra: dict = field(default_factory=dict)
+    #: (true time, seconds): NTP steps the clock forward by that much then (it was behind before)
+    clock_step: tuple | None = None
+
+    def wall(self, t):
+        """The host's clock at true time(s) `t`."""
+        if self.clock_step is None:
+            return t + self.offset_s
+        at, step = self.clock_step
+        if np.ndim(t) == 0:
+            return t + self.offset_s - (step if t < at else 0.0)
+        return t + self.offset_s - step * (np.asarray(t) < at)
+
+    def true_of(self, wall: float) -> float:
+        """True time at which the host's clock read `wall` (a forward step leaves no ambiguity)."""
+        if self.clock_step is None:
+            return wall - self.offset_s
+        at, step = self.clock_step
+        return wall - self.offset_s + (step if wall < at + self.offset_s - step else 0.0)
 
     @property
     def rails(self) -> list[Nic]:

@@ -47,7 +47,7 @@ def query_csv(host, hm, times: np.ndarray, interval: float) -> bytes:
     G = hm.G
     # nvidia-smi takes a few ms per GPU; all GPUs of an iteration share the second
     r = np.random.default_rng([hm.cfg.seed, host.index, 7])
-    base = times + host.offset_s + r.uniform(0.003, 0.030, n)
+    base = host.wall(times) + r.uniform(0.003, 0.030, n)
     fields = csv_fields(csv_argv(interval))
     cols = [CSV_COLUMNS.get(f, (None, ["[N/A]"])) for f in fields]
     head = ", ".join(f if u is None else f"{f} [{u}]" for f, (u, _) in zip(fields, cols))

@@ -23,7 +23,7 @@ def nvlink_snapshots(host, hm, times: np.ndarray, argv: str) -> bytes:
     for i, t in enumerate(times):
         gpus = [tmpl[g] % tuple(rows[g][i]) for g in range(hm.G) if not lost[g][i]]
         if gpus:
-            ts = dt.datetime.fromtimestamp(round(float(t + host.offset_s), 6), dt.timezone.utc)
+            ts = dt.datetime.fromtimestamp(round(float(host.wall(t)), 6), dt.timezone.utc)
             out.append(format_marker(ts, argv) + "\n")
             out.extend(gpus)
     return "".join(out).encode()

@@ -244,10 +244,10 @@ def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None) -> s
 def q_snapshots(host, hm, times: np.ndarray) -> bytes:
     s = hm.gpu(times, 1.0, "q")
     eccs = [hm.ecc(g, times) for g in range(hm.G)]
-    stamps = tf.times(times + host.offset_s, host.tz, "%a %b %e %H:%M:%S %Y").to_list()
+    stamps = tf.times(host.wall(times), host.tz, "%a %b %e %H:%M:%S %Y").to_list()
     out = []
     for i, t in enumerate(times):
-        ts = dt.datetime.fromtimestamp(round(float(t + host.offset_s), 6), dt.timezone.utc)
+        ts = dt.datetime.fromtimestamp(round(float(host.wall(t)), 6), dt.timezone.utc)
         out.append(format_marker(ts, "nvidia-smi -q"))
         out.append("")
         out.append("==============NVSMI LOG==============")

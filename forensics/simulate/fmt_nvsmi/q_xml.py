@@ -13,7 +13,7 @@ from forensics.simulate.series import (MEM_CLOCK, MEM_TOTAL, P_LIMIT, R_APP, R_H
 def q_xml(host, hm, t: float) -> bytes:
     times = np.array([t])
     s = hm.gpu(times, 1.0, "x")
-    stamp = tf.times(times + host.offset_s, host.tz, "%a %b %e %H:%M:%S %Y")[0]
+    stamp = tf.times(host.wall(times), host.tz, "%a %b %e %H:%M:%S %Y")[0]
     parts = ['<?xml version="1.0" ?>', '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">', "<nvidia_smi_log>",
              f"\t<timestamp>{stamp}</timestamp>", f"\t<driver_version>{DRIVER}</driver_version>",
              f"\t<cuda_version>{CUDA}</cuda_version>", f"\t<attached_gpus>{len(host.gpus)}</attached_gpus>"]
