@@ -307,3 +307,19 @@ def test_minimum_maximum_last_rows_are_summaries_and_psi_alone_is_recognised():
     assert sar.sniff(psi).confidence == 0.95
     got = sar.parse(psi, ParseContext()).tables["sar_generic"]
     assert got.select("metric", "value").row(0) == ("%sio-10", 0.45)
+
+
+def test_human_values_of_kb_and_percent_columns_are_converted():
+    """sar -h (--human): sysstat prints kB columns with a unit (common.c cprintf_unit: "sBkMGTP", one step per
+    1024) and % columns with "%"; both are read as numbers (kB, percent); MB columns of -F stay unparsed."""
+    from fixture_cases import FIXTURES
+
+    res = sar.parse((FIXTURES / "sar" / "sar--sysstat-sar-human-h-units.txt").read_bytes(), ParseContext(tz="UTC"))
+    cpu = res.tables["cpu_util"].filter(pl.col("cpu") == "all").row(0, named=True)
+    assert (cpu["user_pct"], cpu["nice_pct"], cpu["idle_pct"]) == (2.1, 12.5, 82.9)
+    mem = res.tables["sar_memory"].row(0, named=True)  # 1.4G 4.2G 3.6G 46.1% ... kbdirty 396.0k
+    assert mem["kbmemfree"] == pytest.approx(1.4 * 1024 ** 2) and mem["kbavail"] == pytest.approx(4.2 * 1024 ** 2)
+    assert mem["memused_pct"] == 46.1
+    assert res.tables["sar_net_dev"].filter(pl.col("iface") == "lo")["rxkb_s"].to_list()[0] == 0.0  # "0.0B"
+    why = set(res.unparsed["reason"].to_list())
+    assert res.unparsed.height == 24 and all("MBfs" in w and "converted in kB columns only" in w for w in why)

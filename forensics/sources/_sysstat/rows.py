@@ -200,6 +200,27 @@ def _reason(hdr: tuple[str, ...], toks: list[str], idx: list[int]) -> str:
     return "value out of range"
 
 
+# sysstat's --human units (common.c: units[] = "sBkMGTP", cprintf_unit divides by 1024 per step up from the
+# column's unit): in a kB column "1.2M" is 1.2 * 1024 kB; "B" is bytes. "%" ends the values of % columns.
+_HUMAN_UNIT = {"B": 1 / 1024, "k": 1.0, "M": 1024.0, "G": 1024.0 ** 2, "T": 1024.0 ** 3, "P": 1024.0 ** 4, "%": 1.0}
+_HUMAN_VALUE = r"^([0-9]+(?:[.,][0-9]+)?)([BkMGTP%])$"
+
+
+def _human(flat: pl.Series, num: pl.Series, hdrs: list[str], n: int) -> pl.Series:
+    """`num` with the --human values of kB columns (header with "kB", starting "kb", or the request sizes
+    areq-sz/rareq-sz/wareq-sz/dareq-sz that sysstat's manual gives in kilobytes) converted to kB and
+    the "%"-suffixed values of % columns to their number; other suffixed values stay null (reported)."""
+    kb = np.repeat(np.array([("kB" in h or h.startswith("kb") or h.endswith("req-sz")) for h in hdrs]), n)
+    pc = np.repeat(np.array([h.startswith("%") for h in hdrs]), n)
+    g = flat.str.extract_groups(_HUMAN_VALUE)
+    unit = g.struct.field("2")
+    val = g.struct.field("1").str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
+    fits = pl.Series(np.where(unit.eq("%").fill_null(False).to_numpy(), pc, kb))
+    conv = (val * unit.replace_strict(_HUMAN_UNIT, default=None, return_dtype=pl.Float64)).zip_with(
+        fits, pl.Series([None], dtype=pl.Float64).new_from_index(0, len(flat)))
+    return num.fill_null(conv) if num.null_count() else num
+
+
 def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[tuple[int, str]]]:
     """Typed rows, generic long rows and rejected (line_no, reason) of one batch.
 
@@ -222,6 +243,9 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
         num = flat.cast(pl.Float64, strict=False)
     bad_rows = np.zeros(n, dtype=bool)
     notnum = ~num.is_finite().fill_null(False)  # null, NaN or infinite: bad unless a N/A token
+    if len(val_idx) and notnum.any():  # --human / -h values of kB and % columns
+        num = _human(flat, num, [b.hdr[j] for j in val_idx], n)
+        notnum = ~num.is_finite().fill_null(False)
     if len(val_idx) and notnum.any():
         badv = (notnum & ~flat.is_in(list(NULL_TOKENS))).fill_null(True)
         if badv.any():

@@ -36,6 +36,7 @@ def words(text: pl.Expr, data: bytes) -> pl.Expr:
 
 _NUM = re.compile(r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$")
 _HUMAN = re.compile(r"^[0-9]+(?:[.,][0-9]+)?[kKMGTPE]B?$")
+_HUMAN_TOK = re.compile(r"^[0-9]+(?:[.,][0-9]+)?(?:[BkKMGTPE]B?|%)$")
 
 
 class BadValue(ValueError):
@@ -54,9 +55,11 @@ def value(tok: str) -> float | None:
     if _NUM.match(t):
         return float(t.replace(",", "."))
     if _HUMAN.match(t):
-        raise BadValue(f"human-readable value {t!r} (--human/-h output is not converted)")
+        raise BadValue(f"human-readable value {t!r} (--human/-h: converted in kB columns only)")
     raise BadValue(f"not a number: {t[:40]!r}")
 
 
 def is_number(tok: str) -> bool:
-    return bool(_NUM.match(tok.strip()))
+    """A number, also as --human prints it (``2.7%``, ``1.2M``): a data word, not a header word."""
+    t = tok.strip()
+    return bool(_NUM.match(t) or _HUMAN_TOK.match(t))

@@ -76,6 +76,10 @@ def _part_columns(columns: tuple[str, ...]) -> list[pl.Expr]:
 def _null_col(name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.lit(None, dtype=dtype).alias(name)
 
+# lines that may be nccl-tests output (one literal pass; perf_rows' regexes only run when one does)
+_PERF_GATE = pl.col("text").str.contains_any(["nThread", "Avg bus", "Rank", "out-of-place", "Out of bounds",
+                                              "Using devices", "(B)", "size", " sum ", " none ", " max ", " min ",
+                                              " prod ", " avg ", " premulsum ", "#"]).fill_null(False)
 _NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
 # lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
 # word costs more than this alternation)
@@ -105,7 +109,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 log_parts.append(trows.sort("line_no"))
             rest = pl.concat([rest.filter(~is_pt), tbad])
     perf = None
-    if rest.height:  # nccl-tests header, result table and summary lines
+    if rest.height and rest.select(_PERF_GATE.any()).item():  # nccl-tests header, result table and summary lines
         perf, rest = perf_rows(rest)
         perf = perf.sort("line_no") if perf.height else None
     unparsed = _other_reasons(rest)[1] if rest.height else None

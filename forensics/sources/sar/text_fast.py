@@ -21,7 +21,7 @@ from forensics.sources.sar.text import _capture_day
 # the line loop above.
 
 _K_SKIP, _K_BANNER, _K_AVG, _K_NOTIME, _K_NOVALS, _K_RESTART, _K_COM, _K_HEADER, _K_DATA = range(9)
-_NUM_TOKEN = r"(?:^|\s)[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:\s|$)"
+_NUM_TOKEN = r"(?:^|\s)(?:[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)|[0-9]+(?:[.,][0-9]+)?(?:[BkKMGTPE]B?|%))(?:\s|$)"
 _MARKER_RX = r"^\s*" + MARKER_PREFIX  # holds no pattern characters
 _AVERAGE_RX = r"^\s*" + _AVERAGE.pattern[1:]
 _SLOW_BYTES = (*S.SPLIT_ONLY_BLANKS, "时".encode(), "時".encode())  # and zh_CN times
