@@ -1,9 +1,10 @@
-"""Kernel ring buffer and kernel syslog lines -> ``kernel_log``.
+"""Kernel ring buffer and kernel syslog lines -> ``kernel_log`` (other programs' records -> ``syslog``).
 
 Variants read (line by line; one file may mix them):
 
 - ``dmesg`` raw: ``[  360770.261344] mlx5_core 0000:18:00.0: ...`` (seconds since boot, also with the
-  ``-d`` delta ``[ 12.345678 <  0.000012>]``). ``ts = ctx.boot_time + boot_s`` (quality ``boot``);
+  ``-d`` delta ``[ 12.345678 <  0.000012>]`` and a printk caller id ``[  T291]``; a ``-H`` delta
+  ``[  +0.000844]`` gives no ``boot_s``). ``ts = ctx.boot_time + boot_s`` (quality ``boot``);
   without a boot time ``ts`` is null (quality ``none``) and ``boot_s`` is kept.
 - ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] ...``: local time, converted with ``ctx.tz``
   (UTC when unknown), quality ``local``.
@@ -11,14 +12,17 @@ Variants read (line by line; one file may mix them):
   microseconds), quality ``exact``.
 - ``-x``/``--decode`` prefixes ``kern  :warn  : ...`` and ``-r``/``--raw`` priorities ``<4>[ ...] ...``
   (facility and level columns).
-- ``journalctl -k``: ``-o short`` ``Nov 30 10:15:02 host kernel: ...`` and ``short-precise``
-  (``.123456``): year from ``ctx.year`` or ``ctx.capture_time`` (a month after the capture month is
-  the year before), local; ``short-iso``/``short-iso-precise`` ``2025-01-17T17:10:43+0000 host kernel:``
+- raw ``/dev/kmsg`` records ``6,3964,206764307,-;message`` and their dictionary lines (structured.py).
+- ``journalctl -k`` / ``journalctl``: ``-o short`` ``Nov 30 10:15:02 host kernel: ...`` (months of
+  common locales, months.py; the host or the time cut out of a paste) and ``short-precise``
+  (``.123456``): year from ``ctx.year``, ``ctx.capture_time`` or hint ``file_time`` (a month after
+  that month is the year before), quality ``local_year_inferred``; ``-o json`` exact; ``short-iso``/``short-iso-precise`` ``2025-01-17T17:10:43+0000 host kernel:``
   exact; ``short-monotonic`` ``[  12.345678] host kernel: ...`` boot. ``-- Boot ... --`` /
   ``-- Logs begin ... --`` lines are structure.
 - syslog files (``/var/log/kern.log``, ``messages``) in the same shapes, with the kernel's own
   ``[ 12.345678]`` kept as ``boot_s``; OpenWrt ``logread`` ``Sun Jun 11 23:02:41 2023 kern.info kernel:``.
-  Lines of other programs (``netifd``, ``systemd``) go to ``unparsed`` (not kernel messages).
+  Records of other programs (``netifd``, ``systemd[1]``) go to the ``syslog`` table.
+- pasted in mail or forums: quote prefixes, a whole-paste indent, soft-wrapped lines (paste.py).
 - Continuation lines (starting with whitespace: how dmesg and journalctl print the further lines
   of a multi-line record) are rows of their own with the time, level and subsystem of the message
   they continue; their ``raw_time`` is null because no time was printed on them.
@@ -27,7 +31,8 @@ Extracted from the message: ``subsystem`` (the driver of ``mlx5_core 0000:18:00.
 before the first ``:`` as in ``NVRM:``/``IPv6:``, the module of ``nvidia-peermem fn:127 ...``),
 ``pci_addr`` normalised to ``dddd:bb:dd.f`` (``PCI:0000:18:00`` -> ``0000:18:00.0``), ``iface``
 (``mlx5_core 0000:18:00.0 ens1f0np0: Link down``, ``eth0: renamed``, ``ADDRCONF(...): eth0:``),
-and for ``NVRM: Xid (PCI:...): N, ...`` the Xid number and the text after it. The host of
+for ``NVRM: Xid (PCI:...): N, ...`` the Xid number and the text after it, and the kernel signature
+fields of events.py (``event``, ``task``, ``cpu``, ``duration_s``, ...). The host of
 journal/syslog lines is used when ``ctx.host`` is not given (``meta["hosts"]`` lists them).
 
 Lines with no kernel log prefix (shell prompts, garbage, ``dmesg --time-format reltime``) go to

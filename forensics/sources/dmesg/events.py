@@ -69,14 +69,19 @@ def add_events(df: pl.DataFrame) -> pl.DataFrame:
     the gate and scattered back (null elsewhere)."""
     gate = df["message"].str.contains_any(_GATE).fill_null(False) & df["xid"].is_null()
     idx = gate.arg_true()
-    cols = {c: pl.Series(c, [None] * df.height, dtype=d) for c, d in EVENT_COLUMNS.items()}
-    if len(idx):
-        lf = df.select("message")[idx].lazy()
-        for step in _event_steps(pl.col("message")):
-            lf = lf.with_columns(step)
-        sub = lf.select(list(EVENT_COLUMNS)).collect()
-        cols = {c: s.scatter(idx, sub[c]) for c, s in cols.items()}
-    return df.with_columns(list(cols.values()))
+    if not len(idx):
+        return df.with_columns(null_events())
+    lf = df.select("message")[idx].lazy()
+    for step in _event_steps(pl.col("message")):
+        lf = lf.with_columns(step)
+    sub = lf.select(list(EVENT_COLUMNS)).collect()
+    return df.with_columns(pl.repeat(None, df.height, dtype=d, eager=True).alias(c).scatter(idx, sub[c])
+                           for c, d in EVENT_COLUMNS.items())
+
+
+def null_events() -> list[pl.Expr]:
+    """EVENT_COLUMNS as typed nulls (for rows no event can be on)."""
+    return [pl.lit(None, dtype=d).alias(c) for c, d in EVENT_COLUMNS.items()]
 
 
 def _event_steps(m: pl.Expr) -> list[list[pl.Expr]]:

@@ -114,7 +114,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     leftovers.append(main.filter(pl.col("route") == "none").select("line_no", "text"))
 
     if parsed:
-        rows = pl.concat(parsed, how="vertical").sort("line_no")
+        rows = pl.concat(parsed, how="vertical")
+        if not rows["line_no"].is_sorted():  # (one reader's rows, e.g. a whole dmesg --time-format iso, are)
+            rows = rows.sort("line_no")
         if flags["pri"] or flags["decode"]:
             pri = pl.col("pri")
             rows = rows.with_columns(
