@@ -22,9 +22,12 @@ _BY_MONTH = (
     ("dec", "dez", "déc", "dic", "des", "gru", "дек"),
 )
 MONTH_NUMBER = {abbr: i for i, names in enumerate(_BY_MONTH, start=1) for abbr in names}
+# every spelling looked up directly (lower, capitalised, upper case; with and without the dot): one
+# hash lookup per line instead of case folding and stripping every line first
+_SPELLINGS = {f(a) + dot: i for a, i in MONTH_NUMBER.items() for f in (str.lower, str.capitalize, str.upper)
+              for dot in ("", ".")}
 
 
 def month_number(mon: pl.Expr) -> pl.Expr:
     """'Nov' / 'jan.' / 'фев' -> 11 / 1 / 2 (Int32; null when not known)."""
-    return (mon.str.to_lowercase().str.strip_suffix(".")
-            .replace_strict(MONTH_NUMBER, default=None, return_dtype=pl.Int32))
+    return mon.replace_strict(_SPELLINGS, default=None, return_dtype=pl.Int32)
