@@ -82,14 +82,16 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=None,
                   host: str | None = None, tz: str | None = None, derive: str = "lazy",
-                  hints: dict | None = None) -> Analysis:
+                  hints: dict | None = None, merge: bool = False, warn=None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: None, or an object with ``parse(message)``, ``detect(rule_name)``,
     ``start_detection(total)`` and ``close()`` (the CLI's terminal bars are one:
     :mod:`forensics.cli._progress`). Loose inputs (a single dmesg or NCCL log, a folder of saved
     outputs, a sosreport) are first built into a bundle as `forensics bundle` does, with `host` and
-    `tz` for what their content does not say and `hints` for their parsers. `derive`: see :func:`forensics.db.open_bundle`
+    `tz` for what their content does not say and `hints` for their parsers; `merge` combines inputs
+    that bring the same host (as `forensics bundle --merge`); `warn(message)` hears what building
+    them had to assume (a host named after its folder). `derive`: see :func:`forensics.db.open_bundle`
     ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
     from forensics.db import open_bundle
 
@@ -98,7 +100,7 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     try:
         try:
             target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
-                merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints)  # (for loose inputs only)
+                merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints, merge=merge, warn=warn)
             bundle = open_bundle(target, cache_dir=cache_dir, derive=derive,
                                  progress=ui.parse if ui is not None else None)
         except (OSError, ValueError) as exc:
@@ -158,7 +160,7 @@ def _sosreport_archive(p) -> bool:
 
 
 def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz: str | None = None,
-                  hints: dict | None = None):
+                  hints: dict | None = None, merge: bool = False, warn=None):
     """One bundle merging several (node bundles, loose files), built once and kept in the cache.
 
     Node bundles of different hosts merge; the same host given twice is an error, as with
@@ -170,7 +172,9 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     from forensics.bundle.cache import cache_root, file_sha256, hold
     from forensics.bundle.trust import tree_digest
 
-    key = hashlib.sha256(f"{host}|{tz}".encode())
+    from forensics import __version__
+
+    key = hashlib.sha256(f"{host}|{tz}|{merge}|{__version__}|2".encode())  # (2: folders of bundles, stated hosts)
     if hints:
         key.update(json.dumps(hints, sort_keys=True, default=str).encode())
     for p in paths:
@@ -182,6 +186,6 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"merged-{key.hexdigest()[:20]}.tar"
     if not out.exists():
-        build_bundle([Path(p) for p in paths], out, host=host, tz=tz, hints=hints)
+        build_bundle([Path(p) for p in paths], out, host=host, tz=tz, hints=hints, merge=merge, warn=warn)
     hold(out)
     return out

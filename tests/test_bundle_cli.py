@@ -78,12 +78,15 @@ def test_loose_directory(tmp_path):
     assert kl.height > 0 and set(kl["host"]) == {"gpu-node-3"}
 
 
-def test_loose_file_needs_a_host(tmp_path):
-    f = tmp_path / "x.txt"
+def test_loose_file_host_from_host_or_its_folder(tmp_path):
+    d = tmp_path / "node07"
+    d.mkdir()
+    f = d / "x.txt"
     f.write_bytes(fixture("dmesg", "xe9680").read_bytes())
-    with pytest.raises(BundleError, match="use --host"):
-        build_bundle([f], tmp_path / "o.tar")
-    assert not (tmp_path / "o.tar").exists()
+    said = []
+    build_bundle([f], tmp_path / "n.tar", warn=said.append)  # README: else the directory name, said
+    assert open_bundle(tmp_path / "n.tar", workdir=tmp_path / "w0").hosts == ["node07"]
+    assert said == ["x.txt: names no host; using its folder's name 'node07' (use --host NAME to say which)"]
     build_bundle([f], tmp_path / "o.tar", host="node09", tz="Europe/Berlin")
     b = open_bundle(tmp_path / "o.tar", workdir=tmp_path / "w")
     assert b.hosts == ["node09"]

@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
         report: Optional[Path] = typer.Option(None, "--report", help="also write the self-contained HTML report to this file"),
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose files whose content names none"),
+        merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host (as bundle --merge)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="time zone of loose files' local times (e.g. Europe/Paris)"),
         fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
         interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
@@ -67,7 +68,8 @@ def register(app: typer.Typer) -> None:
                           "(its hosts carry their own names and zones)")
         t0, t1 = time_window(since, until)
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval))
+                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval),
+                                 merge=merge, warn=lambda m: print(f"forensics: warning: {m}", file=sys.stderr))
         if unused:
             print(f"forensics: warning: {unused}", file=sys.stderr)
         if report is not None:

@@ -324,14 +324,19 @@ class Builder:
                 self.warn(f"skipping {shown}: no source recognises it")
                 continue
             host = self.host or _content_host(source, src, p, name) or dir_host
-            if not host:
-                if alone:
+            if not host and alone:  # README: else the directory name
+                host = host_from_dirname(p.resolve().parent.name)
+                if not host:
                     raise BundleError(f"{shown}: cannot tell which host this {source} output is from (use --host)")
+                self.warn(f"{shown}: names no host; using its folder's name {host!r} (use --host NAME to say which)")
+            if not host:
                 host = "unknown"
-            hs = self._host(host, origin, new_input=host not in self._hosts_of(origin))
+            # the outputs the user said are one host's (--host) are one host, whatever their number
+            stated = self.host is not None and host == self.host
+            hs = self._host(host, origin, new_input=host not in self._hosts_of(origin) and not stated)
             rel = self._place(hs, source, name, src)
             if rel:
-                self._note_file(hs, rel, "loose", shown, self.hints)
+                self._note_file(hs, rel, "loose", shown, {**self.hints, "host_stated": True} if stated else self.hints)
             self._base_info(hs)
             taken += 1
         if not taken and required:

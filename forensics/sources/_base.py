@@ -193,6 +193,8 @@ def result(source: str, ctx: ParseContext, lines: int, tables: dict[str, pl.Data
            unparsed: list[pl.DataFrame] | pl.DataFrame | None = None, **meta: Any) -> ParseResult:
     """Conform every table to its schema (filling host/source/file) and build a ParseResult."""
     out = {}
+    # the user named the host of this file (--host): it wins over host names inside its lines
+    stated = ctx.host if (ctx.hints or {}).get("host_stated") and ctx.host else None
     for name, df in tables.items():
         fill = {"host": ctx.host, "source": source, "file": ctx.file}
         cols = schema.polars_schema(name)
@@ -200,6 +202,8 @@ def result(source: str, ctx: ParseContext, lines: int, tables: dict[str, pl.Data
             out[name] = df  # an empty table already in its schema: nothing to fill or cast
             continue
         out[name] = schema.conform(df, name, **{k: v for k, v in fill.items() if k in cols})
+        if stated and "host" in cols:
+            out[name] = out[name].with_columns(pl.lit(stated, dtype=cols["host"]).alias("host"))
     if unparsed is None:
         up = schema.empty("unparsed")
     elif isinstance(unparsed, list):
