@@ -112,7 +112,7 @@ class _Scan:
 
 def check_host_name(name: object, where: str = "manifest") -> str:
     """A host name usable as one path component (letters, digits, '.', '_', '-')."""
-    if not isinstance(name, str) or not _HOST_RE.match(name) or name in (".", ".."):
+    if not isinstance(name, str) or not _HOST_RE.fullmatch(name) or name in (".", ".."):
         raise BundleError(f"{where}: unsafe or invalid host name {name!r}")
     return name
 

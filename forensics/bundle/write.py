@@ -55,9 +55,9 @@ def check_out_path(out: Path | str) -> Path:
     return out
 
 
-def _open(out: Path) -> AtomicTar:
+def _open(out: Path, mode: int | None = None) -> AtomicTar:
     try:
-        return AtomicTar(out)
+        return AtomicTar(out, mode=mode)
     except (ValueError, OSError) as exc:
         raise BundleError(f"{out}: cannot write: {exc}") from None
 
@@ -106,10 +106,33 @@ def with_members(manifest: dict, files: list[tuple[str, Path]]) -> bytes:
     return (json.dumps(dict(manifest, members=members), indent=1) + "\n").encode()
 
 
-def write_tree(src: Path | str, out: Path | str) -> Path:
+def mode_like(inputs: Iterable[Path]) -> int | None:
+    """The file mode of a new bundle made from `inputs`: the usual one (0666 less the umask) with
+    every permission bit that some input file lacks removed; None when there are no input files."""
+    import os
+    import stat
+
+    mode = None
+    for p in inputs:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            mode = (st.st_mode & 0o666) if mode is None else mode & st.st_mode & 0o666
+    if mode is None:
+        return None
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return mode & 0o666 & ~umask
+
+
+def write_tree(src: Path | str, out: Path | str, like: Iterable[Path] = ()) -> Path:
     """Write the bundle tree `src` (manifest.json, hosts/, tables/, ...) to the archive `out`.
 
-    manifest.json comes first, so a reader can check it before the rest.
+    manifest.json comes first, so a reader can check it before the rest. `like`: the inputs it was
+    made from; the archive is readable by no one they were closed to (merging 0600 bundles gives a
+    0600 bundle, as the collector writes them), otherwise the usual mode for new files.
     """
     src = Path(src)
     out = check_out_path(out)
@@ -117,7 +140,7 @@ def write_tree(src: Path | str, out: Path | str) -> Path:
         raise BundleError(f"{src}: no manifest.json")
     files = _tree_files(src)
     manifest = with_members(json.loads((src / MANIFEST).read_bytes()), files)
-    tar = _open(out)
+    tar = _open(out, mode_like(like))
     try:
         for rel, p in files:
             if rel == MANIFEST:

@@ -87,6 +87,7 @@ class Builder:
         self.kinds: list[str] = []
         self.redaction: dict | None = None
         self.truth_from: str | None = None
+        self.inputs: list[Path] = []  # the files given (the output's mode follows theirs)
         self.work = Path(tempfile.mkdtemp(prefix="inputs-", dir=stage.parent))
 
     # ------------------------------------------------------------------ hosts and files
@@ -143,6 +144,7 @@ class Builder:
 
     def add(self, path: Path) -> None:
         path = Path(path)
+        self.inputs.append(path)
         if not path.exists():
             raise BundleError(f"{path}: no such file or directory")
         if path.is_dir():
@@ -368,7 +370,7 @@ class Builder:
             (hs.dir / "commands.jsonl").write_text("".join(json.dumps(c, sort_keys=True) + "\n" for c in hs.commands))
         (self.stage / MANIFEST).write_bytes(new_manifest(sorted(self.hosts), self.kind(), self.redaction))
         summary = ingest_bundle(self.stage, progress=progress)
-        write_tree(self.stage, out)
+        write_tree(self.stage, out, like=self.inputs)
         return summary
 
     def cleanup(self) -> None:

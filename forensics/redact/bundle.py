@@ -282,7 +282,7 @@ def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping
                               + (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
         if progress:
             progress(f"writing {out}")
-        write_tree(stage, out)
+        write_tree(stage, out, like=[Path(src)])
         if mapping_out is not None:
             write_mapping(mapping_out, mapper, out)
         hosts = json.loads((stage / MANIFEST).read_text())["hosts"]

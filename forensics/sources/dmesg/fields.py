@@ -25,7 +25,7 @@ RE_PCI_ANY = (r"(?:^|[^0-9A-Za-z:.]|PCI:)(?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-
               r"|[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?:[^0-9A-Za-z]|$)")
 RE_PCI_CORE = r"(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?"
 RE_PCI_FULL = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
-RE_XID_AT = r"^NVRM: Xid \((?:PCI:)?[0-9a-fA-F:.]+\): [0-9]{1,9}"
+RE_XID_AT = r"^NVRM: Xid \((?:PCI:)?[0-9a-fA-F:.]+\): [0-9]{1,10}\b"  # (a longer number is no Xid; over 2^31-1: null, never cut)
 
 
 DEDUP_MIN_ROWS = 4096  # from this many rows, a log whose messages repeat gets its fields once per distinct message
