@@ -109,8 +109,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 log_parts.append(trows.sort("line_no"))
             rest = pl.concat([rest.filter(~is_pt), tbad])
     perf = None
-    if rest.height and rest.select(_PERF_GATE.any()).item():  # nccl-tests header, result table and summary lines
-        perf, rest = perf_rows(rest)
+    gate = rest.select(_PERF_GATE).to_series() if rest.height else None
+    if gate is not None and gate.any():  # nccl-tests header, result table and summary lines
+        perf, left = perf_rows(rest.filter(gate) if not gate.all() else rest)
+        rest = pl.concat([rest.filter(~gate), left]) if not gate.all() else left
         perf = perf.sort("line_no") if perf.height else None
     unparsed = _other_reasons(rest)[1] if rest.height else None
 

@@ -96,23 +96,27 @@ def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     if got.height == 0:
         return _empty(), left
     pre = pl.col("text").str.slice(0, pl.col("text").str.len_chars() - b.str.len_chars())
-    res = pl.col("kind") == "result"
-    dev = pl.col("_d").struct.field
-    got = got.with_columns(
-        pl.when(res).then(b.str.extract_all(r"\S+")).alias("_t"),
-        pl.when(pl.col("kind") == "device").then(b.str.extract_groups(_DEVICE)).alias("_d"),
-        pre.str.extract_groups(_RANK).alias("_k"))
     k = pl.col("_k").struct.field
-    out = got.select(
-        "line_no",
-        pl.coalesce(k("r1"), k("r2"), k("r3"), k("r4")).cast(pl.Int32, strict=False).alias("rank"),
-        "kind", *[pl.when(res).then(e).alias(e.meta.output_name()) for e in _RESULT_COLS],
-        b.str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs"),
-        b.str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
-        dev("1").cast(pl.Int32, strict=False).alias("test_rank"), dev("3").alias("test_host"),
-        dev("2").cast(_I, strict=False).alias("pid"), dev("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
-        pl.when(dev("5") != "").then(dev("5")).alias("gpu"),
-        pl.coalesce(b.str.extract(_PARAMS, 1), b.str.extract(_OOB, 1)).alias("detail"))
+    rank = pl.coalesce(k("r1"), k("r2"), k("r3"), k("r4")).cast(pl.Int32, strict=False).alias("rank")
+    got = got.with_columns(pre.str.extract_groups(_RANK).alias("_k"))
+    is_res = got.get_column("kind") == "result"
+    parts = []
+    if is_res.any():  # result rows: their words
+        r = got.filter(is_res) if not is_res.all() else got
+        parts.append(r.with_columns(b.str.extract_all(r"\S+").alias("_t")).select(
+            "line_no", rank, "kind", *_RESULT_COLS))
+    if not is_res.all():  # the few header and summary rows
+        o = got.filter(~is_res) if is_res.any() else got
+        dev = pl.col("_d").struct.field
+        parts.append(o.with_columns(b.str.extract_groups(_DEVICE).alias("_d")).select(
+            "line_no", rank, "kind",
+            b.str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs"),
+            b.str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
+            dev("1").cast(pl.Int32, strict=False).alias("test_rank"), dev("3").alias("test_host"),
+            dev("2").cast(_I, strict=False).alias("pid"), dev("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
+            pl.when(dev("5") != "").then(dev("5")).alias("gpu"),
+            pl.coalesce(b.str.extract(_PARAMS, 1), b.str.extract(_OOB, 1)).alias("detail")))
+    out = pl.concat(parts, how="diagonal") if len(parts) > 1 else parts[0]
     return out, left
 
 
