@@ -1,0 +1,91 @@
+"""CPU time of one source's parser on given files: this tree against a git revision, side by side.
+
+On a loaded shared machine wall-clock times swing several-fold; the CPU time of a single-threaded
+parse (``POLARS_MAX_THREADS=1``, ``time.process_time``) does much less. Each side runs in its own
+subprocess (the revision's ``forensics/`` and ``schemas/`` extracted with ``git archive`` into a
+temporary folder and put first on ``PYTHONPATH``), parses each file once to warm up, then
+``--repeat`` times; rounds alternate between the sides. The best CPU time of each side and their
+ratio (this / baseline) are printed as a Markdown table; the tables' row counts of both sides are
+printed too, so a changed result is visible.
+
+Usage:
+    python benchmarks/parse_cpu_ab.py --source nccl --baseline b18bd47 FILE [FILE ...]
+    python benchmarks/parse_cpu_ab.py --source sar --baseline HEAD~3 --rounds 3 --repeat 5 FILE
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_CHILD = r"""
+import json, sys, time
+from forensics.sources import get, ParseContext
+mod = get(sys.argv[1]); repeat = int(sys.argv[2]); out = {}
+for f in sys.argv[3:]:
+    data = open(f, "rb").read()
+    res = mod.parse(data, ParseContext(host="h", tz="UTC"))
+    best = None
+    for _ in range(repeat):
+        t = time.process_time(); mod.parse(data, ParseContext(host="h", tz="UTC")); t = time.process_time() - t
+        best = t if best is None else min(best, t)
+    out[f] = {"cpu_s": best, "rows": res.rows(), "unparsed": res.unparsed.height, "lines": res.lines}
+print(json.dumps(out))
+"""
+
+
+def _extract(rev: str, into: Path) -> None:
+    tar = into / "rev.tar"
+    with open(tar, "wb") as fh:
+        subprocess.run(["git", "-C", str(ROOT), "archive", rev, "forensics", "schemas"], stdout=fh, check=True)
+    with tarfile.open(tar) as tf:
+        tf.extractall(into, filter="data")
+
+
+def _run(pythonpath: Path, source: str, repeat: int, files: list[str]) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath), "POLARS_MAX_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _CHILD, source, str(repeat), *files], env=env, check=True,
+                         capture_output=True, text=True, cwd=str(pythonpath))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--baseline", required=True, help="git revision to compare with")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per side")
+    ap.add_argument("--repeat", type=int, default=5, help="timed parses per file per round (best kept)")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args(argv)
+    files = [str(Path(f).resolve()) for f in a.files]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        _extract(a.baseline, base)
+        runs: dict[str, list[dict]] = {"baseline": [], "this": []}
+        for _ in range(a.rounds):
+            runs["baseline"].append(_run(base, a.source, a.repeat, files))
+            runs["this"].append(_run(ROOT, a.source, a.repeat, files))
+    print(f"| file | size MB | baseline ({a.baseline}) CPU ms per round | this tree CPU ms per round | best ratio |")
+    print("|---|---|---|---|---|")
+    for f in files:
+        b = [r[f]["cpu_s"] * 1e3 for r in runs["baseline"]]
+        t = [r[f]["cpu_s"] * 1e3 for r in runs["this"]]
+        size = Path(f).stat().st_size / 1e6
+        print(f"| {Path(f).name} | {size:.1f} | {' / '.join(f'{x:.0f}' for x in b)} | "
+              f"{' / '.join(f'{x:.0f}' for x in t)} | {min(t) / min(b):.2f} |")
+    for f in files:
+        rb, rt = runs["baseline"][0][f], runs["this"][0][f]
+        print(f"\n{Path(f).name}: baseline lines={rb['lines']} unparsed={rb['unparsed']} rows={rb['rows']}; "
+              f"this lines={rt['lines']} unparsed={rt['unparsed']} rows={rt['rows']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
