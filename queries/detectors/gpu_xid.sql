@@ -2,7 +2,7 @@
 -- severity: critical
 -- layer: gpu
 -- root_rank: 10
--- caused_by: gpu_xid@host, ecc_error@host
+-- caused_by: gpu_xid@host, ecc_error@host, pcie_aer@host
 -- confirm: dmesg -T | grep -i xid; nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT; nvidia-bug-report.sh
 -- remediation: Each finding says the action of its root Xid's resolution bucket in NVIDIA's Xid catalogue (restart the job, reset the GPU, drain and reboot the node, contact support) and the investigatory bucket if it recurs.
 -- description: NVIDIA Xid errors per GPU, named by NVIDIA's Xid catalogue (mnemonic, resolution bucket); the first Xid that is not a follow-on is the root cause; severity follows the most severe bucket of the GPU's Xids

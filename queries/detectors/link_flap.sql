@@ -2,7 +2,7 @@
 -- severity: critical
 -- layer: nic_fabric
 -- root_rank: 12
--- caused_by: none
+-- caused_by: nic_wedged@host, pcie_aer@host
 -- confirm: dmesg -T | grep -iE 'link (down|up)'; ethtool -S <iface> | grep -E 'link_down|symbol|crc'; mlxlink -d <dev> -m -c
 -- remediation: Check the cable/transceiver and switch port (mlxlink eye/BER, swap optics); move the job off the node until the port is stable.
 -- description: NIC links going down (and up) during the capture: kernel Link down/up messages and link-down counters

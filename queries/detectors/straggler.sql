@@ -2,7 +2,7 @@
 -- severity: warning
 -- layer: gpu
 -- root_rank: 30
--- caused_by: gpu_throttle@host, numa_misplacement@host, io_starvation@host, cpu_saturation@host, memory_pressure@host, gpu_xid@host, ecc_error@host, pfc_storm@host, packet_drops@host, link_flap@host, nccl_transport_error@host
+-- caused_by: gpu_throttle@host, numa_misplacement@host, io_starvation@host, cpu_saturation@host, memory_pressure@host, gpu_xid@host, ecc_error@host, pfc_storm@host, packet_drops@host, link_flap@host, nccl_transport_error@host, nic_wedged@host, gpu_unreachable@host, pcie_aer@host, hung_task@host, cpu_stall@host
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
