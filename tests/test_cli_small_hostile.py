@@ -61,3 +61,55 @@ def test_xid_beyond_its_column_is_null_never_cut(cli_env, tmp_path):
     assert r.returncode == 0, r.stderr
     q = cli(cli_env, "query", tmp_path / "b.tar", "SELECT xid FROM kernel_log ORDER BY line_no", "--format", "json")
     assert json.loads(q.stdout) == [{"xid": None}, {"xid": 79}]  # never 214748364
+
+
+DEEP = "[" * 100000 + "]" * 100000
+HUGE = "1" * 5000
+
+
+def _hostile_copy(cli_env, tmp_path, name: str, member: str, text: str) -> Path:
+    """A bundle folder (built from a real dmesg) whose `member` is replaced by `text`, without the
+    manifest's member list (so that the content, not its hash, is what is read)."""
+    import tarfile
+
+    b = tmp_path / "src.tar"
+    if not b.exists():
+        assert cli(cli_env, "bundle", DMESG, "--host", "n1", "--out", b).returncode == 0
+    d = tmp_path / name
+    with tarfile.open(b) as t:
+        t.extractall(d, filter="data")
+    man = json.loads((d / "manifest.json").read_text())
+    man.pop("members", None)
+    (d / "manifest.json").write_text(json.dumps(man))
+    import shutil
+
+    shutil.rmtree(d / "tables", ignore_errors=True)
+    (d / member).write_text(text)
+    return d
+
+
+@pytest.mark.parametrize("member,text,says", [
+    ("manifest.json", '{"format_version": 1, "hosts": ["n1"], "x": ' + DEEP + "}", "manifest.json: not valid JSON (nested too deeply)"),
+    ("manifest.json", '{"format_version": ' + HUGE + ', "hosts": ["n1"]}', "manifest.json: not valid JSON (a number too long)"),
+])
+def test_hostile_manifest_is_one_line(cli_env, tmp_path, member, text, says):
+    d = _hostile_copy(cli_env, tmp_path, "b", member, text)
+    for args in (["info", d], ["analyze", d, "-q"]):
+        r = cli(cli_env, *args)
+        assert r.returncode == 2 and r.stderr == f"forensics: error: {says}\n", r.stderr
+
+
+@pytest.mark.parametrize("member,text", [
+    ("hosts/n1/host.json", '{"host": "n1", "x": ' + DEEP + "}"),
+    ("hosts/n1/host.json", '{"host": "n1", "boot_time": ' + HUGE + "}"),
+    ("hosts/n1/commands.jsonl", '{"name": ' + DEEP + "}\n"),
+    ("hosts/n1/commands.jsonl", '{"name": "x", "exit_code": ' + HUGE + '}\n{"name": "y", "exit_code": 12345678901234567890}\n'),
+])
+def test_hostile_host_files_are_reported_not_fatal(cli_env, tmp_path, member, text):
+    d = _hostile_copy(cli_env, tmp_path, "b", member, text)
+    r = cli(cli_env, "info", d)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    if member.endswith("host.json"):
+        assert "host.json: not valid JSON" in r.stdout + r.stderr
+    r = cli(cli_env, "analyze", d, "-q", "--format", "json")
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr

@@ -110,6 +110,14 @@ class _Scan:
 # --------------------------------------------------------------------------- names and checks
 
 
+def _why(exc: BaseException) -> str:
+    """What is wrong with a JSON text, in a few words (never a whole 5000-digit number)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    msg = getattr(exc, "msg", None) or str(exc)
+    return "a number too long" if "integer string conversion" in msg else msg.split(";")[0][:120]
+
+
 def check_host_name(name: object, where: str = "manifest") -> str:
     """A host name usable as one path component (letters, digits, '.', '_', '-')."""
     if not isinstance(name, str) or not _HOST_RE.fullmatch(name) or name in (".", ".."):
@@ -522,8 +530,8 @@ def read_manifest(root: Path) -> dict:
         raise BundleError("manifest.json: too large")
     try:
         obj = json.loads(p.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"manifest.json: not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # (bad UTF-8 or JSON, a 5000-digit number, deep nesting)
+        raise BundleError(f"manifest.json: not valid JSON ({_why(exc)})") from None
     man = check_manifest(obj)
     for h in man["hosts"]:
         d = root / HOSTS_DIR / h

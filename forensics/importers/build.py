@@ -232,7 +232,7 @@ class Builder:
                         continue
                     try:
                         entry = json.loads(ln)
-                    except json.JSONDecodeError:
+                    except (ValueError, RecursionError):
                         self.warn(f"{path}: {host}: skipping a bad commands.jsonl line")
                         continue
                     if isinstance(entry, dict) and entry.get("raw_file") in renames:
@@ -494,6 +494,6 @@ def _load_json(path: Path) -> dict:
     """host.json of an input bundle ({} when absent or not an object: ingest records what is wrong)."""
     try:
         obj = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return obj if isinstance(obj, dict) else {}

@@ -29,7 +29,7 @@ def read_plan(root: Path, hosts: list[str]) -> tuple[str, dict[str, list[tuple[s
     try:
         obj = json.loads(path.read_text())
         prefix, members = obj["prefix"], obj["members"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         raise BundleError(f"{path}: unreadable list of archive members (clear the cache folder)") from None
     wanted = set(hosts)
     by_host: dict[str, list[tuple[str, int]]] = {}

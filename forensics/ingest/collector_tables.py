@@ -109,8 +109,8 @@ def parse_processes(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         try:
             obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            bad.append((line_no, text, f"not a JSON object: {exc.msg}"))
+        except (ValueError, RecursionError) as exc:  # (a 5000-digit number, deep nesting)
+            bad.append((line_no, text, f"not a JSON object: {getattr(exc, 'msg', None) or type(exc).__name__}"))
             continue
         try:
             if not isinstance(obj, dict):
@@ -183,11 +183,13 @@ def parse_commands(data: bytes, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Dat
             if argv is not None and not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
                 raise ValueError("argv is not a list of strings")
             exit_code = obj.get("exit_code")
-            if exit_code is not None and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
-                raise ValueError("exit_code is not an integer")
+            if exit_code is not None and (not isinstance(exit_code, int) or isinstance(exit_code, bool)
+                                          or not -(2 ** 31) <= exit_code < 2 ** 31):
+                raise ValueError("exit_code is not an integer (32-bit)")
             nbytes = obj.get("bytes")
-            if nbytes is not None and (not isinstance(nbytes, int) or isinstance(nbytes, bool)):
-                raise ValueError("bytes is not an integer")
+            if nbytes is not None and (not isinstance(nbytes, int) or isinstance(nbytes, bool)
+                                       or not 0 <= nbytes < 2 ** 63):
+                raise ValueError("bytes is not a byte count")
 
             def s(key):
                 v = obj.get(key)
@@ -201,8 +203,9 @@ def parse_commands(data: bytes, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Dat
                 "raw_file": s("raw_file"),
             })
             entries.append(obj)
-        except (json.JSONDecodeError, ValueError) as exc:
-            bad.append((line_no, text[:4096], f"bad commands.jsonl entry: {getattr(exc, 'msg', exc)}"))
+        except (ValueError, RecursionError) as exc:  # (a 5000-digit number, deep nesting)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(getattr(exc, "msg", exc)).split(";")[0][:120]
+            bad.append((line_no, text[:4096], f"bad commands.jsonl entry: {why}"))
     df = schema.conform(pl.DataFrame(rows, schema=schema.polars_schema("commands")), "commands", host=ctx.host)
     return df, unparsed_rows(bad, ctx, SOURCE), entries
 

@@ -20,8 +20,8 @@ def read_json(path: Path) -> tuple[dict, str | None]:
         return {}, f"{path.name} missing"
     try:
         obj = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        return {}, f"{path.name}: not valid JSON ({exc.msg})"
+    except (ValueError, RecursionError) as exc:  # (a 5000-digit number, deep nesting)
+        return {}, f"{path.name}: not valid JSON ({getattr(exc, 'msg', None) or type(exc).__name__})"
     if not isinstance(obj, dict):
         return {}, f"{path.name}: not a JSON object"
     return obj, None

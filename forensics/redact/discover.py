@@ -109,7 +109,7 @@ def from_metadata(root: Path, manifest: dict, known: Known) -> None:
     for h in manifest.get("hosts") or []:
         try:
             info = json.loads((hosts_dir / h / "host.json").read_bytes().decode("utf-8", "replace"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(info, dict):
             known.add_host(info.get("host"))
