@@ -113,3 +113,15 @@ def test_an_ntp_step_moves_one_hosts_sampled_stamps():
     gaps = np.diff(stamps)
     assert gaps.max() - 3.0 == pytest.approx(step["step_s"], abs=0.05)  # one interval longer by the step
     assert host.true_of(host.wall(host.clock_step[0] - 1.0)) == pytest.approx(host.clock_step[0] - 1.0)
+
+
+def test_logs_hold_nothing_after_the_capture_and_job_driven_faults_end_with_the_job():
+    late = _sim("link_flap@late", duration=900, interval=10, seed=3)
+    logs = b"".join(v for k, v in late.members() if "/raw/nccl/" in k)
+    assert logs.count(b"NCCL INFO") > 10
+    assert b"Got completion from peer" not in logs  # the IB error comes 30 s after the capture ended
+    pair = _sim("dataloader_starvation+ecc_remap", nodes=2, duration=900, interval=10, seed=118)
+    t_fail = pair.plan.crash.t_fail
+    for f in pair.plan.faults + pair.plan.effects:
+        if f["kind"] in ("cpu_saturation", "io_starvation", "pulsing_utilization"):
+            assert _t(f["start"]) < t_fail and _t(f["end"]) <= t_fail + 1e-3

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from forensics.simulate.config import SimConfig, rng
 from forensics.simulate.hardware import Cluster
-from forensics.simulate.plan import WARMUP_S, Plan
+from forensics.simulate.plan import WARMUP_S, Plan, iso
 from forensics.simulate.scenarios import SCENARIOS, crash_truth
 
 TIMINGS = ("early", "late", "short")
@@ -41,6 +41,31 @@ def parse_scenario(text: str) -> list[tuple[str, str | None]]:
     return out
 
 
+#: faults (and effects) the training job itself drives: they stop when it dies (its dataloader, its
+#: compute heating a GPU, its ranks waiting for one another)
+JOB_DRIVEN = frozenset({"io_starvation", "cpu_saturation", "pulsing_utilization", "gpu_throttle", "straggler",
+                        "busy_but_slow"})
+
+
+def _end_with_the_job(plan: Plan, t_fail: float) -> None:
+    """Truth of job-driven faults ends when another fault kills the job; one that would start later never shows."""
+    import datetime as dt
+
+    def ts(s):
+        return dt.datetime.fromisoformat(s).timestamp()
+
+    for entries in (plan.faults, plan.effects):
+        keep = []
+        for e in entries:
+            if e["kind"] in JOB_DRIVEN:
+                if ts(e["start"]) >= t_fail:
+                    continue
+                if e["end"] is None or ts(e["end"]) > t_fail:
+                    e["end"] = iso(t_fail)
+            keep.append(e)
+        entries[:] = keep
+
+
 def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
     """The plan of a run: every fault of the scenario argument, then the fleet's benign variation."""
     from forensics.simulate import confounders
@@ -58,6 +83,7 @@ def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
                          "end the job; combine a fault that ends it with one that does not")
     for crash, dead_hosts in plan.crashes:
         plan.crash = crash
+        _end_with_the_job(plan, crash.t_fail)
         crash_truth(plan, crash, dead_hosts, crash.errors)
     if cfg.confounders:
         confounders.apply(plan)

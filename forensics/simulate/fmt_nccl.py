@@ -185,6 +185,8 @@ def nccl_file(cluster, plan, model, h: int, g: int) -> bytes:
         lines.append(text if tid < 0 else f"{head}{tid} [{g}] {text}")
     R = cluster.rank(h, g)
     for _t, msgs, thread in sorted(plan.nccl_warn.get(R, []), key=lambda x: x[0]):
+        if _t > plan.t_end:  # the log is copied at the end of the capture: later lines are not in it yet
+            continue
         tid = {1: t["proxy"], 2: t["async"], 0: t["main"]}.get(thread, t["proxy"])
         for m in msgs:
             lines.append(f"{head}{tid} [{g}] {m}")
