@@ -32,15 +32,19 @@ def test_findings_queryable_and_exported_as_analyze_reports_them(cli_env, tmp_pa
 
     params = json.loads(cli(cli_env, "query", PFC, "SELECT * FROM analysis_params", "--format", "json").stdout)
     got = {(p["detector"], p["param"]): p["value"] for p in params}
-    assert got[("pfc_storm", "min_pause_per_s")] == "5000" and got[("*", "errors")] == "[]"
-    assert got[("*", "forensics_version")]
+    from forensics.detect.rules import rules
+
+    declared = {(r.name, k): str(v) for r in rules() for k, v in r.params.items()}
+    assert declared and {k: v for k, v in got.items() if k[0] != "*"} == declared  # every parameter, its value
+    assert got[("*", "errors")] == "[]" and got[("*", "forensics_version")]
+    name, value = ("pfc_storm", "min_duration_s"), declared[("pfc_storm", "min_duration_s")]
 
     db = tmp_path / "e.duckdb"
     cli(cli_env, "export", PFC, "--duckdb", db)
     con = duckdb.connect(str(db), read_only=True)
     rows = con.sql("SELECT kind, subject, hosts FROM findings").fetchall()
     assert sorted((k, s, tuple(h)) for k, s, h in rows) == want
-    assert con.execute("SELECT value FROM analysis_params WHERE param = 'min_pause_per_s'").fetchall() == [("5000",)]
+    assert con.execute("SELECT value FROM analysis_params WHERE detector = ? AND param = ?", list(name)).fetchall() == [(value,)]
     con.close()
 
     pq = tmp_path / "pq"
