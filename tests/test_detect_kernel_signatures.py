@@ -43,7 +43,8 @@ def test_lockups_rcu_nvrm_and_aer_are_found(tmp_path):
     aer = {r["subject"]: r for r in _by_kind(f, "pcie_aer")}
     sev = {s: r["severity"] for s, r in aer.items()}
     assert sev["PCIe 0000:00:1d.0"] == "warning"  # uncorrected non-fatal
-    assert sev["PCIe 0000:01:00.0"] == "info"  # corrected
+    # the two corrected errors were printed in the first minutes of uptime (link training at boot): not findings
+    assert not any(r["evidence"]["corrected"] for r in aer.values())
     assert "critical" in sev.values()  # fatal / failed recovery
     fatal = [r for r in aer.values() if r["severity"] == "critical"]
     assert all(r["evidence"]["fatal"] + r["evidence"]["recovery_failed"] > 0 for r in fatal)

@@ -6,10 +6,13 @@
 -- confirm: dmesg -T | grep -iE 'AER|PCIe Bus Error' -A3; lspci -s <dev> -vvv | grep -iE 'LnkSta|CESta|UESta'; ras-mc-ctl --errors
 -- remediation: Uncorrectable (fatal) PCIe errors or a failed recovery: drain the node, reseat or replace the device, riser or slot named (check its link width/speed with lspci); corrected errors alone are handled by hardware: watch their rate and the same device's other errors.
 -- description: PCIe Advanced Error Reporting per device: corrected, uncorrected non-fatal and fatal errors and failed recoveries
--- source: PCI Express Base Specification (error classes: correctable errors are recovered by hardware without loss; uncorrectable non-fatal lose a transaction but leave the link reliable; fatal make the link unreliable and need a reset) and Linux Documentation/PCI/pcieaer-howto.rst: fatal or a failed recovery critical, non-fatal warning, corrected info
+-- source: PCI Express Base Specification (error classes: correctable errors are recovered by hardware without loss; uncorrectable non-fatal lose a transaction but leave the link reliable; fatal make the link unreliable and need a reset) and Linux Documentation/PCI/pcieaer-howto.rst: fatal or a failed recovery critical, non-fatal warning, corrected info; corrected errors while the links train at boot (first boot_window_s of uptime, as link_flap) are the boot, not a finding
+-- param: boot_window_s = 300   seconds of uptime in which corrected errors are the boot's link training
 WITH e AS (
-  SELECT host, coalesce(event_device, pci_addr, '?') AS dev, pci_addr AS port, event, ts, message, file, line_no
-  FROM kernel_log WHERE event IN ('aer_corrected', 'aer_nonfatal', 'aer_fatal', 'aer_recovery_failed')
+  SELECT k.host, coalesce(k.event_device, k.pci_addr, '?') AS dev, k.pci_addr AS port, k.event, k.ts, k.message, k.file, k.line_no
+  FROM kernel_log k LEFT JOIN (SELECT host, max(boot_time) AS boot_time FROM hosts GROUP BY host) h USING (host)
+  WHERE k.event IN ('aer_nonfatal', 'aer_fatal', 'aer_recovery_failed')
+     OR (k.event = 'aer_corrected' AND NOT coalesce(coalesce(k.boot_s, epoch(k.ts) - epoch(h.boot_time)) < $boot_window_s, false))
 ), g AS (
   SELECT host, dev, min(ts) AS start, coalesce(max(ts), min(ts)) AS "end",
          count(*) FILTER (WHERE event = 'aer_corrected') AS corrected,
