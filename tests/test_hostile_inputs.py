@@ -32,6 +32,7 @@ def test_parse_of_a_100_mb_single_line_stays_small(tmp_path):
     r = run(["parse", f, "--format", "json", "--out", tmp_path / "out"], tmp_path / "cache")
     assert r.rc == 0, r.err
     assert r.peak_mb < 400, r.peak_mb  # was 2.4 GB before lines were cut at 64 KiB
+    assert "1 line(s) longer than 64 KiB cut" in r.err
     rows = pl.read_parquet(tmp_path / "out" / "kernel_log.parquet")
     assert rows.height == 3  # every line kept, the long one cut and marked
     long = rows.filter(pl.col("message").str.contains("bytes of this line dropped"))

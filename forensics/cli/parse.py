@@ -9,6 +9,8 @@ from typing import Optional
 
 import typer
 
+from forensics.limits import MAX_LINE_BYTES
+
 from forensics.cli._common import UserError
 
 
@@ -59,6 +61,9 @@ def register(app: typer.Typer) -> None:
                     emit_frame(df, OutFormat(fmt.value), title=t)
             if summary.get("warning"):
                 print(f"forensics: warning: {f}: {summary['warning']}", file=sys.stderr)
+            if summary.get("truncated_lines"):
+                print(f"forensics: warning: {f}: {summary['truncated_lines']} line(s) longer than "
+                      f"{MAX_LINE_BYTES >> 10} KiB cut (first {MAX_LINE_BYTES >> 10} KiB kept and marked)", file=sys.stderr)
             if fmt is ParseFormat.json:
                 sys.stdout.write(json.dumps(summary) + "\n")
             else:

@@ -163,7 +163,8 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     else:
         name, res = parse_path(path, source, ctx)
         rows = res.rows()
-    summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height, "rows": rows,
+    summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height,
+               "truncated_lines": int(res.meta.get("truncated_lines", 0)), "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
     if source and not verdict:
         summary["warning"] = (f"does not look like {source} output (confidence {verdict.confidence:.2f}: "
