@@ -262,7 +262,7 @@ class Builder:
         self.kinds.append("loose")
         origin = origin or str(path)
         try:
-            data = nvbug.read_maybe_gzip(path.read_bytes(), self.limits.max_member_bytes)
+            data = nvbug.read_maybe_gzip(path.read_bytes(), self.limits.for_archive(path).max_member_bytes)
         except (OSError, EOFError, ValueError) as exc:
             raise BundleError(f"{path}: unreadable nvidia-bug-report ({exc})") from None
         rep = nvbug.split_report(data)
@@ -311,8 +311,12 @@ class Builder:
             src: Path | bytes = p
             name = p.name
             if head.startswith(b"\x1f\x8b"):  # a gzip-compressed output (dmesg.gz, nccl.log.gz)
-                try:
-                    data = nvbug.read_maybe_gzip(p.read_bytes(), self.limits.max_member_bytes)
+                inner = head[2:]  # (_head decompressed its start) nothing recognised: not inflated at all
+                if not nvbug.is_bug_report(inner) and recognise(inner[:SNIFF_BYTES], self.hints)[0] is None:
+                    self.warn(f"skipping {shown}: no source recognises it")
+                    continue
+                try:  # at most 1000 times its size (at least 1 GiB), as for archives
+                    data = nvbug.read_maybe_gzip(p.read_bytes(), self.limits.for_archive(p).max_member_bytes)
                 except (OSError, EOFError, ValueError) as exc:
                     self.warn(f"skipping {shown}: unreadable gzip ({exc})")
                     continue
