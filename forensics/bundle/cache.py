@@ -19,12 +19,11 @@ import tempfile
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
-from forensics.bundle.trust import check_members
+from forensics.bundle.trust import check_members, file_sha256  # (file_sha256: imported from here by others)
 from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
                                    open_bundle, read_manifest)
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR
 
-HASH_CHUNK = 4 << 20
 
 
 def cache_root(cache_dir: Path | str | None = None) -> Path:
@@ -36,15 +35,6 @@ def cache_root(cache_dir: Path | str | None = None) -> Path:
     return Path.home() / ".cache" / "forensics"
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while True:
-            block = fh.read(HASH_CHUNK)
-            if not block:
-                break
-            h.update(block)
-    return h.hexdigest()
 
 
 def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Limits = DEFAULT_LIMITS) -> Path:

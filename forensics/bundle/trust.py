@@ -183,13 +183,25 @@ def check_parsed_dir(root: Path) -> None:
                 raise BundleError(f"refusing bundle: {rel!r} is not a regular file")
 
 
+HASH_CHUNK = 4 << 20
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(HASH_CHUNK)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()
+
+
 def check_members(root: Path, manifest: dict, deferred: dict[str, int]) -> None:
     """The manifest's member list (written by ``forensics bundle`` and ``redact``) against what the
     archive held: every listed member present with its size, and the SHA-256 of those extracted
     to disk (`deferred`: {path: size} of the raw files left in the archive, whose sizes the tar
     headers gave). BundleError names the first member missing or damaged."""
-    from forensics.bundle.cache import file_sha256
-
     listed = manifest.get("members")
     if listed is None:
         return  # bundles of older writers and of the collector have no list
