@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.redact import patterns as P
-from forensics.redact.codec import codec
+from forensics.redact.codec import codec, line_blocks
 from forensics.redact.mapper import PSEUDO_HOST, PSEUDO_USER, _KEEP_HOSTS, _SYSTEM_USERS
 
 _NAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
@@ -211,14 +211,28 @@ def domain_pass(lines: pl.Series, known: Known) -> None:
 def scan_member(root: Path, rel: str, known: Known, names: list[str], names_only: bool) -> None:
     """Discovery over one member of the bundle at `root` (decompressed when compressed): the
     structural extractions, and the domain pass when it names one of `names`."""
-    data = (root / rel).read_bytes()
-    c = codec(data)
-    if c is not None:
+    path = root / rel
+    with open(path, "rb") as fh:
+        compressed = codec(fh.read(8)) is not None
+    if compressed:
+        data = path.read_bytes()
         try:
-            data = c[0](data)
+            data = codec(data)[0](data)
         except Exception:  # noqa: BLE001 - scanned as it is
             pass
-    text = data.decode("latin-1")
+        _scan_text(data.decode("latin-1"), known, names, names_only)
+        return
+    header: list[str] = []
+    for i, piece in enumerate(line_blocks(path)):  # whole lines, a block at a time
+        text = piece.decode("latin-1")
+        if i == 0:
+            header = text.split("\n", 50)[:50]  # a CSV header (serial column) for the later blocks
+        else:
+            text = "\n".join(header) + "\n" + text
+        _scan_text(text, known, names, names_only)
+
+
+def _scan_text(text: str, known: Known, names: list[str], names_only: bool) -> None:
     whole = pl.Series([text], dtype=pl.String)
     structural = not names_only and whole.str.contains("(?m)" + P.DISCOVER_PREFILTER).item()
     named = bool(names) and whole.str.contains_any(names, ascii_case_insensitive=True).item()

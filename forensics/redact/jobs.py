@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 
-from forensics.redact.codec import codec
+from forensics.redact.codec import codec, line_blocks
 from forensics.redact.mapper import Mapper
 from forensics.redact.rewrite import Rewriter
 
@@ -46,7 +46,14 @@ def run_job(rw: Rewriter, job: tuple[str, str, str]) -> None:
 
         rewrite_parquet(Path(src), d, rw)
     else:
-        d.write_bytes(rewrite_member(rw, Path(src).read_bytes()))
+        with open(src, "rb") as fh:
+            head = fh.read(8)
+        if codec(head) is not None:  # a compressed member: rewritten whole, decompressed
+            d.write_bytes(rewrite_member(rw, Path(src).read_bytes()))
+            return
+        with open(d, "wb") as out:  # plain text: a block of whole lines at a time
+            for piece in line_blocks(src):
+                out.write(rw.data(piece))
 
 
 def _rewriter(key: bytes, classes: tuple, known) -> Rewriter:
