@@ -175,6 +175,11 @@ def _rings(N: int, G: int, nch: int) -> list[list[int]]:
     return rings
 
 
+def copied_at(cluster, host) -> float:
+    """True time at which the collector copies the host's logs (bundle.py: the end of its capture + 1.2 s)."""
+    return cluster.cfg.t0 + host.jitter_s + cluster.cfg.duration_s + 1.2
+
+
 def nccl_file(cluster, plan, model, h: int, g: int) -> bytes:
     host = cluster.hosts[h]
     pid = host.pid(g)
@@ -185,7 +190,7 @@ def nccl_file(cluster, plan, model, h: int, g: int) -> bytes:
         lines.append(text if tid < 0 else f"{head}{tid} [{g}] {text}")
     R = cluster.rank(h, g)
     for _t, msgs, thread in sorted(plan.nccl_warn.get(R, []), key=lambda x: x[0]):
-        if _t > plan.t_end:  # the log is copied at the end of the capture: later lines are not in it yet
+        if _t > copied_at(cluster, host):  # the log is copied at the end of the capture: later lines are not in it
             continue
         tid = {1: t["proxy"], 2: t["async"], 0: t["main"]}.get(thread, t["proxy"])
         for m in msgs:
@@ -237,7 +242,7 @@ def watchdog_log(cluster, plan, model, h: int) -> bytes | None:
                    (t0 + 0.0002, R, 627, f"[Rank {R}] To avoid data inconsistency, we are taking the entire process down."),
                    (t0 + 0.0041, R, 1515, f"{pg} Process group watchdog thread terminated with exception: NCCL error: "
                                           f"remote process exited or there was a network error, NCCL version {NCCL_SHORT}")]
-    ev = [e for e in ev if e[0] <= plan.t_end]
+    ev = [e for e in ev if e[0] <= copied_at(cluster, host)]
     if not ev:
         return None
     ev.sort(key=lambda e: (e[0], e[1]))

@@ -136,8 +136,8 @@ class Plan:
         """Record a fault (or an effect). One that starts after the capture has ended left no trace
         in it and is not recorded."""
         cfg = self.cluster.cfg
-        if start > cfg.t0 + cfg.duration_s:
-            return
+        if start > cfg.t0 + cfg.duration_s + 1.2 + max(h.jitter_s for h in self.cluster.hosts):
+            return  # after every host's logs were copied
         entry = {"kind": kind, "hosts": sorted(hosts), "subject": subject, "start": iso(start),
                  "end": iso(end) if end is not None else None, "signals": signals}
         (self.effects if effect else self.faults).append(entry)
