@@ -127,6 +127,13 @@ def seal(meta: dict, tables: Path, raw: str) -> dict:
     return out
 
 
+def unsealed(meta: dict) -> dict:
+    """`meta` without what only this machine can check (the seal and the digest of the raw files'
+    local sizes and times): for tables written into a bundle that leaves it, where a reader never
+    trusts them anyway and the same inputs must give the same bytes."""
+    return {k: v for k, v in meta.items() if k not in ("seal", "raw")}
+
+
 def claimed_current(root: Path, versions: dict[str, int]) -> bool:
     """Whether ``root/tables/_meta.json`` *claims* parsers at least `versions` (unverified: for
     redaction, which rewrites whatever tables a bundle ships and checks every value it writes;

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from forensics import __version__
+from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
@@ -258,8 +259,8 @@ def _write_with_tables(sim: Simulation, tar, sizes: dict, progress) -> None:
             progress("parsing raw outputs into tables")
         ingest_bundle(stage)
         meta = stage / TABLES_DIR / "_meta.json"
-        if meta.is_file():  # the ingest stamps its wall clock: replace it with the simulated time
-            m = json.loads(meta.read_text())
+        if meta.is_file():  # the ingest stamps its wall clock and seals for this machine: the
+            m = trust.unsealed(json.loads(meta.read_text()))  # simulated time, no local seal
             m["created_at"] = iso(sim.end_true + 60.0)
             meta.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
         members = []
