@@ -1,7 +1,8 @@
 """Bundles and analyses shared by the report tests, built once per test session.
 
-`pfc_analysis()`: a simulated 2-node x 2-GPU PFC storm (2 minutes at 2 s): pause storms with a
-root cause and a consequence, NIC/GPU/disk/CPU series, NCCL logs, dmesg. `wide_bundle()`: parsed
+`pfc_analysis()`: a simulated 3-node x 2-GPU PFC storm (3 minutes at 2 s): a pause storm as the
+root cause and a spin-waiting node as its consequence (with 2 nodes, the receiving port's 8-14% of
+time paused is below the storm threshold and no consequence is left to render), NIC/GPU/disk/CPU series, NCCL logs, dmesg. `wide_bundle()`: parsed
 tables of 8 hosts x 8 GPUs over one hour at 1 s (GPU, NIC, disk and CPU samples), written directly,
 for the report's size bound.
 """
@@ -29,7 +30,7 @@ def pfc_analysis():
     out = _ROOT / "pfc.tar"
     # the quiet world: these tests check the rendering of a known diagnosis, detection under a real
     # fleet's benign noise is tests/test_detect_simulated.py's and benchmarks/detection_eval.py's
-    write_bundle(SimConfig(scenario="pfc_storm", nodes=2, gpus_per_node=2, duration_s=120, interval_s=2,
+    write_bundle(SimConfig(scenario="pfc_storm", nodes=3, gpus_per_node=2, duration_s=180, interval_s=2,
                            confounders=False), out)
     bundle = open_bundle(out, cache_dir=_ROOT / "cache")
     return analyze_bundle(bundle, paths=[str(out)])

@@ -94,7 +94,7 @@ def test_timeline_and_chart_data(report):
     analysis, _, text = report
     d = page_data(text)
     hosts = sorted(d["hosts"])
-    assert hosts == ["node01", "node02"]
+    assert hosts == ["node01", "node02", "node03"]
     root = analysis.findings.filter(pl.col("caused_by").is_null()).row(0, named=True)
     assert d["hosts"][0] == root["hosts"][0], "the root cause's host gets the first lane"
     assert {f["id"] for f in d["findings"]} == set(analysis.findings["id"])
