@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.bundle.read import check_host_name
+from forensics.bundle.manifest import check_host_name
 from forensics.errors import BundleError
 
 EXE = Path(sys.executable).parent / "forensics"

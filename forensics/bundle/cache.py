@@ -20,8 +20,9 @@ from pathlib import Path
 
 from forensics.bundle.errors import BundleError
 from forensics.bundle.trust import check_members, file_sha256  # (file_sha256: imported from here by others)
+from forensics.bundle.manifest import read_manifest
 from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
-                                   open_bundle, read_manifest)
+                                   open_bundle)
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR
 
 

@@ -30,7 +30,8 @@ from typing import Callable
 
 from forensics.importers import nvbug, sos
 from forensics.bundle.errors import BundleError
-from forensics.bundle.read import DEFAULT_LIMITS, Limits, archive_kind, check_host_name, extract, open_bundle, find_root
+from forensics.bundle.manifest import check_host_name
+from forensics.bundle.read import DEFAULT_LIMITS, Limits, archive_kind, extract, open_bundle, find_root
 from forensics.bundle.write import check_out_path, new_manifest, write_tree
 from forensics.layout import HOSTS_DIR, MANIFEST, TRUTH_DIR
 from forensics.sources import descriptors, file_hints

@@ -35,7 +35,7 @@ import polars as pl
 from forensics import schema, sources
 from forensics.bundle import trust
 from forensics.bundle.errors import BundleError
-from forensics.bundle.read import read_manifest
+from forensics.bundle.manifest import read_manifest
 from forensics.ingest import collector_tables as ct
 from forensics.ingest.archive import read_plan
 from forensics.ingest.host import ingest_host

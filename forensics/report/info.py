@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.ingest.load import load
-from forensics.bundle.read import read_manifest
+from forensics.bundle.manifest import read_manifest
 from forensics.layout import TABLES_DIR
 
 TS_COLUMNS = ("ts", "start")
