@@ -86,7 +86,8 @@ def test_gdrdma_channels_are_not_a_misconfiguration(tmp_path):
 
 def test_analyze_takes_a_single_loose_file(tmp_path, monkeypatch, capsys):
     """`forensics analyze dmesg.txt` (no bundle): built into a bundle as `forensics bundle` would,
-    with --host when the content names none; a text file is never taken for a tar."""
+    with --host, else (saying so) its folder's name when the content names none; a text file is
+    never taken for a tar."""
     from pathlib import Path
 
     from forensics.analysis import is_loose_input
@@ -99,8 +100,9 @@ def test_analyze_takes_a_single_loose_file(tmp_path, monkeypatch, capsys):
     assert is_loose_input(dmesg) and is_loose_input(nccl) and is_loose_input(fx / "dmesg")
     assert not is_loose_input(Path(__file__).parent.parent / "sample_bundles" / "xid_79.tar.zst")
     opts = ["--format", "json", "--quiet"]
-    res = cli(["analyze", dmesg, *opts], tmp_path, capsys, monkeypatch)
-    assert res.returncode == 2 and "use --host" in res.stderr and res.stderr.count("\n") == 1
+    res = cli(["analyze", dmesg, *opts], tmp_path, capsys, monkeypatch)  # no host in it: its folder's name, said
+    assert res.returncode == 0 and "folder's name 'dmesg'" in res.stderr and "--host" in res.stderr, res.stderr
+    assert [f["hosts"] for f in json.loads(res.stdout)["findings"]] == [["dmesg"]]
     res = cli(["analyze", dmesg, "--host", "gpu07", *opts], tmp_path, capsys, monkeypatch)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
