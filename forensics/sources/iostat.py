@@ -181,81 +181,101 @@ def _variant(cols: list[str]) -> str:
     return "x-old"
 
 
-def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
-    st = _State(ctx)
-    dates = [t.split()[0] for t in texts if t[:1].isdigit() and len(t) < 64 and t.split()]
-    dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
-    order, assumed = S.date_order(dates)
-    mode: str | None = None
-    cpu_cols: list[str] = []
-    dev_cols: list[str] = []
-    dev_hdr: tuple[str, ...] = ()
-    dev_last = False
-    for i, text in enumerate(texts):
-        ln = i + 1
+_DEVICE = ["Device:", "Device"]
+
+
+class _Steer:
+    """The lines that steer both text readers: blanks, markers, banners, the avg-cpu and Device headers,
+    ``-t`` timestamps and sysstat 5 ``Time:`` lines. `mode` says what the next plain lines are rows of."""
+
+    def __init__(self, st: _State, order: str):
+        self.st, self.order = st, order
+        self.mode: str | None = None
+        self.cpu_cols: list[str] = []
+        self.dev_cols: list[str] = []
+        self.dev_hdr: tuple[str, ...] = ()
+        self.dev_last = False
+
+    def line(self, ln: int, text: str) -> list[str] | None:
+        """None when line `ln` steered (or is blank, or a marker); else its words, a row for `mode`."""
+        st = self.st
         s = text.strip()
         if not s:
-            if mode == "cpu":
-                mode = None
-            continue
+            if self.mode == "cpu":
+                self.mode = None
+            return None
         if s.startswith(MARKER_PREFIX):
-            continue
+            return None
         toks = s.split()
-        b = S.banner(s)
+        b = S.banner(s) if s[0] in "LG" else None  # the banner starts "Linux" or "GNU/Linux"
         if b:
             st.new_run(b["host"])
-            st.day = S.parse_date(b["date"], order)
-            mode = None
-            continue
+            st.day = S.parse_date(b["date"], self.order)
+            self.mode = None
+            return None
         if toks[0] == "avg-cpu:":
-            cpu_cols = toks[1:]
-            if not cpu_cols or any(c not in S.CPU_COLS for c in cpu_cols):
+            self.cpu_cols = toks[1:]
+            if not self.cpu_cols or any(c not in S.CPU_COLS for c in self.cpu_cols):
                 st.bad.append((ln, text, "avg-cpu header with unknown columns"))
-                mode = None
-                continue
+                self.mode = None
+                return None
             if st.report < 0 or st.has_cpu or st.has_dev:
                 st.new_report()
-            mode = "cpu"
-            continue
-        if toks[0] in ("Device:", "Device") or (len(toks) > 1 and toks[-1] in ("Device:", "Device")):
-            dev_last = toks[0] not in ("Device:", "Device")
-            dev_cols = toks[:-1] if dev_last else toks[1:]
-            dev_hdr = ("Device",) + tuple(dev_cols)
-            if not any(c in S.DISK_COLS for c in dev_cols):
+            self.mode = "cpu"
+            return None
+        if toks[0] in _DEVICE or (len(toks) > 1 and toks[-1] in _DEVICE):
+            self.dev_last = toks[0] not in _DEVICE
+            self.dev_cols = toks[:-1] if self.dev_last else toks[1:]
+            self.dev_hdr = ("Device",) + tuple(self.dev_cols)
+            if not any(c in S.DISK_COLS for c in self.dev_cols):
                 st.bad.append((ln, text, "Device header without known iostat columns"))
-                mode = None
-                continue
+                self.mode = None
+                return None
             if st.report < 0 or st.has_dev:
                 st.new_report()
-            st.variant = st.variant or _variant(dev_cols)
-            mode = "dev"
-            continue
+            st.variant = st.variant or _variant(self.dev_cols)
+            self.mode = "dev"
+            return None
         if toks[0][:1].isdigit():
-            ts, exact = S.parse_timestamp(s, order)
+            ts, exact = S.parse_timestamp(s, self.order)
             if ts is not None:
                 st.new_report(ts, exact)
-                mode = None
-                continue
+                self.mode = None
+                return None
         if toks[0] == "Time:":  # sysstat 5: "Time: 03:59:48 PM", the date is the banner's
             tod = S.parse_tod(toks[1:])
             if tod and 1 + tod[1] == len(toks):
                 ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0]) if st.day else None
                 st.new_report(ts, False)
-                mode = None
-                continue
+                self.mode = None
+                return None
+        return toks
+
+
+def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
+    st = _State(ctx)
+    dates = [t.split()[0] for t in texts if t[:1].isdigit() and len(t) < 64 and t.split()]
+    dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
+    order, assumed = S.date_order(dates)
+    r = _Steer(st, order)
+    for i, text in enumerate(texts):
+        ln = i + 1
+        toks = r.line(ln, text)
+        if toks is None:
+            continue
         try:
-            if mode == "cpu":
-                if len(toks) != len(cpu_cols):
-                    raise S.BadValue(f"{len(toks)} values for {len(cpu_cols)} avg-cpu columns")
-                st.cpu_row(ln, tuple(cpu_cols), toks, S.CPU_COLS)
-                mode = None
-            elif mode == "dev":
-                if len(toks) != len(dev_cols) + 1:
-                    raise S.BadValue(f"{len(toks)} fields for a device and {len(dev_cols)} columns")
-                dev, vals = (toks[-1], toks[:-1]) if dev_last else (toks[0], toks[1:])
+            if r.mode == "cpu":
+                if len(toks) != len(r.cpu_cols):
+                    raise S.BadValue(f"{len(toks)} values for {len(r.cpu_cols)} avg-cpu columns")
+                st.cpu_row(ln, tuple(r.cpu_cols), toks, S.CPU_COLS)
+                r.mode = None
+            elif r.mode == "dev":
+                if len(toks) != len(r.dev_cols) + 1:
+                    raise S.BadValue(f"{len(toks)} fields for a device and {len(r.dev_cols)} columns")
+                dev, vals = (toks[-1], toks[:-1]) if r.dev_last else (toks[0], toks[1:])
                 if S.is_number(dev):
                     raise S.BadValue(f"device name {dev!r} is a number")
-                st.disk_row(ln, dev_hdr, [dev] + vals, S.DISK_COLS)
+                st.disk_row(ln, r.dev_hdr, [dev] + vals, S.DISK_COLS)
             else:
                 st.bad.append((ln, text, "not iostat output (no header before it)"))
         except S.BadValue as e:
@@ -271,7 +291,6 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
 
 FAST_MIN_LINES = 1500  # below this the line loop is quicker
 _NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
-_DEVICE = ["Device:", "Device"]
 
 
 def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, data: bytes) -> ParseResult:
@@ -296,46 +315,42 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
     dates = [t.split()[0] for t in digit if t.split()]
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
     order, assumed = S.date_order(dates)
-    mode: str | None = None
-    cpu_cols: list[str] = []
-    dev_cols: list[str] = []
-    dev_hdr: tuple[str, ...] = ()
-    dev_last = False
+    r = _Steer(st, order)
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
     fits: dict[tuple[int, bool], np.ndarray] = {}
     notiostat = "not iostat output (no header before it)"
 
     def plain_run(a: int, b: int) -> None:
         """Lines a..b-1 (0-based), all plain, under the current mode."""
-        nonlocal mode
         i = a
-        while i < b and mode == "cpu":  # the avg-cpu values: the first line with as many words
+        while i < b and r.mode == "cpu":  # the avg-cpu values: the first line with as many words
             toks_ = texts[i].split()
-            if len(toks_) != len(cpu_cols):
-                st.bad.append((i + 1, texts[i], f"{len(toks_)} values for {len(cpu_cols)} avg-cpu columns"))
+            if len(toks_) != len(r.cpu_cols):
+                st.bad.append((i + 1, texts[i], f"{len(toks_)} values for {len(r.cpu_cols)} avg-cpu columns"))
             else:
-                st.cpu_row(i + 1, tuple(cpu_cols), toks_, S.CPU_COLS)
-                mode = None
+                st.cpu_row(i + 1, tuple(r.cpu_cols), toks_, S.CPU_COLS)
+                r.mode = None
             i += 1
         if i >= b:
             return
-        if mode == "dev":
-            key = (len(dev_cols) + 1, dev_last)
+        if r.mode == "dev":
+            dev_last = r.dev_last
+            key = (len(r.dev_cols) + 1, dev_last)
             cs = fits.get(key)
             if cs is None:  # running count of the lines that fit this layout
                 ok_ = (ntok == key[0]) & ~(numl if dev_last else num0)
                 cs = fits[key] = np.concatenate(([0], np.cumsum(ok_)))
             good = int(cs[b] - cs[i])
             if good:
-                runs.append((i, b, dev_hdr, dev_last, st.extra()))
+                runs.append((i, b, r.dev_hdr, dev_last, st.extra()))
                 st.has_dev = True
             if good < b - i:
                 ok = np.diff(cs[i:b + 1]).astype(bool)
                 for k in np.flatnonzero(~ok).tolist():
                     j = i + k
                     toks_ = texts[j].split()
-                    why = (f"{len(toks_)} fields for a device and {len(dev_cols)} columns"
-                           if len(toks_) != len(dev_cols) + 1 else
+                    why = (f"{len(toks_)} fields for a device and {len(r.dev_cols)} columns"
+                           if len(toks_) != len(r.dev_cols) + 1 else
                            f"device name {(toks_[-1] if dev_last else toks_[0])!r} is a number")
                     st.bad.append((j + 1, texts[j], why))
             return
@@ -349,58 +364,8 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
         prev = i + 1
         if i == n:
             break
-        ln, text_ = i + 1, texts[i]
-        s = text_.strip()
-        if not s:
-            if mode == "cpu":
-                mode = None
-            continue
-        if s.startswith(MARKER_PREFIX):
-            continue
-        toks_ = s.split()
-        b = S.banner(s) if s[0] in "LG" else None
-        if b:
-            st.new_run(b["host"])
-            st.day = S.parse_date(b["date"], order)
-            mode = None
-            continue
-        if toks_[0] == "avg-cpu:":
-            cpu_cols = toks_[1:]
-            if not cpu_cols or any(c not in S.CPU_COLS for c in cpu_cols):
-                st.bad.append((ln, text_, "avg-cpu header with unknown columns"))
-                mode = None
-                continue
-            if st.report < 0 or st.has_cpu or st.has_dev:
-                st.new_report()
-            mode = "cpu"
-            continue
-        if toks_[0] in ("Device:", "Device") or (len(toks_) > 1 and toks_[-1] in ("Device:", "Device")):
-            dev_last = toks_[0] not in ("Device:", "Device")
-            dev_cols = toks_[:-1] if dev_last else toks_[1:]
-            dev_hdr = ("Device",) + tuple(dev_cols)
-            if not any(c in S.DISK_COLS for c in dev_cols):
-                st.bad.append((ln, text_, "Device header without known iostat columns"))
-                mode = None
-                continue
-            if st.report < 0 or st.has_dev:
-                st.new_report()
-            st.variant = st.variant or _variant(dev_cols)
-            mode = "dev"
-            continue
-        if toks_[0][:1].isdigit():
-            ts, exact = S.parse_timestamp(s, order)
-            if ts is not None:
-                st.new_report(ts, exact)
-                mode = None
-                continue
-        if toks_[0] == "Time:":
-            tod = S.parse_tod(toks_[1:])
-            if tod and 1 + tod[1] == len(toks_):
-                ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0]) if st.day else None
-                st.new_report(ts, False)
-                mode = None
-                continue
-        plain_run(i, i + 1)  # not steering after all: a row like the plain ones
+        if r.line(i + 1, texts[i]) is not None:
+            plain_run(i, i + 1)  # not steering after all: a row like the plain ones
     # device rows of all runs, in bulk: one batch per header layout
     if runs:
         run_of = np.full(n, -1, dtype=np.int32)
