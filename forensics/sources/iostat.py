@@ -402,68 +402,40 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
     found = [m.group(1).split()[0] for t in texts[:5000] for m in _DATEISH.finditer(t) if m.group(1).split()]
     order, assumed = S.date_order(found)
 
-    def on_open(path: list[str], ln: int) -> None:
-        if path == ["sysstat", "hosts", "statistics"]:
-            st.new_report()
-        elif path == ["sysstat", "hosts"]:
-            st.new_run(None)
+    def stat(sub: list[str], val: Any, ln: int) -> None:
+        if sub == ["timestamp"]:
+            ts, exact = S.parse_timestamp(str(val), order)
+            if ts is None and st.day is not None:
+                tod = S.parse_tod(str(val).split())
+                if tod and tod[1] == len(str(val).split()):
+                    ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0])
+            if ts is None:
+                raise S.JsonError(f"timestamp {str(val)[:40]!r} not understood")
+            st.ts, st.exact, st._extra = ts, exact, None
+        elif sub == ["avg-cpu"] and isinstance(val, dict):
+            st.cpu_row(ln, tuple(val), [S.json_tok(v) for v in val.values()], S.CPU_JSON)
+        elif sub == ["disk"]:
+            for d in val if isinstance(val, list) else [val]:
+                if not isinstance(d, dict) or not isinstance(d.get("disk_device"), str):
+                    raise S.JsonError("disk entry without disk_device")
+                keys = [k for k in d if k != "disk_device"]
+                st.disk_row(ln, ("disk_device", *keys), [d["disk_device"]] + [S.json_tok(d[k]) for k in keys], S.DISK_JSON)
+        else:
+            raise S.JsonError(f"unexpected statistics member {'.'.join(sub)!r}")
 
-    def walk(path: list[str], val: dict, ln: int) -> None:
-        for k, v in val.items():
-            on_value(path + [k], v, ln)
-
-    def on_value(path: list[str], val: Any, ln: int) -> None:
-        if path in ([], ["sysstat"]) and isinstance(val, dict):
-            return walk(path, val, ln)
-        if path[:2] != ["sysstat", "hosts"]:
-            raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+    def member(path: list[str], val: Any, ln: int) -> bool:
         rest = path[2:]
-        if not rest:
-            for h in val if isinstance(val, list) else [val]:
-                if not isinstance(h, dict):
-                    raise S.JsonError("host entry is not an object")
-                st.new_run(None)
-                walk(path, h, ln)
-            return
-        if rest[0] == "statistics":
-            sub = rest[1:]
-            if not sub:
-                for e in val if isinstance(val, list) else [val]:
-                    if not isinstance(e, dict):
-                        raise S.JsonError("statistics entry is not an object")
-                    st.new_report()
-                    walk(path, e, ln)
-            elif sub == ["timestamp"]:
-                ts, exact = S.parse_timestamp(str(val), order)
-                if ts is None and st.day is not None:
-                    tod = S.parse_tod(str(val).split())
-                    if tod and tod[1] == len(str(val).split()):
-                        ts = dt.datetime.combine(st.day, dt.time()) + dt.timedelta(seconds=tod[0])
-                if ts is None:
-                    raise S.JsonError(f"timestamp {str(val)[:40]!r} not understood")
-                st.ts, st.exact, st._extra = ts, exact, None
-            elif sub == ["avg-cpu"] and isinstance(val, dict):
-                st.cpu_row(ln, tuple(val), [_tok(v) for v in val.values()], S.CPU_JSON)
-            elif sub == ["disk"]:
-                for d in val if isinstance(val, list) else [val]:
-                    if not isinstance(d, dict) or not isinstance(d.get("disk_device"), str):
-                        raise S.JsonError("disk entry without disk_device")
-                    keys = [k for k in d if k != "disk_device"]
-                    st.disk_row(ln, ("disk_device", *keys), [d["disk_device"]] + [_tok(d[k]) for k in keys], S.DISK_JSON)
-            else:
-                raise S.JsonError(f"unexpected statistics member {'.'.join(sub)!r}")
-            return
-        if len(rest) == 1 and not isinstance(val, (dict, list)):
-            if rest[0] == "nodename" and isinstance(val, str):
-                st.host, st._extra = val, None
-                if val not in st.hosts:
-                    st.hosts.append(val)
-            elif rest[0] == "date":
-                st.day = S.parse_date(str(val), order)
-            return
-        raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+        if len(rest) != 1 or isinstance(val, (dict, list)):
+            return False
+        if rest[0] == "nodename" and isinstance(val, str):
+            st.host, st._extra = val, None
+            if val not in st.hosts:
+                st.hosts.append(val)
+        elif rest[0] == "date":
+            st.day = S.parse_date(str(val), order)
+        return True
 
-    walker = S.JsonLines(on_open, on_value)
+    walker = S.HostsJson(lambda: st.new_run(None), st.new_report, stat, member)
     for i, text in enumerate(texts):
         if not text.strip():
             continue
@@ -474,6 +446,3 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
             st.col.rollback(mark)
             st.bad.append((i + 1, text, f"iostat JSON: {e}"))
     return st.finish(texts, date_order=order, date_order_assumed=assumed)
-
-
-_tok = S.json_tok

@@ -31,5 +31,5 @@ from forensics.sources._sysstat.rows import (  # noqa: F401
     Batch, Collector, EXTRA, _EXTRA_TYPES, empty, exact_us, local_us, no_gc,
 )
 from forensics.sources._sysstat.jsonlines import (  # noqa: F401
-    JsonError, JsonLines, json_tok,
+    HostsJson, JsonError, JsonLines, json_tok,
 )

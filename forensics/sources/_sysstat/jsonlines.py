@@ -86,9 +86,65 @@ class JsonLines:
 
 
 def json_tok(v: Any) -> str:
-    """A JSON number back to text for the shared converters (None -> N/A)."""
+    """A JSON number back to text for the shared converters (None -> N/A); a string stays itself."""
+    t = type(v)
+    if t is float or t is int or t is str:  # type(), not isinstance: a JSON true is no number
+        return str(v)
     if v is None:
         return "N/A"
-    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise BadValue(f"unexpected JSON value {str(v)[:40]!r}")
-    return str(v)
+    raise BadValue(f"unexpected JSON value {str(v)[:40]!r}")
+
+
+def _each(val: Any) -> list:
+    return val if isinstance(val, list) else [val]
+
+
+class HostsJson:
+    """The ``{"sysstat": {"hosts": [{..., "statistics": [{...}, ...]}]}}`` frame that iostat -o JSON and sadf -j
+    share, walked over `JsonLines`: ``on_host()`` when a host entry starts, ``on_record()`` when a statistics
+    record starts, ``on_stat(sub, value, line_no)`` for a member ``sub`` of a record, ``on_member(path, value,
+    line_no)`` for any other member of a host (returns False when it is not one the reader knows: an error).
+    ``walk`` hands each member of an object to the same dispatch."""
+
+    def __init__(self, on_host: Callable[[], None], on_record: Callable[[], None],
+                 on_stat: Callable[[list[str], Any, int], None], on_member: Callable[[list[str], Any, int], bool]):
+        self.on_host, self.on_record, self.on_stat, self.on_member = on_host, on_record, on_stat, on_member
+        self.lines = JsonLines(self._open, self.value)
+
+    def feed(self, line: str, line_no: int) -> None:
+        self.lines.feed(line, line_no)
+
+    def _open(self, path: list[str], line_no: int) -> None:
+        if path == ["sysstat", "hosts", "statistics"]:
+            self.on_record()
+        elif path == ["sysstat", "hosts"]:
+            self.on_host()
+
+    def walk(self, path: list[str], val: dict, line_no: int) -> None:
+        for k, v in val.items():
+            self.value(path + [k], v, line_no)
+
+    def value(self, path: list[str], val: Any, line_no: int) -> None:
+        if path in ([], ["sysstat"]) and isinstance(val, dict):
+            return self.walk(path, val, line_no)
+        if path[:2] != ["sysstat", "hosts"]:
+            raise JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+        rest = path[2:]
+        if not rest:
+            for h in _each(val):
+                if not isinstance(h, dict):
+                    raise JsonError("host entry is not an object")
+                self.on_host()
+                self.walk(path, h, line_no)
+            return
+        if rest[0] == "statistics":
+            if len(rest) > 1:
+                return self.on_stat(rest[1:], val, line_no)
+            for e in _each(val):
+                if not isinstance(e, dict):
+                    raise JsonError("statistics entry is not an object")
+                self.on_record()
+                self.walk(path, e, line_no)
+            return
+        if not self.on_member(path, val, line_no):
+            raise JsonError(f"unexpected JSON member {'.'.join(path)!r}")

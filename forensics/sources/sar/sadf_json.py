@@ -31,15 +31,6 @@ def _flatten(prefix: str, d: dict, out: list[tuple[str, Any]]) -> None:
             out.append((f"{prefix}{k}", v))
 
 
-def _tok(v: Any) -> str:
-    t = type(v)
-    if t is float or t is int:
-        return str(v)
-    if v is None:
-        return "N/A"
-    raise S.BadValue(f"unexpected JSON value {str(v)[:40]!r}")
-
-
 def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
     st = _State(ctx)
     cur: dict[str, Any] = {"extra": None, "day": None}
@@ -82,7 +73,7 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
             hdr, vals = tuple(k for k, _ in pairs), [v for _, v in pairs]
         else:
             hdr, vals = tuple(d), list(d.values())
-        toks = [v if type(v) is str else _tok(v) for v in vals]
+        toks = [v if type(v) is str else S.json_tok(v) for v in vals]
         key = (path, hdr, tuple(type(v) is str for v in vals))
         b = batches.get(key)
         if b is None:
@@ -117,60 +108,35 @@ def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
         for kk, vv in val.items():  # network, power-management, psi: groups of sub-sections
             stat(sub + [kk], vv, ln)
 
-    def on_open(path: list[str], ln: int) -> None:
-        if path == ["sysstat", "hosts", "statistics"]:
-            cur["extra"] = None
+    def record() -> None:
+        cur["extra"] = None
 
-    def walk(path: list[str], val: dict, ln: int) -> None:
-        for k, v in val.items():
-            on_value(path + [k], v, ln)
-
-    def on_value(path: list[str], val: Any, ln: int) -> None:
-        if path in ([], ["sysstat"]) and isinstance(val, dict):
-            return walk(path, val, ln)
-        if path[:2] != ["sysstat", "hosts"]:
-            raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+    def member(path: list[str], val: Any, ln: int) -> bool:
         rest = path[2:]
-        if not rest:
-            for h in each(val):
-                if not isinstance(h, dict):
-                    raise S.JsonError("host entry is not an object")
-                walk(path, h, ln)
-            return
-        if rest[0] == "statistics":
-            if len(rest) == 1:
-                for e in each(val):
-                    if not isinstance(e, dict):
-                        raise S.JsonError("statistics entry is not an object")
-                    cur["extra"] = None
-                    walk(path, e, ln)
-            else:
-                stat(rest[1:], val, ln)
-            return
         if rest[0] in ("restarts", "comments") and len(rest) == 1:
             for e in each(val):
                 if isinstance(e, dict):
-                    walk(path, e, ln)
-            return
+                    walker.walk(path, e, ln)
+            return True
         if rest[1:] == ["boot"] and rest[0] == "restarts" and isinstance(val, dict):
             ts, exact = time_of(val)
             ex = extra_for(ts, exact) if ts else (st.row_host(), None, None, None, None, None, False)
             ncpu = val.get("cpu_count")
             st.restart(ln, ex, ncpu if isinstance(ncpu, int) and not isinstance(ncpu, bool) else None,
                        ts.isoformat() if ts else "?")
-            return
+            return True
         if rest[1:] == ["comment"] and rest[0] == "comments" and isinstance(val, dict):
             st.comments.append(str(val.get("com", "")))
-            return
+            return True
         if len(rest) == 1 and not isinstance(val, (dict, list)):
             if rest[0] == "nodename" and isinstance(val, str):
                 st.see_host(val)
             elif rest[0] in ("file-date", "date"):
                 cur["day"] = S.parse_date(str(val), "mdy")
-            return
-        raise S.JsonError(f"unexpected JSON member {'.'.join(path)!r}")
+            return True
+        return False
 
-    walker = S.JsonLines(on_open, on_value)
+    walker = S.HostsJson(lambda: None, record, stat, member)
     for i, text in enumerate(texts):
         if not text.strip():
             continue
