@@ -49,7 +49,8 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
+from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
 VERSION = 1
@@ -64,17 +65,12 @@ _DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
 def sniff(head: bytes) -> Sniff:
     """iostat text (an ``avg-cpu:`` or ``Device`` header line) or ``iostat -o JSON``; a sysstat banner alone is
     not enough (sar prints the same one)."""
-    text = head_text(head)
-    if text.lstrip().startswith("{"):
-        if '"sysstat"' in text[:400] and _SNIFF_JSON.search(text):
-            return Sniff(0.99, "sysstat JSON with disk_device/avg-cpu members (iostat -o JSON)")
-        return Sniff(0.0, "JSON without iostat's sysstat members")
-    headers = len(_SNIFF_TEXT.findall(text))
-    if headers:
-        return Sniff(0.95, f"{headers} iostat header lines (avg-cpu: / Device ...)")
-    if any(S.banner(ln) for ln in text.splitlines()[:50]):
-        return Sniff(0.3, "a sysstat banner but no iostat header line (avg-cpu: / Device ...)")
-    return Sniff(0.0, "no iostat header line (avg-cpu: / Device ...) and no sysstat banner")
+    return sniff_sysstat(head, json_members=_SNIFF_JSON, json_what="disk_device/avg-cpu members (iostat -o JSON)",
+                         json_tool="iostat", headers=_SNIFF_TEXT, headers_what="iostat header lines (avg-cpu: / Device ...)",
+                         header_what=_HEADER, none_what=_HEADER)
+
+
+_HEADER = "iostat header line (avg-cpu: / Device ...)"
 
 
 class _State:

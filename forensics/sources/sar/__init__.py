@@ -50,8 +50,9 @@ from __future__ import annotations
 import polars as pl
 
 from forensics.sources import _sysstat as S
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, split_lines
-from forensics.sources.sar.sections import DESCRIPTION, NAME, TABLES, VERSION, _SNIFF_SADF_D, _SNIFF_TEXT
+from forensics.sources._base import ParseContext, ParseResult, Sniff, split_lines
+from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
+from forensics.sources.sar.sections import DESCRIPTION, NAME, TABLES, VERSION, _SNIFF_JSON, _SNIFF_SADF_D, _SNIFF_TEXT
 from forensics.sources.sar.text import _parse_text
 from forensics.sources.sar.text_fast import _fast_ok, _parse_text_fast
 from forensics.sources.sar.sadf_d import _parse_sadf_d
@@ -66,19 +67,11 @@ def sniff(head: bytes) -> Sniff:
     """sar text (a line ``<time> <section header>`` such as ``10:46:38 AM CPU %user ...`` or ``LINUX RESTART``),
     ``sadf -d`` (``# hostname;interval;timestamp;``) or ``sadf -j`` JSON; a sysstat banner alone is not enough
     (iostat prints the same one)."""
-    text = head_text(head)
-    if text.lstrip().startswith("{"):
-        if '"sysstat"' in text[:400] and ('"file-date"' in text or '"timestamp": {' in text):
-            return Sniff(0.99, "sysstat JSON with file-date/timestamp members (sadf -j)")
-        return Sniff(0.0, "JSON without sadf -j's sysstat members")
-    if _SNIFF_SADF_D.search(text):
-        return Sniff(0.99, "sadf -d section header (# hostname;interval;timestamp;...)")
-    headers = len(_SNIFF_TEXT.findall(text))
-    if headers:
-        return Sniff(0.95, f"{headers} sar section header lines (time followed by a sar column header)")
-    if any(S.banner(ln) for ln in text.splitlines()[:50]):
-        return Sniff(0.3, "a sysstat banner but no sar section header line")
-    return Sniff(0.0, "no sar section header line, sadf -d header or sadf -j JSON, and no sysstat banner")
+    return sniff_sysstat(head, json_members=_SNIFF_JSON, json_what="file-date/timestamp members (sadf -j)",
+                         json_tool="sadf -j", also=((_SNIFF_SADF_D, "sadf -d section header (# hostname;interval;timestamp;...)"),),
+                         headers=_SNIFF_TEXT, headers_what="sar section header lines (time followed by a sar column header)",
+                         header_what="sar section header line",
+                         none_what="sar section header line, sadf -d header or sadf -j JSON,")
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:

@@ -21,6 +21,7 @@ _SNIFF_TEXT = re.compile(
     r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
 _SNIFF_SADF_D = re.compile(r"(?m)^# hostname;interval;timestamp;")
+_SNIFF_JSON = re.compile(r'"file-date"|"timestamp": \{')  # sadf -j members
 # summary rows: Average (localised), Summary, and the Minimum/Maximum/Last rows of newer sysstat (12.7.x)
 _AVERAGE = re.compile(r"^(?:Average|Summary|Minimum|Maximum|Last|Moyenne|Durchschn\.|Media|Média|Promedio|Gemiddeld|Medel|"
                       r"Среднее|Średnia|Průměr|Átlag|Keskiarvo|平均时间|平均時間|平均值|平均)\s*:")
