@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from forensics.sources._sysstat.tokens import BadValue
 
 
@@ -95,8 +95,12 @@ def json_tok(v: Any) -> str:
     raise BadValue(f"unexpected JSON value {str(v)[:40]!r}")
 
 
-def _each(val: Any) -> list:
-    return val if isinstance(val, list) else [val]
+def _objects(val: Any, what: str) -> Iterator[dict]:
+    """The objects of an array member (or the one object), each checked to be one."""
+    for e in val if isinstance(val, list) else [val]:
+        if not isinstance(e, dict):
+            raise JsonError(f"{what} entry is not an object")
+        yield e
 
 
 class HostsJson:
@@ -131,18 +135,14 @@ class HostsJson:
             raise JsonError(f"unexpected JSON member {'.'.join(path)!r}")
         rest = path[2:]
         if not rest:
-            for h in _each(val):
-                if not isinstance(h, dict):
-                    raise JsonError("host entry is not an object")
+            for h in _objects(val, "host"):
                 self.on_host()
                 self.walk(path, h, line_no)
             return
         if rest[0] == "statistics":
             if len(rest) > 1:
                 return self.on_stat(rest[1:], val, line_no)
-            for e in _each(val):
-                if not isinstance(e, dict):
-                    raise JsonError("statistics entry is not an object")
+            for e in _objects(val, "statistics"):
                 self.on_record()
                 self.walk(path, e, line_no)
             return
