@@ -55,25 +55,28 @@ def check_out_path(out: Path | str) -> Path:
     return out
 
 
-def _open(out: Path, mode: int | None = None) -> AtomicTar:
+def _write(out: Path, members: Iterable[tuple[str, bytes | Path]], mode: int | None = None) -> Path:
+    """Write `members` ((arcname, bytes or a file to copy)) to `out` atomically: all of them, or nothing."""
     try:
-        return AtomicTar(out, mode=mode)
+        tar = AtomicTar(out, mode=mode)
     except (ValueError, OSError) as exc:
         raise BundleError(f"{out}: cannot write: {exc}") from None
-
-
-def write_items(out: Path | str, items: Iterable[tuple[str, bytes]]) -> Path:
-    """Write (arcname, bytes) members as a bundle at `out` (atomically)."""
-    out = check_out_path(out)
-    tar = _open(out)
     try:
-        for name, data in items:
-            tar.add_bytes(name, data)
+        for name, data in members:
+            if isinstance(data, Path):
+                tar.add_file(name, data)
+            else:
+                tar.add_bytes(name, data)
     except BaseException:
         tar.abort()
         raise
     tar.close()
     return out
+
+
+def write_items(out: Path | str, items: Iterable[tuple[str, bytes]]) -> Path:
+    """Write (arcname, bytes) members as a bundle at `out` (atomically)."""
+    return _write(check_out_path(out), items)
 
 
 def _tree_files(src: Path) -> list[tuple[str, Path]]:
@@ -140,15 +143,4 @@ def write_tree(src: Path | str, out: Path | str, like: Iterable[Path] = ()) -> P
         raise BundleError(f"{src}: no manifest.json")
     files = _tree_files(src)
     manifest = with_members(json.loads((src / MANIFEST).read_bytes()), files)
-    tar = _open(out, mode_like(like))
-    try:
-        for rel, p in files:
-            if rel == MANIFEST:
-                tar.add_bytes(rel, manifest)
-            else:
-                tar.add_file(rel, p)
-    except BaseException:
-        tar.abort()
-        raise
-    tar.close()
-    return out
+    return _write(out, ((rel, manifest if rel == MANIFEST else p) for rel, p in files), mode_like(like))
