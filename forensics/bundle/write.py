@@ -79,18 +79,28 @@ def write_items(out: Path | str, items: Iterable[tuple[str, bytes]]) -> Path:
     return _write(check_out_path(out), items)
 
 
-def _tree_files(src: Path) -> list[tuple[str, Path]]:
+def tree_files(src: Path, strict: bool = True) -> list[tuple[str, Path]]:
+    """(relative posix path, path) of every regular file under `src`, folders and names in sorted order,
+    no link followed. `strict`: a link or other special file is an error; else it is passed over."""
     found = []
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         dirnames.sort()
         for name in sorted(filenames):
             p = Path(dirpath) / name
             if p.is_symlink() or not p.is_file():
-                raise BundleError(f"{p}: not a regular file (staging trees hold regular files only)")
+                if strict:
+                    raise BundleError(f"{p}: not a regular file (staging trees hold regular files only)")
+                continue
             found.append((p.relative_to(src).as_posix(), p))
         for name in dirnames:
-            if (Path(dirpath) / name).is_symlink():
+            if strict and (Path(dirpath) / name).is_symlink():
                 raise BundleError(f"{Path(dirpath) / name}: symbolic link in a staging tree")
+    return found
+
+
+def _tree_files(src: Path) -> list[tuple[str, Path]]:
+    """The files of a staging tree in archive order: manifest.json, hosts/, tables/, truth/, the rest."""
+    found = tree_files(src)
 
     def key(item):
         rel = item[0]

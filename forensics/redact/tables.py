@@ -11,13 +11,13 @@ fraction of a new ingest on big bundles.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from forensics.bundle.write import tree_files
 from forensics.redact.rewrite import Rewriter
 
 
@@ -62,13 +62,7 @@ def _rewrite(table: pa.Table, rw: Rewriter) -> pa.Table:
 def table_jobs(src: Path, dest: Path, rw: Rewriter, prefix: str = "tables") -> list[tuple[str, str, str]]:
     """(kind, source file, target file) for every file of the tree ``src`` (a bundle's tables/),
     the target named by the rewritten path (``host=<pseudonym>``) under ``dest``."""
-    rels = []
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            if p.is_file() and not p.is_symlink():
-                rels.append(p.relative_to(src).as_posix())
+    rels = [rel for rel, _ in tree_files(src, strict=False)]
     targets = rw.strings([f"{prefix}/{r}" for r in rels])
     return [("parquet" if rel.endswith(".parquet") else "raw", str(src / rel), str(dest / target[len(prefix) + 1:]))
             for rel, target in zip(rels, targets)]
