@@ -76,3 +76,24 @@ def test_markdown_keeps_angle_brackets_of_log_text():
     assert "pid='\\<unknown>', name=\\<unknown>" in md and "10.1.2.3\\<43122>" in md
     assert "C:\\\\tmp\\|x" in md
     assert "<unknown>" not in md.replace("\\<unknown>", "")
+
+
+def test_terminal_error_lines_print_the_message_not_the_colour_tag():
+    """An analysis error reads 'error: <message>' on the terminal, brackets in the message kept."""
+    import io
+    from types import SimpleNamespace
+
+    import polars as pl
+    from rich.console import Console
+
+    from forensics.report.summary import render_text
+
+    analysis = SimpleNamespace(findings=pl.DataFrame({"id": [], "caused_by": []}), hosts=pl.DataFrame({"host": []}),
+                               coverage=pl.DataFrame(), failed_commands=pl.DataFrame(),
+                               errors=["node07: raw/x.txt [sar] not recognised"])
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    for text, options in render_text(analysis):
+        console.print(text, **options)
+    assert "error: node07: raw/x.txt [sar] not recognised" in out.getvalue()
+    assert "[red]" not in out.getvalue()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from rich.markup import escape
+
 from forensics.detect.catalog import KINDS, LAYER_LABELS
 from forensics.report.textsafe import printable
 
@@ -101,7 +103,7 @@ def _render_coverage_text(analysis, console) -> None:
             why = r["error"] or ("timed out" if r["timed_out"] else "truncated" if r["truncated"] else f"exit {r['exit_code']}")
             console.print(printable(f"   {r['host']}: {r['command']} ({why})"), markup=False)
     for e in analysis.errors:
-        console.print(f"[red]error:[/red] {printable(e)}", markup=False)
+        console.print(f"[red]error:[/red] {escape(printable(e))}")
 
 
 def _one_line(text) -> str:
