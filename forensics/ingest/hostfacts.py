@@ -96,8 +96,12 @@ def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, 
         hints.update(extra["hints"])
     if extra.get("capture_time") and capture is None:
         capture = ct.parse_time(extra.get("capture_time"))
+    # the year of times that print none (syslog, journal short): with this file's own capture time the
+    # parsers take its year and roll a later month back to the year before (a capture on 2 January
+    # holds December's lines); pinning year= here would put those lines eleven months in the future
+    year = None if capture is not None else (ref.year if ref else None)
     return ParseContext(host=host, file=rel, tz=tz, boot_time=boot, capture_time=capture,
-                        year=ref.year if ref else None, hints=hints)
+                        year=year, hints=hints)
 
 
 def capture_starts(host: str, entries: list[dict]) -> dict[str, dt.datetime]:
