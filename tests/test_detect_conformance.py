@@ -10,7 +10,7 @@ import pytest
 from forensics import schema
 from forensics.detect.catalog import KINDS, LAYERS, SEVERITIES
 from forensics.detect.causality import CAUSES
-from forensics.detect.rules import KIND_FIELDS, USED_PARAM, declarations, parse_rule, rules
+from forensics.detect.rules import KIND_FIELDS, Rule, declarations, parse_rule, rules, used_params
 
 REPO = Path(__file__).resolve().parent.parent
 DETECTORS = sorted(p for p in (REPO / "queries" / "detectors").glob("*") if p.suffix in (".sql", ".model")
@@ -43,8 +43,7 @@ def test_header_complete_and_known(path):
 
 @pytest.mark.parametrize("rule", rules(), ids=lambda r: r.name)
 def test_params_declared_and_used(rule):
-    body = "\n".join(line for line in rule.sql.splitlines() if not line.startswith("--"))
-    used = set(USED_PARAM.findall(body))
+    used = used_params(rule.sql)
     assert used == set(rule.params), \
         f"{rule.name}: used but not declared {sorted(used - set(rule.params))}, declared but unused {sorted(set(rule.params) - used)}"
 
@@ -117,3 +116,13 @@ def test_layers_and_severities_defined_once():
     con = duckdb.connect()
     con.execute((data_dir("queries") / "views" / "00_macros.sql").read_text())
     assert [con.execute("SELECT severity_rank(?)", [s]).fetchone()[0] for s in SEVERITIES] == [0, 1, 2]
+
+
+def test_a_shell_variable_in_a_header_comment_is_no_parameter():
+    """`$iface` in a confirm line is text for the operator; only the SQL's own `$name` need defaults."""
+    from forensics.detect.engine import _params_for
+
+    rule = Rule(name="x", kind="link_flap", severity="warning", description="d", path=Path("x.sql"),
+                sql="-- confirm: ethtool -S $iface | grep pause\nSELECT $min_flaps AS v", params={"min_flaps": 3})
+    assert used_params(rule.sql) == {"min_flaps"}
+    assert _params_for(rule, None) == {"min_flaps": 3}

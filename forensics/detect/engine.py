@@ -8,11 +8,11 @@ import polars as pl
 
 from forensics import schema
 from forensics.detect.catalog import KINDS, severity_rank
-from forensics.detect.rules import USED_PARAM, Rule, prepare, rules
+from forensics.detect.rules import Rule, prepare, rules, used_params
 
 
 def _params_for(rule: Rule, overrides: dict | None) -> dict:
-    used = set(USED_PARAM.findall(rule.sql))
+    used = used_params(rule.sql)
     vals = {k: v for k, v in rule.params.items() if k in used}
     for k, v in (overrides or {}).items():
         if k in used:

@@ -42,6 +42,12 @@ _PARAM = re.compile(r"^(\w+)\s*=\s*(\S+)\s*(.*)$")
 _CAUSE = re.compile(r"^(\w+)@(\w+)$")
 USED_PARAM = re.compile(r"\$(\w+)")
 
+
+def used_params(sql: str) -> set[str]:
+    """The named parameters (``$name``) a detector's SQL uses; its ``--`` comment lines (the header's
+    confirm/remediation text may show a shell ``$iface``) are not SQL and name none."""
+    return set(USED_PARAM.findall("\n".join(l for l in sql.splitlines() if not l.lstrip().startswith("--"))))
+
 RULE_FIELDS = ("kind", "severity", "description", "source")  # every detector file
 KIND_FIELDS = ("layer", "root_rank", "caused_by", "confirm", "remediation")  # once per kind
 SCOPES = ("host", "path", "any")
