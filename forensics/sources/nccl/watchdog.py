@@ -41,12 +41,15 @@ def _torch_fields() -> list[list[pl.Expr]]:
         pl.col("glvl").replace_strict(_GLOG_LEVEL, default=None).alias("level"),
         pl.col("gsrc").alias("src_file"), _i(pl.col("gline"), "src_line"),
         pl.coalesce(_i(m.str.extract(r"SeqNum=([0-9]{1,18})", 1), "seq"),
-                    _i(m.str.extract(r"(?:at work|Timeout at NCCL work): ([0-9]{1,18})", 1), "seq")).alias("seq"),
+                    _i(m.str.extract(r"(?:at work|Timeout at NCCL work|at work sequence id): ([0-9]{1,18})", 1),
+                       "seq")).alias("seq"),
         m.str.extract(r"OpType=([A-Za-z_0-9]+)", 1).alias("op_type"),
         _i(m.str.extract(r"Timeout\(ms\)=([0-9]{1,18})", 1), "timeout_ms"),
         _i(m.str.extract(r"ran for ([0-9]{1,18}) milliseconds", 1), "ran_ms"),
-        _i(m.str.extract(r"last enqueued NCCL work: (-?[0-9]{1,18})", 1), "last_enqueued"),
-        _i(m.str.extract(r"last completed NCCL work: (-?[0-9]{1,18})", 1), "last_completed"),
+        # "last enqueued NCCL work: N" (2.2-2.5), "Last enqueued NCCL work: N" (the dump-signal line), and
+        # "PG status: last enqueued work: N, last started work: N, last completed work: N" (2.6+)
+        _i(m.str.extract(r"[Ll]ast enqueued (?:NCCL )?work: (-?[0-9]{1,18})", 1), "last_enqueued"),
+        _i(m.str.extract(r"[Ll]ast completed (?:NCCL )?work: (-?[0-9]{1,18})", 1), "last_completed"),
         _i(wrank, "msg_rank")]
     raised = pl.col("kind") == "exception_raised"
     second = [

@@ -1,0 +1,86 @@
+"""hang_origin: the rank whose collective sequence numbers are behind its process group's (issue 19).
+
+Built from the real PyTorch 2.7 lines of tests/fixtures/nccl/nccl--openrlhf-issue1126-*.txt (OpenRLHF
+issue 1126): the timed-out rank's watchdog and ``PG status`` lines and a peer's flight-recorder
+dump-signal line, repeated per rank with the numbers changed."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from forensics.db import open_bundle
+from forensics.detect.engine import run_all
+from forensics.sources import ParseContext, get
+from table_bundles import write_tables
+
+FIX = Path(__file__).parent / "fixtures" / "nccl"
+REAL = FIX / "nccl--openrlhf-issue1126-dump-signal-pg-status-2.7.txt"
+PRIME = FIX / "nccl--primerl-pr3186-pg-guid-hash-group-rank-pg-status.txt"
+S = 460631  # the SeqNum the real ranks timed out in
+
+
+def _lines():
+    real = REAL.read_text().splitlines()
+    return real[0], real[2], real[3]  # dump signal (rank 2), watchdog timeout (rank 7), PG status (rank 7)
+
+
+def _timed_out(rank: int) -> list[str]:
+    _, wd, status = _lines()
+    return [x.replace("[rank7]", f"[rank{rank}]").replace("Rank 7]", f"Rank {rank}]") for x in (wd, status)]
+
+
+def _signalled(rank: int, enq: int, comp: int) -> list[str]:
+    dump = _lines()[0]
+    return [dump.replace("[rank2]", f"[rank{rank}]").replace("Rank 2]", f"Rank {rank}]")
+            .replace(f"Last enqueued NCCL work: {S}, last completed NCCL work: {S - 1}",
+                     f"Last enqueued NCCL work: {enq}, last completed NCCL work: {comp}")]
+
+
+def _findings(tmp_path, per_host: dict[str, list[str]], kind: str | None = "hang_origin"):
+    frames: dict = {}
+    for host, lines in per_host.items():
+        res = get("nccl").parse(("\n".join(lines) + "\n").encode(),
+                                ParseContext(host=host, file="stderr.log", tz="UTC", year=2025))
+        for t, df in res.tables.items():
+            frames.setdefault(t, []).append(df)
+    findings, errors = run_all(open_bundle(write_tables(tmp_path, frames)), only={"hang_origin", "collective_timeout"},
+                               anomaly=False)
+    assert errors == []
+    return [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts() if kind in (None, r["kind"])]
+
+
+def test_the_rank_that_never_entered_is_named_with_the_sequence_numbers(tmp_path):
+    hosts = {"node01": _timed_out(0) + _timed_out(1), "node02": _timed_out(2) + _signalled(3, S - 1, S - 1),
+             "node03": _timed_out(4) + _timed_out(5)}
+    got = _findings(tmp_path, hosts)
+    assert len(got) == 1
+    f, ev = got[0], got[0]["evidence"]
+    assert f["hosts"] == ["node02"] and f["subject"] == "rank 3" and f["severity"] == "critical"
+    assert ev["pg"] == "0" and ev["pg_desc"] == "default_pg" and ev["op_type"] == "ALLREDUCE"
+    assert ev["origin_ranks"] == [3] and ev["never_entered"] and ev["target_seq"] == S
+    assert ev["reporting_ranks"] == 6 and ev["timed_out_ranks"] == 5
+    groups = [(g["last_enqueued"], g["last_completed"], g["ranks"]) for g in ev["seq_groups"]]
+    assert groups == [(S - 1, S - 1, [3]), (S, S - 1, [0, 1, 2, 4, 5])]
+    assert f"rank 3 on node02 (last enqueued {S - 1}, last completed {S - 1}) never entered collective {S} (ALLREDUCE)" \
+        in f["summary"]
+    # it is ranked above the downstream timeouts, which name it as their cause
+    both = _findings(tmp_path / "b", hosts, kind=None)
+    assert [r["kind"] for r in both] == ["hang_origin", "collective_timeout"]
+    assert both[1]["caused_by"] == both[0]["id"]
+
+
+def test_no_origin_when_every_rank_stands_at_the_same_collective(tmp_path):
+    # the real log as posted: rank 2 (signalled) and rank 7 (timed out) both enqueued 460631 and completed 460630
+    assert _findings(tmp_path, {"node01": REAL.read_text().splitlines()}) == []
+    # ranks of different process groups are never compared (prime-rl: rank 0 in PG 0, rank 13 in PG 3)
+    assert _findings(tmp_path / "b", {"node01": PRIME.read_text().splitlines()}) == []
+
+
+def test_a_rank_behind_in_completed_work_when_all_entered(tmp_path):
+    # every rank entered S; rank 5 alone has not completed S - 1 (its GPU stopped earlier)
+    hosts = {"node01": _signalled(0, S + 2, S - 1) + _signalled(1, S + 2, S - 1),
+             "node02": _signalled(4, S + 1, S - 1) + _signalled(5, S, S - 2)}
+    got = _findings(tmp_path, hosts)
+    assert [(f["subject"], f["hosts"], f["evidence"]["never_entered"]) for f in got] == [("rank 5", ["node02"], False)]
