@@ -32,7 +32,10 @@ def test_collect_specs(name):
     for spec in d.collect:
         assert spec.source == name, f"{spec.name}: declared by {name} but feeds {spec.source}"
         assert spec.mode in MODES and spec.when in ("start", "end") and spec.timeout > 0 and spec.cap > 0
-        assert spec.expand in (None, "iface") and ("{iface}" in " ".join(spec.argv)) == (spec.expand == "iface")
+        assert spec.expand in (None, "iface", "ibport")
+        assert ("{iface}" in " ".join(spec.argv)) == (spec.expand == "iface")
+        assert ("{ibdev}" in " ".join(spec.argv)) == ("{port}" in " ".join(spec.argv)) == (spec.expand == "ibport")
+        assert spec.expand is None or spec.mode == "snapshot", f"{spec.name}: only snapshots are expanded"
         assert spec.mode != "stream" or spec.argv_once, f"{spec.name}: a stream needs argv_once for --duration 0"
         assert spec in SPECS, f"{spec.name}: not in forensics.collect.specs.SPECS"
     raws = [s.raw for s in d.collect]

@@ -54,6 +54,16 @@ def fill(argv, **values):
     return [a.format(**values) if "{" in a else a for a in argv]
 
 
+def expand_items(spec, ifaces, ib_ports):
+    """Placeholder values of each run of a spec: one per interface (``iface``), one per RDMA port
+    (``ibport``: ``{ibdev}`` and ``{port}``), else one run."""
+    if spec.expand == "iface":
+        return [{"iface": i} for i in ifaces]
+    if spec.expand == "ibport":
+        return [{"ibdev": d, "port": p} for d, p in ib_ports]
+    return [{}]
+
+
 def samples(duration, interval):
     """Sampling intervals in `duration` seconds (what --count of a stream counts)."""
     return max(1, int(round(duration / interval)))
@@ -108,6 +118,7 @@ class Collector(object):
         self.started = proc.utcnow()
         self.capped = set()
         self.hung = set()  # programs that timed out once
+        self.ib_ports = []  # (RDMA device, port) pairs, listed when the collection starts
         self.process_uids = set()  # owners of the recorded GPU processes (job users)
         t0 = time.monotonic()
         self.sample_end = t0 + (self.duration + SAMPLE_GRACE_S if self.duration > 0 else ONESHOT_BUDGET_S)
@@ -200,7 +211,7 @@ class Collector(object):
 
     def run_snapshot(self, spec, sample, ifaces):
         """One sample of a snapshot spec: each output preceded by a marker line, appended to its raw file."""
-        items = [{"iface": i} for i in ifaces] if spec.expand == "iface" else [{}]
+        items = expand_items(spec, ifaces, self.ib_ports)
         for values in items:
             if self.stop.is_set():
                 return
@@ -252,6 +263,7 @@ class Collector(object):
         t0 = time.monotonic()
         inventory = node.nics()
         ifaces = node.ethtool_ifaces(inventory)
+        self.ib_ports = node.ib_ports()
         self.say("collecting for %gs every %gs; %d interface(s) to sample%s" % (
             self.duration, self.interval, len(ifaces), "" if not self.nccl_globs else "; NCCL logs " + ", ".join(self.nccl_globs)))
         streams = [s for s in SPECS if s.mode == "stream"]

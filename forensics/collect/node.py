@@ -135,6 +135,29 @@ def rdma_map():
     return out
 
 
+_IB_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+def ib_ports():
+    """(device, port) of every RDMA port under /sys/class/infiniband/<dev>/ports/<port> (names checked:
+    they become arguments of the commands that read the port's counters)."""
+    base = os.path.join(sysfs(), "class", "infiniband")
+    out = []
+    try:
+        devs = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for dev in devs:
+        if not _IB_NAME.match(dev):
+            continue
+        try:
+            ports = sorted(os.listdir(os.path.join(base, dev, "ports")), key=lambda p: (len(p), p))
+        except OSError:
+            continue
+        out.extend((dev, p) for p in ports if p.isdigit() and len(p) <= 3)
+    return out
+
+
 def nics():
     """Inventory of /sys/class/net: iface, PCI address, NUMA node, driver, RDMA device, MAC, MTU, speed, state."""
     base = os.path.join(sysfs(), "class", "net")

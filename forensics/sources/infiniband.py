@@ -1,0 +1,437 @@
+"""InfiniBand / RoCE ports -> ``ib_ports`` (state, rate) and ``ib_counters`` (port counters).
+
+One fabric-port family, four ways operators read it (all of rdma-core / infiniband-diags or the
+kernel's sysfs), each recognised by its own lines, and mixed in one input when pasted together:
+
+* ``ibstat`` (``CA 'mlx5_0'`` then TAB-indented ``CA type:``, ``Firmware version:``, ``Node GUID:``
+  and per ``Port N:`` ``State: Active``, ``Physical state: LinkUp``, ``Rate: 200``, ``Base lid:``,
+  ``SM lid:``, ``Port GUID:``, ``Link layer:``); ``ibpanic:``/``ibwarn:`` lines it prints on
+  errors go to ``unparsed`` with their reason (the ports before them are kept);
+* ``ibstatus`` (``Infiniband device 'mlx5_0' port 1 status:`` then ``default gid:``, ``base lid:
+  0x33bf`` (hex), ``sm lid:``, ``state: 4: ACTIVE``, ``phys state: 5: LinkUp``, ``rate: 200 Gb/sec
+  (4X HDR)``, ``link_layer: InfiniBand``);
+* ``perfquery [-x|-E|-D|...]`` (``# Port extended counters: Lid 2052 port 1 (CapMask: ...)`` then
+  ``PortXmitData:....................178791657177235``); the device comes from a ``-C <dev>`` in
+  the collector's marker, a pasted command line or a sosreport file name
+  (``perfquery_-C_mlx5_0_-P_1``), else ``ctx.hints["device"]``, else null;
+* sysfs read with ``grep -H`` (what ``forensics collect`` runs): ``<path>:<value>`` lines of
+  ``/sys/class/infiniband/<dev>/ports/<port>/counters/<name>``, ``.../hw_counters/<name>``, and the
+  port's ``state``, ``phys_state``, ``rate`` and ``link_layer`` files (these give an ``ib_ports``
+  row per snapshot; the path may be relative, as when grep runs inside the folder).
+
+Repeated snapshots each preceded by the collector's marker line give ``sample_no`` and ``ts``
+(``sampled``); without markers ``ts`` is ``ctx.capture_time`` or null (``none``). perfquery's
+structure lines (``PortSelect``, ``CounterSelect``, ``CounterSelect2``) give no counter row;
+shell prompts and other lines go to ``unparsed`` with a reason.
+
+Counter names: perfquery's are mapped to the kernel's sysfs names (``SymbolErrorCounter`` ->
+``symbol_error``, ``LinkDownedCounter`` -> ``link_downed``, ``PortXmitWait`` -> ``port_xmit_wait``,
+``PortXmitPkts`` -> ``port_xmit_packets``, ...; ``raw_name`` keeps the printed one), so one query
+reads both. Counter lines are split in polars (a sysfs series is the bulk of the input).
+
+>>> from forensics.sources import ParseContext
+>>> sample = (b"CA 'mlx5_0'\\n\\tCA type: MT4129\\n\\tPort 1:\\n\\t\\tState: Down\\n\\t\\tPhysical state: Polling\\n"
+...           b"\\t\\tRate: 40\\n\\t\\tLink layer: InfiniBand\\n"
+...           b"# Port extended counters: Lid 2052 port 1 (CapMask: 0x5300 CapMask2: 0x0000002)\\n"
+...           b"PortSelect:......................1\\n"
+...           b"LinkDownedCounter:...............1\\n"
+...           b"/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error:12\\n")
+>>> res = parse(sample, ParseContext(host="n1", hints={"device": "mlx5_0"}))
+>>> res.tables["ib_ports"].select("line_no", "tool", "device", "port", "state", "phys_state", "rate_gbps").rows()
+[(3, 'ibstat', 'mlx5_0', 1, 'DOWN', 'Polling', 40.0)]
+>>> res.tables["ib_counters"].select("line_no", "device", "port", "counter_set", "counter", "value").rows()
+[(10, 'mlx5_0', 1, 'PortCountersExtended', 'link_downed', 1), (11, 'mlx5_0', 1, 'counters', 'symbol_error', 12)]
+>>> res.lines, res.unparsed.height
+(11, 0)
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import polars as pl
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import (
+    ParseContext,
+    ParseResult,
+    Sniff,
+    head_text,
+    marker_split,
+    result,
+    split_lines,
+    unparsed_rows,
+)
+
+NAME = "infiniband"
+VERSION = 1
+TABLES = ("ib_ports", "ib_counters")
+DESCRIPTION = "InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters and hw_counters (grep -H)"
+SNIFF_PRIORITY = 30
+
+INT64_MAX = (1 << 63) - 1
+_TS = pl.Datetime("us", "UTC")
+
+# perfquery (infiniband-diags perfquery.c / ibdiag field names) -> kernel sysfs counter names
+# (drivers/infiniband/core/sysfs.c): one vocabulary for both.
+PERFQUERY_TO_SYSFS = {
+    "SymbolErrorCounter": "symbol_error",
+    "LinkErrorRecoveryCounter": "link_error_recovery",
+    "LinkDownedCounter": "link_downed",
+    "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors",
+    "PortXmitDiscards": "port_xmit_discards",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
+    "PortRcvConstraintErrors": "port_rcv_constraint_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+    "VL15Dropped": "VL15_dropped",
+    "PortXmitData": "port_xmit_data",
+    "PortRcvData": "port_rcv_data",
+    "PortXmitPkts": "port_xmit_packets",
+    "PortRcvPkts": "port_rcv_packets",
+    "PortXmitWait": "port_xmit_wait",
+    "PortUnicastXmitPkts": "unicast_xmit_packets",
+    "PortUnicastRcvPkts": "unicast_rcv_packets",
+    "PortMulticastXmitPkts": "multicast_xmit_packets",
+    "PortMulticastRcvPkts": "multicast_rcv_packets",
+}
+_PQ_STRUCTURE = ("PortSelect", "CounterSelect", "CounterSelect2")
+# "# Port extended counters: Lid 2052 port 1 (CapMask: ...)" -> the attribute perfquery read
+_PQ_SETS = {
+    "Port counters": "PortCounters",
+    "Port extended counters": "PortCountersExtended",
+    "PortRcvErrorDetails counters": "PortRcvErrorDetails",
+    "PortXmitDiscardDetails counters": "PortXmitDiscardDetails",
+    "PortExtendedSpeedsCounters": "PortExtendedSpeedsCounters",
+    "PortExtendedSpeedsCounters RSFEC active": "PortExtendedSpeedsCounters",
+    "PortXmitDataSL counters": "PortXmitDataSL",
+    "PortRcvDataSL counters": "PortRcvDataSL",
+    "PortOpRcvCounters counters": "PortOpRcvCounters",
+    "PortFlowCtlCounters counters": "PortFlowCtlCounters",
+    "PortVLOpPackets counters": "PortVLOpPackets",
+    "PortVLOpData counters": "PortVLOpData",
+    "PortVLXmitFlowCtlUpdateErrors counters": "PortVLXmitFlowCtlUpdateErrors",
+    "PortVLXmitWaitCounters counters": "PortVLXmitWaitCounters",
+    "SwPortVLCongestion counters": "SwPortVLCongestion",
+    "PortSamplesControl": "PortSamplesControl",
+}
+
+_STATE_NAMES = {"down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED", "active": "ACTIVE",
+                "active_defer": "ACTIVE_DEFER", "active defer": "ACTIVE_DEFER"}
+
+_CA = re.compile(r"^CA '([^']+)'\s*$")
+_CA_KEY = re.compile(r"^\s+(CA type|Number of ports|Firmware version|Hardware version|Node GUID|System image GUID):\s*(.*?)\s*$")
+_PORT = re.compile(r"^\s+Port ([0-9]+):\s*$")
+_PORT_KEY = re.compile(r"^\s+(State|Physical state|Rate|Base lid|LMC|SM lid|Capability mask|Port GUID|Link layer):\s*(.*?)\s*$")
+_IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port ([0-9]+) status:\s*$")
+_IBSTATUS_KEY = re.compile(r"^\s+(default gid|base lid|sm lid|state|phys state|rate|link_layer):\s*(.*?)\s*$")
+_IBDIAG_MSG = re.compile(r"^(ibpanic|ibwarn|ibdebug|iberror|ibstat|ibstatus|perfquery): ")
+_PQ_HEADER2 = re.compile(r"^# (.*?): Lid ([0-9]+) port ([0-9]+|ALL)\b")
+_PQ_LINE_RE = r"^([A-Za-z][A-Za-z0-9_]*):\.+(.*?)\s*$"
+_SYSFS_RE = (r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(counters|hw_counters)/+"
+             r"([A-Za-z0-9_]+):(.*?)\s*$")
+_SYSFS_ATTR = re.compile(r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(state|phys_state|rate|link_layer):(.*?)\s*$")
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*Gb/sec)?(?:\s*\(([0-9]+X)\s*([A-Z]+)?\))?\s*$")
+_NUM_STATE = re.compile(r"^(?:[0-9]+:\s*)?(.*?)\s*$")
+_COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep)(?:\s|$)")
+_DEV_OPT = re.compile(r"(?:^|\s)(?:-C|--Ca)(?:\s+|=)([A-Za-z0-9_.:-]+)")
+_SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
+
+
+def sniff(head: bytes) -> Sniff:
+    """Confident on ibstat's ``CA '...'`` + ``Port N:``, ibstatus' device line, perfquery's header
+    and dotted lines, or sysfs counter paths."""
+    text = head_text(head)
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    if not lines:
+        return Sniff(0.0, "no lines")
+    hits = 0
+    strong = ""
+    for ln in lines:
+        if _CA.match(ln) or _IBSTATUS.match(ln):
+            strong = strong or "an ibstat/ibstatus device line"
+            hits += 1
+        elif _PQ_HEADER2.match(ln):
+            strong = strong or "a perfquery counters header"
+            hits += 1
+        elif (_CA_KEY.match(ln) or _PORT.match(ln) or _PORT_KEY.match(ln) or _IBSTATUS_KEY.match(ln)
+              or re.match(_PQ_LINE_RE, ln) or _SYSFS_ATTR.match(ln)):
+            hits += 1
+        elif re.match(_SYSFS_RE, ln):
+            strong = strong or "/sys/class/infiniband counter paths"
+            hits += 1
+    if not strong:
+        return Sniff(0.0, "no ibstat, ibstatus, perfquery or sysfs counter line")
+    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{hits} of {len(lines)} lines; {strong}")
+
+
+def _state(text: str | None) -> str | None:
+    if text is None:
+        return None
+    name = _NUM_STATE.match(text).group(1)
+    return _STATE_NAMES.get(name.lower(), name.upper() or None)
+
+
+def _phys(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return _NUM_STATE.match(text).group(1) or None
+
+
+def _lid(text: str | None) -> int | None:
+    if not text:
+        return None
+    try:
+        v = int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        return None
+    return v if 0 <= v < (1 << 31) else None
+
+
+def _rate(text: str | None) -> tuple[float | None, str | None, str | None]:
+    m = _RATE.match(text or "")
+    if not m:
+        return None, None, None
+    return float(m.group(1)), m.group(2), m.group(3)
+
+
+def _device_of(command: str | None) -> str | None:
+    if not command:
+        return None
+    m = _SOS_PQ.search(command) or _DEV_OPT.search(command)
+    return m.group(1) if m else None
+
+
+class _Ports:
+    """Rows of ``ib_ports`` built up line by line (ibstat, ibstatus, sysfs attribute files)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self.cur: dict | None = None
+
+    def open(self, **row) -> dict:
+        self.cur = dict(row)
+        self.rows.append(self.cur)
+        return self.cur
+
+    def frame(self) -> pl.DataFrame:
+        cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "ts_quality": pl.String, "device": pl.String,
+                "port": pl.Int32, "tool": pl.String, "state": pl.String, "phys_state": pl.String,
+                "rate_gbps": pl.Float64, "width": pl.String, "speed": pl.String, "base_lid": pl.Int32,
+                "sm_lid": pl.Int32, "link_layer": pl.String, "port_guid": pl.String, "node_guid": pl.String,
+                "ca_type": pl.String, "firmware": pl.String}
+        return pl.DataFrame([{k: r.get(k) for k in cols} for r in self.rows], schema=cols, orient="row")
+
+
+def _counter_lines(df: pl.DataFrame) -> pl.DataFrame:
+    """Every line split as a sysfs ``path:value`` or perfquery ``Name:....value`` line (polars)."""
+    sysfs = pl.col("text").str.extract_groups(_SYSFS_RE).struct.rename_fields(
+        ["s_dev", "s_port", "s_set", "s_name", "s_val"])
+    pq = pl.col("text").str.extract_groups(_PQ_LINE_RE).struct.rename_fields(["p_name", "p_val"])
+    return df.with_columns(sysfs.alias("s"), pq.alias("p")).unnest("s", "p")
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    df = split_lines(data)
+    n = df.height
+    if n == 0:
+        return result(NAME, ctx, 0, {"ib_ports": _Ports().frame(), "ib_counters": _empty_counters()}, variant="empty")
+    df = marker_split(df)
+    has_markers = bool(df["is_marker"].any())
+    cap = ctx.capture_time
+    if cap is not None and cap.tzinfo is None:
+        cap = cap.replace(tzinfo=dt.timezone.utc)
+    df = _counter_lines(df)
+    hint_dev = (ctx.hints or {}).get("device") or _device_of(ctx.file)
+    file_port = _SOS_PQ.search(ctx.file or "")
+
+    ports = _Ports()
+    bad: list[tuple[int, str, str]] = []
+    variants: set[str] = set()
+    # perfquery context per line (device, port, attribute), filled by the walk below
+    pq_ctx: dict[int, tuple[str | None, int | None, str]] = {}
+    ca: dict = {}
+    section = None  # "ibstat-ca" | "ibstat-port" | "ibstatus" | "perfquery"
+    pq_dev = pq_port = pq_set = None
+    cmd_dev = None
+    last_sample = None
+    sysfs_port: dict[tuple, dict] = {}
+
+    rows = df.select("line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name",
+                     "p_val").iter_rows()
+    for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val in rows:
+        if sample_no != last_sample:
+            last_sample = sample_no
+            section, ca, cmd_dev = None, {}, None
+            pq_dev = _device_of(argv)
+        if is_marker:
+            continue
+        if sample_no < 0:
+            if text.strip():
+                bad.append((line_no, text, "line before the first forensics-sample marker"))
+            continue
+        ts = sample_ts if has_markers else cap
+        stamp = {"sample_no": sample_no, "ts": ts, "ts_quality": "sampled" if ts is not None else "none"}
+        if s_name is not None:
+            variants.add("sysfs")
+            section = None
+            continue  # (a counter row, built in polars below)
+        if p_name is not None and section == "perfquery":
+            if p_name not in _PQ_STRUCTURE:
+                pq_ctx[line_no] = (pq_dev, pq_port, pq_set)
+            continue
+        stripped = text.strip()
+        if not stripped:
+            if section in ("ibstatus",):
+                section = None
+            continue
+        m = _CA.match(text)
+        if m:
+            variants.add("ibstat")
+            ca = {"device": m.group(1)}
+            section = "ibstat-ca"
+            continue
+        if section in ("ibstat-ca", "ibstat-port"):
+            m = _PORT.match(text)
+            if m:
+                ports.open(line_no=line_no, tool="ibstat", device=ca.get("device"), port=int(m.group(1)),
+                           ca_type=ca.get("CA type"), firmware=ca.get("Firmware version"), node_guid=ca.get("Node GUID"),
+                           **stamp)
+                section = "ibstat-port"
+                continue
+            m = _PORT_KEY.match(text) if section == "ibstat-port" else None
+            if m:
+                _ibstat_port_key(ports.cur, m.group(1), m.group(2))
+                continue
+            m = _CA_KEY.match(text)
+            if m and section == "ibstat-ca":
+                ca[m.group(1)] = m.group(2)
+                continue
+        m = _IBSTATUS.match(text)
+        if m:
+            variants.add("ibstatus")
+            ports.open(line_no=line_no, tool="ibstatus", device=m.group(1), port=int(m.group(2)), **stamp)
+            section = "ibstatus"
+            continue
+        if section == "ibstatus":
+            m = _IBSTATUS_KEY.match(text)
+            if m:
+                _ibstatus_key(ports.cur, m.group(1), m.group(2))
+                continue
+        m = _SYSFS_ATTR.match(text)
+        if m:
+            variants.add("sysfs")
+            key = (sample_no, m.group(1), int(m.group(2)))
+            row = sysfs_port.get(key)
+            if row is None:
+                row = sysfs_port[key] = ports.open(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),
+                                                   **stamp)
+            _ibstatus_key(row, m.group(3).replace("_", " ") if m.group(3) != "link_layer" else "link_layer", m.group(4))
+            section = None
+            continue
+        m = _PQ_HEADER2.match(stripped)
+        if m:
+            variants.add("perfquery")
+            kind = m.group(1).strip()
+            pq_set = _PQ_SETS.get(kind, kind.replace(" counters", "").replace(" ", ""))
+            pq_port = int(m.group(3)) if m.group(3).isdigit() else None
+            if pq_port is None and file_port:
+                pq_port = int(file_port.group(2))
+            pq_dev = pq_dev or cmd_dev or hint_dev
+            section = "perfquery"
+            continue
+        if _IBDIAG_MSG.match(stripped):
+            bad.append((line_no, text, "infiniband-diags error or debug message"))
+            continue
+        if _COMMAND.search(stripped) and len(stripped) < 400:
+            cmd_dev = _device_of(stripped)
+            if cmd_dev:
+                pq_dev = cmd_dev
+            bad.append((line_no, text, "shell prompt or command line, not tool output"))
+            section = None
+            continue
+        bad.append((line_no, text, "not ibstat, ibstatus, perfquery or sysfs counter output"))
+
+    counters = _counters(df, pq_ctx, has_markers, cap, bad, ctx)
+    up = [unparsed_rows(bad, ctx, NAME)] if bad else []
+    devices = sorted({d for d in ports.frame()["device"].to_list() + counters["device"].to_list() if d})
+    order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs") if v in variants]
+    if has_markers:
+        order.append("markers")
+    return result(NAME, ctx, n, {"ib_ports": ports.frame(), "ib_counters": counters}, up,
+                  variant="+".join(order) or "unrecognised", devices=devices)
+
+
+def _ibstat_port_key(row: dict | None, key: str, value: str) -> None:
+    if row is None:
+        return
+    if key == "State":
+        row["state"] = _state(value)
+    elif key == "Physical state":
+        row["phys_state"] = _phys(value)
+    elif key == "Rate":
+        row["rate_gbps"] = _rate(value)[0]
+    elif key == "Base lid":
+        row["base_lid"] = _lid(value)
+    elif key == "SM lid":
+        row["sm_lid"] = _lid(value)
+    elif key == "Port GUID":
+        row["port_guid"] = value
+    elif key == "Link layer":
+        row["link_layer"] = value
+
+
+def _ibstatus_key(row: dict | None, key: str, value: str) -> None:
+    if row is None:
+        return
+    if key == "state":
+        row["state"] = _state(value)
+    elif key == "phys state":
+        row["phys_state"] = _phys(value)
+    elif key == "rate":
+        row["rate_gbps"], row["width"], row["speed"] = _rate(value)
+    elif key == "base lid":
+        row["base_lid"] = _lid(value)
+    elif key == "sm lid":
+        row["sm_lid"] = _lid(value)
+    elif key == "link_layer":
+        row["link_layer"] = value
+
+
+def _empty_counters() -> pl.DataFrame:
+    return pl.DataFrame(schema={"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "ts_quality": pl.String,
+                                "device": pl.String, "port": pl.Int32, "counter_set": pl.String, "counter": pl.String,
+                                "raw_name": pl.String, "value": pl.Int64})
+
+
+def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list, ctx: ParseContext) -> pl.DataFrame:
+    """ib_counters rows of the sysfs and perfquery counter lines; values that are no u63 go to `bad`."""
+    ts = (pl.col("sample_ts") if has_markers else pl.lit(cap, dtype=_TS)).cast(_TS)
+    stamp = [pl.col("line_no"), pl.col("sample_no"), ts.alias("ts"),
+             pl.when(ts.is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality")]
+    sysfs = df.filter(pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0)).select(
+        *stamp, pl.col("text"), pl.col("s_dev").alias("device"), pl.col("s_port").cast(pl.Int32, strict=False).alias("port"),
+        pl.col("s_set").alias("counter_set"), pl.col("s_name").alias("counter"), pl.col("s_name").alias("raw_name"),
+        pl.col("s_val").str.strip_chars().alias("v"))
+    parts = [sysfs]
+    if pq_ctx:
+        keys = pl.DataFrame({"line_no": list(pq_ctx), "device": [c[0] for c in pq_ctx.values()],
+                             "port": [c[1] for c in pq_ctx.values()], "counter_set": [c[2] for c in pq_ctx.values()]},
+                            schema={"line_no": pl.Int64, "device": pl.String, "port": pl.Int32, "counter_set": pl.String})
+        pq = df.join(keys, on="line_no", how="inner").select(
+            *stamp, pl.col("text"), "device", "port", "counter_set",
+            pl.col("p_name").replace_strict(PERFQUERY_TO_SYSFS, default=pl.col("p_name")).alias("counter"),
+            pl.col("p_name").alias("raw_name"), pl.col("p_val").alias("v"))
+        parts.append(pq)
+    rows = pl.concat(parts).sort("line_no")
+    rows = rows.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"))
+    ok = pl.col("u").is_not_null() & (pl.col("u") <= INT64_MAX) & ~pl.col("v").str.starts_with("+")
+    wrong = rows.filter(~ok)
+    for line_no, text, v in wrong.select("line_no", "text", "v").iter_rows():
+        bad.append((line_no, text, "counter value is not an unsigned 63-bit integer" if v else "no counter value"))
+    return rows.filter(ok).select("line_no", "sample_no", "ts", "ts_quality", "device", "port", "counter_set", "counter",
+                                  "raw_name", pl.col("u").cast(pl.Int64).alias("value"))
+
+

@@ -1,0 +1,83 @@
+"""infiniband source: the collector's series of sysfs reads, perfquery from a sosreport, the port
+inventory the collector expands its sysfs read over, and values that are no counter."""
+from __future__ import annotations
+
+import datetime as dt
+
+from forensics.collect import node
+from forensics.collect.main import expand_items
+from forensics.collect.specs import by_name
+from forensics.importers import sos
+from forensics.sources import ParseContext, registry
+
+PARSER = registry()["infiniband"]
+
+
+def _series() -> bytes:
+    out = []
+    for k, (downed, sym) in enumerate([(0, 0), (0, 0), (1, 17), (2, 40)]):
+        ts = dt.datetime(2026, 11, 30, 10, 0, 5 * k, tzinfo=dt.timezone.utc).isoformat(timespec="microseconds")
+        out.append(f'#### forensics-sample ts={ts} argv="grep -H -s -r . /sys/class/infiniband/mlx5_3/ports/1/state"')
+        out.append("/sys/class/infiniband/mlx5_3/ports/1/state:4: ACTIVE" if k < 3 else
+                   "/sys/class/infiniband/mlx5_3/ports/1/state:1: DOWN")
+        out.append("/sys/class/infiniband/mlx5_3/ports/1/rate:400 Gb/sec (4X NDR)")
+        out.append(f"/sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:{downed}")
+        out.append(f"/sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:{sym}")
+        out.append("/sys/class/infiniband/mlx5_3/ports/1/hw_counters/np_cnp_sent:12")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_marker_series_gives_state_and_counters_per_sample():
+    res = PARSER.parse(_series(), ParseContext(host="n7", file="raw/infiniband/sysfs-mlx5_3-1.txt"))
+    ports = res.tables["ib_ports"]
+    assert ports.select("sample_no", "state").rows() == [(0, "ACTIVE"), (1, "ACTIVE"), (2, "ACTIVE"), (3, "DOWN")]
+    assert set(ports["ts_quality"]) == {"sampled"} and ports["rate_gbps"].to_list() == [400.0] * 4
+    c = res.tables["ib_counters"].filter(counter="link_downed")
+    assert c["value"].to_list() == [0, 0, 1, 2] and c["ts"].is_sorted()
+    assert set(res.tables["ib_counters"]["counter_set"]) == {"counters", "hw_counters"}
+    assert res.unparsed.height == 0 and res.lines == 24
+
+
+def test_perfquery_from_a_sosreport_takes_its_device_from_the_file_name():
+    hit = sos.pick("sos_commands/infiniband/perfquery_-C_mlx5_2_-P_1")
+    assert hit == ("infiniband", "perfquery_-C_mlx5_2_-P_1.txt", {"device": "mlx5_2", "port": "1"})
+    data = (b"# Port counters: Lid 5 port 1 (CapMask: 0x1400)\nPortSelect:......................1\n"
+            b"CounterSelect:...................0x0000\nSymbolErrorCounter:..............65535\n"
+            b"LinkDownedCounter:...............255\n")
+    res = PARSER.parse(data, ParseContext(host="n1", file="hosts/n1/raw/infiniband/" + hit[1]))
+    rows = res.tables["ib_counters"].select("device", "port", "counter_set", "counter", "raw_name", "value").rows()
+    assert rows == [("mlx5_2", 1, "PortCounters", "symbol_error", "SymbolErrorCounter", 65535),
+                    ("mlx5_2", 1, "PortCounters", "link_downed", "LinkDownedCounter", 255)]
+
+
+def test_values_that_are_no_counter_are_reported():
+    data = (b"/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error:N/A\n"
+            b"/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:99999999999999999999\n"
+            b"/sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_errors:3\n"
+            b"hello world\n")
+    res = PARSER.parse(data, ParseContext(host="n1"))
+    assert res.tables["ib_counters"]["counter"].to_list() == ["port_rcv_errors"]
+    assert res.unparsed.select("line_no", "reason").rows() == [
+        (1, "counter value is not an unsigned 63-bit integer"), (2, "counter value is not an unsigned 63-bit integer"),
+        (4, "not ibstat, ibstatus, perfquery or sysfs counter output")]
+
+
+def test_collector_reads_every_rdma_port(tmp_path, monkeypatch):
+    for dev, ports in (("mlx5_0", ("1",)), ("mlx5_bond_0", ("1",)), ("hfi1_0", ("1", "2"))):
+        for p in ports:
+            (tmp_path / "class" / "infiniband" / dev / "ports" / p / "counters").mkdir(parents=True)
+    (tmp_path / "class" / "infiniband" / "bad name").mkdir()
+    monkeypatch.setenv("FORENSICS_SYSFS_ROOT", str(tmp_path))
+    found = node.ib_ports()
+    assert found == [("hfi1_0", "1"), ("hfi1_0", "2"), ("mlx5_0", "1"), ("mlx5_bond_0", "1")]
+    spec = by_name()["ib_sysfs"]
+    items = expand_items(spec, ["eth0"], found)
+    assert items[2] == {"ibdev": "mlx5_0", "port": "1"}
+    argv = [a.format(**items[2]) for a in spec.argv]
+    assert argv[:5] == ["grep", "-H", "-s", "-r", "."] and "/sys/class/infiniband/mlx5_0/ports/1/counters" in argv
+    assert spec.raw.format(**items[2]) == "sysfs-mlx5_0-1.txt"
+
+
+def test_no_rdma_port_means_no_sysfs_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("FORENSICS_SYSFS_ROOT", str(tmp_path))
+    assert node.ib_ports() == [] and expand_items(by_name()["ib_sysfs"], ["eth0"], []) == []
