@@ -33,7 +33,7 @@ SPEC = by_name()
 NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
-NOT_SIMULATED: frozenset[str] = frozenset()
+NOT_SIMULATED: frozenset[str] = frozenset({"ibstat", "ib_sysfs"})  # (infiniband: simulated next, issue 18)
 MARKER = MARKER_PREFIX.encode()
 
 
