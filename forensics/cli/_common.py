@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 
 import polars as pl
+import typer
 
 from forensics.errors import UserError
 from forensics.frames import frame_to_json_rows, jsonable
@@ -104,6 +105,18 @@ def stated_hints(fields: str | None, interval: float | None) -> dict:
 
 SINCE_HELP = "only the window from this time on the aligned timeline (ISO-8601, UTC if no zone); detection reads only that window"
 UNTIL_HELP = "only the window before this time (aligned timeline)"
+
+# options several commands take, declared once (same flag, same help everywhere)
+BUNDLE = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory")
+BUNDLES = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged")
+CACHE_DIR = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)")
+QUIET = typer.Option(False, "--quiet", "-q", help="no progress output")
+SINCE = typer.Option(None, "--since", help=SINCE_HELP)
+UNTIL = typer.Option(None, "--until", help=UNTIL_HELP)
+FIELDS = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); "
+                      "wins over recognition by shape")
+INTERVAL = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time "
+                        "(e.g. a loop of nvidia-smi --query-gpu)")
 
 
 def time_window(since: str | None, until: str | None):

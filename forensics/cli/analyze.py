@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import SINCE_HELP, UNTIL_HELP, Severity, UserError, time_window
+from forensics.cli._common import BUNDLES, CACHE_DIR, FIELDS, INTERVAL, QUIET, SINCE, UNTIL, Severity, UserError, time_window
 
 
 class AnalyzeFormat(str, Enum):
@@ -21,20 +21,20 @@ class AnalyzeFormat(str, Enum):
 def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_cmd(
-        bundles: list[Path] = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged"),
+        bundles: list[Path] = BUNDLES,
         fmt: AnalyzeFormat = typer.Option(AnalyzeFormat.text, "--format", help="text|json|md"),
         fail_on: Optional[Severity] = typer.Option(None, "--fail-on", help="exit 1 when a finding reaches this severity"),
-        since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
-        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
+        since: Optional[str] = SINCE,
+        until: Optional[str] = UNTIL,
         only: Optional[list[str]] = typer.Option(None, "--only", help="only these finding kinds (repeat or comma-separate)"),
-        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
+        cache_dir: Optional[Path] = CACHE_DIR,
+        quiet: bool = QUIET,
         report: Optional[Path] = typer.Option(None, "--report", help="also write the self-contained HTML report to this file"),
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose files whose content names none"),
         merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host (as bundle --merge)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="time zone of loose files' local times (e.g. Europe/Paris)"),
-        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
-        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
+        fields: Optional[str] = FIELDS,
+        interval: Optional[float] = INTERVAL,
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analysis import analyze_paths

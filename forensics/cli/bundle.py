@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli._common import UserError
+from forensics.cli._common import FIELDS, INTERVAL, UserError
 from forensics.cli.redact import KEEP, KEY_FILE, MAPPING_OUT, REDACT
 
 
@@ -43,8 +43,8 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="output bundle: .tar, .tar.gz/.tgz or .tar.zst"),
         host: Optional[str] = typer.Option(None, "--host", help="host name for loose inputs (default: from the content or directory name)"),
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA time zone of loose inputs' local times"),
-        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
-        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
+        fields: Optional[str] = FIELDS,
+        interval: Optional[float] = INTERVAL,
         merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host instead of refusing"),
         redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:

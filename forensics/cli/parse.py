@@ -11,7 +11,7 @@ import typer
 
 from forensics.limits import MAX_LINE_BYTES
 
-from forensics.cli._common import UserError
+from forensics.cli._common import FIELDS, INTERVAL, UserError
 
 
 class ParseFormat(str, Enum):
@@ -31,8 +31,8 @@ def register(app: typer.Typer) -> None:
         fmt: ParseFormat = typer.Option(ParseFormat.table, "--format", help="table|json|csv"),
         year: Optional[int] = typer.Option(None, "--year", min=1970, max=9999,
                                            help="year of times printed without one (syslog, journalctl short)"),
-        fields: Optional[str] = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); wins over recognition by shape"),
-        interval: Optional[float] = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time (e.g. a loop of nvidia-smi --query-gpu)"),
+        fields: Optional[str] = FIELDS,
+        interval: Optional[float] = INTERVAL,
     ) -> None:
         """Parse raw outputs of dmesg, ethtool -S, iostat, sar, numactl -H, nvidia-smi or NCCL logs."""
         from forensics.cli._common import OutFormat, emit_frame, stated_hints

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import SINCE_HELP, UNTIL_HELP, OutFormat, Severity, UserError, check_out_folder, emit_frame, time_window
+from forensics.cli._common import BUNDLE, CACHE_DIR, SINCE_HELP, UNTIL, UNTIL_HELP, OutFormat, Severity, UserError, check_out_folder, emit_frame, time_window
 from forensics.limits import QUERY_TIMEOUT_S
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
@@ -59,11 +59,9 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    cache_opt = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)")
-
     @app.command("query")
     def query_cmd(
-        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        bundle: Path = BUNDLE,
         sql: Optional[str] = typer.Argument(None, help="one SELECT statement; '-' reads it from standard input"),
         file: Optional[Path] = typer.Option(None, "--file", "-f", help="read the SQL from this file"),
         name: Optional[str] = typer.Option(None, "--name", "-n", help="run a named query (see `forensics queries`)"),
@@ -72,7 +70,7 @@ def register(app: typer.Typer) -> None:
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="write to this file instead of standard output"),
         limit: Optional[int] = typer.Option(None, "--limit", help=f"at most N rows (table output shows {TABLE_ROWS} by default)"),
         timeout: float = typer.Option(QUERY_TIMEOUT_S, "--timeout", help="stop the query after this many seconds (0: no limit)"),
-        cache_dir: Optional[Path] = cache_opt,
+        cache_dir: Optional[Path] = CACHE_DIR,
     ) -> None:
         """Run read-only DuckDB SQL over a bundle's tables and views (events, nic_rates, gpu_episodes, ...)."""
         from forensics.db import QueryError
@@ -141,15 +139,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command("timeline")
     def timeline_cmd(
-        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        bundle: Path = BUNDLE,
         host: Optional[list[str]] = typer.Option(None, "--host", help="only these hosts (repeat or comma-separate)"),
         since: Optional[str] = typer.Option(None, "--since", help="from this time (ISO-8601, UTC if no zone; aligned timeline)"),
-        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
+        until: Optional[str] = UNTIL,
         kind: Optional[list[str]] = typer.Option(None, "--kind", help="only these event kinds; '*' wildcards (nccl_*)"),
         severity: Severity = typer.Option(Severity.info, "--severity", help="lowest severity shown: " + "|".join(s.value for s in Severity)),
         limit: Optional[int] = typer.Option(None, "--limit", help="at most N events"),
         fmt: TimelineFormat = typer.Option(TimelineFormat.text, "--format", help="text|json|csv"),
-        cache_dir: Optional[Path] = cache_opt,
+        cache_dir: Optional[Path] = CACHE_DIR,
     ) -> None:
         """The merged timeline of every host (clock-aligned), colour-coded by severity."""
         from forensics.db import QueryError
@@ -181,11 +179,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command("export")
     def export_cmd(
-        bundle: Path = typer.Argument(..., help="bundle: tar, tar.gz, tar.zst or directory"),
+        bundle: Path = BUNDLE,
         duckdb_file: Optional[Path] = typer.Option(None, "--duckdb", help="write a DuckDB database file with every table and view"),
         parquet_dir: Optional[Path] = typer.Option(None, "--parquet", help="write a Hive-partitioned Parquet dataset (DIR/<table>/host=<h>/)"),
         perfetto: Optional[Path] = typer.Option(None, "--perfetto", help="write the timeline and findings as a Chrome trace-event JSON for ui.perfetto.dev"),
-        cache_dir: Optional[Path] = cache_opt,
+        cache_dir: Optional[Path] = CACHE_DIR,
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output (--perfetto parses and analyses the bundle)"),
         since: Optional[str] = typer.Option(None, "--since", help="--perfetto: " + SINCE_HELP),
         until: Optional[str] = typer.Option(None, "--until", help="--perfetto: " + UNTIL_HELP),

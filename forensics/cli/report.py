@@ -7,19 +7,19 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import SINCE_HELP, UNTIL_HELP, UserError, time_window
+from forensics.cli._common import BUNDLES, CACHE_DIR, QUIET, SINCE, UNTIL, UserError, time_window
 
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_cmd(
-        bundles: list[Path] = typer.Argument(..., help="bundle(s): tar, tar.gz, tar.zst or directory; several are merged"),
+        bundles: list[Path] = BUNDLES,
         out: Path = typer.Option(..., "--out", "-o", help="HTML file to write (one file, works offline)"),
         title: Optional[str] = typer.Option(None, "--title", help="page title (default: the finding and host counts)"),
-        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="where parsed tables are cached (default ~/.cache/forensics)"),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress output"),
-        since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
-        until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
+        cache_dir: Optional[Path] = CACHE_DIR,
+        quiet: bool = QUIET,
+        since: Optional[str] = SINCE,
+        until: Optional[str] = UNTIL,
     ) -> None:
         """Write a self-contained HTML report: diagnosis, swimlane timeline, evidence, per-host charts, NCCL config, coverage."""
         from forensics.analysis import analyze_paths
