@@ -301,3 +301,65 @@ def test_kernel_lines_pasted_without_time_and_host():
     assert set(t["ts_quality"]) == {"none"} and set(t["xid"]) == {45}
     assert row(res, 1)["pci_addr"] == "0000:dc:00.0" and row(res, 1)["xid_text"].endswith("caused by previous Xid 149")
     assert recognise((FIX / "dmesg--open-gpu-issue1150-kernel-prefix-only-xid.txt").read_bytes())[0] == "dmesg"
+
+
+# --- SONiC syslog, kernel messages without a time -----------------------------------------------------
+
+def test_sonic_syslog_severity_word_and_container_program():
+    # sonic-net/sonic-buildimage issue 7310: "host INFO kernel: [10601.214044] igb ...: NIC Link is Down"
+    name = "dmesg--sonic-issue7310-syslog-level-word-igb-link-down.txt"
+    assert recognise((FIX / name).read_bytes())[0] == "dmesg"
+    res = parse(name, year=2021)
+    assert res.unparsed.height == 0 and res.rows() == {"kernel_log": 1, "syslog": 4}
+    k = row(res, 2)
+    assert (k["level"], k["boot_s"], k["iface"], k["pci_addr"]) == ("info", 10601.214044, "eth0", "0000:00:14.0")
+    assert k["ts"] == dt.datetime(2021, 4, 9, 21, 5, 38, 106121, tzinfo=UTC) and k["ts_quality"] == "local_year_inferred"
+    assert k["message"] == "igb 0000:00:14.0 eth0: igb: eth0 NIC Link is Down"
+    s = row(res, 1, "syslog")
+    assert (s["program"], s["level"]) == ("swss#portsyncd", "notice") and s["message"].startswith(":- onMsg: nlmsg")
+
+
+def test_sonic_year_first_time_is_local_not_inferred():
+    # sonic-net/sonic-buildimage PR 18099 put the year first; the file has no kernel line, so it is
+    # parsed only when named (--source dmesg), never recognised as a kernel log
+    data = (FIX / "dmesg--sonic-pr18099-syslog-year-first-teamd-no-kernel.txt").read_bytes()
+    assert recognise(data)[0] is None
+    res = parse(data, tz="UTC")
+    s = res.tables["syslog"]
+    assert res.unparsed.height == 0 and s.height == 5 and set(s["ts_quality"]) == {"local"}
+    r = row(res, 3, "syslog")
+    assert (r["program"], r["pid"], r["level"]) == ("teamd#teamd_PortChannel103", 41, "debug")
+    assert r["ts"] == dt.datetime(2024, 2, 15, 2, 24, 26, 752655, tzinfo=UTC)
+
+
+def test_severity_word_only_between_host_and_program():
+    # an upper-case program name that is no severity word stays the program
+    res = parse(b"Nov 12 16:29:31.708140 sonic INFO kernel: [45185.022439] IPv6: ADDRCONF(NETDEV_UP): Vlan1: link is not ready\n"
+                b"Nov 12 16:29:31.710270 sonic NOTICED orchagent: x\n", year=2019)
+    assert row(res, 1)["level"] == "info" and row(res, 1)["subsystem"] == "IPv6"
+    assert res.unparsed["line_no"].to_list() == [2]  # "NOTICED orchagent:" is no "host program:"
+
+
+def test_untimed_commit_message_paste_is_read_without_times():
+    # Linux commit b361663c5a40 (ASM1083 ASPM quirk) quotes its AER errors without times, indented
+    name = "dmesg--linux-asm1083-commit-untimed-aer-indented.txt"
+    name_, verdict = recognise((FIX / name).read_bytes())
+    assert name_ == "dmesg" and 0.5 <= verdict.confidence < 1.0 and "without a time" in verdict.reason
+    res = parse(name)
+    t = res.tables["kernel_log"]
+    assert res.unparsed.height == 0 and t.height == 5 and res.meta["variant"] == "untimed"
+    assert set(t["ts_quality"]) == {"none"} and t["ts"].null_count() == 5 and t["raw_time"].null_count() == 5
+    r = row(res, 4)
+    assert (r["subsystem"], r["pci_addr"], r["event"]) == ("pcieport", "0000:00:1c.0", "aer_corrected")
+
+
+def test_untimed_needs_kernel_only_shapes_and_stays_out_of_timed_logs():
+    prose = b"Note: this is prose.\nAnother: line of it\nThird: one more\n"
+    assert recognise(prose)[0] is None
+    assert parse(prose).tables["kernel_log"].height == 0
+    # a timed log's lines without a prefix stay unparsed, even when they look like kernel messages
+    mixed = (b"[  1.000000] pci 0000:00:01.0: PME# supported\n"
+             b"pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0\n"
+             b"pcieport 0000:00:1c.0: AER: can't find device of ID00e0\n")
+    res = parse(mixed)
+    assert res.tables["kernel_log"]["line_no"].to_list() == [1] and res.unparsed["line_no"].to_list() == [2, 3]

@@ -22,7 +22,12 @@ Variants read (line by line; one file may mix them):
 - syslog files (``/var/log/kern.log``, ``messages``) in the same shapes, with the kernel's own
   ``[ 12.345678]`` kept as ``boot_s``; OpenWrt ``logread`` ``Sun Jun 11 23:02:41 2023 kern.info kernel:``.
   Records of other programs (``netifd``, ``systemd[1]``) go to the ``syslog`` table.
+- SONiC's syslog: a severity word between host and program (``sonic NOTICE swss#orchagent:``, into
+  ``level``), container-qualified programs, and the year-first time of 2024 on
+  (``2024 Feb 15 02:24:26.091224 host ...``, quality ``local``).
 - pasted in mail or forums: quote prefixes, a whole-paste indent, soft-wrapped lines (paste.py).
+- messages without any time (``dmesg -t``, a paste with the times cut off; untimed.py): only a
+  file without a timed line, as a whole, with kernel-only shapes; quality ``none``.
 - Continuation lines (starting with whitespace: how dmesg and journalctl print the further lines
   of a multi-line record) are rows of their own with the time, level and subsystem of the message
   they continue; their ``raw_time`` is null because no time was printed on them.
@@ -90,7 +95,7 @@ from forensics.sources.dmesg.prefixes import (
 from forensics.sources.dmesg.readers import NAME, NO_PREFIX, PROMPT
 from forensics.sources.dmesg.sniffing import sniff
 
-VERSION = 2
+VERSION = 3
 TABLES = ("kernel_log", "syslog")
 DESCRIPTION = "kernel log: dmesg (raw, -T, --time-format iso, -x, -r), journalctl -k, kern.log/syslog"
 CHUNKABLE = True

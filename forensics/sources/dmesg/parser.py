@@ -21,7 +21,8 @@ from forensics.sources.dmesg.prefixes import (
     RE_PRI,
     RE_PROMPT,
 )
-from forensics.sources.dmesg.readers import NAME, _empty_parsed, _no_prefix, _parse_iso, _parse_iso_fixed
+from forensics.sources.dmesg.readers import NAME, _empty_parsed, _finish, _no_prefix, _parse_iso, _parse_iso_fixed
+from forensics.sources.dmesg.untimed import UNTIMED, untimed_lines
 from forensics.sources.dmesg.routes import ROUTES
 
 _MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
@@ -138,8 +139,14 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     else:
         rows = _empty_parsed().drop("bad", "pri", "dfac", "dlvl")
 
-    # lines a mail client wrapped (after a soft break) belong to the message before them
     left = pl.concat(leftovers)
+    if not rows.height and left.height:  # no timed line: perhaps messages printed without a time
+        got = untimed_lines(left)
+        if got is not None:
+            took, left = got
+            rows = _finish(took, message=pl.col("text"), ts_quality=pl.lit("none")).drop("bad", "pri", "dfac", "dlvl")
+            variants[UNTIMED] += took.height
+    # lines a mail client wrapped (after a soft break) belong to the message before them
     if left.height:
         cands = left.filter(~pl.col("text").str.contains(RE_PROMPT)).sort("line_no")
         rows, not_joined = soft_wrapped(rows, cands, lines)

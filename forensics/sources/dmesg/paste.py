@@ -3,7 +3,7 @@
 - Quote prefixes (``> ``, ``>> ``, ``> > ``) are taken off every line that has one; a quoted line
   that is not a kernel log line is still reported in ``unparsed`` as it was written.
 - A paste indented as a whole (a code block: every non-blank line starts with the same spaces or
-  tab) is taken out of its indent.
+  tab) is taken out of its indent when its first line is a kernel log line (with or without a time).
 - Lines wrapped by a mail client are joined back only where that is certain: a line with no kernel
   log prefix follows a line that ended with a space (the soft line break of ``format=flowed``,
   RFC 3676, which mail archives keep), and the line it continues (or the wrapped line before it)
@@ -16,6 +16,7 @@ import polars as pl
 
 from forensics.sources.dmesg.prefixes import RE_QUOTE
 from forensics.sources.dmesg.sniffing import looks_like_kernel_line
+from forensics.sources.dmesg.untimed import _STRONG
 
 
 def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
@@ -34,7 +35,7 @@ def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
         indent = nonblank.select((t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()).min()).item()
         first = nonblank["text"][0][:indent]
         # only a kernel log taken out of its indent: its first line then carries a kernel log prefix
-        if indent and looks_like_kernel_line(nonblank["text"][0][indent:]) \
+        if indent and (looks_like_kernel_line(nonblank["text"][0][indent:]) or _STRONG.match(nonblank["text"][0][indent:])) \
                 and nonblank["text"].str.starts_with(first).all():
             original = original if original is not None else lines
             lines = lines.with_columns(pl.when(t.str.starts_with(first)).then(t.str.slice(indent)).otherwise(t))

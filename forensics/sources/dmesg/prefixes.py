@@ -12,6 +12,7 @@ FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
               "local3", "local4", "local5", "local6", "local7")
 # spellings of syslog/logread levels -> the dmesg names above
 LEVEL_ALIASES = {"warning": "warn", "error": "err", "panic": "emerg", **{x: x for x in LEVELS}}
+LEVEL_ALIASES.update({k.upper(): v for k, v in LEVEL_ALIASES.items()})  # SONiC's upper-case severity words
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
 
@@ -31,13 +32,24 @@ RE_ISO_FIXED = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}
 # the month as the host's locale abbreviates it ("Nov", "jan.", "фев", "Mär"; months.py says which are known)
 RE_SHORT = (r"^(?P<pfx>(?P<rt>(?P<mon>[^\W\d_]{3,5}\.?) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))?) ?)")
+# SONiC since 2024 (sonic-buildimage PR 18099) puts the year first: "2024 Feb 15 02:24:26.091224 host ..."
+RE_SHORT_YEAR = (r"^(?P<pfx>(?P<rt>(?P<year>[0-9]{4}) (?P<mon>[^\W\d_]{3,5}\.?) +(?P<day>[0-9]{1,2}) "
+                 r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))?) ?)")
 RE_LOGREAD = (r"^(?P<pfx>(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
               r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4})) "
               r"(?P<sfac>[a-z0-9]+)\.(?P<slvl>[a-z]+) ?)")
-# "host ident[pid]: " after a syslog/journal time
-RE_HOST_IDENT = r"^(?P<hpfx>(?P<host>[^ \[\]:]+) (?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[(?P<pid>[0-9]+)\])?: ?)"
+# the severity word SONiC's rsyslog template puts between host and program
+# ("%HOSTNAME% %syslogseverity-text:::uppercase% %syslogtag%", sonic-buildimage
+# files/image_config/rsyslog/rsyslog.conf.j2): "sonic NOTICE swss#orchagent: ..."
+SEVERITY_WORDS = ("EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG")
+RE_SEVERITY = "(?:" + "|".join(SEVERITY_WORDS) + ")"
+# a program tag: "kernel", "systemd[1]", SONiC's container-qualified "swss#orchagent"
+RE_TAG = r"[A-Za-z][A-Za-z0-9_.@/#-]*"
+# "host [SEVERITY ]ident[pid]: " after a syslog/journal time
+RE_HOST_IDENT = (r"^(?P<hpfx>(?P<host>[^ \[\]:]+) (?:(?P<sev>" + RE_SEVERITY[3:-1] + r") )?(?P<ident>"
+                 + RE_TAG + r")(?:\[(?P<pid>[0-9]+)\])?: ?)")
 # "ident: " with no host (OpenWrt logread)
-RE_IDENT = r"^(?P<hpfx>(?P<ident>[A-Za-z][A-Za-z0-9_.@/-]*)(?:\[(?P<pid>[0-9]+)\])?: ?)"
+RE_IDENT = r"^(?P<hpfx>(?P<ident>" + RE_TAG + r")(?:\[(?P<pid>[0-9]+)\])?: ?)"
 # the kernel's own "[ 12.345678] " inside a syslog line
 RE_INNER_BOOT = r"^(?P<ipfx>\[ *(?P<isec>[0-9]+)\.(?P<ifrac>[0-9]+)\] ?)"
 RE_PROMPT = r"(?:^|[\s$#>])(?:sudo )?(?:dmesg|journalctl)(?:\s|$)"

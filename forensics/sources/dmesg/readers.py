@@ -19,6 +19,7 @@ from forensics.sources.dmesg.prefixes import (
     RE_PROMPT,
     RE_RAW,
     RE_SHORT,
+    RE_SHORT_YEAR,
     _match,
 )
 
@@ -113,6 +114,9 @@ def _syslog_tail(df: pl.DataFrame, with_host: bool) -> pl.DataFrame:
     df = df.with_columns(pl.col("msg0").str.extract_groups(rx).alias("_h")).unnest("_h")
     if not with_host:
         df = df.with_columns(pl.lit(None, dtype=pl.String).alias("host"))
+    elif df["sev"].null_count() < df.height:  # SONiC's "host NOTICE program:": the record's level
+        df = df.with_columns(pl.col("sev").replace_strict(LEVEL_ALIASES, default=None, return_dtype=pl.String)
+                             .alias("level"))
     else:  # a journal line whose host was cut out of the paste: "Feb 12 00:48:02 kernel: ..."
         nohost = pl.col("hpfx").is_null() & pl.col("msg0").str.starts_with("kernel: ")
         df = df.with_columns(pl.when(nohost).then(pl.lit("kernel: ")).otherwise(pl.col("hpfx")).alias("hpfx"),
@@ -229,10 +233,20 @@ def _parse_iso(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
 
 
 def _parse_short(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    df = df.with_columns(pl.col("rest").str.extract_groups(RE_SHORT).alias("_g")).unnest("_g")
+    return _short(df, ctx, RE_SHORT)
+
+
+def _parse_short_year(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """SONiC's year-first syslog time "2024 Feb 15 02:24:26.091224 host LEVEL prog: " (local time)."""
+    return _short(df, ctx, RE_SHORT_YEAR)
+
+
+def _short(df: pl.DataFrame, ctx: ParseContext, rx: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    df = df.with_columns(pl.col("rest").str.extract_groups(rx).alias("_g")).unnest("_g")
     ok = df.filter(pl.col("pfx").is_not_null()).with_columns(_after("rest", "pfx").alias("msg0"))
     ok = _syslog_tail(ok, with_host=True)
-    year = _year_for(pl.col("mon"), ctx)
+    printed = "year" in ok.columns
+    year = pl.col("year") if printed else _year_for(pl.col("mon"), ctx)
     if year is None:
         ok = ok.with_columns(pl.lit(None, dtype=pl.Datetime("us")).alias("_naive"),
                              pl.lit(None, dtype=_UTC).alias("_ts"))
@@ -244,7 +258,8 @@ def _parse_short(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.
         ok = ok.with_columns(local_to_utc(pl.col("_naive"), ctx.tz).alias("_ts"))
         bad_ts = pl.when(pl.col("_naive").is_null()).then(pl.lit("syslog time does not convert"))
     out = _finish(ok, host_c=pl.col("host"), raw_time=pl.col("rt"), ts=pl.col("_ts"),
-                  ts_quality=pl.when(pl.col("_ts").is_null()).then(pl.lit("none")).otherwise(pl.lit(YEAR_INFERRED)),
+                  ts_quality=pl.when(pl.col("_ts").is_null()).then(pl.lit("none"))
+                  .otherwise(pl.lit("local" if printed else YEAR_INFERRED)),
                   bad=pl.coalesce(pl.col("bad"), bad_ts))
     return out, df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
 

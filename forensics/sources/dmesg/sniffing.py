@@ -5,6 +5,8 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
+from forensics.sources.dmesg.prefixes import RE_SEVERITY, RE_TAG
+from forensics.sources.dmesg.untimed import is_untimed, untimed_share
 
 # sniffing (Python re on a few lines)
 _SNIFF = [re.compile(p) for p in (
@@ -12,7 +14,8 @@ _SNIFF = [re.compile(p) for p in (
     r"^(?:[a-z0-9]+ *:[a-z]+ *: )?\[[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}\] ",
     r"^(?:[a-z0-9]+ *:[a-z]+ *: )?[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{6}[+-][0-9]{2}:[0-9]{2} ",
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2}) [^ \[\]:]+ kernel: ",
-    r"^[^\W\d_]{3,5}\.? +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? (?:[^ \[\]:]+ )?kernel: ",
+    r"^(?:[0-9]{4} )?[^\W\d_]{3,5}\.? +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? (?:[^ \[\]:]+ )?"
+    + "(?:" + RE_SEVERITY + " )?kernel: ",
     r"^kernel: ",  # a journal line pasted without its time and host
     r"^\[ *[0-9]+\.[0-9]+\] [^ \[\]:]+ kernel: ",
     r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} kern\.[a-z]+ kernel: ",
@@ -25,10 +28,10 @@ _JSON_OTHER = re.compile(r'^\{.*"__REALTIME_TIMESTAMP" ?: ?"[0-9]+"')
 
 # any program's syslog/journal line: counts for sniffing once a kernel line was seen (/var/log/messages)
 _SNIFF_SYSLOG = re.compile(
-    r"^(?:[^\W\d_]{3,5}\.? +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    r"^(?:(?:[0-9]{4} )?[^\W\d_]{3,5}\.? +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})"
     r"|[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} [a-z0-9]+\.[a-z]+)"
-    r" (?:[^ \[\]:]+ )?[A-Za-z][A-Za-z0-9_.@/-]*(?:\[[0-9]+\])?: ")
+    r" (?:[^ \[\]:]+ )?(?:" + RE_SEVERITY + " )?" + RE_TAG + r"(?:\[[0-9]+\])?: ")
 
 
 def sniff(head: bytes) -> Sniff:
@@ -40,8 +43,9 @@ def sniff(head: bytes) -> Sniff:
     lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
-    if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):
-        lines = [ln.lstrip(" \t") for ln in lines]
+    if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
+        cut = min(len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip())  # lines stay continuations
+        lines = [ln[cut:] for ln in lines]
     hits = other = considered = 0
     soft = False  # the line before was a kernel line (or its wrapped tail) ending with a space
     for ln in lines:
@@ -58,6 +62,10 @@ def sniff(head: bytes) -> Sniff:
             continue
         soft = ln.endswith(" ")
     if not hits:
+        strong, shaped, n = untimed_share(lines)
+        if is_untimed(strong, shaped, n):  # dmesg -t, or a paste with the times cut off: less sure
+            return Sniff(round(0.9 * shaped / n, 3), f"{shaped} of {n} lines are kernel messages printed without "
+                         f"a time ({strong} of a shape only the kernel prints)")
         return Sniff(0.0, f"none of {considered} lines carries a kernel log prefix (dmesg, journalctl, syslog, kmsg)")
     what = "carry a kernel log prefix" + (f" ({other} of them other programs' records or wrapped lines)"
                                           if other else "")

@@ -1,0 +1,61 @@
+"""Kernel messages without any time: ``dmesg -t`` (``--notime``) output, and pastes whose times were
+cut off (commit messages, forum posts: `` pcieport 0000:00:1c.0: AER: Corrected error received``).
+
+Such a line has no prefix to recognise it by, so a file is taken to be one only as a whole: at
+least UNTIMED_MIN_STRONG lines, and at least UNTIMED_STRONG_SHARE of its lines, must have a shape
+only the kernel prints (a driver and its PCI device, ``NVRM:``, an oops or hung-task header), and
+UNTIMED_SHARE of them a kernel message shape at all (``driver device: ``, ``subsystem: ``); a file
+with any timed kernel line never is (its lines without a prefix stay unparsed). The rows have no
+time (``ts_quality`` ``none``); lines of another shape stay in ``unparsed``.
+"""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from forensics.sources.dmesg.fields import RE_BRACKET, RE_DEV, RE_MODFN, RE_WORD
+
+# shapes only the kernel prints: dev_printk with a PCI device ("pcieport 0000:00:1c.0: ",
+# "mlx5_core 0000:08:00.2 ens1f0: "), the NVIDIA driver, oops / warning / hung task / RCU / MCE heads
+RE_STRONG = (r"^(?:[A-Za-z][A-Za-z0-9_.-]* (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+             r"(?: [A-Za-z][A-Za-z0-9_.@-]*)?: "
+             r"|NVRM: |BUG: |WARNING: CPU: |Oops: |Kernel panic - |INFO: task .+ blocked for more than "
+             r"|Call Trace:|RIP: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: |Hardware name: |#PF: |rcu: INFO: "
+             r"|watchdog: BUG: |Out of memory: |mce: \[Hardware Error\])")
+# what a kernel message looks like at all (the shapes fields.py reads the subsystem from)
+RE_MESSAGE = "|".join((RE_STRONG, RE_DEV, RE_WORD, RE_MODFN, RE_BRACKET, r"^-+\[ cut here \]-+$",
+                       r"^-+\[ end trace [0-9a-f]+ \]-+$"))
+UNTIMED_MIN_STRONG = 2
+UNTIMED_STRONG_SHARE = 0.25  # an oops: a few heads, then register dumps ("RAX: ...")
+UNTIMED_SHARE = 0.8
+UNTIMED = "untimed"
+
+_STRONG = re.compile(RE_STRONG)
+_MESSAGE = re.compile(RE_MESSAGE)
+
+
+def untimed_share(lines: list[str]) -> tuple[int, int, int]:
+    """(kernel-only shapes, kernel message shapes, lines considered) among `lines` (blank and indented
+    lines, the further lines of a message, aside)."""
+    considered = [ln for ln in lines if ln.strip() and ln[:1] not in " \t"]
+    strong = sum(1 for ln in considered if _STRONG.match(ln))
+    shaped = sum(1 for ln in considered if _MESSAGE.match(ln))
+    return strong, shaped, len(considered)
+
+
+def is_untimed(strong: int, shaped: int, considered: int) -> bool:
+    return (considered > 0 and strong >= UNTIMED_MIN_STRONG and strong >= UNTIMED_STRONG_SHARE * considered
+            and shaped >= UNTIMED_SHARE * considered)
+
+
+def untimed_lines(left: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """When the lines no reader took (`left`: line_no, text; the file gave no timed line) are a kernel
+    log without times: (the lines of a kernel message shape, the others); else None."""
+    main = left.filter(pl.col("text").str.strip_chars() != "")
+    if not main.height:
+        return None
+    if not is_untimed(*untimed_share(main["text"].head(2000).to_list())):
+        return None
+    ok = pl.col("text").str.contains(RE_MESSAGE)
+    return left.filter(ok), left.filter(~ok)
