@@ -214,3 +214,15 @@ def test_crlf_parses_like_lf():
     a, b = parse(lf), parse(lf.replace(b"\n", b"\r\n"))
     assert a.tables["numa_nodes"].equals(b.tables["numa_nodes"])
     assert a.tables["numa_distances"].equals(b.tables["numa_distances"])
+
+
+def test_markdown_code_fence_is_structure_of_the_paste():
+    # a CXL FPGA project's README: numactl -H of a CPU-less CXL node inside a fenced block
+    data = (FIX / "numactl--cxl-fpga-readme-markdown-fence-cpuless-node.txt").read_bytes()
+    res = numactl.parse(data, ParseContext(host="h"))
+    assert res.lines == 13 and res.unparsed.height == 0
+    assert res.tables["numa_nodes"].select("node", "cpu_count", "mem_total_mb").rows() == [(0, 32, 128604), (1, 0, 16062)]
+    assert res.tables["numa_distances"].height == 4
+    # a fence with an info string, and one of tildes, too; a line of backticks with text after them is no fence
+    res = numactl.parse(b"```text\navailable: 1 nodes (0)\n~~~\n``` not a fence\n", ParseContext(host="h"))
+    assert res.unparsed["line_no"].to_list() == [4]

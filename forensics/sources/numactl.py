@@ -12,7 +12,8 @@ What numactl prints (numactl.c ``hardware()``; old and new versions)::
       1:  21  10
 
 also ``node N cpus: 0-13, 56-69 (28)`` (``--cpu-compress``), ``No distance information available.``,
-output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, reported as written), a
+output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, reported as written) or
+inside a Markdown code fence (the fence lines are structure of the paste), a
 line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each),
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
 ``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
@@ -65,6 +66,8 @@ _SNIFF = re.compile(r"(?m)^(?:available: [0-9]+ nodes \(|node [0-9]+ cpus:|No NU
 _SNIFF_LINE = re.compile(r"^(?:available: |node [0-9]+ (?:cpus|size|free):|node distances:|node(?: +[0-9]+)+$"
                          r"|[0-9]+:(?: +[0-9]+)+$|No NUMA available|No distance information)")
 _QUOTE = re.compile(r"^(?:> ?)+")
+# a Markdown code fence line (CommonMark: three or more backticks or tildes, an optional info string)
+_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[A-Za-z0-9_+.-]*\s*$")
 # a line a mail client reflowed: "node 0 size: 63678 MB node 0 free: 59542 MB"
 _NEXT_FIELD = re.compile(r" (?=node [0-9]+ (?:cpus|size|free):)")
 _NO_NUMA = "No NUMA available on this system"
@@ -158,6 +161,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     numa_available = None
     for line_no, text, s in _lines(lines):
         if not s.strip():
+            continue
+        if _FENCE.match(s):  # the Markdown code fence around a paste: structure of the paste
             continue
         if s.startswith(MARKER_PREFIX):
             snap += 1
