@@ -13,8 +13,7 @@ from typing import Callable
 import numpy as np
 
 from forensics.simulate.config import SimConfig, rng
-from forensics.simulate.hardware import Cluster
-from forensics.simulate.plan import INIT_S, WARMUP_S, Crash, Plan
+from forensics.simulate.plan import INIT_S, Crash, Plan
 
 
 @dataclass(frozen=True)
@@ -315,39 +314,55 @@ def _gpu_header(plan, h, g) -> list[str]:
     return [f"NVRM: GPU at PCI:{gpu.pci_short}: {gpu.uuid}", f"NVRM: GPU Board Serial Number: {gpu.serial}"]
 
 
+def _gpu_fault(plan: Plan, r) -> tuple[float, int, int]:
+    """(start, host, GPU) of a fault on one GPU."""
+    ts, _ = _window(plan, r)
+    h = _pick_host(plan, r)
+    return ts, h, int(r.integers(0, plan.cluster.cfg.gpus_per_node))
+
+
+def _gpu_log(plan: Plan, h: int, g: int, t: float, step: float, lines: list[str]) -> None:
+    """The driver's lines about GPU g of host h (its header first), `step` seconds apart from `t`."""
+    for k, text in enumerate(_gpu_header(plan, h, g) + lines):
+        plan.add_dmesg(h, t + step * k, text)
+
+
+def _rank_dies(plan: Plan, r, h: int, g: int, t_fail: float, t_err: float, cause: str, gpu_lost: bool = False) -> None:
+    """The rank of GPU g on host h dies at t_fail; the rank before it on that rail (previous node) gets an IB
+    completion error at t_err, the rest wait for the watchdog."""
+    cl = plan.cluster
+    cfg = cl.cfg
+    errors = {}
+    if cfg.nodes > 1:
+        prev = (h - 1) % cfg.nodes
+        sender = cl.rank(prev, g)
+        errors[sender] = t_err
+        plan.add_nccl(sender, t_err, _ib_error_lines(cl.hosts[h].rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
+                                                     "Send", int(r.integers(33000, 61000))))
+    plan.add_crash(Crash(t_fail=t_fail, dead=[(h, g)], timeout_s=_timeout(cfg), cause=cause, errors=errors,
+                         gpu_lost=gpu_lost), [h])
+
+
 @scenario("xid_79", "a GPU falls off the bus (Xid 79, follow-on Xid 45 on its node), its rank dies, "
                     "NCCL errors on a peer and watchdog timeouts everywhere else")
 def _xid79(plan: Plan, r) -> None:
-    cl = plan.cluster
-    cfg = cl.cfg
-    ts, _ = _window(plan, r)
-    h = _pick_host(plan, r)
-    g = int(r.integers(0, cfg.gpus_per_node))
-    host = cl.hosts[h]
+    ts, h, g = _gpu_fault(plan, r)
+    host = plan.cluster.hosts[h]
     gpu = host.gpus[g]
-    lines = _gpu_header(plan, h, g) + [
+    _gpu_log(plan, h, g, ts, 0.00012, [
         f"NVRM: Xid (PCI:{gpu.pci_short}): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
         f"NVRM: GPU {gpu.pci_addr}: GPU has fallen off the bus.",
         f"NVRM: GPU {gpu.pci_addr}: GPU serial number is {gpu.serial}.",
         "NVRM: A GPU crash dump has been created. If possible, please run",
         "NVRM: nvidia-bug-report.sh as root to collect this data before",
         "NVRM: the NVIDIA kernel module is unloaded.",
-    ]
-    for k, text in enumerate(lines):
-        plan.add_dmesg(h, ts + 0.00012 * k, text)
+    ])
     for o, og in enumerate(host.gpus):
         if o == g:
             continue
         plan.add_dmesg(h, ts + 4.6 + 0.0021 * o,
                        f"NVRM: Xid (PCI:{og.pci_short}): 45, pid={host.pid(o)}, name=pt_main_thread, Ch {0x18 + 2 * o:08x}")
-    errors = {}
-    if cfg.nodes > 1:
-        prev = (h - 1) % cfg.nodes
-        sender = cl.rank(prev, g)
-        errors[sender] = ts + 31.0
-        plan.add_nccl(sender, ts + 31.0, _ib_error_lines(host.rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
-                                                         "Send", int(r.integers(33000, 61000))))
-    plan.add_crash(Crash(t_fail=ts, dead=[(h, g)], timeout_s=_timeout(cfg), cause="xid_79", errors=errors, gpu_lost=True), [h])
+    _rank_dies(plan, r, h, g, ts, ts + 31.0, "xid_79", gpu_lost=True)
     plan.truth("gpu_xid", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 5.0,
                ["dmesg:NVRM: Xid 79 GPU has fallen off the bus", "dmesg:Xid 45 on the node's other GPUs",
                 "nvidia_smi:GPU missing from later samples"])
@@ -356,16 +371,12 @@ def _xid79(plan: Plan, r) -> None:
 @scenario("ecc_remap", "double-bit ECC error on one GPU (Xid 48, row remap Xid 63, contained Xid 94; Xid 64 "
                        "remap failure with odd seeds): remapped rows pending, the rank is killed, the job times out")
 def _ecc(plan: Plan, r) -> None:
-    cl = plan.cluster
-    cfg = cl.cfg
-    ts, _ = _window(plan, r)
-    h = _pick_host(plan, r)
-    g = int(r.integers(0, cfg.gpus_per_node))
-    host = cl.hosts[h]
+    ts, h, g = _gpu_fault(plan, r)
+    host = plan.cluster.hosts[h]
     gpu = host.gpus[g]
     addr = int(r.integers(0x100000000, 0x13FFFFFFF)) & ~0x1F
     pid = host.pid(g)
-    lines = _gpu_header(plan, h, g) + [
+    lines = [
         f"NVRM: Xid (PCI:{gpu.pci_short}): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error "
         f"(DBE) has been detected on GPU in the framebuffer at physAddr 0x{addr:x} partition {int(r.integers(0, 8))}, "
         f"subpartition {int(r.integers(0, 2))}",
@@ -374,21 +385,13 @@ def _ecc(plan: Plan, r) -> None:
         f"NVRM: Xid (PCI:{gpu.pci_short}): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row "
         f"(0x{addr:016x}) marked for remapping, reset gpu to activate.",
     ]
-    failure = cfg.seed % 2 == 1
+    failure = plan.cluster.cfg.seed % 2 == 1
     if failure:
         lines.append(f"NVRM: Xid (PCI:{gpu.pci_short}): 64, pid='<unknown>', name=<unknown>, Row Remapper Error: "
                      f"(0x{addr:016x}) - All reserved rows for bank are remapped")
-    for k, text in enumerate(lines):
-        plan.add_dmesg(h, ts + 0.0004 * k, text)
+    _gpu_log(plan, h, g, ts, 0.0004, lines)
     plan.ecc[(h, g)] = [(ts, {"dbe": 1, "remap_unc": 1, "pending": True, "failure": failure})]
-    errors = {}
-    if cfg.nodes > 1:
-        prev = (h - 1) % cfg.nodes
-        sender = cl.rank(prev, g)
-        errors[sender] = ts + 31.0
-        plan.add_nccl(sender, ts + 31.0, _ib_error_lines(host.rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
-                                                         "Send", int(r.integers(33000, 61000))))
-    plan.add_crash(Crash(t_fail=ts + 0.05, dead=[(h, g)], timeout_s=_timeout(cfg), cause="ecc", errors=errors), [h])
+    _rank_dies(plan, r, h, g, ts + 0.05, ts + 31.0, "ecc")
     xids = "48/63/64/94" if failure else "48/63/94"
     plan.truth("ecc_error", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 1.0,
                [f"dmesg:NVRM Xid {xids}", "nvidia_smi:ECC Errors DRAM Uncorrectable 1",
