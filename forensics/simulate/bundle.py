@@ -19,7 +19,7 @@ from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
-from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat
+from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat, fmt_torch
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
 from forensics.simulate.job import JobModel
@@ -185,7 +185,8 @@ class Simulation:
             name = f"nccl.{host.name}.{pid}.log"
             add(NCCL_SPEC, fmt_nccl.nccl_file(self.cluster, plan, model, h, g), cap + 0.1, cap + 0.11,
                 argv=[cmain.NCCL_COPY, f"/var/log/nccl/{name}"], raw=name)
-        wd = fmt_nccl.watchdog_log(self.cluster, plan, model, h)
+        hung = plan.crash is not None and plan.crash.stuck is not None
+        wd = (fmt_torch.hang_log if hung else fmt_nccl.watchdog_log)(self.cluster, plan, model, h)
         if wd:
             name = f"torchrun-{host.name}.log"
             add(NCCL_SPEC, wd, cap + 0.12, cap + 0.13, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)

@@ -90,6 +90,8 @@ class JobModel:
         for h in range(self.N):
             for g in range(self.G):
                 rk = h * self.G + g
+                if (h, g) == crash.stuck:
+                    continue  # set below, from its node's other workers
                 if (h, g) in crash.dead:
                     self.proc_end[h, g] = crash.t_fail
                 elif h in dead_hosts:
@@ -102,11 +104,16 @@ class JobModel:
                 else:
                     start = max(arrive[h, g], crash.t_fail - 0.2)
                     self.proc_end[h, g] = start + crash.timeout_s + r.uniform(0.05, 1.2) + 0.4
+        if crash.stuck is not None:  # torchrun ends it when its node's other workers exit
+            h, g = crash.stuck
+            others = [self.proc_end[h, o] for o in range(self.G) if o != g]
+            self.proc_end[h, g] = (max(others) if others else crash.t_fail + crash.timeout_s) + r.uniform(0.3, 1.5)
         self.watchdog = {}
         for h in range(self.N):
             for g in range(self.G):
                 rk = h * self.G + g
-                if (h, g) in crash.dead or h in dead_hosts or rk in crash.errors or h in err_hosts:
+                if ((h, g) in crash.dead or (h, g) == crash.stuck or h in dead_hosts or rk in crash.errors
+                        or h in err_hosts):
                     continue
                 start = max(arrive[h, g], crash.t_fail - 0.2)
                 ran = crash.timeout_s + (self.proc_end[h, g] - 0.4 - start - crash.timeout_s)

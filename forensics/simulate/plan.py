@@ -29,6 +29,9 @@ class Crash:
     cause: str
     errors: dict[int, float] = field(default_factory=dict)     # rank -> time of its NCCL error
     gpu_lost: bool = False
+    #: (host, gpu) of a rank that stops at t_fail before enqueuing its next collective (its process
+    #: lives on until torchrun ends its node's workers); every other rank waits in that collective
+    stuck: tuple[int, int] | None = None
 
 
 @dataclass

@@ -496,6 +496,22 @@ def _straggler(plan: Plan, r) -> None:
                    ["nvidia_smi:utilization.gpu ~100% at lower power while waiting for the straggler"], effect=True)
 
 
+@scenario("rank_hang", "one rank stops before entering its next all-reduce (a deadlock inside its own process: its "
+                       "host logs nothing); every other rank waits in that collective until the PyTorch watchdog "
+                       "times out, and the stuck rank's last enqueued sequence number is one behind theirs")
+def _rank_hang(plan: Plan, r) -> None:
+    cl = plan.cluster
+    cfg = cl.cfg
+    ts, _ = _window(plan, r)
+    h = _pick_host(plan, r)
+    g = int(r.integers(0, cfg.gpus_per_node))
+    timeout = _timeout(cfg)
+    plan.add_crash(Crash(t_fail=ts, dead=[], timeout_s=timeout, cause="rank_hang", stuck=(h, g)), [])
+    plan.truth("hang_origin", _names(plan, [h]), f"rank {cl.rank(h, g)}", ts, ts + timeout + 3.0,
+               ["nccl:Received a dump signal ... Last enqueued NCCL work: S-1, last completed NCCL work: S-1 (this rank)",
+                "nccl:PG status: last enqueued work: >= S, last completed work: S-1 (every other rank)"])
+
+
 @scenario("seed000_case_study", "the first seed document: NUMA misplacement of four ranks + NCCL_BUFFSIZE 2 MB + "
                                 "GPUDirect RDMA fallback together; 99% GPU utilisation, ~40% lower throughput")
 def _case000(plan: Plan, r) -> None:

@@ -1,0 +1,60 @@
+"""The simulator's rank_hang scenario at 8, 32 and 64 nodes (issue 19): one rank stops before its next
+all-reduce, every other rank's PyTorch watchdog times out in it. hang_origin must name the stuck
+rank and its host, rank first (above the timeouts, which it causes), with the sequence numbers per
+rank group. Only the job's logs are parsed (the torchrun logs the detector reads), so 64 nodes stay
+quick."""
+from __future__ import annotations
+
+import json
+import tarfile
+
+import polars as pl
+import pytest
+
+from forensics.db import open_bundle
+from forensics.detect.engine import run_all
+from forensics.simulate import SimConfig, write_bundle
+from forensics.sources import ParseContext, get
+from table_bundles import write_tables
+
+
+def _run(tmp_path, nodes: int, seed: int):
+    path = tmp_path / f"hang{nodes}.tar"
+    write_bundle(SimConfig(scenario="rank_hang", nodes=nodes, gpus_per_node=8, duration_s=120.0, interval_s=5.0,
+                           seed=seed, confounders=False), path, tables=False)
+    frames: dict = {}
+    logs = 0
+    with tarfile.open(path) as tf:
+        labels = json.load(tf.extractfile("truth/labels.json"))
+        for m in tf.getmembers():
+            parts = m.name.split("/")
+            if m.isfile() and parts[0] == "hosts" and parts[-1].startswith("torchrun-"):
+                logs += 1
+                res = get("nccl").parse(tf.extractfile(m).read(), ParseContext(host=parts[1], file=parts[-1],
+                                                                               tz="UTC", year=2026))
+                assert res.unparsed.height == 0
+                for t, df in res.tables.items():
+                    frames.setdefault(t, []).append(df)
+    assert logs == nodes  # every host's ranks wrote their watchdog or dump-signal lines
+    findings, errors = run_all(open_bundle(write_tables(tmp_path / "t", frames)),
+                               only={"hang_origin", "collective_timeout"}, anomaly=False)
+    assert errors == []
+    return [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()], labels
+
+
+@pytest.mark.parametrize("nodes,seed", [(8, 3), (32, 11), pytest.param(64, 7, marks=pytest.mark.slow)])
+def test_hang_origin_names_the_stuck_rank_and_host(tmp_path, nodes, seed):
+    findings, labels = _run(tmp_path, nodes, seed)
+    (truth,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
+    assert [f["kind"] for f in findings] == ["hang_origin", "collective_timeout"]
+    origin, timeouts = findings
+    assert origin["hosts"] == truth["hosts"] and origin["subject"] == truth["subject"]
+    assert timeouts["caused_by"] == origin["id"] and origin["caused_by"] is None
+    ev = origin["evidence"]
+    stuck = int(truth["subject"].split()[1])
+    assert ev["origin_ranks"] == [stuck] and ev["never_entered"] and ev["reporting_ranks"] == nodes * 8
+    # the sequence numbers per rank group: the stuck rank one behind, everyone else at the whole step
+    (behind, rest) = ev["seq_groups"]
+    assert behind["ranks"] == [stuck] and behind["last_enqueued"] == behind["last_completed"] == ev["target_seq"] - 1
+    assert rest["n_ranks"] == nodes * 8 - 1 and rest["last_completed"] == ev["target_seq"] - 1
+    assert rest["last_enqueued"] > ev["target_seq"] and ev["timed_out_ranks"] == nodes * 8 - 1
