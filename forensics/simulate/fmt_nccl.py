@@ -93,8 +93,9 @@ def init_lines(cluster, plan, h: int, g: int) -> list[tuple[int, str]]:
         out.append((t["init"], f"{I}Using non-device net plugin version 0"))
         out.append((t["init"], f"{I}Using network IB"))
     out.append((t["init"], f"{I}DMA-BUF is available on GPU device {g}"))
-    out.append((t["init"], f"{I}ncclCommInitRank comm {ptr} rank {R} nranks {nr} cudaDev {g} nvmlDev {g} "
-                           f"busId {gpu.nccl_bus_id} commId {cluster.comm_id} - Init START"))
+    comm_init = (f"{I}ncclCommInitRank comm {ptr} rank {R} nranks {nr} cudaDev {g} nvmlDev {g} "
+                 f"busId {gpu.nccl_bus_id} commId {cluster.comm_id} - Init ")
+    out.append((t["init"], comm_init + "START"))
     pinned = plan.affinity.get((h, g), gpu.numa)
     if pinned == gpu.numa:
         out.append((t["init"], f"{I}Setting affinity for GPU {g} to {cpu_mask_str(node_cpus(gpu.numa))}"))
@@ -151,8 +152,7 @@ def init_lines(cluster, plan, h: int, g: int) -> list[tuple[int, str]]:
     out.append((t["conn"], f"{I}Connected all trees"))
     out.append((t["init"], f"{I}threadThresholds 8/8/64 | {64 * nr}/8/64 | 512 | 512"))
     out.append((t["init"], f"{I}{nch} coll channels, {nch} collnet channels, 0 nvls channels, {nch} p2p channels, 2 p2p channels per peer"))
-    out.append((t["init"], f"{I}ncclCommInitRank comm {ptr} rank {R} nranks {nr} cudaDev {g} nvmlDev {g} "
-                           f"busId {gpu.nccl_bus_id} commId {cluster.comm_id} - Init COMPLETE"))
+    out.append((t["init"], comm_init + "COMPLETE"))
     return out
 
 
