@@ -1,5 +1,10 @@
 """`forensics analyze` speed on a simulated cluster bundle: from raw (parse + detect) and parsed
-(cached tables), end to end in a subprocess each, wall time and peak RSS via /usr/bin/time.
+(cached tables), end to end in a subprocess each, wall time, CPU seconds (user + system, the
+command and its worker processes) and peak RSS via /usr/bin/time.
+
+Every result is stated against the physical floor measured in the same run: decompressing the
+bundle and counting its lines (`zstd -dc BUNDLE | wc -l`, or the same in Python where the `zstd`
+command is missing), timed before and after the other steps (the lesser of the two is the floor).
 
     python benchmarks/analyze_speed.py                     # 64 nodes x 8 GPUs x 10 min at 1 s
     python benchmarks/analyze_speed.py --nodes 64 --duration 1h
@@ -22,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
+def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, float]:
+    """(wall s, peak RSS MB, CPU s = user + system of the command and the children it waited for)."""
     os.sync()  # the previous step's files written back first: not billed to this one
     time.sleep(2)
     res = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=cwd)
@@ -31,7 +37,30 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
     h, m, s = wall.groups()
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
-    return int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024
+    cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", res.stderr).group(1)) for k in ("User", "System"))
+    return int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, cpu
+
+
+def floor(bundle: Path) -> tuple[float, float, int]:
+    """(wall s, CPU s, lines) of decompressing `bundle` and counting the lines of its bytes: the least any
+    analysis from raw must do. `zstd -dc | wc -l` when both commands exist, else the same in this process."""
+    import resource
+
+    def children() -> float:
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+
+    if shutil.which("zstd") and shutil.which("wc"):
+        c0, t0 = children(), time.perf_counter()
+        out = subprocess.run(f"zstd -dc -- '{bundle}' | wc -l", shell=True, capture_output=True, text=True, check=True)
+        return time.perf_counter() - t0, children() - c0, int(out.stdout.split()[0])
+    import zstandard
+
+    t0, c0, n = time.perf_counter(), time.process_time(), 0
+    with open(bundle, "rb") as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zr:
+        while chunk := zr.read(1 << 20):
+            n += chunk.count(b"\n")
+    return time.perf_counter() - t0, time.process_time() - c0, n
 
 
 def raw_size(bundle: Path) -> int:
@@ -74,13 +103,15 @@ def main(argv=None) -> int:
     shutil.rmtree(cache, ignore_errors=True)
     fx = [sys.executable, "-m", "forensics"]
     rows = []
+    load0 = os.getloadavg()
     if not bundle.exists():
         rows.append(("simulate (raw only)", *timed(fx + ["simulate", "--scenario", args.scenario, "--nodes", str(args.nodes),
                                                       "--duration", args.duration, "--interval", args.interval, "--seed", "1",
                                                       "--raw-only", "--out", str(bundle)])))
     analyze = ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"]
+    floors = [floor(bundle)]
 
-    def from_raw(env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
+    def from_raw(env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, float]:
         shutil.rmtree(cache, ignore_errors=True)
         return timed(fx + analyze, env=env, cwd=cwd)
 
@@ -92,24 +123,31 @@ def main(argv=None) -> int:
         ours.append(from_raw())
     else:
         ours, base = [from_raw()], []
-    for n, (wall, rss) in enumerate(ours, 1):
-        rows.append((f"analyze from raw (parse + detect){f', run {n} of {len(ours)}' if len(ours) > 1 else ''}", wall, rss))
+    for n, res in enumerate(ours, 1):
+        rows.append((f"analyze from raw (parse + detect){f', run {n} of {len(ours)}' if len(ours) > 1 else ''}", *res))
     rows.append(("analyze parsed (cached tables)", *timed(fx + analyze)))
-    for n, (wall, rss) in enumerate(base, 1):
-        rows.append((f"baseline {args.baseline}, analyze from raw (run {n} of 2)", wall, rss))
+    for n, res in enumerate(base, 1):
+        rows.append((f"baseline {args.baseline}, analyze from raw (run {n} of 2)", *res))
+    floors.append(floor(bundle))
+    fwall, fcpu, flines = min(floors)
     raw_mb = raw_size(bundle) / 1e6
     load = os.getloadavg()
     lines = [f"# analyze speed, {dt.date.today().isoformat()}", "",
              f"Bundle: `forensics simulate --scenario {args.scenario} --nodes {args.nodes} --duration {args.duration} "
              f"--interval {args.interval} --seed 1 --raw-only` "
-             f"({bundle.stat().st_size / 1e6:.0f} MB, {raw_mb:,.0f} MB of raw outputs). Machine: {os.cpu_count()} CPUs, load average after the run "
+             f"({bundle.stat().st_size / 1e6:.0f} MB, {raw_mb:,.0f} MB of raw outputs). Machine: {os.cpu_count()} CPUs, "
+             f"load average before the run {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, after it "
              f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "",
-             "| step | wall s | peak RSS MB |", "|---|---:|---:|"]
-    lines += [f"| {name} | {wall:.1f} | {rss:.0f} |" for name, wall, rss in rows]
+             f"Floor, measured in this run (decompress the bundle and count its {flines:,} lines, best of "
+             f"{len(floors)}): {fwall:.2f} s wall, {fcpu:.2f} CPU s. The x floor columns divide by these.", "",
+             "| step | wall s | CPU s | wall x floor | CPU x floor | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {name} | {wall:.1f} | {cpu:.1f} | {wall / fwall:.1f} | {cpu / fcpu:.1f} | {rss:.0f} |"
+              for name, wall, rss, cpu in rows]
     if base:
-        mean = sum(w for w, _ in ours) / len(ours) / (sum(w for w, _ in base) / len(base))
+        mean = sum(r[0] for r in ours) / len(ours) / (sum(r[0] for r in base) / len(base))
+        cpu = sum(r[2] for r in ours) / len(ours) / (sum(r[2] for r in base) / len(base))
         lines += ["", f"From raw, this checkout / baseline {args.baseline} (means of the runs in the order A B B A): "
-                      f"**{mean:.2f}**"]
+                      f"**{mean:.2f}** in wall time, **{cpu:.2f}** in CPU seconds"]
     out = ROOT / "benchmarks" / "results" / f"analyze-{dt.date.today().isoformat()}-{args.nodes}x{args.duration}{suffix}.md"
     if out.exists():  # another run the same day: appended, earlier figures and notes kept
         lines[0] = f"## Run of {dt.datetime.now().strftime('%H:%M')}"
