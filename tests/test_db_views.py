@@ -82,7 +82,37 @@ def test_gpus_merges_inventory_rows_by_index_uuid_and_pci(tmp_path):
     rows = b.sql("SELECT gpu, uuid, name, numa_node, cpu_affinity, source_rows, files FROM gpus ORDER BY gpu").rows()
     assert rows == [(0, "GPU-aaa", "NVIDIA H100 80GB HBM3", 0, "0-55", 2, ["q.txt", "topo-m.txt"]),
                     (1, "GPU-bbb", "NVIDIA H100", 1, None, 3, ["q.txt", "query-gpu.csv", "topo-m.txt"])]
-    assert b.sql("SELECT gpu_count, driver_version FROM hosts").rows() == [(2, "550.54.15")]
+    # host facts (gpu_count, versions) are ingest's, not the view's: a bundle of bare tables has none
+    assert b.sql("SELECT gpu_count, driver_version FROM hosts").rows() == [(None, None)]
+
+
+def test_host_facts_come_from_ingest_and_info_and_the_view_agree(tmp_path, cli_env):
+    """GPU and NUMA node counts, driver, CUDA and NCCL versions are computed once, by ingest
+    (forensics.ingest.hostfacts) into the hosts table; the hosts view and `forensics info` read them."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fx = Path(__file__).parent / "fixtures"
+    node = tmp_path / "n1"
+    node.mkdir()
+    for src in ("nvidia_smi/nvidia_smi--q-2xrtx4090-535-multi-gpu-cut.txt",
+                "numactl/numactl--princeton-della-2node-spr8468-prompt.txt",
+                "nccl/nccl--issue392-nccl2.5.7-host-cut-ring-shared-memory.txt"):
+        shutil.copy(fx / src, node / Path(src).name)
+    exe = Path(sys.executable).parent / "forensics"
+    out = tmp_path / "b.tar"
+    subprocess.run([str(exe), "bundle", str(node), "--out", str(out)], env=cli_env, check=True, capture_output=True)
+    b = forensics.open_bundle(out, cache_dir=tmp_path / "cache")
+    facts = ("driver_version", "cuda_version", "nccl_version", "gpu_count", "numa_nodes")
+    view = b.sql(f"SELECT {', '.join(facts)} FROM hosts WHERE host = 'n1'").rows()
+    assert view == [("535.154.05", "12.2", "2.5.7+cuda10.0", 2, 2)]
+    info = json.loads(subprocess.run([str(exe), "info", str(out), "--format", "json"], env=cli_env, check=True,
+                                     capture_output=True, text=True).stdout)
+    host = next(h for h in info["hosts"] if h["host"] == "n1")
+    assert (host["driver_version"], host["gpu_count"], host["numa_nodes"]) == (view[0][0], view[0][3], view[0][4])
 
 
 def test_nccl_lines_without_time_are_placed_between_stamped_neighbours(tmp_path):

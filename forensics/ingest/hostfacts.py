@@ -1,7 +1,8 @@
 """What a host's own files say about it: host.json and commands.jsonl turned into each raw file's
 ParseContext (time zone, boot time, capture time, hints), and the facts for the ``hosts`` table
 gathered from the parsed frames as they stream past (GPU count, driver, CUDA and NCCL versions,
-NUMA nodes)."""
+NUMA nodes). These facts are computed here only: the ``hosts`` view (queries/views/15_hosts.sql) and
+``forensics info`` read them from the hosts table."""
 from __future__ import annotations
 
 import datetime as dt

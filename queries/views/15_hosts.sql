@@ -1,6 +1,8 @@
 -- hosts: one row per host of the bundle (every host the tables' rows name, plus host.json rows):
--- host.json facts, versions and counts filled from the parsed tables where host.json has none,
--- and the clock offset estimated by forensics.timeline (ts_aligned = ts - clock_offset_s).
+-- host.json facts; driver, CUDA and NCCL versions, GPU and NUMA node counts as ingest gathered them from
+-- the parsed tables (forensics.ingest.hostfacts, the one place they are computed: `forensics info`
+-- reads the same hosts table); and the clock offset estimated by forensics.timeline
+-- (ts_aligned = ts - clock_offset_s).
 CREATE OR REPLACE VIEW hosts AS
 WITH h AS (
     SELECT host,
@@ -15,22 +17,10 @@ WITH h AS (
     FROM raw.hosts WHERE host IS NOT NULL GROUP BY host
 ), every AS (
     SELECT host FROM raw.bundle_hosts UNION SELECT host FROM h
-), g AS (
-    SELECT host, count(*) AS gpu_count, min(driver_version) AS driver_version, min(cuda_version) AS cuda_version
-    FROM gpus GROUP BY host
-), nc AS (
-    SELECT host, min(value) AS nccl_version FROM raw.nccl_config WHERE key = 'version' GROUP BY host
-), nn AS (
-    SELECT host, count(DISTINCT node) AS numa_nodes FROM raw.numa_nodes GROUP BY host
 )
 SELECT e.host,
        h.hostname, h.kernel, h.boot_time, h.timezone, h.utc_offset_s, h.clock_wall, h.clock_monotonic_s,
-       h.ntp_offset_s,
-       coalesce(h.driver_version, g.driver_version) AS driver_version,
-       coalesce(h.cuda_version, g.cuda_version) AS cuda_version,
-       coalesce(h.nccl_version, nc.nccl_version) AS nccl_version,
-       coalesce(h.gpu_count, CAST(g.gpu_count AS INTEGER)) AS gpu_count,
-       coalesce(h.numa_nodes, CAST(nn.numa_nodes AS INTEGER)) AS numa_nodes,
+       h.ntp_offset_s, h.driver_version, h.cuda_version, h.nccl_version, h.gpu_count, h.numa_nodes,
        coalesce(c.clock_offset_s, h.clock_offset_s) AS clock_offset_s,
        coalesce(CASE WHEN c.clock_offset_s IS NOT NULL THEN c.clock_offset_confidence END,
                 h.clock_offset_confidence, c.clock_offset_confidence, 'unknown') AS clock_offset_confidence,
@@ -39,7 +29,4 @@ SELECT e.host,
        coalesce(c.clock_anchors, 0) AS clock_anchors
 FROM every e
 LEFT JOIN h USING (host)
-LEFT JOIN g USING (host)
-LEFT JOIN nc USING (host)
-LEFT JOIN nn USING (host)
 LEFT JOIN raw.clock_offsets c USING (host);
