@@ -120,3 +120,23 @@ def test_confirm_commands_name_the_interface(cli_env):
 def test_markdown_ends_with_a_newline(cli_env):
     r = cli(cli_env, "analyze", XID, "-q", "--format", "md")
     assert r.stdout.endswith("\n") and not r.stdout.endswith("\n\n")
+
+
+def test_year_is_stated_for_loose_inputs_of_bundle_and_analyze(cli_env, tmp_path):
+    """--year (not only on `parse`): the year of a loose syslog's times, which print none; without it the
+    file's modification time gives the year (here 2019), and the rows say the year was inferred."""
+    import os
+
+    log = tmp_path / "kern.log"
+    shutil.copy(DMESG / "dmesg--sonic-issue7310-syslog-level-word-igb-link-down.txt", log)
+    os.utime(log, (1561939200, 1561939200))  # 2019-07-01
+    for year, want in ((2021, "2021-04-09"), (None, "2019-04-09")):
+        out = tmp_path / f"b{year}.tar"
+        r = cli(cli_env, "bundle", log, "--host", "sw1", "--out", out, *(["--year", year] if year else []))
+        assert r.returncode == 0, r.stderr
+        q = cli(cli_env, "query", out, "select cast(ts as varchar) as t, ts_quality from kernel_log", "--format", "json")
+        rows = json.loads(q.stdout)
+        assert [r["ts_quality"] for r in rows] == ["local_year_inferred"] and rows[0]["t"].startswith(want), rows
+    r = cli(cli_env, "analyze", log, "--host", "sw1", "--year", "1969")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--year" in cli(cli_env, "analyze", "--help").stdout

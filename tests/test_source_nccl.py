@@ -455,3 +455,34 @@ def test_nccl_tests_pasted_into_markdown_without_hash():
     assert perf.filter(pl.col("kind") == "device").select("test_rank", "pid", "test_host", "cuda_dev", "gpu").row(7) == (
         7, 1821223, "AI-A100-Beethoven01", 7, "NVIDIA A100-SXM4-40GB")
     assert reasons(res) == {1: "not an NCCL line"}  # the mpirun command; blank lines are structure
+
+
+def test_mostly_pytorch_lines_around_nccl_are_accounted_and_said_so(tmp_path):
+    # an RCCL/torchrun console output (Note 3 of a GitHub issue citing ROCm/rccl#1421): torchrun's and
+    # c10's glog lines, Python prints, and the NCCL lines between them
+    name = "nccl--rccl-torchrun-glog-interleaved-mostly-pytorch.txt"
+    data = (Path(__file__).parent / "fixtures" / "nccl" / name).read_bytes()
+    res = get("nccl").parse(data, ParseContext(host="h"))
+    assert res.tables["nccl_log"]["line_no"].to_list() == [8, 9, 10, 12, 14]
+    reasons = dict(res.unparsed.select("line_no", "reason").iter_rows())
+    assert reasons[1] == reasons[16] == "PyTorch/torchrun log line (not an NCCL line)"
+    assert reasons[5] == reasons[13] == "PyTorch/torchrun log line (not an NCCL line)"  # glog with the year: I20241209
+    assert reasons[6] == "not an NCCL line" and 11 not in reasons  # a blank line is structure
+    from forensics.ingest.files import unparsed_note
+
+    note = unparsed_note(res.unparsed, res.lines, "nccl")
+    assert note.startswith("10 of 16 lines are not nccl's output as read (kept in unparsed): ")
+    assert "PyTorch/torchrun log line (not an NCCL line) x6, not an NCCL line x4" in note
+    assert unparsed_note(res.unparsed.head(2), res.lines, "nccl") is None  # a few stray lines: no note
+
+
+def test_mail_quoted_bare_version_line():
+    # vLLM issue 6370 style: "> NCCL version 2.20.5+cuda12.4" among quoted NCCL INFO lines
+    data = (b"> flow-matic:820398:820398 [0] NCCL INFO cudaDriverVersion 12050\n"
+            b"> NCCL version 2.20.5+cuda12.4\n"
+            b"> W0714 23:06:54.603780 140446678845248 torch/distributed/run.py:757] x\n")
+    res = get("nccl").parse(data, ParseContext(host="h"))
+    log = res.tables["nccl_log"]
+    assert log.filter(pl.col("line_no") == 2)["level"].to_list() == ["VERSION"]
+    assert log.filter(pl.col("line_no") == 2)["host"].to_list() == ["h"]
+    assert res.unparsed.select("line_no", "reason").rows() == [(3, "PyTorch/torchrun log line (not an NCCL line)")]

@@ -91,14 +91,16 @@ def emit_frame(df: pl.DataFrame, fmt: OutFormat, out: Path | None = None, title:
     _write(out, lambda p: sys.stdout.write(text) if p is None else p.write_text(text))
 
 
-def stated_hints(fields: str | None, interval: float | None) -> dict:
-    """Parser hints from --fields / --interval (checked by the nvidia-smi source); a bad one is a UserError."""
+def stated_hints(fields: str | None, interval: float | None, year: int | None = None) -> dict:
+    """Parser hints from --fields / --interval (checked by the nvidia-smi source) and --year (the year of
+    loose inputs' times printed without one); a bad one is a UserError."""
+    out = {"year": int(year)} if year is not None else {}
     if fields is None and interval is None:
-        return {}
+        return out
     from forensics.sources.nvidia_smi.query_csv import stated_hints as check
 
     try:
-        return check(fields, interval)
+        return {**check(fields, interval), **out}
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
@@ -115,6 +117,8 @@ SINCE = typer.Option(None, "--since", help=SINCE_HELP)
 UNTIL = typer.Option(None, "--until", help=UNTIL_HELP)
 FIELDS = typer.Option(None, "--fields", help="nvidia-smi --query-gpu field list of a noheader CSV (e.g. index,utilization.gpu); "
                       "wins over recognition by shape")
+YEAR = typer.Option(None, "--year", min=1970, max=9999,
+                    help="year of times printed without one (syslog, journalctl short, PyTorch glog lines)")
 INTERVAL = typer.Option(None, "--interval", help="seconds between the samples of an input that prints no time "
                         "(e.g. a loop of nvidia-smi --query-gpu)")
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import BUNDLES, CACHE_DIR, FIELDS, INTERVAL, QUIET, SINCE, UNTIL, Severity, UserError, time_window
+from forensics.cli._common import BUNDLES, CACHE_DIR, FIELDS, INTERVAL, QUIET, SINCE, UNTIL, YEAR, Severity, UserError, time_window
 
 
 class AnalyzeFormat(str, Enum):
@@ -35,6 +35,7 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="time zone of loose files' local times (e.g. Europe/Paris)"),
         fields: Optional[str] = FIELDS,
         interval: Optional[float] = INTERVAL,
+        year: Optional[int] = YEAR,
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analysis import analyze_paths
@@ -68,7 +69,7 @@ def register(app: typer.Typer) -> None:
                           "(its hosts carry their own names and zones)")
         t0, t1 = time_window(since, until)
         analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval),
+                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval, year),
                                  merge=merge, warn=lambda m: print(f"forensics: warning: {m}", file=sys.stderr))
         if unused:
             print(f"forensics: warning: {unused}", file=sys.stderr)

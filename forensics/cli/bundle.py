@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli._common import FIELDS, INTERVAL, UserError
+from forensics.cli._common import FIELDS, INTERVAL, YEAR, UserError
 from forensics.cli.redact import KEEP, KEY_FILE, MAPPING_OUT, REDACT
 
 
@@ -45,6 +45,7 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA time zone of loose inputs' local times"),
         fields: Optional[str] = FIELDS,
         interval: Optional[float] = INTERVAL,
+        year: Optional[int] = YEAR,
         merge: bool = typer.Option(False, "--merge", help="combine inputs that bring the same host instead of refusing"),
         redact: bool = REDACT, key_file: Optional[Path] = KEY_FILE, keep: List[str] = KEEP, mapping_out: Optional[Path] = MAPPING_OUT,
     ) -> None:
@@ -55,7 +56,7 @@ def register(app: typer.Typer) -> None:
 
         build_bundle = _user_errors(redacting_build, build_bundle, redact, key_file, keep, mapping_out, say=_say_redact)
         summary = _user_errors(build_bundle, inputs, out, host=host, tz=tz, merge=merge, warn=_warn,
-                               hints=stated_hints(fields, interval))
+                               hints=stated_hints(fields, interval, year))
         rows = sum(n for t, n in summary["rows"].items() if t not in ("coverage", "unparsed"))
         print(f"{out}: {len(summary['hosts'])} host(s) ({', '.join(summary['hosts'])}), {summary['files']} file(s), "
               f"{rows} rows, {summary['rows'].get('unparsed', 0)} unparsed lines, kind {summary['kind']}", file=sys.stderr)

@@ -11,7 +11,7 @@ import typer
 
 from forensics.limits import MAX_LINE_BYTES
 
-from forensics.cli._common import FIELDS, INTERVAL, UserError
+from forensics.cli._common import FIELDS, INTERVAL, YEAR, UserError
 
 
 class ParseFormat(str, Enum):
@@ -29,8 +29,7 @@ def register(app: typer.Typer) -> None:
         tz: Optional[str] = typer.Option(None, "--tz", help="IANA zone of local times in the input (default UTC)"),
         out: Optional[Path] = typer.Option(None, "--out", help="write DIR/<table>.parquet (with unparsed.parquet)"),
         fmt: ParseFormat = typer.Option(ParseFormat.table, "--format", help="table|json|csv"),
-        year: Optional[int] = typer.Option(None, "--year", min=1970, max=9999,
-                                           help="year of times printed without one (syslog, journalctl short)"),
+        year: Optional[int] = YEAR,
         fields: Optional[str] = FIELDS,
         interval: Optional[float] = INTERVAL,
     ) -> None:
@@ -61,6 +60,8 @@ def register(app: typer.Typer) -> None:
                     emit_frame(df, OutFormat(fmt.value), title=t)
             if summary.get("warning"):
                 print(f"forensics: warning: {f}: {summary['warning']}", file=sys.stderr)
+            if summary.get("note"):
+                print(f"forensics: note: {f}: {summary['note']}", file=sys.stderr)
             if summary.get("truncated_lines"):
                 print(f"forensics: warning: {f}: {summary['truncated_lines']} line(s) longer than "
                       f"{MAX_LINE_BYTES >> 10} KiB cut (first {MAX_LINE_BYTES >> 10} KiB kept and marked)", file=sys.stderr)

@@ -18,6 +18,8 @@ The result is parsed (tables/) and written atomically.
 """
 from __future__ import annotations
 
+import datetime as dt
+
 import gzip
 import hashlib
 import json
@@ -343,7 +345,12 @@ class Builder:
             hs = self._host(host, origin, new_input=host not in self._hosts_of(origin) and not stated)
             rel = self._place(hs, source, name, src)
             if rel:
-                self._note_file(hs, rel, "loose", shown, {**self.hints, "host_stated": True} if stated else self.hints)
+                hints = {**self.hints, "host_stated": True} if stated else dict(self.hints)
+                try:  # the year of times printed without one, failing --year (as `parse` takes it)
+                    hints["file_time"] = dt.datetime.fromtimestamp(p.stat().st_mtime, dt.timezone.utc).isoformat()
+                except (OSError, ValueError, OverflowError):
+                    pass
+                self._note_file(hs, rel, "loose", shown, hints)
             self._base_info(hs)
             taken += 1
         if not taken and required:

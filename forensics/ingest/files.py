@@ -166,7 +166,26 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height,
                "truncated_lines": int(res.meta.get("truncated_lines", 0)), "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
+    note = unparsed_note(res.unparsed, res.lines, name)
+    if note:
+        summary["note"] = note
     if source and not verdict:
         summary["warning"] = (f"does not look like {source} output (confidence {verdict.confidence:.2f}: "
                               f"{verdict.reason}); parsed as {source} as told")
     return summary, res.tables
+
+
+NOTE_SHARE = 0.2  # from this share of a file's lines left unparsed, `parse` says what they were
+
+
+def unparsed_note(unparsed: pl.DataFrame, lines: int, source: str | None) -> str | None:
+    """One line saying what most of a file's unparsed lines are (their reasons, most frequent first),
+    when they are at least NOTE_SHARE of its lines: a file that is mostly another program's log (vLLM,
+    Ray, torchrun lines around the NCCL ones) is said to be so, not only counted."""
+    if not lines or unparsed.height < NOTE_SHARE * lines or "reason" not in unparsed.columns:
+        return None
+    top = unparsed.group_by("reason").len().sort(["len", "reason"], descending=[True, False])
+    shown = ", ".join(f"{r} x{n}" for r, n in top.head(4).iter_rows())
+    more = f", {top.height - 4} more reason(s)" if top.height > 4 else ""
+    return (f"{unparsed.height} of {lines} lines are not {source or 'any source'}'s output as read "
+            f"(kept in unparsed): {shown}{more}")

@@ -101,6 +101,13 @@ def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, 
     # parsers take its year and roll a later month back to the year before (a capture on 2 January
     # holds December's lines); pinning year= here would put those lines eleven months in the future
     year = None if capture is not None else (ref.year if ref else None)
+    if isinstance(hints.get("file_time"), str):  # a loose input's modification time, as the bundle noted it
+        hints["file_time"] = ct.parse_time(hints["file_time"])
+        if hints["file_time"] is None:
+            del hints["file_time"]
+    stated = hints.pop("year", None)  # --year of analyze/bundle for loose inputs: the user's word wins
+    if isinstance(stated, int) and not isinstance(stated, bool) and 1970 <= stated <= 9999:
+        year = stated
     return ParseContext(host=host, file=rel, tz=tz, boot_time=boot, capture_time=capture,
                         year=year, hints=hints)
 

@@ -73,7 +73,9 @@ def _split_nccl_plan():
     level = pl.lit(None, dtype=pl.String)
     for lv in ("version",) + _LEVELS:
         level = pl.when(tail.str.starts_with(lv + " ") | (tail == lv)).then(pl.lit(lv)).otherwise(level)
-    split = [pl.when(bare).then(pl.lit("")).otherwise(sp.struct.field("field_0")).alias("head"),
+    # a head that is only a mail quote ("> NCCL version 2.20.5+cuda12.4"): as a bare line
+    quoted = sp.struct.field("field_0").str.contains(r"^(?:> ?)+$").fill_null(False)
+    split = [pl.when(bare | quoted).then(pl.lit("")).otherwise(sp.struct.field("field_0")).alias("head"),
              pl.when(bare).then(text.str.slice(5)).otherwise(sp.struct.field("field_1")).alias("tail")]
     fields = [pl.when(lvl == "version").then(pl.lit("NCCL ") + tail)
               .otherwise(tail.str.slice(lvl.str.len_bytes() + 1)).alias("message"),

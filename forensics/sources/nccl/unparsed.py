@@ -21,6 +21,9 @@ def _reason() -> pl.Expr:
             .then(pl.lit("vLLM log line (not an NCCL line)"))
             .when(b.str.contains(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8},[0-9]{3}\t?\s*(?:DEBUG|INFO|WARNING|ERROR) [a-z_]+\.py:[0-9]+ -- "))
             .then(pl.lit("Ray log line (not an NCCL line)"))
+            # glog as PyTorch's Python logging and c10 print it: "W0714 23:06:54.603780 140446678845248 torch/distributed/run.py:757] "
+            .when(b.str.contains(r"^[IWEF][0-9]{4}(?:[0-9]{4})? [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ +[0-9]+ [^ \]]+:[0-9]+\] "))
+            .then(pl.lit("PyTorch/torchrun log line (not an NCCL line)"))
             .when(b.str.contains(r"^[A-Za-z0-9_.-]+@[^\s]+[#$] "))
             .then(pl.lit("shell prompt or command line (not an NCCL line)"))
             .when(b.str.contains(r"NCCL (?:INFO|WARN|TRACE)|WorkNCCL|[Ww]atchdog|ProcessGroupNCCL|NCCL work|what\(\)"))
@@ -37,5 +40,7 @@ def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     o = o.with_columns(pl.col("text").fill_null("")).with_columns(_STRUCT)
     is_struct = o.get_column("_struct")
     structure = o.filter(is_struct)
-    rest = o.filter(~is_struct).with_columns(pl.col("text").str.replace(_LAUNCHER, "").alias("_b"))
+    # the reason is read behind a mail quote ("> ") and a launcher prefix
+    rest = o.filter(~is_struct).with_columns(
+        pl.col("text").str.replace(r"^(?:> ?)+", "").str.replace(_LAUNCHER, "").alias("_b"))
     return structure, rest.with_columns(_REASON).select("line_no", "text", "reason")
