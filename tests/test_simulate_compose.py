@@ -125,3 +125,51 @@ def test_logs_hold_nothing_after_the_capture_and_job_driven_faults_end_with_the_
     for f in pair.plan.faults + pair.plan.effects:
         if f["kind"] in ("cpu_saturation", "io_starvation", "pulsing_utilization"):
             assert _t(f["start"]) < t_fail and _t(f["end"]) <= t_fail + 1e-3
+
+
+def test_the_dataloader_stops_reading_when_the_job_dies():
+    # dataloader starvation, then an ECC crash 24 s later: the disk is busy only while the job lives
+    pair = _sim("dataloader_starvation+ecc_remap", nodes=2, duration=900, interval=10, seed=118)
+    from forensics.simulate.series import HostModel
+
+    hm = HostModel(pair.model, 0)
+    t_fail = pair.plan.crash.t_fail
+    before = hm.disks(np.array([t_fail - 2.0]))["sda"]["util"][0]
+    after = hm.disks(np.array([t_fail + 120.0, t_fail + 300.0]))["sda"]["util"]
+    assert before > 95 and after.max() < 30
+
+
+def test_a_job_driven_fault_cut_to_under_two_samples_is_marked_unobservable():
+    # thermal throttle and port drops on one host: the drops end the job ~4 s into the throttle (5 s sampling)
+    sim = _sim("thermal_throttle+packet_drops", nodes=8, duration=180, interval=5, seed=119, same_host=True)
+    (thr,) = [f for f in sim.plan.faults if f["kind"] == "gpu_throttle"]
+    assert "under two sampling intervals (5 s)" in thr["unobservable"]
+    assert all(f["part"] in (0, 1) for f in sim.plan.faults)
+    (drops,) = [f for f in sim.plan.faults if f["kind"] == "packet_drops"]
+    assert "unobservable" not in drops and drops["part"] != thr["part"]
+
+
+def test_scoring_counts_one_root_per_part_and_sets_unobservable_faults_apart():
+    from forensics.detect.evaluate import score_strict
+
+    def f(fid, kind, host, subject=None, caused_by=None):
+        return {"id": fid, "kind": kind, "severity": "warning", "hosts": [host], "subject": subject,
+                "start": "2026-11-30T10:05:00+00:00", "end": "2026-11-30T10:09:00+00:00", "caused_by": caused_by}
+
+    span = {"start": "2026-11-30T10:04:40+00:00", "end": "2026-11-30T10:10:00+00:00"}
+    starving = [{"kind": "io_starvation", "hosts": ["node01", "node02"], "subject": "sda", "part": 0, **span},
+                {"kind": "cpu_saturation", "hosts": ["node01", "node02"], "subject": None, "part": 0, **span}]
+    found = [f("a", "io_starvation", "node02", "sda"), f("b", "io_starvation", "node01", "sda"),
+             f("c", "cpu_saturation", "node01")]
+    # one part labelled as two kinds: the disk found first is the root cause found first
+    assert score_strict(found, {"faults": starving, "effects": []})["root_first"] is True
+    # two parts: both must be among the first two roots
+    other = {"kind": "ecc_error", "hosts": ["node01"], "subject": "GPU0", "part": 1, **span}
+    assert score_strict(found, {"faults": starving + [other], "effects": []})["root_first"] is False
+    s = score_strict(found + [f("d", "ecc_error", "node01", "GPU0")], {"faults": [other] + starving, "effects": []})
+    assert s["root_first"] is False  # the ECC error ranks fourth
+    # an unobservable fault is no recall target, and a finding of it is not false
+    hidden = dict(other, unobservable="lasted 4.0 s")
+    s = score_strict(found + [f("d", "ecc_error", "node01", "GPU0")], {"faults": starving + [hidden], "effects": []})
+    assert s["root_first"] is True and not s["missed"] and not s["false_findings"]
+    assert [t["kind"] for t in s["unobservable"]] == ["ecc_error"]

@@ -134,7 +134,8 @@ def test_labels_shape(name):
     if name != "healthy":
         assert labels["faults"], name
     for entry in labels["faults"] + labels["effects"]:
-        assert set(entry) == {"kind", "hosts", "subject", "start", "end", "signals"}
+        assert {"kind", "hosts", "subject", "start", "end", "signals"} <= set(entry) <= {
+            "kind", "hosts", "subject", "start", "end", "signals", "part", "unobservable"}
         assert entry["kind"] in KINDS
         assert entry["hosts"] and set(entry["hosts"]) <= set(hosts)
         assert entry["subject"] is None or isinstance(entry["subject"], str)

@@ -57,6 +57,12 @@ FLOORS = {
     "nic_pause_per_s": 3000.0,
 }
 GPU_COMPUTE = {"gpu_util_pct", "gpu_util_min_pct", "gpu_power_w", "gpu_sm_clock_mhz"}
+# features with one harmful direction (+1: higher hurts, -1: lower hurts): a host whose GPUs run cooler,
+# whose clocks are higher, whose CPUs, disks or ports are less loaded than its peers' is better placed
+# or less busy, not faulty; only deviations the harmful way make an `anomaly` finding (GPU power and
+# utilisation, NIC traffic hurt both ways: a straggler draws more, a waiting host less)
+HARMFUL = {"gpu_temp_max_c": 1, "gpu_sm_clock_mhz": -1, "cpu_busy_pct": 1, "cpu_iowait_pct": 1,
+           "disk_util_max_pct": 1, "disk_await_max_ms": 1, "nic_pause_per_s": 1}
 
 FEATURES_SQL = """
 SELECT h.*, n.nic_tx_mb_s, n.nic_pause_per_s
@@ -129,7 +135,9 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
             if len(ep) < MIN_WINDOWS:
                 continue
             rows = flagged[ep]
-            mean_abs = {c: float(np.nanmean(np.abs(rows[c].fill_null(0.0).to_numpy()))) for c in cols}
+            mean_abs = {c: float(np.nanmean(np.clip(HARMFUL[c] * rows[c].fill_null(0.0).to_numpy(), 0, None)
+                                            if c in HARMFUL else np.abs(rows[c].fill_null(0.0).to_numpy())))
+                        for c in cols}
             signed = {c: float(np.nanmean(rows[c].fill_null(0.0).to_numpy())) for c in cols}
             top = sorted(mean_abs, key=mean_abs.get, reverse=True)[:3]
             start, end = ws[ep[0]], ws[ep[-1]] + dt.timedelta(seconds=window_s)

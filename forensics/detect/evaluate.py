@@ -70,11 +70,16 @@ def score_strict(findings: list[dict], labels: dict, slack_s: float = 60.0, min_
     labelled effect (kind, host, subject, window +-`slack_s`); one that matches neither but whose
     `caused_by` chain reaches a true finding is an explained consequence (neither true nor false);
     every other finding is false. Root cause first: the first root finding (no `caused_by`) matches
-    a fault; with several faults, the first as many roots match every fault between them."""
+    a fault; with several parts in the scenario argument (``a+b``), the first as many roots match a
+    fault of every part between them (a part labelled as two kinds, like the dataloader's disk and
+    CPU, is one root cause: either kind found first is it)."""
     from forensics.detect.catalog import severity_rank
 
-    faults = labels.get("faults", [])
-    effects = labels.get("effects", [])
+    # a fault the simulator marked unobservable (cut by another fault's crash to under two samples) is
+    # no recall target: listed apart, and a finding of it still counts as true
+    unobservable = [t for t in labels.get("faults", []) if t.get("unobservable")]
+    faults = [t for t in labels.get("faults", []) if not t.get("unobservable")]
+    effects = labels.get("effects", []) + unobservable
     counted = [f for f in findings if severity_rank(f["severity"]) >= severity_rank(min_severity)]
     by_id = {f["id"]: f for f in findings}
     true_ids = {f["id"] for f in counted if any(matches(f, t, slack_s) for t in faults + effects)}
@@ -113,8 +118,13 @@ def score_strict(findings: list[dict], labels: dict, slack_s: float = 60.0, min_
     roots = [f for f in counted if not f.get("caused_by")]
     first = None
     if faults:
-        head = roots[:len(faults)]
-        first = all(any(matches(f, t, slack_s) for f in head) for t in faults)
+        # one root cause per part of the scenario argument (``a+b``: two): a part recorded as several
+        # faults (a starving dataloader saturates the disk and the CPU) is found when one of them is
+        parts: dict = {}
+        for i, t in enumerate(faults):
+            parts.setdefault(t.get("part", f"fault {i}"), []).append(t)
+        head = roots[:len(parts)]
+        first = all(any(matches(f, t, slack_s) for f in head for t in ts) for ts in parts.values())
     critical = [f for f in findings if f["severity"] == "critical"]
     return {"per_kind": per_kind, "root_first": first, "false_findings": false, "explained": chained,
-            "missed": missed, "critical": critical}
+            "missed": missed, "critical": critical, "unobservable": unobservable}

@@ -48,12 +48,15 @@ JOB_DRIVEN = frozenset({"io_starvation", "cpu_saturation", "pulsing_utilization"
 
 
 def _end_with_the_job(plan: Plan, t_fail: float) -> None:
-    """Truth of job-driven faults ends when another fault kills the job; one that would start later never shows."""
+    """Truth of job-driven faults ends when another fault kills the job; one that would start later never shows.
+    A fault cut to less than two sampling intervals is kept but marked ``unobservable`` (no sampled
+    series can hold an episode of it: at most one sample fell inside), so a scorer can say so."""
     import datetime as dt
 
     def ts(s):
         return dt.datetime.fromisoformat(s).timestamp()
 
+    interval = plan.cluster.cfg.interval_s
     for entries in (plan.faults, plan.effects):
         keep = []
         for e in entries:
@@ -62,6 +65,10 @@ def _end_with_the_job(plan: Plan, t_fail: float) -> None:
                     continue
                 if e["end"] is None or ts(e["end"]) > t_fail:
                     e["end"] = iso(t_fail)
+                    lasted = t_fail - max(ts(e["start"]), plan.cluster.cfg.t0)
+                    if lasted < 2 * interval:
+                        e["unobservable"] = (f"lasted {lasted:.1f} s in the capture before another fault ended the "
+                                             f"job: under two sampling intervals ({interval:g} s)")
             keep.append(e)
         entries[:] = keep
 
@@ -77,6 +84,8 @@ def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
         plan.timing = timing
         keys = ("scenario", name) if k == 0 and timing is None else ("scenario", name, k, timing or "")
         SCENARIOS[name].build(plan, rng(cfg.seed, *keys))
+        for entry in plan.faults:  # which part of the scenario argument a fault comes from (one root cause each)
+            entry.setdefault("part", k)
     plan.timing = None
     if len(plan.crashes) > 1:
         raise ValueError(f"scenario {cfg.scenario!r}: {' and '.join(c.cause for c, _ in plan.crashes)} would each "

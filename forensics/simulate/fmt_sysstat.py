@@ -281,7 +281,7 @@ def sar_q(hm, host, start, interval, n) -> bytes:
     runq = np.maximum(np.round(busy[idx] * r.uniform(0.85, 1.1, n)), 0)
     alive = hm.m.alive(host.index, times)
     plist = 2710 + alive * 214 + r.integers(0, 9, n)
-    blocked = np.round(plan.disk_load[host.index, idx] * r.uniform(8, 40, n) + r.integers(0, 2, n))
+    blocked = np.round(plan.disk_load[host.index, idx] * (alive > 0) * r.uniform(8, 40, n) + r.integers(0, 2, n))
     cols = [runq, plist, ld["1"][idx], ld["5"][idx], ld["15"][idx], blocked]
     fm = [(-1, 10), (-1, 10), (2, 10), (2, 10), (2, 10), (-1, 10)]
     return _single(host, start, times, Q_NAMES, cols, fm)

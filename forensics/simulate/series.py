@@ -359,7 +359,7 @@ class HostModel:
         share[0] += plan.cpu_points[self.h, idx]  # rank 0's extra work, checkpoint serialisation
         user = np.clip(share * 0.9 + r.uniform(0.3, 0.8, (2, len(times))), 0, 99.5)
         system = np.clip(share * 0.08 + r.uniform(0.4, 0.9, (2, len(times))), 0, 100)
-        load = plan.disk_load[self.h, idx]
+        load = plan.disk_load[self.h, idx] * (self.m.alive(self.h, times) > 0)  # the dataloader dies with the job
         iowait = np.clip(load * r.uniform(2.0, 4.5, len(times)) + r.uniform(0.0, 0.05, len(times)), 0, 100)
         iowait = np.broadcast_to(iowait, (2, len(times))).copy()
         over = user + system + iowait
@@ -395,8 +395,8 @@ class HostModel:
         idx = np.clip((times - plan.grid0).astype(int), 0, plan.T - 1)
         r = rng(self.cfg.seed, "disk", self.h, len(times))
         n = len(times)
-        load = plan.disk_load[self.h, idx]
         live = self.m.alive(self.h, times) > 0
+        load = plan.disk_load[self.h, idx] * live  # the dataloader's reads stop when the job's processes die
         devs = {}
         rate = np.where(live, r.uniform(28000, 52000, n), r.uniform(0, 200, n)) * (1 - load) + load * r.uniform(478000, 512000, n)
         rsz = np.where(load > 0.5, r.uniform(124, 128, n), r.uniform(96, 128, n))
