@@ -172,6 +172,8 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     if source and not verdict:
         summary["warning"] = (f"does not look like {source} output (confidence {verdict.confidence:.2f}: "
                               f"{verdict.reason}); parsed as {source} as told")
+    if isinstance(res.meta.get("warning"), str):  # what the parser itself says of the file (a refused pickle)
+        summary["warning"] = "; ".join(x for x in (summary.get("warning"), res.meta["warning"]) if x)
     return summary, res.tables
 
 

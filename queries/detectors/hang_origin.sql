@@ -5,7 +5,7 @@
 -- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, cpu_saturation@host
 -- confirm: grep -E 'Watchdog caught|last enqueued|Last enqueued|PG status' <logs of every rank>; py-spy dump --pid <the named rank's pid> on its host
 -- remediation: The named rank stopped first: it never entered (or never finished) the collective every other rank of its process group reached, so their watchdog timeouts are its consequence. Investigate that rank on that host first (py-spy dump of its stack, its host's kernel log, GPU and NIC), not the ranks that timed out.
--- description: the rank(s) whose last enqueued (or last completed) collective sequence number in a process group is behind the others' when the job hung, from the PyTorch watchdog and dump-signal lines of every rank
+-- description: the rank(s) whose last enqueued (or last completed) collective sequence number in a process group is behind the others' when the job hung, from the PyTorch watchdog and dump-signal lines of every rank and from Flight Recorder dumps (pg_status)
 -- source: PyTorch ProcessGroupNCCL: each work item of a process group gets the next sequence number when a rank enqueues it (lastEnqueuedSeq_) and counts as completed when its CUDA event finished (lastCompletedSeq_); a collective completes on no rank until every member entered it. So the collective the timed-out ranks wait in (the lowest SeqNum of their timeouts; else the highest completed + 1) is one a rank whose last enqueued number is below it never entered; failing that, a rank whose last completed number is below the others' is the one behind. No threshold: sequence numbers are exact counts; ranks that printed nothing cannot be placed and are not named.
 WITH p AS (
   SELECT * FROM collective_progress
@@ -31,6 +31,12 @@ WITH p AS (
          max(timeout_ms) AS timeout_ms, count(*) FILTER (WHERE stuck_seq IS NOT NULL) AS n_timed_out,
          min(t_hang) AS t_hang, max(t1) AS t_end
   FROM st GROUP BY pg HAVING count(*) >= 2
+), gop AS (
+  -- the operation of the collective the origin never entered (or never finished), from any rank's
+  -- line or Flight Recorder entry of that sequence number when no timeout line names it
+  SELECT g.* REPLACE (coalesce(g.op_type, (SELECT any_value(t.op_type) FROM tagged t WHERE t.pg = g.pg AND t.op_type IS NOT NULL
+                                             AND t.seq = g.target)) AS op_type)
+  FROM g
 ), b AS (
   SELECT st.*, g.target, g.max_enq, g.max_comp, g.n,
          st.enq IS NOT NULL AND st.enq < g.target AS never_entered,
@@ -75,6 +81,6 @@ SELECT og.hosts AS hosts,
                 timeout_ms: g.timeout_ms, origin_ranks: og.ranks, origin: og.who, never_entered: og.never_entered,
                 reporting_ranks: g.n, timed_out_ranks: g.n_timed_out, seq_groups: sgl.groups,
                 first: {file: og.file, line_no: og.line_no}})::VARCHAR AS evidence
-FROM og JOIN g USING (pg) JOIN sgl USING (pg)
+FROM og JOIN gop g USING (pg) JOIN sgl USING (pg)
 WHERE og.n_origin < g.n
 ORDER BY start NULLS LAST, og.pg

@@ -11,6 +11,9 @@
 -- (torchrun's "[rankN]:" prefix where present). Lines without a PG prefix ("[Rank 7] Watchdog caught
 -- ... WorkNCCL(SeqNum=...)") keep pg NULL: the detector ties them to their group through the rank's
 -- line of the same sequence number.
+-- Flight Recorder dumps add one row per rank and process group of their pg_status (kind
+-- 'fr_pg_status': last enqueued / completed collective, ts = the rank's last enqueued op in that
+-- group) and one per recorded collective (kind 'fr_entry': seq, op_type, timeout_ms).
 CREATE OR REPLACE VIEW collective_progress AS
 WITH l AS (
     SELECT host, file, line_no, ts, "rank", kind, seq, op_type, timeout_ms, ran_ms, last_enqueued, last_completed,
@@ -24,4 +27,16 @@ SELECT host, file, line_no, ts, "rank",
        nullif(p.pg_desc, '') AS pg_desc,
        TRY_CAST(nullif(p.group_rank, '') AS INTEGER) AS group_rank,
        kind, seq, op_type, timeout_ms, ran_ms, last_enqueued, last_completed, 'nccl_log' AS source
-FROM l;
+FROM l
+UNION ALL BY NAME
+SELECT p.host, p.file, NULL::BIGINT AS line_no,
+       (SELECT max(e.ts) FROM flight_recorder e WHERE e.host = p.host AND e.file = p.file AND e.pg_id = p.pg_id) AS ts,
+       p."rank", p.pg_name AS pg, p.pg_desc, NULL::INTEGER AS group_rank, 'fr_pg_status' AS kind, NULL::BIGINT AS seq,
+       NULL::VARCHAR AS op_type, NULL::BIGINT AS timeout_ms, NULL::BIGINT AS ran_ms, p.last_enqueued, p.last_completed,
+       'flight_recorder' AS source
+FROM flight_recorder_pg p
+UNION ALL BY NAME
+SELECT host, file, NULL::BIGINT AS line_no, ts, "rank", pg_name AS pg, pg_desc, NULL::INTEGER AS group_rank,
+       'fr_entry' AS kind, collective_seq_id AS seq, op_type, timeout_ms, NULL::BIGINT AS ran_ms,
+       NULL::BIGINT AS last_enqueued, NULL::BIGINT AS last_completed, 'flight_recorder' AS source
+FROM flight_recorder WHERE NOT coalesce(is_p2p, false) AND collective_seq_id > 0;
