@@ -664,3 +664,36 @@ def test_memory_lists_told_apart_by_values_not_by_order():
     assert not res.tables.get("gpu_samples", pl.DataFrame()).height and "no known field list" in res.unparsed["reason"][0]
     c = run(load("csv-noheader-index-used-util-4gpu-p2p-deadlock.csv.txt")).tables["gpu_samples"]
     assert c["util_pct"].to_list() == [100.0] * 4 and c["mem_used_mib"][3] == 1052.0
+
+
+def test_query_compute_apps_block_after_query_gpu_goes_to_processes():
+    # experiment notes of an 8x H200 node: --query-gpu, a blank line, --query-compute-apps
+    data = load("h200-query-gpu-then-compute-apps-not-found.txt")
+    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    assert res.unparsed.height == 0 and res.meta["variant"] == "csv-header+compute-apps"
+    assert res.tables["gpu_samples"].height == 8
+    p = res.tables["processes"]
+    assert p.height == 8 and p["line_no"].to_list() == list(range(12, 20))
+    first = p.row(0, named=True)
+    assert (first["pid"], first["command"], first["gpus"], first["gpu_mem_used_mib"]) == (
+        1328667, "/usr/local/bin/python3.10", [0], 130004.0)
+    assert first["gpu_uuids"] == ["GPU-a44622e3-2296-6285-0a86-84d0f6c67900"]
+    last = p.row(7, named=True)
+    assert (last["command"], last["gpus"]) == (None, [7])  # "[Not Found]": the driver could not name it
+
+
+def test_query_compute_apps_alone_nounits_and_bad_rows():
+    data = (b"pid, process_name, used_gpu_memory [MiB]\n"
+            b"27220, ollama.exe, 12497\n"          # nounits (a real Windows paste)
+            b"27221, x, [N/A]\n"                   # MIG / WDDM: memory not known
+            b"abc, y, 10 MiB\n"
+            b"1, two, fields, too many\n")
+    from forensics.sources import recognise
+
+    assert recognise(data)[0] == "nvidia_smi"
+    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    p = res.tables["processes"]
+    assert p.select("pid", "command", "gpu_mem_used_mib").rows() == [(27220, "ollama.exe", 12497.0), (27221, "x", None)]
+    assert res.unparsed.select("line_no", "reason").rows() == [
+        (4, "pid: unexpected value abc"), (5, "4 fields where the --query-compute-apps header has 3")]
+    assert res.meta["variant"] == "csv-compute-apps"

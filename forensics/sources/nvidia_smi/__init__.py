@@ -89,7 +89,7 @@ from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
 VERSION = 3
-TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters")
+TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvlink -gt: GPU inventory, samples "
                "(util, power, clocks, throttle reasons, ECC, row remaps), ECC counts per memory location, GPU/NIC topology, "
                "NVLink traffic counters")
@@ -136,6 +136,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             s = s.select([c for c in s.columns if c in schema.polars_schema("gpu_samples")])
         tables["gpu_samples"] = s if s is not None else frame("gpu_samples", [])
         tables["gpus"] = out["gpus"] if out["gpus"] is not None else frame("gpus", [])
+        if out.get("processes") is not None:
+            tables["processes"] = _process_gpus(out["processes"], out["samples"])
         return result(NAME, ctx, n, tables, ups, **_tz_note(tables, ctx, out["meta"]))
     if kind == "nvlink":
         fast = nvlink.parse_series(lines["text"])
@@ -155,6 +157,18 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                            prefer_local=False)
         tables = {"gpu_samples": samples, "gpu_ecc": ecc_table(samples, parts.ecc), "gpus": frame("gpus", parts.gpus)}
     return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
+
+
+def _process_gpus(procs: pl.DataFrame, samples: pl.DataFrame | None) -> pl.DataFrame:
+    """--query-compute-apps rows name their GPU by UUID: its index, where a --query-gpu block of the same
+    paste lists index and UUID."""
+    if "gpu_uuids" not in procs.columns or samples is None or not {"uuid", "gpu"} <= set(samples.columns):
+        return procs
+    known = samples.filter(pl.col("uuid").is_not_null() & pl.col("gpu").is_not_null()).unique("uuid", keep="first")
+    index = dict(zip(known["uuid"].to_list(), known["gpu"].to_list()))
+    gpus = pl.col("gpu_uuids").list.eval(pl.element().replace_strict(index, default=None, return_dtype=pl.Int32)
+                                         ).list.drop_nulls()
+    return procs.with_columns(pl.when(gpus.list.len() > 0).then(gpus).alias("gpus"))
 
 
 def _stated_interval(tables: dict[str, pl.DataFrame], ctx: ParseContext, meta: dict) -> dict:

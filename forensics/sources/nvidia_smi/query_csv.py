@@ -1,4 +1,5 @@
-"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` (single call or `-l N` series).
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` (single call or `-l N` series), and the
+`--query-compute-apps` blocks pasted with it (:mod:`.compute_apps`).
 
 The header names the fields as they were queried, with unit tags ("utilization.gpu [%]"); values
 carry units unless `nounits` ("100 %", "70.44 W", "1980 MHz"). Without a header the fields come
@@ -18,7 +19,7 @@ import polars as pl
 
 from forensics.layout import parse_marker
 from forensics.sources._base import marker_split
-from forensics.sources.nvidia_smi import csv_shapes
+from forensics.sources.nvidia_smi import compute_apps, csv_shapes
 from forensics.sources.nvidia_smi.common import NA_TOKENS, REASON_BITS
 
 # Aliases nvidia-smi accepts (`nvidia-smi --help-query-gpu`), folded to one spelling.
@@ -225,10 +226,13 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     # a header starts with a field name: the full pattern runs on those lines only
     cand = (df.filter(~pl.col("is_marker") & pl.col("_s").str.contains(r"^[A-Za-z_]"))
             .filter(pl.col("_s").str.contains(_HEADER_RE)))
+    apps_of: dict[int, list[str]] = {}  # --query-compute-apps headers (their blocks go to `processes`)
     for ln, text in zip(cand["line_no"].to_list(), cand["_s"].to_list()):
         f = header_fields(text)
         if f:
             fields_of[ln - 1] = f
+        elif (f := compute_apps.header_fields(text)):
+            fields_of[ln - 1] = apps_of[ln - 1] = f
     hdr_lines = pl.Series([i + 1 for i in fields_of], dtype=pl.Int64)
     df = df.with_columns(pl.col("line_no").is_in(hdr_lines.implode()).alias("_hdr"))
     df = df.with_columns(pl.col("_hdr").cum_sum().alias("_block"))
@@ -240,7 +244,9 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
         if bad_marker.height:
             unparsed.append((bad_marker, "malformed forensics-sample marker line"))
     hdr_idx = sorted(fields_of)
-    block_fields: dict[int, tuple[str, ...] | None] = {b + 1: tuple(fields_of[i]) for b, i in enumerate(hdr_idx)}
+    block_fields: dict[int, tuple[str, ...] | None] = {b + 1: tuple(fields_of[i]) for b, i in enumerate(hdr_idx)
+                                                       if i not in apps_of}
+    apps_blocks = {b + 1: tuple(fields_of[i]) for b, i in enumerate(hdr_idx) if i in apps_of}
     meta: dict[str, Any] = {}
     variant = "csv-header" if hdr_idx else None
     # rows before any header: noheader capture
@@ -264,6 +270,15 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
                 unparsed.append((pre, f"CSV without header: {why} (state the fields: --fields / hints query_fields)"))
                 variant = variant or "csv-noheader-unknown"
     meta["variant"] = variant or "csv"
+    procs = []
+    for b, fields in apps_blocks.items():
+        rows, bad = compute_apps.parse(df.filter(is_data & (pl.col("_block") == b)).select("line_no", "text", "_s"), fields)
+        procs.append(rows)
+        unparsed.extend(bad)
+    processes = pl.concat(procs, how="diagonal_relaxed").sort("line_no") if procs else None
+    if apps_blocks:
+        meta["variant"] = ("csv-compute-apps" if len(apps_blocks) == len(hdr_idx) and variant == "csv-header"
+                           else meta["variant"] + "+compute-apps")
     by_fields: dict[tuple[str, ...], list[int]] = {}
     for b, f in block_fields.items():
         if f:
@@ -317,7 +332,7 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     if not meta["ignored_fields"]:
         del meta["ignored_fields"]
     if not samples:
-        return {"samples": None, "gpus": None, "unparsed": unparsed, "meta": meta}
+        return {"samples": None, "gpus": None, "processes": processes, "unparsed": unparsed, "meta": meta}
     s = pl.concat(samples, how="diagonal_relaxed").sort("line_no")
     if "clocks_event_reasons" in s.columns:  # explicit per-reason fields win over the decoded mask
         mask = pl.col("clocks_event_reasons")
@@ -339,4 +354,4 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     # inventory rows only when the query says more about a GPU than its index
     gpus_df = g.select("line_no", *gcols) if ident and g.height and set(gcols) - {"gpu"} else None
     s = s.drop("_seg", "_block", "_occ", "_key")
-    return {"samples": s, "gpus": gpus_df, "unparsed": unparsed, "meta": meta}
+    return {"samples": s, "gpus": gpus_df, "processes": processes, "unparsed": unparsed, "meta": meta}

@@ -9,7 +9,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
-from forensics.sources.nvidia_smi import csv_shapes, nvlink, q_text, query_csv, topo
+from forensics.sources.nvidia_smi import compute_apps, csv_shapes, nvlink, q_text, query_csv, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -66,6 +66,8 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
         f = query_csv.header_fields(t)
         if f is not None and (not strict or _strong_header(f)):
             return "csv", Sniff(0.95, f"line {i + 1} is a --query-gpu CSV header")
+        if compute_apps.header_fields(t) is not None:
+            return "csv", Sniff(0.95, f"line {i + 1} is a --query-compute-apps CSV header")
         rows.append(t)
     if ctx is not None and (ctx.hints or {}).get("query_fields"):
         return "csv", Sniff(0.9, "--query-gpu CSV rows, fields as stated")
