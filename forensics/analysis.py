@@ -58,13 +58,19 @@ def coverage_per_source(per_host: pl.DataFrame) -> pl.DataFrame:
 
 
 def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
-                   until: dt.datetime | None = None, progress=None, paths: list[str] | None = None) -> Analysis:
+                   until: dt.datetime | None = None, progress=None, paths: list[str] | None = None,
+                   engine=None) -> Analysis:
+    """`engine`: None (every detector here, :func:`forensics.detect.engine.run_all`) or a
+    :class:`forensics.engine.MapReduce` (host-local detectors in its map, the rest here)."""
     from forensics.db.window import restrict
     from forensics.detect.engine import run_all
 
     restrict(bundle.con, since, until)  # detection, and the reports reading this bundle, see the window only
     try:
-        findings, errors = run_all(bundle, only=only, progress=progress)
+        if engine is not None:
+            findings, errors = engine.detect(bundle, only=only, since=since, until=until)
+        else:
+            findings, errors = run_all(bundle, only=only, progress=progress)
     except Exception:
         if hasattr(bundle, "check_intact"):
             bundle.check_intact()  # a file removed under the run is said as such
@@ -82,7 +88,7 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=None,
                   host: str | None = None, tz: str | None = None, derive: str = "lazy",
-                  hints: dict | None = None, merge: bool = False, warn=None) -> Analysis:
+                  hints: dict | None = None, merge: bool = False, warn=None, engine=None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: None, or an object with ``parse(message)``, ``detect(rule_name)``,
@@ -92,7 +98,9 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
     `tz` for what their content does not say and `hints` for their parsers; `merge` combines inputs
     that bring the same host (as `forensics bundle --merge`); `warn(message)` hears what building
     them had to assume (a host named after its folder). `derive`: see :func:`forensics.db.open_bundle`
-    ("lazy": the NIC counter classes no detector reads are cached by a later open)."""
+    ("lazy": the NIC counter classes no detector reads are cached by a later open). `engine`: None
+    (this machine) or a :class:`forensics.engine.MapReduce` that parses and detects per host group
+    on its executor (the same findings)."""
     from forensics.db import open_bundle
 
     paths = [str(p) for p in paths]
@@ -101,16 +109,18 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
         try:
             target = paths[0] if len(paths) == 1 and not is_loose_input(paths[0]) else \
                 merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints, merge=merge, warn=warn)
+            if engine is not None:
+                target = engine.parse(target, cache_dir=cache_dir, progress=ui.parse if ui is not None else None)
             bundle = open_bundle(target, cache_dir=cache_dir, derive=derive,
                                  progress=ui.parse if ui is not None else None)
         except (OSError, ValueError) as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-        if ui is not None:
+        if ui is not None and engine is None:
             from forensics.detect.rules import rules
 
             ui.start_detection(sum(1 for r in rules() if not only or r.kind in only))
         return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths,
-                              progress=ui.detect if ui is not None else None)
+                              progress=ui.detect if ui is not None else None, engine=engine)
     finally:
         if ui is not None:
             ui.close()

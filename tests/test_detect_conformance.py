@@ -126,3 +126,39 @@ def test_a_shell_variable_in_a_header_comment_is_no_parameter():
                 sql="-- confirm: ethtool -S $iface | grep pause\nSELECT $min_flaps AS v", params={"min_flaps": 3})
     assert used_params(rule.sql) == {"min_flaps"}
     assert _params_for(rule, None) == {"min_flaps": 3}
+
+
+# the setup scripts' tables (queries/detectors/_*.sql) that only a host-local detector may read
+_SETUP_TABLES = sorted(set(re.findall(r"CREATE OR REPLACE TEMP (?:TABLE|VIEW) (\w+)",
+                                      "\n".join(p.read_text() for p in (REPO / "queries" / "detectors").glob("_*.sql")))))
+
+
+@pytest.mark.parametrize("path", DETECTORS, ids=lambda p: p.name)
+def test_locality_declared(path):
+    """Every detector says whether it needs one host's rows (`-- locality: host`: the Ray engine runs
+    it in the map, per host group) or compares hosts (`cross`: run once in the reduce, where only
+    the window tables of WINDOW_TABLES are carried over from the setup scripts)."""
+    from forensics.detect.rules import LOCALITIES, WINDOW_TABLES
+
+    d = parse_rule(path)
+    assert d.locality_declared, f"{path.name}: header lacks '-- locality: host|cross'"
+    assert d.locality in LOCALITIES
+    if d.locality == "cross" and d.sql:
+        body = "\n".join(line for line in d.sql.splitlines() if not line.startswith("--"))
+        read = {t for t in _SETUP_TABLES if re.search(rf"\b{t}\b", body)}
+        assert read <= set(WINDOW_TABLES), \
+            f"{path.name}: a cross-host detector reads {sorted(read - set(WINDOW_TABLES))}, which the reduce does not have"
+
+
+def test_window_tables_are_made_by_the_setup_scripts():
+    from forensics.detect.rules import WINDOW_TABLES
+
+    assert set(WINDOW_TABLES) <= set(_SETUP_TABLES)
+
+
+def test_bad_locality_is_refused(tmp_path):
+    src = (REPO / "queries" / "detectors" / "straggler.sql").read_text()
+    p = tmp_path / "straggler.sql"
+    p.write_text(src.replace("-- locality: cross", "-- locality: rack"))
+    with pytest.raises(ValueError, match="locality 'rack'"):
+        parse_rule(p)

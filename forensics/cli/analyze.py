@@ -12,6 +12,11 @@ import typer
 from forensics.cli._common import BUNDLES, CACHE_DIR, FIELDS, INTERVAL, QUIET, SINCE, UNTIL, YEAR, Severity, UserError, time_window
 
 
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
 class AnalyzeFormat(str, Enum):
     text = "text"
     json = "json"
@@ -36,6 +41,8 @@ def register(app: typer.Typer) -> None:
         fields: Optional[str] = FIELDS,
         interval: Optional[float] = INTERVAL,
         year: Optional[int] = YEAR,
+        engine: Engine = typer.Option(Engine.local, "--engine", help="local (this machine) or ray (map per host group, reduce across hosts; needs forensics[ray]): the same findings"),
+        ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to run on (e.g. auto, ray://head:10001); default: a Ray started on this machine"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analysis import analyze_paths
@@ -68,9 +75,22 @@ def register(app: typer.Typer) -> None:
                           f"{'these inputs are bundles' if len(bundles) > 1 else f'{bundles[0]} is a bundle'} "
                           "(its hosts carry their own names and zones)")
         t0, t1 = time_window(since, until)
-        analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
-                                 progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval, year),
-                                 merge=merge, warn=lambda m: print(f"forensics: warning: {m}", file=sys.stderr))
+        if ray_address and engine is not Engine.ray:
+            raise UserError("--ray-address goes with --engine ray")
+        runner = None
+        if engine is Engine.ray:
+            from forensics.engine import MapReduce
+            from forensics.engine.executors import RayExecutor
+
+            runner = MapReduce(RayExecutor(ray_address))
+        try:
+            analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
+                                     progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval, year),
+                                     merge=merge, warn=lambda m: print(f"forensics: warning: {m}", file=sys.stderr),
+                                     engine=runner)
+        finally:
+            if runner is not None:
+                runner.executor.close()
         if unused:
             print(f"forensics: warning: {unused}", file=sys.stderr)
         if report is not None:

@@ -54,25 +54,31 @@ def _resolve(path: Path, cache_dir: Path | None, progress=None) -> Path:
 
 
 def connect(root: Path, materialize: bool = False, database: str = ":memory:",
-            derive: str = "auto") -> tuple[duckdb.DuckDBPyConnection, dict]:
+            derive: str = "auto", hosts: frozenset[str] | None = None,
+            clock: pl.DataFrame | None = None, memory: int | None = None) -> tuple[duckdb.DuckDBPyConnection, dict]:
     """A DuckDB connection with the whole catalog of the bundle directory `root` built.
 
     Returns (connection, info) where info has ``present`` (tables with data), ``views`` (derived
     views), ``hosts``, ``clock`` (the offsets frame) and ``cached`` (relations read from the
     Parquet cache of :mod:`forensics.db.derived`; `derive` = auto|always|never|lazy). Not locked down:
-    see :func:`open_bundle`.
+    see :func:`open_bundle`. A map task of :mod:`forensics.engine` opens only some `hosts` of the
+    bundle with the `clock` offsets estimated over all of them (:func:`forensics.timeline.clock_offsets`
+    of the whole bundle) and its share of the `memory` budget.
     """
     from forensics import timeline
     from forensics.db import derived
 
     con = duckdb.connect(database)
     try:
-        guard.configure(con)  # memory limit, private spill folder (removed by guard.release)
+        guard.configure(con, memory)  # memory limit, private spill folder (removed by guard.release)
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")  # never mixed into --format json output
         con.execute("SET parquet_metadata_cache = true")
-        files = _build.create_base(con, root, materialize=materialize)
-        clock = timeline.clock_offsets(con)
+        files = _build.create_base(con, root, materialize=materialize, only_hosts=hosts)
+        if clock is None:
+            clock = timeline.clock_offsets(con)
+        elif hosts is not None:
+            clock = clock.filter(pl.col("host").is_in(sorted(hosts)))
         timeline.store_offsets(con, clock)
         views = _build.create_views(con)
         cached = derived.attach(con, root, files, derive)

@@ -53,12 +53,14 @@ def quote_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def table_files(root: Path, table: str) -> list[Path]:
-    """Parquet files of `table` in a bundle directory (``tables/<table>/*/*.parquet``), sorted."""
+def table_files(root: Path, table: str, hosts: frozenset[str] | None = None) -> list[Path]:
+    """Parquet files of `table` in a bundle directory (``tables/<table>/*/*.parquet``), sorted;
+    with `hosts`, only those of the partitions ``host=<h>`` of these hosts."""
     d = root / TABLES_DIR / table
     if not d.is_dir():
         return []
-    return sorted(p for p in d.glob("*/*.parquet") if p.is_file())
+    return sorted(p for p in d.glob("*/*.parquet") if p.is_file()
+                  and (hosts is None or p.parent.name.removeprefix("host=") in hosts))
 
 
 #: times a table may hold: a parsed log says nothing before 1970 or after 2200 (a shipped table
@@ -174,15 +176,17 @@ def _parquet_select(table: str, infos: list[FileInfo]) -> str:
     return f"SELECT {', '.join(exprs)} FROM read_parquet({flist}, {opts})"
 
 
-def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False) -> dict[str, list[FileInfo]]:
-    """raw.<table> for every schema table; returns {table: its files} for the tables the bundle has."""
+def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False,
+                only_hosts: frozenset[str] | None = None) -> dict[str, list[FileInfo]]:
+    """raw.<table> for every schema table; returns {table: its files} for the tables the bundle has
+    (with `only_hosts`: only these hosts' partitions, the catalog of a map task of :mod:`forensics.engine`)."""
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     present: dict[str, list[FileInfo]] = {}
     kind = "TABLE" if materialize else "VIEW"
     hosts: set[str] = set()
     for table in schema.table_names():
         infos = []
-        for f in table_files(root, table):
+        for f in table_files(root, table, only_hosts):
             try:
                 infos.append(FileInfo(f, table))
             except (OSError, ValueError, TypeError, OverflowError, pa.ArrowException) as exc:

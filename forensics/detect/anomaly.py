@@ -149,7 +149,7 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
             out.append({
                 "kind": kind, "host": host, "start": start, "end": end, "top": top,
                 "z": {c: round(signed[c], 2) for c in top}, "windows": len(ep),
-                "score": float(min(1.0, 0.5 + 0.05 * mean_abs[top[0]])),
+                "score": round(float(min(1.0, 0.5 + 0.05 * mean_abs[top[0]])), 6),
             })
     findings = []
     for a in out:

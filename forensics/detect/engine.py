@@ -46,7 +46,9 @@ def _to_findings(df: pl.DataFrame, rule: Rule) -> pl.DataFrame:
         pl.col("end").cast(pl.Datetime("us", "UTC")),
         pl.col("hosts").cast(pl.List(pl.String)).list.unique(maintain_order=True).list.sort(),
         pl.col("subject").cast(pl.String),
-        pl.col("score").cast(pl.Float64).clip(0.0, 1.0),
+        # (6 decimals: the engines sum a host's window averages in different orders, and the last bits
+        # of a float must not make two engines' findings differ)
+        pl.col("score").cast(pl.Float64).clip(0.0, 1.0).round(6),
         pl.col("summary").cast(pl.String),
         pl.col("evidence").cast(pl.String) if "evidence" in df.columns else pl.lit("{}").alias("evidence"),
         pl.lit(kind.confirm).alias("confirm"),

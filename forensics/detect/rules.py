@@ -10,6 +10,7 @@
     -- description: one line
     -- source: where the thresholds come from
     -- param: min_pause_per_s = 1000   pause frames per second on one priority
+    -- locality: host
     SELECT host, subject, start, "end", score, summary, evidence [, severity] FROM ...
 
 `layer`, `root_rank` (lower = more likely the root cause), `caused_by`, `confirm` and
@@ -20,6 +21,14 @@ finding's path (`path`: same host, an NCCL peer, or the port sending pauses to t
 anywhere in the bundle (`any`); ``none`` for a kind nothing causes. The anomaly model declares its
 kind the same way in ``anomaly.model`` (a header without SQL). The finding catalogue
 (:mod:`forensics.detect.catalog`) and causality are built from these headers.
+
+`locality` says what rows a detector needs, for engines that split the work (:mod:`forensics.engine`):
+``host`` = every finding is computed from one host's rows only (its SQL partitions by host), so it
+can run where that host is parsed, on that host's tables; ``cross`` = it compares or aggregates
+hosts (peer medians, settings differing across hosts, a collective's ranks): it runs once over all
+hosts, reading the views and only the per-host window tables of :data:`WINDOW_TABLES`. A file
+without it counts as ``cross`` (always correct, never split); the conformance test asks every file
+to declare it.
 
 Files named ``_*.sql`` are not rules: they create temporary views shared by the rules and the
 anomaly model (:func:`prepare` runs them first).
@@ -51,6 +60,10 @@ def used_params(sql: str) -> set[str]:
 RULE_FIELDS = ("kind", "severity", "description", "source")  # every detector file
 KIND_FIELDS = ("layer", "root_rank", "caused_by", "confirm", "remediation")  # once per kind
 SCOPES = ("host", "path", "any")
+LOCALITIES = ("host", "cross")  # `-- locality:` of a detector
+#: the setup scripts' tables (queries/detectors/_*.sql) that a `cross` detector may read: the small
+#: per host x 30 s window tables and capture spans that a split engine carries from map to reduce
+WINDOW_TABLES = ("det_gpu_windows", "det_host_windows", "det_nic_windows", "det_capture")
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,8 @@ class Rule:
     caused_by: tuple[Cause, ...] | None = None
     confirm: str | None = None
     remediation: str | None = None
+    locality: str = "cross"  # host | cross (see the module docstring)
+    locality_declared: bool = False
 
 
 def _value(text: str):
@@ -120,13 +135,16 @@ def parse_rule(path: Path) -> Rule:
                 raise ValueError(f"{path.name}: bad param line {value!r}")
             params[pm.group(1)] = _value(pm.group(2))
             helps[pm.group(1)] = pm.group(3)
-        elif key in RULE_FIELDS or key in KIND_FIELDS or key == "variant_of":
+        elif key in RULE_FIELDS or key in KIND_FIELDS or key in ("variant_of", "locality"):
             if key in meta:
                 raise ValueError(f"{path.name}: '-- {key}:' declared twice")
             meta[key] = value
         else:
             raise ValueError(f"{path.name}: unknown header field '-- {key}:'")
     variant = meta.get("variant_of")
+    locality = meta.get("locality", "cross")
+    if locality not in LOCALITIES:
+        raise ValueError(f"{path.name}: locality {locality!r} is not {' or '.join(LOCALITIES)}")
     required = RULE_FIELDS + (() if variant else KIND_FIELDS)
     for key in required:
         if not meta.get(key):
@@ -148,7 +166,8 @@ def parse_rule(path: Path) -> Rule:
                            confirm=meta["confirm"], remediation=meta["remediation"])
     sql = text if path.suffix == ".sql" else ""
     return Rule(path.stem, meta["kind"], meta["severity"], meta["description"], sql, path, params, helps,
-                source=meta["source"], variant_of=variant, **kind_fields)
+                source=meta["source"], variant_of=variant, locality=locality, locality_declared="locality" in meta,
+                **kind_fields)
 
 
 @lru_cache(maxsize=None)

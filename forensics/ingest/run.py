@@ -56,12 +56,16 @@ def parser_versions() -> dict[str, int]:
 
 
 def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = None,
-                  archive: Path | str | None = None) -> dict:
+                  archive: Path | str | None = None, map_hosts=None) -> dict:
     """Parse every raw file of the bundle tree at `root_dir` into its ``tables/`` folder.
 
     Hosts are parsed in worker processes when the bundle is big and there are several CPUs
     (`processes`, or ``$FORENSICS_INGEST_PROCESSES``, overrides the choice; 1 = in this process).
     A tree the cache extracted without its raw files (an ARCHIVE_MEMBERS list) needs its `archive`.
+    `map_hosts(root, hosts, source, work)` (an engine's map step, :mod:`forensics.engine.parse`)
+    instead parses the hosts elsewhere: it returns {host index: :func:`host_job`'s result} with
+    each host's tables under ``<work>/<index>``; `source` is None (raw files on disk) or
+    (archive path, its member plan). The results merge here in manifest order as the pool's do.
     Returns a summary: {"hosts": [...], "files": n, "errors": [{file, error}], "rows": {table: n}}.
     """
     root = Path(root_dir)
@@ -81,7 +85,11 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
         from concurrent.futures.process import BrokenProcessPool
 
         n = processes if processes is not None else processes_for(root, hosts, plan)
-        for attempt in (n, 1):
+        if map_hosts is not None:
+            _merge_mapped(root, hosts, map_hosts(str(root), hosts, None if plan is None else (str(archive), plan),
+                                                 str(tmp / ".hosts")), tmp, sink, derived, coverage,
+                          on_disk=plan is None)
+        for attempt in (() if map_hosts is not None else (n, 1)):
             try:
                 if plan is not None:
                     ingest_archive(root, hosts, Path(archive), plan, tmp, sink, derived, coverage, attempt, progress)
@@ -128,6 +136,25 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
         raise
     errors = [{"file": c["file"], "error": c["error"]} for c in coverage if c["error"]]
     return {"hosts": hosts, "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
+
+
+def _merge_mapped(root: Path, hosts: list[str], results: dict, tmp: Path, sink: TableSink, derived: HostFacts,
+                  coverage: list[dict], on_disk: bool) -> None:
+    """The results of an engine's map step merged in manifest order (a host it returned nothing for
+    is parsed here: from disk, or with no raw files when they were left in the archive, whose
+    stream then found none of it)."""
+    from forensics.ingest.host import host_job
+    from forensics.ingest.pool import merge_host
+
+    work = tmp / ".hosts"
+    try:
+        for i, host in enumerate(hosts):
+            result = results.get(i)
+            if result is None:
+                result = host_job(str(root), host, str(work / str(i)), raw=None if on_disk else [])
+            merge_host(result, work / str(i), tmp, sink, derived, coverage)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _created_by() -> str:

@@ -50,8 +50,8 @@ class SimConfig:
     same_host: bool = False
 
     def __post_init__(self):
-        if self.nodes < 1 or self.nodes > 999:
-            raise ValueError("--nodes must be between 1 and 999")
+        if self.nodes < 1 or self.nodes > 4096:  # (fleet-scale benchmarks simulate 1,024)
+            raise ValueError("--nodes must be between 1 and 4096")
         if self.gpus_per_node < 1 or self.gpus_per_node > 8:
             raise ValueError("--gpus-per-node must be between 1 and 8")
         if self.interval_s < 0.5 or self.interval_s > 600:

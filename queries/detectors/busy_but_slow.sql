@@ -1,5 +1,6 @@
 -- kind: busy_but_slow
 -- severity: warning
+-- locality: host
 -- layer: gpu
 -- root_rank: 42
 -- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, nccl_misconfig@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, hung_task@path, cpu_stall@path

@@ -1,5 +1,6 @@
 -- kind: collective_timeout
 -- severity: critical
+-- locality: cross
 -- layer: nccl
 -- root_rank: 41
 -- caused_by: hang_origin@path, pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path, hung_task@path, cpu_stall@path

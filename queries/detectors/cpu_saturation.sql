@@ -1,5 +1,6 @@
 -- kind: cpu_saturation
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 23
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: cpu_stall
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 26
 -- caused_by: nic_wedged@host, gpu_unreachable@host, pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: ecc_correctable_outlier
 -- severity: warning
+-- locality: host
 -- layer: gpu
 -- root_rank: 16
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: ecc_error
 -- severity: critical
+-- locality: host
 -- layer: gpu
 -- root_rank: 11
 -- caused_by: none

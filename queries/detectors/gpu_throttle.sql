@@ -1,5 +1,6 @@
 -- kind: gpu_throttle
 -- severity: warning
+-- locality: host
 -- layer: gpu
 -- root_rank: 24
 -- caused_by: none

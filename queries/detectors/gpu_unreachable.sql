@@ -1,5 +1,6 @@
 -- kind: gpu_unreachable
 -- severity: critical
+-- locality: host
 -- layer: gpu
 -- root_rank: 10
 -- caused_by: pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: gpu_xid
 -- severity: critical
+-- locality: host
 -- layer: gpu
 -- root_rank: 10
 -- caused_by: gpu_xid@host, ecc_error@host, pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: hang_origin
 -- severity: critical
+-- locality: cross
 -- layer: job
 -- root_rank: 35
 -- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, cpu_saturation@host

@@ -1,5 +1,6 @@
 -- kind: hung_task
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 32
 -- caused_by: nic_wedged@host, gpu_unreachable@host, pcie_aer@host, gpu_xid@host, io_starvation@host, memory_pressure@host, cpu_stall@host

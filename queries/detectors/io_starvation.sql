@@ -1,5 +1,6 @@
 -- kind: io_starvation
 -- severity: warning
+-- locality: host
 -- layer: storage
 -- root_rank: 22
 -- caused_by: none

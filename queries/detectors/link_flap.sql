@@ -1,5 +1,6 @@
 -- kind: link_flap
 -- severity: critical
+-- locality: host
 -- layer: nic_fabric
 -- root_rank: 12
 -- caused_by: nic_wedged@host, pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: memory_pressure
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 22
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: nccl_misconfig
 -- severity: warning
+-- locality: cross
 -- layer: nccl
 -- root_rank: 20
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: nccl_transport_error
 -- severity: critical
+-- locality: host
 -- layer: nccl
 -- root_rank: 40
 -- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path

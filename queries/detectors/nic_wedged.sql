@@ -1,5 +1,6 @@
 -- kind: nic_wedged
 -- severity: critical
+-- locality: host
 -- layer: nic_fabric
 -- root_rank: 9
 -- caused_by: pcie_aer@host

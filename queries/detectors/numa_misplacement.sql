@@ -1,5 +1,6 @@
 -- kind: numa_misplacement
 -- severity: warning
+-- locality: host
 -- layer: numa
 -- root_rank: 21
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: packet_drops
 -- severity: critical
+-- locality: host
 -- layer: nic_fabric
 -- root_rank: 14
 -- caused_by: link_flap@host, pfc_storm@path

@@ -1,5 +1,6 @@
 -- kind: packet_drops
 -- severity: warning
+-- locality: host
 -- variant_of: packet_drops
 -- (layer, root rank, causes, confirm and remediation are the kind's, declared in packet_drops.sql)
 -- description: drops and discards in a single ethtool -S snapshot (a pasted excerpt or a one-shot capture: no series, so no rate): the counters' totals since they were last reset

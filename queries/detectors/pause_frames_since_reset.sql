@@ -1,6 +1,7 @@
 -- kind: pause_frames_since_reset
 -- layer: nic_fabric
 -- severity: info
+-- locality: host
 -- root_rank: 15
 -- caused_by: none
 -- confirm: ethtool -S <iface> | grep -iE 'pause|pfc|storm' twice, some seconds apart (a storm is a rate); or forensics collect for a series

@@ -1,5 +1,6 @@
 -- kind: pcie_aer
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 8
 -- caused_by: none

@@ -1,5 +1,6 @@
 -- kind: pfc_storm
 -- severity: critical
+-- locality: host
 -- layer: nic_fabric
 -- root_rank: 13
 -- caused_by: pfc_storm@path, link_flap@host

@@ -1,5 +1,6 @@
 -- kind: pulsing_utilization
 -- severity: warning
+-- locality: host
 -- layer: host_cpu
 -- root_rank: 31
 -- caused_by: io_starvation@host, cpu_saturation@host, memory_pressure@host

@@ -1,5 +1,6 @@
 -- kind: straggler
 -- severity: warning
+-- locality: cross
 -- layer: gpu
 -- root_rank: 30
 -- caused_by: gpu_throttle@host, numa_misplacement@host, io_starvation@host, cpu_saturation@host, memory_pressure@host, gpu_xid@host, ecc_error@host, pfc_storm@host, packet_drops@host, link_flap@host, nccl_transport_error@host, nic_wedged@host, gpu_unreachable@host, pcie_aer@host, hung_task@host, cpu_stall@host

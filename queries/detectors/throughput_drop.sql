@@ -1,5 +1,6 @@
 -- kind: throughput_drop
 -- severity: warning
+-- locality: host
 -- layer: job
 -- root_rank: 44
 -- caused_by: gpu_throttle@path, pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, pcie_aer@path, busy_but_slow@path

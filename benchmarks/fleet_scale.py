@@ -1,0 +1,259 @@
+"""Fleet scale: the local and Ray engines on simulated incidents of 64, 256 and 1,024 nodes.
+
+    nice -n 10 python benchmarks/fleet_scale.py                       # 64, 256, 1024 nodes x 60 s at 2 s, 2 GPUs
+    nice -n 10 python benchmarks/fleet_scale.py --nodes 64 --duration 2m
+
+For each size: a raw-only simulated bundle (pfc_storm, `forensics simulate`, under benchmarks/data/),
+then each engine analyses it from raw in a fresh cache, in a child process of its own
+(`--one ENGINE BUNDLE`), the engines alternating (local, ray, ray, local with --repeat 2). Measured:
+
+- CPU seconds of the child's whole process tree (the ingest's worker processes, Ray's GCS, raylet
+  and workers), sampled from /proc every 0.2 s (a process is counted at its last sample: the
+  shortest-lived ones are under-counted by at most 0.2 s each); wall seconds; the machine's load
+  average (the machine is shared: CPU seconds are the figure to compare, wall times are noisy);
+- node-hours analysed per core-minute = nodes x duration / CPU minutes;
+- on Ray, the steps' wall seconds (parse map, detect map, reduce), the reduce's CPU seconds (the
+  driver process, DuckDB's threads included), the rows of the window tables the reduce reads, and
+  the driver's peak RSS (it runs the reduce);
+- that both engines' findings are identical (a digest of the JSON analysis).
+
+Writes benchmarks/results/fleet_scale-<date>.md (appended when run again that day) with a linear
+fit of the reduce step (seconds and window rows per node) and a projection to 2,000 and 10,000 nodes.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data"
+
+
+def one(engine: str, bundle: str, cache: str) -> dict:
+    """In the child: analyse `bundle` on `engine`; print a JSON line of what was measured."""
+    from forensics.analysis import analyze_paths
+
+    t0 = time.perf_counter()
+    runner = None
+    if engine == "ray":
+        from forensics.engine import MapReduce
+        from forensics.engine.executors import RayExecutor
+
+        runner = MapReduce(RayExecutor())
+    timed = {}
+    if runner is not None:  # the reduce's CPU: the driver's, around the reduce only
+        from forensics.engine import reduce as red
+
+        inner = red.reduce_findings
+
+        def reduce_timed(bundle, outputs, **kw):
+            c0, w0 = time.process_time(), time.perf_counter()
+            out = inner(bundle, outputs, **kw)
+            timed.update(reduce_cpu_s=time.process_time() - c0, reduce_wall_s=time.perf_counter() - w0,
+                         window_rows=int(bundle.con.execute("SELECT count(*) FROM det_host_windows").fetchall()[0][0]))
+            return out
+
+        red.reduce_findings = reduce_timed
+    a = analyze_paths([bundle], cache_dir=cache, engine=runner)
+    wall = time.perf_counter() - t0
+    j = a.to_json()
+    j.pop("bundles")
+    digest = hashlib.sha256(json.dumps(j, default=str, sort_keys=True).encode()).hexdigest()[:16]
+    out = {"engine": engine, "wall_s": wall, "findings": a.findings.height, "digest": digest, "errors": a.errors,
+           "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if runner is not None:
+        out["steps"] = runner.timings
+        out.update(timed)
+        runner.executor.close()
+    return out
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stats() -> dict[int, tuple[int, int, float]]:
+    """{pid: (ppid, start time, CPU seconds)} of every process, from /proc (Linux)."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # fields after "(comm)": state ppid ... utime(12) stime(13) ... starttime(20)
+        out[int(d)] = (int(f[1]), int(f[19]), (int(f[11]) + int(f[12])) / _TICK)
+    return out
+
+
+def tree_cpu(proc) -> tuple[float, str]:
+    """Run until `proc` (a Popen) exits, summing the CPU seconds of it and every descendant, each
+    at its last sample (every 0.2 s), with what the child reaped of its own children afterwards."""
+    import threading
+
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    seen: dict[tuple[int, int], float] = {}
+    while proc.poll() is None:
+        st = _stats()
+        tree, frontier = {proc.pid}, [proc.pid]
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in st.items():
+            kids.setdefault(ppid, []).append(pid)
+        while frontier:
+            for c in kids.get(frontier.pop(), []):
+                if c not in tree:
+                    tree.add(c)
+                    frontier.append(c)
+        for pid in tree:
+            if pid in st:
+                seen[(pid, st[pid][1])] = st[pid][2]
+        time.sleep(0.2)
+    reader.join()
+    return sum(seen.values()), out[0] if out else ""
+
+
+def run_child(engine: str, bundle: Path, work: Path) -> dict:
+    cache = work / f"cache-{engine}-{time.time_ns()}"
+    load0 = os.getloadavg()[0]
+    proc = subprocess.Popen([sys.executable, __file__, "--one", engine, str(bundle), str(cache)],
+                            stdout=subprocess.PIPE, text=True)
+    cpu, out = tree_cpu(proc)
+    if proc.returncode != 0:
+        raise SystemExit(f"{engine} on {bundle} failed (exit {proc.returncode})")
+    res = json.loads(out.strip().splitlines()[-1])
+    res.update(cpu_s=cpu, load_before=load0, load_after=os.getloadavg()[0])
+    subprocess.run(["rm", "-rf", str(cache)], check=False)
+    return res
+
+
+def bundle_for(nodes: int, duration: str, interval: str, gpus: int) -> Path:
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"fleet-{nodes}x{duration}-{interval}-{gpus}gpu.tar"
+    if not path.exists():
+        exe = Path(sys.executable).with_name("forensics")
+        subprocess.run([str(exe), "simulate", "--scenario", "pfc_storm", "--nodes", str(nodes), "--gpus-per-node",
+                        str(gpus), "--duration", duration, "--interval", interval, "--raw-only", "--out", str(path)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return path
+
+
+def seconds(text: str) -> float:
+    unit = {"s": 1, "m": 60, "h": 3600}[text[-1]]
+    return float(text[:-1]) * unit
+
+
+def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares y = a + b x."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / max(1e-12, sum((x - mx) ** 2 for x in xs))
+    return my - b * mx, b
+
+
+def report(rows: list[dict], args) -> str:
+    dur_h = seconds(args.duration) / 3600
+    lines = [f"## {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {_commit()}", "",
+             f"Simulated pfc_storm incidents, {args.gpus} GPUs per node, {args.duration} at {args.interval} "
+             f"(short durations: the per-node cost is what scales), analysed from raw in a fresh cache. "
+             f"Machine: {os.cpu_count()} cores shared with other work (load average recorded); "
+             f"run under `nice`. CPU = seconds of the whole process tree.", "",
+             "| nodes | engine | CPU s | wall s | node-hours / core-minute | load before-after | findings | digest |",
+             "|---:|---|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        nh = r["nodes"] * dur_h
+        lines.append(f"| {r['nodes']} | {r['engine']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {nh / (r['cpu_s'] / 60):.2f} "
+                     f"| {r['load_before']:.1f}-{r['load_after']:.1f} | {r['findings']} | {r['digest']} |")
+    lines += ["", "Ray steps (wall s) and the reduce:", "",
+              "| nodes | parse map | detect map | reduce wall s | reduce CPU s | window rows | driver peak RSS MB |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
+    ray = [r for r in rows if r["engine"] == "ray"]
+    for r in ray:
+        st = r["steps"]
+        lines.append(f"| {r['nodes']} | {st.get('parse', 0):.1f} | {st.get('detect_map', 0):.1f} | {r['reduce_wall_s']:.2f} "
+                     f"| {r['reduce_cpu_s']:.2f} | {r['window_rows']} | {r['driver_peak_rss_mb']:.0f} |")
+    same = {}
+    for r in rows:
+        same.setdefault(r["nodes"], set()).add(r["digest"])
+    lines += ["", "Identical analyses on both engines (JSON digest): " +
+              ", ".join(f"{n} nodes {'yes' if len(d) == 1 else 'NO'}" for n, d in sorted(same.items()))]
+    by = {}
+    for r in rows:
+        by.setdefault((r["nodes"], r["engine"]), []).append(r)
+    smallest = min(n for n, _ in by)
+    if (smallest, "local") in by and (smallest, "ray") in by:
+        loc = min(x["cpu_s"] for x in by[(smallest, "local")])
+        ry = min(x["cpu_s"] for x in by[(smallest, "ray")])
+        lw = min(x["wall_s"] for x in by[(smallest, "local")])
+        rw = min(x["wall_s"] for x in by[(smallest, "ray")])
+        lines += ["", f"Ray overhead at {smallest} nodes (best of runs): CPU {100 * (ry / loc - 1):+.1f}% "
+                      f"({ry:.1f} vs {loc:.1f} s), wall {100 * (rw / lw - 1):+.1f}% ({rw:.1f} vs {lw:.1f} s); target < 15%."]
+    if len({r["nodes"] for r in ray}) >= 2:
+        xs = [r["nodes"] for r in ray]
+        a_s, b_s = fit(xs, [r["reduce_cpu_s"] for r in ray])
+        a_r, b_r = fit(xs, [r["window_rows"] for r in ray])
+        a_m, b_m = fit(xs, [r["driver_peak_rss_mb"] for r in ray])
+        per = {n: min(x["cpu_s"] for x in by[(n, "ray")]) / n for n, e in by if e == "ray"}
+        lines += ["", f"Reduce fit over {sorted(set(xs))} nodes: CPU s = {a_s:.2f} + {b_s * 1000:.2f} ms x nodes; "
+                      f"window rows = {a_r:.0f} + {b_r:.1f} x nodes; driver peak RSS MB = {a_m:.0f} + {b_m:.3f} x nodes. "
+                      "Per node (reduce CPU s / nodes): " + ", ".join(
+                          f"{r['nodes']}: {1000 * r['reduce_cpu_s'] / r['nodes']:.2f} ms" for r in ray) + ".",
+                  "", "Ray CPU s per node (all steps): " + ", ".join(f"{n}: {v:.3f}" for n, v in sorted(per.items())) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _commit() -> str:
+    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return r.stdout.strip() or "?"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", default="64,256,1024")
+    ap.add_argument("--duration", default="60s")
+    ap.add_argument("--interval", default="2s")
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per engine and size (alternating engines)")
+    ap.add_argument("--engines", default="local,ray")
+    ap.add_argument("--one", nargs=3, metavar=("ENGINE", "BUNDLE", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(*args.one), default=str))
+        return 0
+    work = ROOT / "benchmarks" / "tmp"
+    work.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    rows = []
+    for n in [int(x) for x in args.nodes.split(",")]:
+        bundle = bundle_for(n, args.duration, args.interval, args.gpus)
+        order = []
+        for k in range(args.repeat):
+            order += engines if k % 2 == 0 else engines[::-1]
+        for engine in order:
+            r = run_child(engine, bundle, work)
+            r["nodes"] = n
+            rows.append(r)
+            print(json.dumps(r, default=str), flush=True)
+    text = report(rows, args)
+    out = args.out or ROOT / "benchmarks" / "results" / f"fleet_scale-{dt.date.today():%Y-%m-%d}.md"
+    with open(out, "a") as fh:
+        if out.stat().st_size == 0:
+            fh.write("# Fleet scale: local vs Ray engine (benchmarks/fleet_scale.py)\n\n")
+        fh.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

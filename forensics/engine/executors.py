@@ -1,0 +1,78 @@
+"""Executors for the map step: run one function over a list of argument tuples.
+
+:class:`SerialExecutor` runs them here, one after the other (tests, and callers without Ray).
+:class:`RayExecutor` runs each as a Ray task of one CPU: on the cluster at `address`, else on a Ray
+started for this process on this machine (``ray.init(num_cpus=...)``). Paths handed to the tasks
+(the bundle's extracted tree in the cache folder) must be readable by every Ray node: one machine,
+or a filesystem every node mounts at the same path.
+"""
+from __future__ import annotations
+
+import os
+
+from forensics.errors import UserError
+
+
+class SerialExecutor:
+    """Map in this process (`slots` = 1)."""
+
+    name = "serial"
+    slots = 1
+
+    def map(self, fn, items: list[tuple]) -> list:
+        return [fn(*args) for args in items]
+
+    def close(self) -> None:
+        pass
+
+
+class RayExecutor:
+    """Map as Ray tasks (one CPU each); `slots` = the cluster's CPUs."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise UserError("--engine ray needs Ray: pip install 'forensics[ray]'") from None
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            kw = {"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1}
+            try:
+                # one polars thread per task: the tasks share the node's CPUs
+                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         runtime_env={"env_vars": {"POLARS_MAX_THREADS": "1"}}, **kw)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = f"at {address}" if address else "on this machine"
+                raise UserError(f"cannot start or reach Ray {where}: {str(exc).splitlines()[0]}") from None
+            self._started = True
+        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote: dict = {}
+
+    def map(self, fn, items: list[tuple]) -> list:
+        ray = self._ray
+        task = self._remote.get(fn)
+        if task is None:
+            task = self._remote[fn] = ray.remote(num_cpus=1, max_retries=0)(fn)
+        refs = [task.remote(*args) for args in items]
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayTaskError as exc:
+            cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+            raise cause from None
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+
+def make_executor(engine: str, address: str | None = None):
+    """The executor of `engine` ("local" runs serially here; "ray": :class:`RayExecutor`)."""
+    if engine == "ray":
+        return RayExecutor(address)
+    if address:
+        raise UserError("--ray-address goes with --engine ray")
+    return SerialExecutor()

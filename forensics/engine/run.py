@@ -1,0 +1,75 @@
+"""Map and reduce of one analysis on an executor (see :mod:`forensics.engine`)."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from forensics import limits
+
+
+def groups_of(n: int, slots: int, per_slot: int = 1) -> list[list[int]]:
+    """Host indices 0..n-1 in at most `slots` x `per_slot` groups, round robin (hosts of a bundle
+    are alike in size, and neighbours in the manifest alike in name: spread them)."""
+    k = max(1, min(n, slots * per_slot))
+    return [list(range(g, n, k)) for g in range(k) if g < n]
+
+
+class MapReduce:
+    """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the seconds of
+    each step of the last analysis (parse, offsets, detect_map, reduce)."""
+
+    def __init__(self, executor):
+        self.executor = executor
+        self.timings: dict[str, float] = {}
+
+    # step 1: parse (the bundle's tables/, as the local ingest writes them)
+    def _parse_hosts(self, root: str, hosts: list[str], source, work: str) -> dict:
+        from forensics.engine.mapstep import parse_group
+
+        per_slot = 1 if source is not None else 4  # each group of an archive streams the whole archive
+        items = [(root, hosts, g, source, work) for g in groups_of(len(hosts), self.executor.slots, per_slot)]
+        out: dict = {}
+        for part in self.executor.map(parse_group, items):
+            out.update(part)
+        return out
+
+    def parse(self, target, cache_dir=None, progress=None) -> Path:
+        """The tree of the bundle at `target` with its tables parsed on the executor (once: the cache
+        keeps them, as for the local engine); returns the tree's root."""
+        from forensics.bundle.cache import bundle_root
+        from forensics.bundle.errors import BundleError
+        from forensics.ingest.run import ingest_bundle, tables_current
+
+        t0 = time.perf_counter()
+        root, archive = bundle_root(target, cache_dir)
+        if not tables_current(root):
+            try:
+                ingest_bundle(root, progress=progress, archive=archive, map_hosts=self._parse_hosts)
+            except PermissionError as exc:
+                raise BundleError(f"{root}: cannot write parsed tables ({exc.strerror})") from None
+        self.timings = {"parse": time.perf_counter() - t0}
+        return Path(root)
+
+    # steps 2 and 3: host-local detection in the map, the rest in the reduce
+    def detect(self, bundle, only=None, since=None, until=None, progress=None):
+        """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's)."""
+        from forensics.engine.mapstep import detect_group
+        from forensics.engine.reduce import reduce_findings
+
+        hosts = list(bundle.hosts)
+        groups = groups_of(len(hosts), self.executor.slots)
+        memory = max(64 << 20, limits.duckdb_memory() // max(1, min(self.executor.slots, len(groups))))
+        work = Path(tempfile.mkdtemp(prefix=".map-", dir=bundle.root))  # (where every node reads the bundle)
+        try:
+            t0 = time.perf_counter()
+            items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory)
+                     for n, g in enumerate(groups)]
+            outputs = self.executor.map(detect_group, items)
+            t1 = time.perf_counter()
+            result = reduce_findings(bundle, outputs, only=only)
+            self.timings.update(detect_map=t1 - t0, reduce=time.perf_counter() - t1)
+            return result
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
