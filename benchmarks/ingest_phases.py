@@ -3,10 +3,13 @@ parser, frames built) and writing (the table sink: Arrow conversion, partitionin
 thread (``POLARS_MAX_THREADS=1``: CPU seconds per core), in this process.
 
     python benchmarks/ingest_phases.py BUNDLE_DIR [--host node01] [--repeat 2] [--profile OUT.prof]
+    python benchmarks/ingest_phases.py BUNDLE_DIR --baseline REV --repeat 3   # side by side with commit REV
 
 BUNDLE_DIR is an extracted bundle (``zstd -dc B.tar.zst | tar -x -C DIR``). With ``--profile`` the
 whole host ingest also runs once under cProfile (its stats written to OUT.prof, the top 25 printed).
-Prints a Markdown table: file, MB, parse CPU s, write CPU s, MB/s per core (parse + write).
+Prints a Markdown table: file, MB, parse CPU s, write CPU s, MB/s per core (parse + write). With
+``--baseline REV`` the code of commit REV (``git archive``) and this checkout each run in their own
+process, alternately, --repeat times, and the table puts their parse + write CPU side by side.
 """
 from __future__ import annotations
 
@@ -30,8 +33,9 @@ def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
     from forensics.ingest import host as hostmod
     from forensics.ingest.sink import TableSink
 
+    from forensics.ingest import collector_tables as ct
+
     per_file: dict[str, list[float]] = {}
-    cur = {"file": "(host setup)"}
     write_s = {"t": 0.0}
     sink = TableSink(out)
     real_write = sink.write
@@ -53,7 +57,16 @@ def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
         per_file[rel.split("/raw/", 1)[-1]] = [size / 1e6, total - write_s["t"], write_s["t"]]
         return cov
 
+    real_commands = ct.parse_commands
+
+    def parse_commands(data, ctx):
+        t0 = cpu()
+        out = real_commands(data, ctx)
+        per_file["commands.jsonl"] = [len(data) / 1e6, cpu() - t0, 0.0]
+        return out
+
     hostmod.parse_raw = parse_raw
+    ct.parse_commands = parse_commands
     try:
         from forensics.ingest.hostfacts import HostFacts
 
@@ -67,7 +80,46 @@ def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
         per_file["(whole host)"] = [sum(v[0] for v in per_file.values()), 0.0, cpu() - t0]
     finally:
         hostmod.parse_raw = real_parse
+        ct.parse_commands = real_commands
     return per_file
+
+
+def best_of(bundle: Path, host: str, repeat: int) -> dict[str, list[float]]:
+    best: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            got = run_host(bundle, host, Path(tmp))
+        for k, v in got.items():
+            if k not in best or v[1] + v[2] < best[k][1] + best[k][2]:
+                best[k] = v
+    return best
+
+
+def side_by_side(args, host: str) -> int:
+    import json
+    import subprocess
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from analyze_speed import baseline_tree
+
+    tree = baseline_tree(args.baseline, ROOT / "benchmarks" / "data")
+    me = [sys.executable, str(Path(__file__).resolve()), str(args.bundle.resolve()), "--host", host, "--repeat", "1",
+          "--json"]
+    runs: dict[str, list[dict]] = {"this": [], "base": []}
+    for _ in range(args.repeat):  # alternately: a busy moment hits both alike
+        for side, env, cwd in (("this", None, ROOT), ("base", {**os.environ, "PYTHONPATH": str(tree)}, tree)):
+            out = subprocess.run(me, capture_output=True, text=True, check=True, env=env, cwd=cwd).stdout
+            runs[side].append(json.loads(out.strip().splitlines()[-1]))
+    best = {side: {k: min(r[k][1] + r[k][2] for r in rs if k in r) for k in rs[0]} for side, rs in runs.items()}
+    mb = runs["this"][0]
+    print(f"host {host}, one polars thread, least CPU of {args.repeat} alternating runs each, load "
+          f"{os.getloadavg()[0]:.1f}; baseline {args.baseline}\n")
+    print(f"| file | MB | {args.baseline} CPU s | this CPU s | this / {args.baseline} |\n|---|---:|---:|---:|---:|")
+    for k in sorted(best["this"], key=lambda k: -best["this"][k]):
+        b, t = best["base"].get(k), best["this"][k]
+        ratio = f"{t / b:.2f}" if b else "-"
+        print(f"| {k} | {mb[k][0]:.1f} | {'-' if b is None else f'{b:.3f}'} | {t:.3f} | {ratio} |")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -76,15 +128,18 @@ def main(argv=None) -> int:
     ap.add_argument("--host", default=None)
     ap.add_argument("--repeat", type=int, default=2, help="runs; the least CPU per file is reported")
     ap.add_argument("--profile", type=Path, default=None)
+    ap.add_argument("--baseline", metavar="REV", help="also run the code of commit REV, alternately, side by side")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     host = args.host or sorted(p.name for p in (args.bundle / "hosts").iterdir())[0]
-    best: dict[str, list[float]] = {}
-    for _ in range(args.repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            got = run_host(args.bundle, host, Path(tmp))
-        for k, v in got.items():
-            if k not in best or v[1] + v[2] < best[k][1] + best[k][2]:
-                best[k] = v
+    if args.baseline:
+        return side_by_side(args, host)
+    best = best_of(args.bundle, host, args.repeat)
+    if args.json:
+        import json
+
+        print(json.dumps(best))
+        return 0
     print(f"host {host}, POLARS_MAX_THREADS={os.environ['POLARS_MAX_THREADS']}, load {os.getloadavg()[0]:.1f}, "
           f"best of {args.repeat}\n")
     print("| file | MB | parse CPU s | write CPU s | MB/s per core |\n|---|---:|---:|---:|---:|")
