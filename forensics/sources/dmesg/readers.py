@@ -238,7 +238,13 @@ def _parse_short(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.
 
 def _parse_short_year(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """SONiC's year-first syslog time "2024 Feb 15 02:24:26.091224 host LEVEL prog: " (local time)."""
-    return _short(df, ctx, RE_SHORT_YEAR)
+    may = df["rest"].str.contains(r"^[0-9]{4} [^\W\d_]").fill_null(False)  # (a cheap test before the captures)
+    if not may.any():
+        return _empty_parsed(), df
+    if may.all():
+        return _short(df, ctx, RE_SHORT_YEAR)
+    out, rest = _short(df.filter(may), ctx, RE_SHORT_YEAR)
+    return out, pl.concat([rest, df.filter(~may).select(rest.columns)])
 
 
 def _short(df: pl.DataFrame, ctx: ParseContext, rx: str) -> tuple[pl.DataFrame, pl.DataFrame]:
