@@ -184,7 +184,7 @@ def merged_bundle(paths: list[str], cache_dir=None, host: str | None = None, tz:
 
     from forensics import __version__
 
-    key = hashlib.sha256(f"{host}|{tz}|{merge}|{__version__}|2".encode())  # (2: folders of bundles, stated hosts)
+    key = hashlib.sha256(f"{host}|{tz}|{merge}|{__version__}|3".encode())  # (3: loose files' modification times)
     if hints:
         key.update(json.dumps(hints, sort_keys=True, default=str).encode())
     for p in paths:

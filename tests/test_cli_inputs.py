@@ -140,3 +140,12 @@ def test_year_is_stated_for_loose_inputs_of_bundle_and_analyze(cli_env, tmp_path
     r = cli(cli_env, "analyze", log, "--host", "sw1", "--year", "1969")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--year" in cli(cli_env, "analyze", "--help").stdout
+
+
+def test_bundle_says_what_each_loose_file_was_taken_to_be(cli_env, tmp_path):
+    out = tmp_path / "b.tar"
+    r = cli(cli_env, "bundle", DMESG / "dmesg--linux-asm1083-commit-untimed-aer-indented.txt", "--host", "n1", "--out", out)
+    assert r.returncode == 0, r.stderr
+    line = [ln for ln in r.stderr.splitlines() if "dmesg--linux-asm1083" in ln]
+    assert line == ["  dmesg--linux-asm1083-commit-untimed-aer-indented.txt: dmesg of host n1 (confidence 0.90: "
+                    "5 of 5 lines are kernel messages printed without a time (5 of a shape only the kernel prints))"]

@@ -60,6 +60,9 @@ def register(app: typer.Typer) -> None:
         rows = sum(n for t, n in summary["rows"].items() if t not in ("coverage", "unparsed"))
         print(f"{out}: {len(summary['hosts'])} host(s) ({', '.join(summary['hosts'])}), {summary['files']} file(s), "
               f"{rows} rows, {summary['rows'].get('unparsed', 0)} unparsed lines, kind {summary['kind']}", file=sys.stderr)
+        for t in summary.get("inputs", []):  # what each loose file was taken to be
+            print(f"  {t['file']}: {t['source']} of host {t['host']} (confidence {t['confidence']:.2f}: {t['reason']})",
+                  file=sys.stderr)
         for e in summary["errors"]:
             _warn(f"not parsed: {e['file']}: {e['error']}")
 

@@ -91,6 +91,7 @@ class Builder:
         self.redaction: dict | None = None
         self.truth_from: str | None = None
         self.inputs: list[Path] = []  # the files given (the output's mode follows theirs)
+        self.taken: list[dict] = []  # each loose file: what it was taken to be (file, source, host, confidence, reason)
         self.work = Path(tempfile.mkdtemp(prefix="inputs-", dir=stage.parent))
 
     # ------------------------------------------------------------------ hosts and files
@@ -328,7 +329,7 @@ class Builder:
                 self._add_nvbug(p, origin)
                 taken += 1
                 continue
-            source = recognise(head[:SNIFF_BYTES], self.hints)[0]
+            source, verdict = recognise(head[:SNIFF_BYTES], self.hints)
             if source is None:
                 self.warn(f"skipping {shown}: no source recognises it")
                 continue
@@ -351,6 +352,8 @@ class Builder:
                 except (OSError, ValueError, OverflowError):
                     pass
                 self._note_file(hs, rel, "loose", shown, hints)
+                self.taken.append({"file": str(shown), "source": source, "host": host,
+                                   "confidence": verdict.confidence, "reason": verdict.reason})
             self._base_info(hs)
             taken += 1
         if not taken and required:
@@ -497,6 +500,7 @@ def build_bundle(inputs: list[Path], out: Path, host: str | None = None, tz: str
             b.add(Path(p))
         summary = b.finish(out, progress=progress)
         summary["kind"] = b.kind()
+        summary["inputs"] = b.taken
         return summary
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
