@@ -323,3 +323,19 @@ def test_human_values_of_kb_and_percent_columns_are_converted():
     assert res.tables["sar_net_dev"].filter(pl.col("iface") == "lo")["rxkb_s"].to_list()[0] == 0.0  # "0.0B"
     why = set(res.unparsed["reason"].to_list())
     assert res.unparsed.height == 24 and all("MBfs" in w and "converted in kB columns only" in w for w in why)
+
+
+def test_ambiguous_date_of_a_decimal_comma_locale_is_day_first_and_said_assumed():
+    # Ubuntu forums, 2008-07-10: sar -u in an Italian locale ("1,95", "Media:"), banner 10/07/2008
+    from forensics.sources import get
+
+    data = (Path(__file__).parent / "fixtures" / "sar" / "sar--ubuntuforums-it-locale-decimal-comma-media-ddmmyyyy.txt").read_bytes()
+    res = get("sar").parse(data, ParseContext(host="h"))
+    assert (res.meta["date_order"], res.meta["date_order_assumed"]) == ("dmy", True)
+    cpu = res.tables["cpu_util"]
+    assert res.unparsed.height == 0 and cpu.height == 5
+    assert cpu["ts"][0] == dt.datetime(2008, 7, 10, 11, 32, 11, tzinfo=dt.timezone.utc)
+    assert cpu["user_pct"][0] == 1.95 and cpu["iowait_pct"][0] == 78.10
+    # the same lines with decimal points (C locale): month first, as before
+    c = get("sar").parse(data.replace(b",", b"."), ParseContext(host="h"))
+    assert c.meta["date_order"] == "mdy" and c.tables["cpu_util"]["ts"][0].month == 10

@@ -252,7 +252,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     st = _State(ctx)
     dates = [t.split()[0] for t in texts if t[:1].isdigit() and len(t) < 64 and t.split()]
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
-    order, assumed = S.date_order(dates)
+    order, assumed = S.date_order(dates, texts[:400])
     r = _Steer(st, order)
     for i, text in enumerate(texts):
         ln = i + 1
@@ -310,7 +310,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
     digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64))["text"].to_list()
     dates = [t.split()[0] for t in digit if t.split()]
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
-    order, assumed = S.date_order(dates)
+    order, assumed = S.date_order(dates, texts[:400])
     r = _Steer(st, order)
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
     fits: dict[tuple[int, bool], np.ndarray] = {}

@@ -31,8 +31,29 @@ def _year(y: str) -> int:
     return n
 
 
-def date_order(dates: list[str]) -> tuple[str, bool]:
-    """'mdy' or 'dmy' for the NN/NN/NN dates of one file, and whether it was assumed."""
+# a value printed with a decimal comma ("1,95", "-0,50"): sysstat follows the locale's LC_NUMERIC
+_DEC_COMMA = re.compile(r"(?:^|\s)-?[0-9]+,[0-9]{2}(?=\s|$)")
+_DEC_POINT = re.compile(r"(?:^|\s)-?[0-9]+\.[0-9]{2}(?=\s|$)")
+
+
+def decimal_comma(lines: list[str]) -> bool:
+    """Whether the values of these lines (the first 200 looked at) are printed with a decimal comma
+    more often than with a point."""
+    comma = point = 0
+    for t in lines[:200]:
+        comma += bool(_DEC_COMMA.search(t))
+        point += bool(_DEC_POINT.search(t))
+    return comma > point
+
+
+def date_order(dates: list[str], sample: list[str] | None = None) -> tuple[str, bool]:
+    """'mdy' or 'dmy' for the NN/NN/NN dates of one file, and whether it was assumed.
+
+    A date that tells (a day above 12, a dotted date) decides. Otherwise the order is assumed: day
+    first when the file's values carry a decimal comma (`sample`: some of its lines), as in every
+    glibc locale that writes one (de_DE, fr_FR, it_IT, es_ES, pt_BR, nl_NL, ru_RU, pl_PL, ...: their
+    LC_TIME d_fmt puts the day first, e.g. it_IT "%d/%m/%Y", es_ES "%d/%m/%y"); else month first (the
+    C and en_US locales)."""
     for s in dates:
         m = _DATE_NNY.match(s)
         if not m:
@@ -44,7 +65,10 @@ def date_order(dates: list[str]) -> tuple[str, bool]:
             return "dmy", False
         if b > 12 >= a:
             return "mdy", False
-    return "mdy", any(_DATE_NNY.match(s) and _DATE_NNY.match(s).group(2) != "." for s in dates)
+    ambiguous = any(_DATE_NNY.match(s) and _DATE_NNY.match(s).group(2) != "." for s in dates)
+    if ambiguous and sample and decimal_comma(sample):
+        return "dmy", True
+    return "mdy", ambiguous
 
 
 @functools.lru_cache(maxsize=4096)

@@ -26,7 +26,7 @@ def _capture_day(ctx: ParseContext) -> dt.date | None:
 def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     st = _State(ctx)
     banners = [b for b in (S.banner(t) for t in texts if t.startswith(("Linux", "GNU/Linux"))) if b]
-    order, assumed = S.date_order([b["date"] for b in banners])
+    order, assumed = S.date_order([b["date"] for b in banners], texts[:400])
     day = _capture_day(ctx)
     date_source = "capture_time" if day else None
     day_us = S.local_us(dt.datetime.combine(day, dt.time())) if day else None

@@ -72,7 +72,8 @@ def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, data: bytes) -> Par
     lg = df.filter((pl.col("kind") == _K_NOTIME) & text.str.contains(r"^\s*[LG]"))
     banners = [(ln, b, t.startswith(("Linux", "GNU/Linux")))
                for ln, t in zip(lg["line_no"].to_list(), lg["text"].to_list()) for b in (S.banner(t.strip()),) if b]
-    order, assumed = S.date_order([b["date"] for _, b, unindented in banners if unindented])
+    order, assumed = S.date_order([b["date"] for _, b, unindented in banners if unindented],
+                                  lines["text"].head(400).to_list())
     day = _capture_day(ctx)
     date_source = "capture_time" if day else None
     seg_day = [S.local_us(dt.datetime.combine(day, dt.time())) if day else None]
