@@ -12,10 +12,17 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def cli_env(tmp_path_factory):
+def parse_cache(tmp_path_factory):
+    """One parsed-table cache for the session: each sample bundle is parsed once, whether a test
+    analyses it in this process (cache_dir=parse_cache) or runs the executable (cli_env)."""
+    return tmp_path_factory.mktemp("parse-cache")
+
+
+@pytest.fixture(scope="session")
+def cli_env(parse_cache):
     """Environment for running the `forensics` executable in a subprocess: pinned zone and locale,
-    one parsed-table cache shared by every test of the session (each sample bundle parsed once)."""
-    return {**os.environ, "TZ": "UTC", "LC_ALL": "C", "FORENSICS_CACHE_DIR": str(tmp_path_factory.mktemp("cli-cache"))}
+    the session's parsed-table cache."""
+    return {**os.environ, "TZ": "UTC", "LC_ALL": "C", "FORENSICS_CACHE_DIR": str(parse_cache)}
 
 
 @pytest.fixture(scope="session")

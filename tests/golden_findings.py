@@ -51,12 +51,13 @@ def _input(case: str, work: Path) -> tuple[list[Path], dict]:
     raise ValueError(case)
 
 
-def findings_of(case: str, work: Path) -> list[dict]:
-    """The pinned fields of every finding `analyze` gives on `case`, in rank order."""
+def findings_of(case: str, work: Path, cache: Path | None = None) -> list[dict]:
+    """The pinned fields of every finding `analyze` gives on `case`, in rank order (tables parsed into
+    `cache`, by default work/cache)."""
     from forensics.analysis import analyze_paths
 
     paths, opts = _input(case, work)
-    analysis = analyze_paths(paths, cache_dir=work / "cache", **opts)
+    analysis = analyze_paths(paths, cache_dir=cache or work / "cache", **opts)
     rows = []
     for f in analysis.findings.select(FIELDS).to_dicts():
         f["start"] = f["start"].isoformat() if f["start"] else None

@@ -87,8 +87,8 @@ def test_seed004_five_untimed_snapshots_pulse(tmp_path):
     assert all(f["severity"] == "info" for f in c if f["kind"] == "pulsing_utilization")
 
 
-def test_seed000_illusion_from_the_first_sample(tmp_path):
-    a = analyze_paths([REPO / "sample_bundles" / "seed000_case_study.tar.zst"], cache_dir=tmp_path / "c")
+def test_seed000_illusion_from_the_first_sample(parse_cache):
+    a = analyze_paths([REPO / "sample_bundles" / "seed000_case_study.tar.zst"], cache_dir=parse_cache)
     busy = [f for f in a.findings.to_dicts() if f["kind"] == "busy_but_slow"]
     assert len(busy) == 4  # every node: busy from the first sample at ~68% of the 700 W limit
     ev = json.loads(busy[0]["evidence"])

@@ -12,10 +12,10 @@ def test_golden_covers_every_case():
 
 
 @pytest.mark.parametrize("case", golden.cases())
-def test_findings_match_golden(case, tmp_path_factory):
+def test_findings_match_golden(case, tmp_path_factory, parse_cache):
     work = tmp_path_factory.getbasetemp() / "golden"
     work.mkdir(exist_ok=True)
     expected = golden.load()[case]
-    got = golden.findings_of(case, work)
+    got = golden.findings_of(case, work, parse_cache)  # the samples' tables shared with the CLI tests
     assert got == expected, \
         f"{case}: findings differ from tests/golden/findings.json (python tests/golden_findings.py --diff)"

@@ -23,12 +23,12 @@ UNTIL = dt.datetime(2026, 12, 1, 10, 2, 40, tzinfo=UTC)
 def _analysis(since=None, until=None, root=None):
     from forensics.analysis import analyze_paths
 
-    return analyze_paths([PFC], cache_dir=Path(root) / "cache", since=since, until=until)
+    return analyze_paths([PFC], cache_dir=Path(root), since=since, until=until)
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("window"))
+def root(parse_cache):
+    return str(parse_cache)  # the sample's tables, parsed once for the session
 
 
 def _kinds(a):
