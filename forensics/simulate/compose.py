@@ -2,7 +2,7 @@
 
 The scenario argument is ``NAME[@TIMING]`` joined by ``+``: ``pfc_storm``, ``xid_79@late``,
 ``packet_drops+thermal_throttle``, ``link_flap@short+straggler``. Timings (see
-:func:`forensics.simulate.scenarios._window`): ``early`` (the fault started before the capture),
+:func:`forensics.simulate.scenarios.base._window`): ``early`` (the fault started before the capture),
 ``late`` (it starts in the capture's last minute and lasts to its last second) and ``short`` (it is
 over within 8-25 s). Two faults go on two different hosts unless the config says ``same_host``.
 The job can die only once: two faults that each end the job are refused.
