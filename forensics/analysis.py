@@ -111,6 +111,7 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
                 merged_bundle(paths, cache_dir=cache_dir, host=host, tz=tz, hints=hints, merge=merge, warn=warn)
             if engine is not None:
                 target = engine.parse(target, cache_dir=cache_dir, progress=ui.parse if ui is not None else None)
+                derive = "never"  # the map's catalogs derive (and cache) their own hosts' relations; here, only the reduce reads
             bundle = open_bundle(target, cache_dir=cache_dir, derive=derive,
                                  progress=ui.parse if ui is not None else None)
         except (OSError, ValueError) as exc:

@@ -63,6 +63,17 @@ def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, 
     assert set(engine.timings) == {"parse", "detect_map", "reduce"}
 
 
+def test_same_findings_with_the_maps_derived_relations_cached(bundles, local, tmp_path):
+    """Big inputs get their NIC rates derived (numpy) and cached per host group; forced here."""
+    scenario = "pfc_storm+xid_79"
+    engine = MapReduce(SerialExecutor(), derive="always")
+    engine.executor.slots = 2
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=engine))
+    assert got == local[scenario]
+    stores = list((tmp_path).glob("*/tables/_derived/groups/*/nic"))
+    assert len(stores) == 2  # one per group of hosts, none for the whole bundle
+
+
 def test_same_findings_in_a_time_window_and_for_some_kinds(bundles, local, tmp_path):
     path = bundles["pfc_storm+xid_79"]
     t0 = min(dt.datetime.fromisoformat(f["start"]) for f in local["pfc_storm+xid_79"]["findings"] if f["start"]) \

@@ -81,7 +81,13 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
             clock = clock.filter(pl.col("host").is_in(sorted(hosts)))
         timeline.store_offsets(con, clock)
         views = _build.create_views(con)
-        cached = derived.attach(con, root, files, derive)
+        store = None
+        if hosts is not None:  # some hosts' catalog: its derived relations cached apart from the whole bundle's
+            import hashlib
+
+            digest = hashlib.sha1("\n".join(sorted(hosts)).encode()).hexdigest()[:16]
+            store = root / TABLES_DIR / derived.DIR / "groups" / digest
+        cached = derived.attach(con, root, files, derive, store=store)
     except Exception:
         guard.release(con)
         raise

@@ -96,20 +96,22 @@ def _rows(item: Item, files: dict[str, list]) -> int:
     return sum(i.rows for t in tables for i in files.get(t, []))
 
 
-def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str = "auto") -> list[str]:
+def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str = "auto",
+           store: Path | None = None) -> list[str]:
     """Point raw.<item> at its cached Parquet (building it when due); returns the cached names.
-    ``"lazy"`` is ``"auto"`` except that it builds only the hot part of the NIC relations."""
+    ``"lazy"`` is ``"auto"`` except that it builds only the hot part of the NIC relations. `store`:
+    where the cache lives instead of ``tables/_derived/`` (a catalog of some hosts only keeps its own)."""
     if mode not in MODES:
         raise ValueError(f"derive mode must be one of {MODES}")
     if mode == "never":
         return []
-    base = root / TABLES_DIR / DIR
+    base = store if store is not None else root / TABLES_DIR / DIR
     vh = _views_hash()
     used = []
     for item in ITEMS:
         if item.name in NIC_ITEMS:
             if item.name == NIC_ITEMS[0]:
-                used += _attach_nic(con, root, files, mode, vh)
+                used += _attach_nic(con, root, files, mode, vh, base)
             continue
         key = _key(item, files, root, vh)
         target = base / item.name
@@ -129,11 +131,12 @@ def attach(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], m
     return used
 
 
-def _attach_nic(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str, vh: str) -> list[str]:
+def _attach_nic(con: duckdb.DuckDBPyConnection, root: Path, files: dict[str, list], mode: str, vh: str,
+                base: Path) -> list[str]:
     """raw.nic_interval_rows and raw.nic_summary from ``_derived/nic/`` (building the parts due)."""
     item = next(i for i in ITEMS if i.name == NIC_ITEMS[0])
     key = _key(item, files, root, vh)
-    target = root / TABLES_DIR / DIR / "nic"
+    target = base / "nic"
     have = _nic_parts(target, key)
     due = [p for p in (("hot",) if mode == "lazy" else ("hot", "rest")) if p not in have]
     if due and (mode == "always" or _rows(item, files) >= item.min_rows):

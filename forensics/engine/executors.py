@@ -40,10 +40,13 @@ class RayExecutor:
         self._started = False
         if not ray.is_initialized():
             kw = {"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1}
+            if not address:
+                # one polars thread per task (the tasks share this machine's CPUs): the workers of a
+                # Ray started here inherit this environment (a runtime_env would cost a second pool
+                # of workers, 2-3 CPU seconds)
+                os.environ.setdefault("POLARS_MAX_THREADS", "1")
             try:
-                # one polars thread per task: the tasks share the node's CPUs
-                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False,
-                         runtime_env={"env_vars": {"POLARS_MAX_THREADS": "1"}}, **kw)
+                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = f"at {address}" if address else "on this machine"
                 raise UserError(f"cannot start or reach Ray {where}: {str(exc).splitlines()[0]}") from None

@@ -48,12 +48,13 @@ def host_rules(only: set[str] | None = None) -> list:
 
 
 def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, only: set[str] | None = None,
-                 since=None, until=None, memory: int | None = None, threads: int = 1) -> dict:
+                 since=None, until=None, memory: int | None = None, threads: int = 1, derive: str = "lazy") -> dict:
     """Host-local detection over the parsed tables of `hosts` (a group of the bundle at `root`).
 
     One DuckDB over these hosts' partitions only, aligned with `clock` (the offsets of the whole
     bundle), restricted to [since, until), runs the detectors' setup scripts and every
-    ``-- locality: host`` detector (`only`: these kinds). Writes ``<out>/findings.parquet`` and
+    ``-- locality: host`` detector (`only`: these kinds); the group's derived relations (NIC rates
+    of big inputs, `derive`: see :mod:`forensics.db.derived`) are cached for its hosts. Writes ``<out>/findings.parquet`` and
     ``<out>/<table>.parquet`` for each of :data:`WINDOW_TABLES`; returns {"findings": path,
     "windows": {table: path}, "errors": [...], "hosts": hosts}."""
     from forensics.db import connect, guard, safety
@@ -64,12 +65,12 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
 
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    con, _info = connect(Path(root), derive="never", hosts=frozenset(hosts), clock=clock, memory=memory)
+    con, info = connect(Path(root), derive=derive, hosts=frozenset(hosts), clock=clock, memory=memory)
     try:
         con.execute(f"SET threads = {max(1, int(threads))}")
         safety.lock_down(con, Path(root) / TABLES_DIR)
         restrict(con, since, until)
-        prepare(con, ())
+        prepare(con, info["cached"])
         frames, errors = [], []
         bundle = _Con(con)
         for rule in host_rules(only):

@@ -20,8 +20,9 @@ class MapReduce:
     """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the seconds of
     each step of the last analysis (parse, offsets, detect_map, reduce)."""
 
-    def __init__(self, executor):
+    def __init__(self, executor, derive: str = "lazy"):
         self.executor = executor
+        self.derive = derive  # the map catalogs' derived relations (forensics.db.derived)
         self.timings: dict[str, float] = {}
 
     # step 1: parse (the bundle's tables/, as the local ingest writes them)
@@ -64,8 +65,8 @@ class MapReduce:
         work = Path(tempfile.mkdtemp(prefix=".map-", dir=bundle.root))  # (where every node reads the bundle)
         try:
             t0 = time.perf_counter()
-            items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory)
-                     for n, g in enumerate(groups)]
+            items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory,
+                      1, self.derive) for n, g in enumerate(groups)]
             outputs = self.executor.map(detect_group, items)
             t1 = time.perf_counter()
             result = reduce_findings(bundle, outputs, only=only)
