@@ -129,3 +129,14 @@ def test_every_consequence_lists_the_plausible_causes():
     assert fabric | gpu_hw | {"nccl_transport_error"} <= kinds("straggler")
     # across hosts only along a path: no consequence accepts a cause from anywhere in the bundle
     assert all(c.scope != "any" for causes in CAUSES.values() for c in causes)
+
+
+def test_untimed_transport_errors_follow_a_timed_fabric_fault_on_their_host():
+    # NCCL 2.21 stamps no time on its WARN lines: the IB errors of the host whose link flapped follow the flap
+    flap = _f("flap", "link_flap", "node01", T0, subject="enp217s0np0")
+    here = _f("here", "nccl_transport_error", "node01", subject="ib_completion_error")
+    there = _f("there", "nccl_transport_error", "node03", subject="ib_completion_error")
+    got = _links([flap, here, there])
+    assert got["here"] == "flap" and got["there"] is None  # no connection map: node03 is on no known path
+    # an untimed consequence that names a rank still needs a subject that ties it
+    assert _links([flap, _f("to", "collective_timeout", "node01", subject="rank 3")])["to"] is None

@@ -2,6 +2,7 @@
 suite covers, on small simulated bundles (2 nodes x 2 GPUs) and the seeds' own evidence."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -125,3 +126,44 @@ def test_straggler_at_10s_sampling_in_a_3_minute_capture(run):
     st = [f for f in findings if f["kind"] in ("straggler", "anomaly") and f["severity"] != "info"]
     assert [f["hosts"] for f in st] == [truth["hosts"]] and st[0]["kind"] == "straggler"
     assert json.loads(st[0]["evidence"])["power_excess"] >= 0.07
+
+
+def _throttle_csv(path, stamps_hot):
+    """nvidia-smi --query-gpu=timestamp,index,temperature.gpu,clocks.sm,clocks_event_reasons.hw_thermal_slowdown
+    --format=csv as it prints (flag fields print Active / Not Active)."""
+    lines = ["timestamp, index, temperature.gpu, clocks.sm [MHz], clocks_event_reasons.hw_thermal_slowdown"]
+    for t, hot in stamps_hot:
+        stamp = (dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=t))
+        lines.append(f"{stamp:%Y/%m/%d %H:%M:%S}.{stamp.microsecond // 1000:03d}, 0, {91 if hot else 70}, "
+                     f"{1230 if hot else 1980} MHz, {'Active' if hot else 'Not Active'}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_5002_ms_gap_at_5s_sampling_continues_the_throttle_episode(tmp_path, monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    # 5 s sampling whose clock drifts: one spacing is 5.002 s inside a 20 s HW thermal slowdown
+    times = [0, 5, 10, 15, 20.002, 25.002, 30.002, 35.002, 40.002, 45.002]
+    hot = [False, False, True, True, True, True, True, False, False, False]
+    f = _throttle_csv(tmp_path / "smi.csv", zip(times, hot))
+    a = analyze_paths([f], host="gpu01", cache_dir=tmp_path / "c").findings.to_dicts()
+    (thr,) = [x for x in a if x["kind"] == "gpu_throttle"]
+    ev = json.loads(thr["evidence"])
+    assert ev["samples"] == 5 and ev["duration_s"] >= 20 and thr["severity"] == "critical"
+    # a real pause in the throttling (25 s without a throttled sample) is two episodes
+    times = [0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50]
+    hot = [False, True, True, False, False, False, False, True, True, False, False]
+    f = _throttle_csv(tmp_path / "two.csv", zip(times, hot))
+    a = analyze_paths([f], host="gpu01", cache_dir=tmp_path / "c2").findings.to_dicts()
+    assert len([x for x in a if x["kind"] == "gpu_throttle"]) == 2
+
+
+def test_pfc_storm_sample_flags_every_node_that_spins(tmp_path):
+    # node01 waits at the same ~446 W as its three peers, but its wait starts and ends mid-window: two
+    # whole windows under 85% of its computing power while its NCCL peers wait for three
+    a = analyze_paths([REPO / "sample_bundles" / "pfc_storm.tar.zst"], cache_dir=tmp_path / "c").findings.to_dicts()
+    (storm,) = [f for f in a if f["kind"] == "pfc_storm"]
+    spin = {f["hosts"][0]: f for f in a if f["kind"] == "busy_but_slow"}
+    assert sorted(spin) == ["node01", "node02", "node03", "node04"]
+    assert all(f["caused_by"] == storm["id"] for f in spin.values())
+    assert json.loads(spin["node01"]["evidence"])["windows"] == 2

@@ -34,6 +34,8 @@ Z_REPORT = 2.0  # an `anomaly` finding's top feature deviates at least this much
 # a `straggler` from the model: 1.4 scales of at least 5% of the median is the 7% of straggler.sql (a
 # host's board lottery, +3-4% power over its 8 GPUs, stays under it; Sinha et al. SC'22)
 Z_STRAGGLER = 1.4
+MIN_STRAGGLER_EXCESS = 0.07  # straggler.sql's min_power_excess, applied to memory utilisation (compute time)
+MIN_STRAGGLER_UTIL = 90.0  # straggler.sql's min_util: the host's GPUs report busy
 SMOOTH_WINDOWS = 5
 MIN_WINDOWS = 3
 MIN_HOSTS = 3
@@ -142,7 +144,8 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
             top = sorted(mean_abs, key=mean_abs.get, reverse=True)[:3]
             start, end = ws[ep[0]], ws[ep[-1]] + dt.timedelta(seconds=window_s)
             kind = "anomaly"
-            if top[0] in GPU_COMPUTE and len(ep) >= STRAGGLER_FRACTION * windows_total:
+            if top[0] in GPU_COMPUTE and len(ep) >= STRAGGLER_FRACTION * windows_total \
+                    and _slow_node(feat, host, [ws[i] for i in ep]):
                 kind = "straggler"
             if mean_abs[top[0]] < (Z_STRAGGLER if kind == "straggler" else Z_REPORT):
                 continue  # a lasting but small deviation: within what healthy peers (and boards) differ by
@@ -171,6 +174,28 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
     if not findings:
         return schema.empty("findings")
     return schema.conform(pl.DataFrame(findings), "findings")
+
+
+def _slow_node(feat: pl.DataFrame, host: str, windows: list) -> bool:
+    """Whether the host is a slow node of a running job in `windows`: its GPUs busy (straggler.sql's
+    min_util: a host whose job died is no straggler) and its memory busy longer than its peers'
+    (median of the others) by straggler.sql's min_power_excess: a slow node computes longer per step,
+    a board of the lottery only draws more power for the same work (memory utilisation follows
+    compute time, not board power). The memory test passes where no memory utilisation was captured."""
+    f = feat.filter(pl.col("w").is_in(windows))
+    util = f.filter(pl.col("host") == host)["gpu_util_pct"].drop_nulls()
+    if util.len() == 0 or float(util.mean()) < MIN_STRAGGLER_UTIL:
+        return False
+    if "gpu_mem_util_pct" not in feat.columns:
+        return True
+    f = f.select("host", "w", "gpu_mem_util_pct").drop_nulls()
+    mine = f.filter(pl.col("host") == host)
+    others = f.filter(pl.col("host") != host).group_by("w").agg(pl.col("gpu_mem_util_pct").median().alias("peer"))
+    both = mine.join(others, on="w")
+    if both.height == 0:
+        return True
+    peer = float(both["peer"].mean())
+    return peer > 0 and float(both["gpu_mem_util_pct"].mean()) / peer - 1 >= MIN_STRAGGLER_EXCESS
 
 
 # rule kinds that explain a slow host on their own host: its own faults (a straggler's declared causes)

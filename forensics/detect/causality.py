@@ -12,7 +12,8 @@ finding of one of its cause kinds when both of these hold:
 - **when**: the cause's window overlaps the consequence's or starts at most BEFORE earlier; a
   configuration (`nccl_misconfig`) holds for the whole capture. When either side has no time (untimed
   NCCL lines, a pasted counter snapshot) time cannot tie them: they must share a host and their
-  subjects must name the same interface, GPU or rank.
+  subjects must name the same interface, GPU or rank, or the untimed consequence names none of those
+  (a host's NCCL transport errors) and the cause is timed on that host.
 
 A follow-on of its own kind needs an earlier finding of that kind (a second Xid after the first); a
 PFC storm port that only receives pauses follows a port on a peer host that sends them (the pause
@@ -79,8 +80,13 @@ def _in_time(c: dict, r: dict) -> bool:
     if c["kind"] in ALWAYS:
         return True
     if cs is None or es is None:
-        # one side has no time: only the subject can tie them (same interface, GPU or rank), on one host
-        return _shares_host(c, r) and bool(subject_keys(c["subject"]) & subject_keys(r["subject"]))
+        # one side has no time: only the subject can tie them (same interface, GPU or rank), on one host;
+        # an untimed consequence whose subject names no interface, GPU or rank (NCCL transport errors of
+        # a host: 'ib_completion_error') follows a timed cause on its own host: nothing contradicts it
+        if not _shares_host(c, r):
+            return False
+        ck, rk = subject_keys(c["subject"]), subject_keys(r["subject"])
+        return bool(ck & rk) or (es is None and cs is not None and not rk)
     return cs <= (ee or es) and (ce or cs) + BEFORE >= es
 
 

@@ -12,6 +12,7 @@ GROUP BY ALL;
 CREATE OR REPLACE TEMP TABLE det_host_windows AS
 WITH gh AS (
   SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
+         avg(mem_util) AS gpu_mem_util_pct,
          avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
   FROM det_gpu_windows GROUP BY ALL
 ), c AS (

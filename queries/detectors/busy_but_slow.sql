@@ -12,6 +12,7 @@
 -- param: max_power_ratio = 0.85   power draw / the GPU's own busy baseline (90th percentile of its busy windows) below which it is waiting
 -- param: max_mem_ratio = 0.85   and memory utilisation / its own busy baseline below which the kernels barely touch memory (NCCL spin-wait; an evaluation phase at lower power keeps its memory traffic)
 -- param: min_windows = 3   consecutive 30 s windows needed
+-- param: min_windows_with_peer = 2   enough while an NCCL peer host (nccl_peers) waits in a full episode at the same time: in synchronous training every rank waits for the same slow one, and a host whose wait starts or ends mid-window shows fewer whole windows under max_power_ratio than its peers (sample pfc_storm: node01 at 431-441 W of 548-563 for two windows, 488 and 473 W in the two around them, while its three peers wait for three)
 -- param: min_gpus_fraction = 0.5   fraction of a host's GPUs in that state at once
 -- param: max_limit_ratio = 0.72   busiest power at ~100% utilisation / power limit (or published board power) below which the GPU never computed at full rate
 WITH board(pattern, watts) AS (VALUES ('H100.*(PCIe)', 350), ('H100 NVL', 400), ('H100|H800', 700), ('H200', 700),
@@ -53,11 +54,15 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
 ), m AS (
   SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f WINDOW o AS (PARTITION BY host ORDER BY w)
 ), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
-e AS (
+e0 AS (
   SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util) AS util,
          avg(power_ratio) AS power_ratio, avg(power_w) AS power_w, avg(ref_power_w) AS ref_power_w,
          max(waiting_gpus) AS waiting_gpus, max(gpus) AS gpus
-  FROM i WHERE bad GROUP BY host, ep HAVING count(*) >= $min_windows
+  FROM i WHERE bad GROUP BY host, ep HAVING count(*) >= least($min_windows, $min_windows_with_peer)
+), e AS (  -- a full episode, or a shorter one while an NCCL peer of the host waits in a full one (one job, one wait)
+  SELECT * FROM e0 WHERE windows >= $min_windows OR EXISTS (
+    SELECT 1 FROM e0 o JOIN nccl_peers p ON p.host = e0.host AND p.peer = o.host
+    WHERE o.windows >= $min_windows AND o.start < e0."end" AND e0.start < o."end")
 )
 SELECT host, waiting_gpus || '/' || gpus || ' GPUs' AS subject, start, "end", least(1.0, 0.55 + windows / 60) AS score,
        waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || round(util)::BIGINT || '% utilisation but draw '

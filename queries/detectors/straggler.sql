@@ -7,7 +7,7 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over 2 minutes, consistently enough to stand 3 standard errors clear of the windows' own scatter (the usual 3-sigma), is a node, not a board or sampling noise; each host is compared with the median of the OTHER hosts, which works from 2 nodes up
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over 2 minutes, consistently enough to stand 3 standard errors clear of the windows' own scatter (the usual 3-sigma), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
@@ -15,23 +15,24 @@
 -- param: min_t = 3   the mean excess must be this many standard errors of those windows' own spread (1 s power averages taken at random phases of the step scatter by 10% or more per window at 5-10 s sampling; a lone noisy window is no straggler)
 -- param: max_host_fraction = 0.34   at most this fraction of hosts may stand out at once (a straggler is the exception)
 WITH w AS (
-  SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u FROM det_host_windows
+  SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu FROM det_host_windows
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
 ), peer AS (  -- the other hosts at the same moment (leave-one-out, so two nodes compare with each other)
-  SELECT a.host, a.w, median(b.p) AS med_p, median(b.c) AS med_c, median(b.u) AS med_u, count(*) + 1 AS hosts
+  SELECT a.host, a.w, median(b.p) AS med_p, median(b.c) AS med_c, median(b.u) AS med_u, median(b.mu) AS med_mu, count(*) + 1 AS hosts
   FROM w a JOIN w b ON a.w = b.w AND a.host IS DISTINCT FROM b.host GROUP BY a.host, a.w
 ), d AS (
   SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
+         mu / nullif(med_mu, 0) - 1 AS mem_dev,
          (u >= $min_util AND med_u >= $min_util) AS busy
   FROM w JOIN peer USING (host, w)
 ), span AS (  -- every run of min_windows consecutive busy windows, by its last window
-  SELECT a.host, a.w AS w_end, avg(b.power_dev) AS pm, stddev_samp(b.power_dev) AS ps,
+  SELECT a.host, a.w AS w_end, avg(b.power_dev) AS pm, stddev_samp(b.power_dev) AS ps, avg(b.mem_dev) AS mm,
          avg(b.clock_def) AS cm, stddev_samp(b.clock_def) AS cs
   FROM d a JOIN d b ON a.host = b.host AND b.w BETWEEN a.w - to_seconds(30 * ($min_windows - 1)) AND a.w
   GROUP BY a.host, a.w HAVING count(*) = $min_windows AND bool_and(b.busy)
 ), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of its own spread
   SELECT host, w_end FROM span
-  WHERE (pm >= $min_power_excess AND pm >= $min_t * coalesce(ps, 0) / sqrt($min_windows))
+  WHERE (pm >= $min_power_excess AND pm >= $min_t * coalesce(ps, 0) / sqrt($min_windows) AND coalesce(mm >= $min_power_excess, true))
      OR (cm >= $min_clock_deficit AND cm >= $min_t * coalesce(cs, 0) / sqrt($min_windows))
 ), o AS (
   SELECT d.*, EXISTS (SELECT 1 FROM ok WHERE ok.host = d.host
