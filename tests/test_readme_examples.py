@@ -55,7 +55,7 @@ def _is_synopsis(line: str) -> bool:
 
 
 def _verb(words: list[str]) -> list[str]:
-    return words[1:3] if words[1] == "cache" and len(words) > 2 else words[1:2]
+    return words[1:3] if words[1] in ("cache", "archive") and len(words) > 2 else words[1:2]
 
 
 def test_readme_has_examples_and_synopses():
