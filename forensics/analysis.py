@@ -59,9 +59,14 @@ def coverage_per_source(per_host: pl.DataFrame) -> pl.DataFrame:
 
 def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | None = None,
                    until: dt.datetime | None = None, progress=None, paths: list[str] | None = None,
-                   engine=None) -> Analysis:
+                   engine=None, params: dict | None = None) -> Analysis:
     """`engine`: None (every detector here, :func:`forensics.detect.engine.run_all`) or a
-    :class:`forensics.engine.MapReduce` (host-local detectors in its map, the rest here)."""
+    :class:`forensics.engine.MapReduce` (host-local detectors in its map, the rest here).
+    `params` overrides detector parameters by name (``{"expect_tokens_per_s": 3200}``: the rate the
+    job is expected to reach); the map-reduce engine takes none yet (a ValueError says so)."""
+    if params and engine is not None:
+        raise ValueError("detector parameters (--expect-tokens-per-s) are not passed to the ray engine yet: "
+                         "analyze with the local engine")
     from forensics.db.window import restrict
     from forensics.detect.engine import run_all
 
@@ -70,7 +75,7 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
         if engine is not None:
             findings, errors = engine.detect(bundle, only=only, since=since, until=until)
         else:
-            findings, errors = run_all(bundle, only=only, progress=progress)
+            findings, errors = run_all(bundle, only=only, overrides=params, progress=progress)
     except Exception:
         if hasattr(bundle, "check_intact"):
             bundle.check_intact()  # a file removed under the run is said as such
@@ -88,7 +93,8 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
 
 def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, progress=None,
                   host: str | None = None, tz: str | None = None, derive: str = "lazy",
-                  hints: dict | None = None, merge: bool = False, warn=None, engine=None) -> Analysis:
+                  hints: dict | None = None, merge: bool = False, warn=None, engine=None,
+                  params: dict | None = None) -> Analysis:
     """Open (merging several bundles into one when more than one is given) and analyse.
 
     `progress`: None, or an object with ``parse(message)``, ``detect(rule_name)``,
@@ -121,7 +127,7 @@ def analyze_paths(paths, only=None, since=None, until=None, cache_dir=None, prog
 
             ui.start_detection(sum(1 for r in rules() if not only or r.kind in only))
         return analyze_bundle(bundle, only=only, since=since, until=until, paths=paths,
-                              progress=ui.detect if ui is not None else None, engine=engine)
+                              progress=ui.detect if ui is not None else None, engine=engine, params=params)
     finally:
         if ui is not None:
             ui.close()

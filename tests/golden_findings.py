@@ -24,7 +24,7 @@ FIELDS = ("id", "kind", "hosts", "subject", "start", "end", "severity", "caused_
 
 SAMPLES = sorted(p.name.removesuffix(".tar.zst") for p in (REPO / "sample_bundles").glob("*.tar.zst"))
 SIMULATED = ("packet_drops", "link_flap", "ecc_remap", "straggler", "numa_misplacement",
-             "nccl_misconfig", "pulsing_utilization")
+             "nccl_misconfig", "pulsing_utilization", "rank_hang")
 PASTED = ("ethtool--mlx5-xdp-kernel5.15-nonzero.txt", "ethtool--mlx5-cx4lx-grep-pause-pci.txt",
           "ethtool--bnxt_en-12q-queue-prefixed.txt")
 

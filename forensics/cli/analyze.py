@@ -43,6 +43,10 @@ def register(app: typer.Typer) -> None:
         year: Optional[int] = YEAR,
         engine: Engine = typer.Option(Engine.local, "--engine", help="local (this machine) or ray (map per host group, reduce across hosts; needs forensics[ray]): the same findings"),
         ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to run on (e.g. auto, ray://head:10001); default: a Ray started on this machine"),
+        expect_tps: Optional[float] = typer.Option(
+            None, "--expect-tokens-per-s", min=0.001, metavar="RATE",
+            help="tokens/s per GPU the job should reach (a benchmark or healthy run of the same model): a training "
+                 "log below it is a throughput_shortfall"),
     ) -> None:
         """Find which layer made the job slow, hung or dead: ranked findings with evidence and remediation."""
         from forensics.analysis import analyze_paths
@@ -77,6 +81,8 @@ def register(app: typer.Typer) -> None:
         t0, t1 = time_window(since, until)
         if ray_address and engine is not Engine.ray:
             raise UserError("--ray-address goes with --engine ray")
+        if expect_tps and engine is Engine.ray:
+            raise UserError("--expect-tokens-per-s is not passed to the ray engine yet: analyze with --engine local")
         runner = None
         if engine is Engine.ray:
             from forensics.engine import MapReduce
@@ -87,7 +93,7 @@ def register(app: typer.Typer) -> None:
             analysis = analyze_paths(bundles, only=kinds, since=t0, until=t1, cache_dir=cache_dir,
                                      progress=terminal_progress(quiet), host=host, tz=tz, hints=stated_hints(fields, interval, year),
                                      merge=merge, warn=lambda m: print(f"forensics: warning: {m}", file=sys.stderr),
-                                     engine=runner)
+                                     engine=runner, params={"expect_tokens_per_s": expect_tps} if expect_tps else None)
         finally:
             if runner is not None:
                 runner.executor.close()

@@ -19,7 +19,7 @@ from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
-from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat, fmt_torch
+from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat, fmt_torch, fmt_train
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
 from forensics.simulate.job import JobModel
@@ -31,6 +31,8 @@ from forensics.simulate.series import HostModel
 #: the collector's specs by name; NCCL log copies are recorded like a spec of their own
 SPEC = by_name()
 NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
+#: the job's training log, copied like the NCCL logs but read by the train_log source
+TRAIN_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), "train_log", None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
 NOT_SIMULATED: frozenset[str] = frozenset({"ibstat", "ib_sysfs"})  # (infiniband: simulated next, issue 18)
@@ -190,6 +192,10 @@ class Simulation:
         if wd:
             name = f"torchrun-{host.name}.log"
             add(NCCL_SPEC, wd, cap + 0.12, cap + 0.13, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
+        tlog = fmt_train.train_log(self.cluster, plan, model, h)
+        if tlog:
+            name = "train-rank0.log"
+            add(TRAIN_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
         base = f"hosts/{host.name}"

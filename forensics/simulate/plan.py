@@ -48,6 +48,8 @@ class Plan:
     disk_load: np.ndarray = None
     temp_override: dict = field(default_factory=dict)
     pulsing: bool = False
+    #: write rank 0's training log (its logged tokens/s): scenarios about throughput
+    train_log: bool = False
     crash: Crash | None = None
     #: (host, iface) -> {counter: per-second increments (T,)}
     nic_extra: dict = field(default_factory=dict)
