@@ -123,6 +123,17 @@ INTERVAL = typer.Option(None, "--interval", help="seconds between the samples of
                         "(e.g. a loop of nvidia-smi --query-gpu)")
 
 
+def query_params(items: list[str] | None) -> dict[str, str]:
+    """{key: value} of repeated ``--param key=value`` options; a malformed one is a UserError."""
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--param {item!r}: use --param key=value")
+        out[key.strip()] = value
+    return out
+
+
 def time_window(since: str | None, until: str | None):
     """(since, until) of --since/--until as UTC datetimes; a bad time is a UserError."""
     from forensics.timeutil import parse_when

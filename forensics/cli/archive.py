@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import CACHE_DIR, OutFormat, UserError, check_out_folder, emit_frame
+from forensics.cli._common import CACHE_DIR, OutFormat, UserError, check_out_folder, emit_frame, query_params
 from forensics.limits import QUERY_TIMEOUT_S
 
 LAKE = typer.Argument(..., help="the lake folder")
@@ -17,16 +17,6 @@ LAKE = typer.Argument(..., help="the lake folder")
 class Engine(str, Enum):
     local = "local"
     ray = "ray"
-
-
-def _params(items: list[str] | None) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--param {item!r}: use --param key=value")
-        out[key.strip()] = value
-    return out
 
 
 def register(app: typer.Typer) -> None:
@@ -108,7 +98,7 @@ def register(app: typer.Typer) -> None:
         b = open_lake(lake)
         b.timeout = timeout if timeout > 0 else None
         try:
-            df = run_fleet_query(b, name, _params(param)) if name is not None else b.sql(sql)
+            df = run_fleet_query(b, name, query_params(param)) if name is not None else b.sql(sql)
         except QueryError as exc:
             raise UserError(str(exc)) from None
         finally:

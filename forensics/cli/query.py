@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from forensics.cli._common import BUNDLE, CACHE_DIR, SINCE_HELP, UNTIL, UNTIL_HELP, OutFormat, Severity, UserError, check_out_folder, emit_frame, time_window
+from forensics.cli._common import BUNDLE, CACHE_DIR, OutFormat, SINCE_HELP, Severity, UNTIL, UNTIL_HELP, UserError, check_out_folder, emit_frame, query_params, time_window
 from forensics.limits import QUERY_TIMEOUT_S
 
 TABLE_ROWS = 1000  # rows printed by --format table unless --limit says otherwise
@@ -27,16 +27,6 @@ def _open(bundle: Path, cache_dir: Path | None):
         return open_bundle(bundle, cache_dir=cache_dir)
     except (BundleError, ValueError, OSError) as exc:
         raise UserError(str(exc).splitlines()[0] if str(exc) else f"{bundle}: cannot be opened") from None
-
-
-def _params(items: list[str] | None) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--param {item!r}: use --param key=value")
-        out[key.strip()] = value
-    return out
 
 
 def _adhoc_value(text: str):
@@ -81,7 +71,7 @@ def register(app: typer.Typer) -> None:
         if given != 1:
             raise UserError("give exactly one of SQL, --file F.sql or --name NAME")
         check_out_folder(out)
-        params = _params(param)
+        params = query_params(param)
         nq = None
         if name is not None:
             try:
