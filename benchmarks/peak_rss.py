@@ -1,6 +1,7 @@
 """Peak memory (RSS) of `analyze`, `report`, `export --perfetto`, `redact` and `query` on a bundle
 with a 10^7-row kernel log (issue 15: "under 2 GB each"), each command in its own process, peak
-resident memory and wall time from /usr/bin/time -v.
+resident memory, wall time and CPU seconds from /usr/bin/time -v, with the load average (2 cores are
+shared, so wall times are noisy; compare CPU seconds).
 
     python benchmarks/peak_rss.py                    # 10^7 dmesg lines on one host (generated)
     python benchmarks/peak_rss.py --lines 1000000    # smaller
@@ -84,21 +85,27 @@ def make_bundle(path: Path, lines: int) -> Path:
     return path
 
 
-def timed(argv: list[str], env: dict) -> tuple[int, float, float, str]:
+def timed(argv: list[str], env: dict) -> tuple[int, float, float, str, float, float]:
+    """(exit, wall s, peak RSS MiB, error lines, CPU s (user + system, children included), 1-min load
+    average at the end)."""
     os.sync()
     time.sleep(1)
     res = subprocess.run(["/usr/bin/time", "-v", FORENSICS, *argv], capture_output=True, text=True, env=env)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
     h, m, s = wall.groups()
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", res.stderr))
     err = "\n".join(ln for ln in res.stderr.splitlines() if ln.startswith("forensics"))
-    return res.returncode, int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, err
+    return (res.returncode, int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, err, cpu,
+            os.getloadavg()[0])
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=10_000_000)
     ap.add_argument("--bundle", type=Path, help="measure this bundle instead of generating one")
+    ap.add_argument("--only", action="append", default=[], metavar="STEP",
+                    help="run only the steps whose name starts with STEP (repeatable; the parse runs first anyway)")
     args = ap.parse_args(argv)
     data = ROOT / "benchmarks" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -122,12 +129,14 @@ def main(argv=None) -> int:
         ("export --perfetto", ["export", str(bundle), "--perfetto", str(work / "t.json"), "--quiet"]),
         ("redact", ["redact", str(bundle), "--out", str(work / "red.tar.zst"), "--key-file", str(work / "redact.key")]),
     ]
+    if args.only:
+        steps = [s for s in steps if s is steps[0] or any(s[0].startswith(o) for o in args.only)]
     rows = []
     try:
         for name, a in steps:
-            rc, wall, rss, err = timed(a, env)
-            rows.append((name, rc, wall, rss, err))
-            print(f"{name:<36} rc={rc} {wall:7.1f} s {rss:8.0f} MiB {err}", flush=True)
+            rc, wall, rss, err, cpu, load = timed(a, env)
+            rows.append((name, rc, wall, rss, err, cpu, load))
+            print(f"{name:<36} rc={rc} {wall:7.1f} s {cpu:7.1f} CPU s {rss:8.0f} MiB load {load:.1f} {err}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -136,9 +145,10 @@ def main(argv=None) -> int:
     lines = [] if out.exists() else [f"# Peak memory per command ({today})", ""]
     lines += [f"## {what}", "", f"Commit {rev}, {os.cpu_count()} CPUs, default --max-memory (half of "
               f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB); /usr/bin/time -v, one run each.", "",
-              "| command | exit | wall s | peak RSS MiB | under 2 GB |", "|---|---|---|---|---|"]
-    lines += [f"| {n} | {rc} | {w:.1f} | {r:.0f} | {'yes' if r < 2000 else 'NO'} |" + (f" {e}" if e else "")
-              for n, rc, w, r, e in rows]
+              "| command | exit | wall s | CPU s | load avg (1 min, at end) | peak RSS MiB | under 2 GB |",
+              "|---|---|---|---|---|---|---|"]
+    lines += [f"| {n} | {rc} | {w:.1f} | {c:.1f} | {ld:.1f} | {r:.0f} | {'yes' if r < 2000 else 'NO'} |" + (f" {e}" if e else "")
+              for n, rc, w, r, e, c, ld in rows]
     with open(out, "a") as fh:
         fh.write("\n".join(lines) + "\n\n")
     print(f"wrote {out}")

@@ -6,8 +6,17 @@ alone turns these into one line on standard error and an exit status.
   unless `exit_code` says otherwise.
 - :class:`BundleError`: a bundle (or an input to build one from) that cannot be read or written,
   including a limit it exceeds (size, members, time); also a ValueError, as it has always been.
+- :class:`WriteError`: an output (a file, the cache, a temporary folder) that cannot be written
+  because its disk is full, a quota or file-size limit is hit, or it is read-only: said as such,
+  never blamed on the input (see :func:`out_of_space`).
 """
 from __future__ import annotations
+
+import errno as _errno
+
+# errors of a write that the disk, not the input, is to blame for
+SPACE_ERRNOS = frozenset({_errno.ENOSPC, _errno.EFBIG, _errno.EDQUOT, _errno.EROFS})
+_SPACE_TEXTS = ("no space left on device", "file too large", "disk quota exceeded", "read-only file system")
 
 
 class ForensicsError(Exception):
@@ -29,4 +38,31 @@ class BundleError(UserError, ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
-__all__ = ["BundleError", "ForensicsError", "UserError"]
+class WriteError(UserError):
+    """An output that cannot be written (full disk, quota, file-size limit, read-only)."""
+
+
+def out_of_space(exc: BaseException) -> str | None:
+    """The reason ("No space left on device", "File too large", ...) when `exc` is a write that failed
+    for lack of space or a read-only disk: an OSError with such an errno, or an error of a library
+    (DuckDB, polars, Arrow) whose message says so; else None."""
+    import os
+
+    if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
+        return os.strerror(exc.errno)
+    low = str(exc).lower()
+    for text in _SPACE_TEXTS:
+        if text in low:
+            return text[0].upper() + text[1:]
+    return None
+
+
+def write_error(exc: BaseException, where) -> WriteError | None:
+    """A :class:`WriteError` naming `where` when `exc` is out of space (:func:`out_of_space`), else None."""
+    why = out_of_space(exc)
+    if why is None:
+        return None
+    return WriteError(f"{where}: cannot write: {why} (a limit of the disk written to, not a fault of the input)")
+
+
+__all__ = ["BundleError", "ForensicsError", "UserError", "WriteError", "out_of_space", "write_error"]

@@ -38,7 +38,7 @@ def redact(src, out, key_file: Path | str | None = None, keep=(), mapping_out=No
     if created and progress:
         progress(f"created the redaction key {path} (keep it: the same key gives the same pseudonyms)")
     summary = redact_bundle(src, out, key, keep=keep, mapping_out=mapping_out, progress=progress,
-                            reparse=reparse)
+                            reparse=reparse, warn=warn)
     summary["key_file"] = str(path)
     return summary
 

@@ -32,7 +32,7 @@ from forensics.redact import patterns as P
 from forensics.redact.mapper import CLASSES, CollisionError, Mapper
 from forensics.redact.jobs import Runner, workers_for
 from forensics.redact.rewrite import Rewriter, _guid_spellings
-from forensics.redact.tables import table_jobs
+from forensics.redact.tables import table_jobs, unreadable
 from forensics.redact.verify import find_leaks
 
 MAX_ROUNDS = 3
@@ -197,6 +197,11 @@ def _record(mapper: Mapper, classes: set[str], done: set[str], prev: dict) -> di
     return record
 
 
+def _has_raw(root: Path) -> bool:
+    """Whether the bundle at `root` has a raw file of some host (``hosts/<host>/raw/...``)."""
+    return any(p.is_file() for p in (root / "hosts").glob("*/raw/**/*"))
+
+
 def _tree_bytes(root: Path) -> int:
     total = 0
     for dirpath, _, filenames in os.walk(root):
@@ -209,11 +214,12 @@ def _tree_bytes(root: Path) -> int:
 
 
 def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping_out: Path | str | None = None,
-                  progress=None, reparse: bool = False, workers: int | None = None) -> dict:
+                  progress=None, reparse: bool = False, workers: int | None = None, warn=None) -> dict:
     """Write the redacted copy of bundle `src` to `out`; returns a summary (never the key).
 
     Tables built by the current parsers are rewritten value by value (:mod:`.tables`); otherwise,
-    or with `reparse`, the redacted raw files are parsed into new tables.
+    or with `reparse`, or when a shipped table is not readable Parquet (said through `warn`), the
+    redacted raw files are parsed into new tables.
     """
     t0 = time.monotonic()
     out = check_out_path(out)
@@ -253,6 +259,17 @@ def redact_bundle(src: Path | str, out: Path | str, key: bytes, keep=(), mapping
                 jobs = _rewrite_jobs(b.root, stage, rw)
                 files = len(jobs)
                 tables_mode = "rewritten" if not reparse and claimed_current(b.root, parser_versions()) else "reparsed"
+                if tables_mode == "rewritten" and rounds == 1:
+                    bad = unreadable(b.root / TABLES_DIR)
+                    if bad is not None:
+                        if not _has_raw(b.root):
+                            raise BundleError(f"{bad[0]}: not a readable Parquet table ({bad[1]}); nothing written "
+                                              "(the bundle has no raw files to parse the tables from)")
+                        reparse = True
+                        tables_mode = "reparsed"
+                        if warn:
+                            warn(f"{bad[0]}: not a readable Parquet table ({bad[1]}); "
+                                 "the tables are parsed again from the redacted raw files")
                 if tables_mode == "rewritten":
                     jobs += table_jobs(b.root / TABLES_DIR, stage / TABLES_DIR, rw)
                 if progress:

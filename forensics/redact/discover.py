@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.redact import patterns as P
-from forensics.redact.codec import codec, line_blocks
+from forensics.redact.codec import line_blocks, member_kind, reader
 from forensics.redact.mapper import PSEUDO_HOST, PSEUDO_USER, _KEEP_HOSTS, _SYSTEM_USERS
 
 _NAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
@@ -209,24 +209,28 @@ def domain_pass(lines: pl.Series, known: Known) -> None:
 
 
 def scan_member(root: Path, rel: str, known: Known, names: list[str], names_only: bool) -> None:
-    """Discovery over one member of the bundle at `root` (decompressed when compressed): the
-    structural extractions, and the domain pass when it names one of `names`."""
+    """Discovery over one member of the bundle at `root` (decompressed as it is read when
+    compressed), a block of whole lines at a time: the structural extractions, and the domain pass
+    when it names one of `names`."""
     path = root / rel
-    with open(path, "rb") as fh:
-        compressed = codec(fh.read(8)) is not None
-    if compressed:
-        data = path.read_bytes()
+    kind = member_kind(path)
+    if kind is not None:
         try:
-            data = codec(data)[0](data)
-        except Exception:  # noqa: BLE001 - scanned as it is
+            with reader(path, kind) as fh:
+                _scan_blocks(fh, known, names, names_only)
+            return
+        except Exception:  # noqa: BLE001 - not really compressed (or damaged): scanned as it is
             pass
-        _scan_text(data.decode("latin-1"), known, names, names_only)
-        return
+    _scan_blocks(path, known, names, names_only)
+
+
+def _scan_blocks(src, known: Known, names: list[str], names_only: bool) -> None:
     header: list[str] = []
-    for i, piece in enumerate(line_blocks(path)):  # whole lines, a block at a time
+    for i, piece in enumerate(line_blocks(src)):  # whole lines, a block at a time
         text = piece.decode("latin-1")
         if i == 0:
-            header = text.split("\n", 50)[:50]  # a CSV header (serial column) for the later blocks
+            # a CSV header (serial column) for the later blocks; never a giant unterminated line
+            header = [h for h in text.split("\n", 50)[:50] if len(h) < 65536]
         else:
             text = "\n".join(header) + "\n" + text
         _scan_text(text, known, names, names_only)

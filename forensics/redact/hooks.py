@@ -55,6 +55,7 @@ def redacting_build(build, enabled: bool, key_file=None, keep=(), mapping_out=No
                 pass
         summary["hosts"] = res["hosts"]
         summary["errors"] = []  # their file names hold the original host names
+        summary["inputs"] = []  # (what each loose file was taken to be: it names the original host)
         summary["redaction"] = res
         return summary
 

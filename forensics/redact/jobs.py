@@ -15,7 +15,9 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 
-from forensics.redact.codec import codec, line_blocks
+from forensics.bundle.errors import BundleError
+from forensics.errors import write_error
+from forensics.redact.codec import line_blocks, member_kind, reader, writer
 from forensics.redact.mapper import Mapper
 from forensics.redact.rewrite import Rewriter
 
@@ -26,15 +28,12 @@ _RW: Rewriter | None = None
 _RW_FOR: tuple | None = None
 
 
-def rewrite_member(rw: Rewriter, data: bytes) -> bytes:
-    c = codec(data)
-    if c is not None:
-        try:
-            inner = c[0](data)
-        except Exception:  # noqa: BLE001 - not really compressed: rewritten as bytes
-            return rw.data(data)
-        return c[1](rw.data(inner))
-    return rw.data(data)
+def _rewrite_stream(rw: Rewriter, src: str, dest: Path, kind: str | None) -> None:
+    """`src` rewritten into `dest` a block of whole lines at a time, decompressed and compressed
+    again as `kind` on the way (never held whole, however much it inflates)."""
+    with reader(src, kind) as fi, writer(dest, kind) as fo:
+        for piece in line_blocks(fi):
+            fo.write(rw.data(piece))
 
 
 def run_job(rw: Rewriter, job: tuple[str, str, str]) -> None:
@@ -44,16 +43,21 @@ def run_job(rw: Rewriter, job: tuple[str, str, str]) -> None:
     if kind == "parquet":
         from forensics.redact.tables import rewrite_parquet
 
-        rewrite_parquet(Path(src), d, rw)
-    else:
-        with open(src, "rb") as fh:
-            head = fh.read(8)
-        if codec(head) is not None:  # a compressed member: rewritten whole, decompressed
-            d.write_bytes(rewrite_member(rw, Path(src).read_bytes()))
+        try:
+            rewrite_parquet(Path(src), d, rw)
+        except Exception as exc:  # noqa: BLE001 - a damaged page past a readable footer
+            why = write_error(exc, d)
+            raise why or BundleError(f"{src}: unreadable Parquet table ({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}); "
+                                     "nothing written (--reparse builds the tables from the raw files)") from None
+        return
+    compressed = member_kind(src)
+    if compressed is not None:
+        try:
+            _rewrite_stream(rw, src, d, compressed)
             return
-        with open(d, "wb") as out:  # plain text: a block of whole lines at a time
-            for piece in line_blocks(src):
-                out.write(rw.data(piece))
+        except Exception:  # noqa: BLE001 - not really compressed (or damaged): rewritten as bytes
+            pass
+    _rewrite_stream(rw, src, d, None)
 
 
 def _rewriter(key: bytes, classes: tuple, known) -> Rewriter:

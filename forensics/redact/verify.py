@@ -9,9 +9,6 @@ the pseudonym, not a leak.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics.redact import patterns as P
+from forensics.redact.codec import line_blocks, member_kind, reader
 
 
 @dataclass
@@ -58,12 +56,20 @@ def checks(originals: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def _scan(ser: pl.Series, rules: list[tuple[str, str]], where: str, leaks: list[Leak]) -> None:
-    if ser.len() == 0 or not ser.str.contains(_any(rules)).fill_null(False).any():
+    found: dict[str, str] = {}
+    _first_hits(ser, rules, found)
+    leaks.extend(Leak(where, kind, found[kind]) for kind, _ in rules if kind in found)
+
+
+def _first_hits(ser: pl.Series, rules: list[tuple[str, str]], found: dict[str, str]) -> None:
+    """Into `found`: kind -> the first text of `ser` matching that kind's rule, for kinds not yet found."""
+    todo = [(kind, rx) for kind, rx in rules if kind not in found]
+    if not todo or ser.len() == 0 or not ser.str.contains(_any(rules)).fill_null(False).any():
         return
-    for kind, rx in rules:
+    for kind, rx in todo:
         hit = ser.str.contains(rx).fill_null(False)
         if hit.any():
-            leaks.append(Leak(where, kind, ser.filter(hit).str.extract(rx, 0)[0]))
+            found[kind] = ser.filter(hit).str.extract(rx, 0)[0]
 
 
 _ANY: dict[int, str] = {}
@@ -77,36 +83,90 @@ def _any(rules: list[tuple[str, str]]) -> str:
     return _ANY[key]
 
 
-def _decompressed(data: bytes) -> bytes:
-    try:
-        if data[:2] == b"\x1f\x8b":
-            return gzip.decompress(data)
-        if data[:4] == b"\x28\xb5\x2f\xfd":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-        if data[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(data)
-        if data[:3] == b"BZh":
-            return bz2.decompress(data)
-    except Exception:  # noqa: BLE001 - not really compressed: scanned as it is
-        return data
-    return data
+OVERLAP_CHARS = 4096  # longer than any original value: a line cut in pieces is scanned across the cut
 
 
-def parquet_strings(path: Path) -> pl.Series:
-    """The distinct values of every string (or list of strings) column of a Parquet file."""
-    df = pl.read_parquet(path, hive_partitioning=False)
+def _text_hits(src, rules: list[tuple[str, str]], found: dict[str, str]) -> None:
+    """The lines of `src` (a path or a binary stream), a block at a time (never the member whole)."""
+    tail = ""
+    for piece in line_blocks(src):
+        text = tail + piece.decode("latin-1")
+        tail = "" if piece.endswith(b"\n") else text[-OVERLAP_CHARS:]
+        _first_hits(pl.Series([text], dtype=pl.String).str.split("\n").explode(), rules, found)
+        if len(found) == len(rules):
+            return
+
+
+def _member_hits(path: Path, rules: list[tuple[str, str]]) -> dict[str, str]:
+    """kind -> first leak in a raw member (a compressed one decompressed as it is read)."""
+    found: dict[str, str] = {}
+    kind = member_kind(path)
+    if kind is not None:
+        try:
+            with reader(path, kind) as fh:
+                _text_hits(fh, rules, found)
+            return found
+        except Exception:  # noqa: BLE001 - not really compressed (or damaged): scanned as it is
+            pass
+    _text_hits(path, rules, found)
+    return found
+
+
+PARQUET_BATCH_ROWS = 1 << 16  # rows of a table scanned at a time (1 << 18 took twice the memory)
+
+
+def _strings(df: pl.DataFrame) -> pl.Series:
+    """The distinct values of every string (or categorical, or list of those) column of `df`."""
+    texts = (pl.String, pl.Categorical, pl.Enum)
     parts = []
     for name, dtype in df.schema.items():
         col = df[name]
-        if dtype == pl.String:
-            parts.append(col.drop_nulls().unique())
-        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
-            parts.append(col.explode().drop_nulls().unique())
+        if isinstance(dtype, pl.List) and isinstance(dtype.inner, texts):
+            col = col.explode()
+        elif not isinstance(dtype, texts):
+            continue
+        parts.append(col.cast(pl.String).drop_nulls().unique())
     if not parts:
         return pl.Series([], dtype=pl.String)
     return pl.concat(parts).unique()
+
+
+def parquet_strings(path: Path, batch_rows: int = PARQUET_BATCH_ROWS):
+    """The distinct string values of a Parquet file, one Series per batch of `batch_rows` rows
+    (every string, categorical or list-of-string column)."""
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    cols = [field.name for field in f.schema_arrow if _texty(field.type)]
+    if not cols:
+        return
+    for batch in f.iter_batches(batch_size=batch_rows, columns=cols):
+        yield _strings(pl.from_arrow(batch))
+
+
+def _texty(t) -> bool:
+    """An Arrow type that holds text: strings, dictionaries of them, lists of them."""
+    import pyarrow as pa
+
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return True
+    if pa.types.is_dictionary(t):
+        return _texty(t.value_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _texty(t.value_type)
+    return False
+
+
+def _parquet_hits(path: Path, rules: list[tuple[str, str]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    try:
+        for ser in parquet_strings(path):
+            _first_hits(ser, rules, found)
+            if len(found) == len(rules):
+                break
+    except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
+        _text_hits(path, rules, found)
+    return found
 
 
 def parquet_metadata(path: Path) -> list[str]:
@@ -140,14 +200,11 @@ def scan_files(root: Path, rels: list[str], originals: dict[str, set[str]], limi
     for rel in rels:
         p = root / rel
         if rel.endswith(".parquet"):
-            try:
-                ser = parquet_strings(p)
-            except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
-                ser = pl.Series(p.read_bytes().decode("latin-1").split("\n"), dtype=pl.String)
             _scan(pl.Series(parquet_metadata(p), dtype=pl.String), rules, rel + " (metadata)", leaks)
+            found = _parquet_hits(p, rules)
         else:
-            ser = pl.Series(_decompressed(p.read_bytes()).decode("latin-1").split("\n"), dtype=pl.String)
-        _scan(ser, rules, rel, leaks)
+            found = _member_hits(p, rules)
+        leaks.extend(Leak(rel, kind, found[kind]) for kind, _ in rules if kind in found)
         if len(leaks) >= limit:
             break
     return leaks
