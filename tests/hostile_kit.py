@@ -41,19 +41,23 @@ def env(cache: Path, **extra: str) -> dict:
 
 
 def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, timeout: float = 300,
-        cwd: Path | None = None, ulimit_nofile: int | None = None, **extra_env: str) -> Run:
+        cwd: Path | None = None, ulimit_nofile: int | None = None, max_file_bytes: int | None = None,
+        **extra_env: str) -> Run:
     """`forensics ARGS` in a child; SIGINT after `interrupt_after` seconds when given; at most
-    `ulimit_nofile` open files when given."""
+    `ulimit_nofile` open files when given; no file written beyond `max_file_bytes` (RLIMIT_FSIZE: a
+    full disk, as the child sees it: its writes past that size fail with EFBIG) when given."""
     import resource
 
     def limit() -> None:
         if ulimit_nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (ulimit_nofile, ulimit_nofile))
+        if max_file_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
         p = subprocess.Popen([FORENSICS, *map(str, args)], stdout=out, stderr=err, env=env(cache, **extra_env),
-                             cwd=cwd, preexec_fn=limit if ulimit_nofile is not None else None)
+                             cwd=cwd, preexec_fn=limit if (ulimit_nofile, max_file_bytes) != (None, None) else None)
         if interrupt_after is not None:
             time.sleep(interrupt_after)
             p.send_signal(signal.SIGINT)

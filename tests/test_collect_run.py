@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import shutil
@@ -148,6 +149,9 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
 
     m = members(outs[0])
     assert [n for n in m if not n.startswith(("hosts/", "tables/"))] == ["manifest.json"]
+    listed = json.loads(m["manifest.json"])["members"]  # every member with its size and SHA-256
+    assert listed == {n: {"size": len(d), "sha256": hashlib.sha256(d).hexdigest()} for n, d in m.items() if n != "manifest.json"}
+    _altered_raw_is_refused(outs[1], tmp_path)
     assert "tables/_meta.json" in m and "tables/_meta.json" not in members(outs[1])
     host_json = json.loads(m["hosts/gpu-a01/host.json"])
     nic = {n["iface"]: n for n in host_json["nics"]}
@@ -193,6 +197,26 @@ def test_round_trip_three_hosts(tmp_path, node_env, monkeypatch):
     assert set(a01["ts_quality"].to_list()) == {"sampled"} and a01["ts"].null_count() == 0
     assert set(a01["counter"].to_list()) == {"data"} and a01["link"].max() == 11
     assert nv.filter(pl.col("host") == "gpu-a02")["sample_no"].n_unique() == 1  # --duration 0: one snapshot
+
+
+def _altered_raw_is_refused(bundle: Path, tmp_path: Path) -> None:
+    """A collector bundle whose raw file was altered in place (same size) after it was written: the
+    raw file is read from the archive, never extracted, and its SHA-256 is checked as it is read."""
+    import io
+
+    from forensics.bundle.errors import BundleError
+    from forensics.ingest import load
+
+    bad = tmp_path / "altered.tar.gz"
+    with tarfile.open(bundle) as src, tarfile.open(bad, "w:gz") as out:
+        victim = next(m.name for m in src.getmembers() if "/raw/" in m.name and m.size > 10)
+        for mem in src.getmembers():
+            data = src.extractfile(mem).read() if mem.isfile() else None
+            if mem.name == victim:
+                data = bytes([data[0] ^ 1]) + data[1:]
+            out.addfile(mem, io.BytesIO(data) if data is not None else None)
+    with pytest.raises(BundleError, match=f"damaged bundle: '{victim}' differs from the SHA-256"):
+        load(bad, cache_dir=tmp_path / "cache-altered")
 
 
 def _tables_match_parsers(root: Path) -> None:

@@ -147,10 +147,11 @@ def test_reports_load_a_bounded_sample_of_many_events(tmp_path):
     assert df["ts_aligned"].is_sorted()
 
 
-@pytest.mark.parametrize("damage", ["none", "raw_missing", "host_json_altered", "raw_resized"])
+@pytest.mark.parametrize("damage", ["none", "raw_missing", "host_json_altered", "raw_resized", "raw_altered"])
 def test_the_manifest_member_list_is_checked(tmp_path, members, damage):
     """`forensics bundle`/`redact` list every member's size and SHA-256 in the manifest; a member
-    missing (a truncated archive) or altered is one line, exit 2."""
+    missing (a truncated archive) or altered is one line, exit 2. Raw files are read from the
+    archive, never extracted: one altered in place (same size) is caught by its SHA-256 as it is read."""
     import io
     import tarfile
 
@@ -164,7 +165,7 @@ def test_the_manifest_member_list_is_checked(tmp_path, members, damage):
     listed = json.loads(tarfile.open(good).extractfile("manifest.json").read())["members"]
     assert listed["hosts/node01/host.json"]["size"] == len(members["hosts/node01/host.json"])
     victim = {"raw_missing": "hosts/node02/raw/dmesg/dmesg.txt", "host_json_altered": "hosts/node01/host.json",
-              "raw_resized": "hosts/node01/raw/dmesg/dmesg.txt"}.get(damage)
+              "raw_resized": "hosts/node01/raw/dmesg/dmesg.txt", "raw_altered": "hosts/node01/raw/dmesg/dmesg.txt"}.get(damage)
     bad = tmp_path / "bad.tar"
     with tarfile.open(good) as src, tarfile.open(bad, "w") as out:
         for m in src.getmembers():
@@ -172,7 +173,8 @@ def test_the_manifest_member_list_is_checked(tmp_path, members, damage):
             if m.name == victim:
                 if damage == "raw_missing":
                     continue
-                data = data.replace(b"0", b"1") if damage == "host_json_altered" else data + b"extra line\n"
+                data = data.replace(b"0", b"1") if damage in ("host_json_altered", "raw_altered") else data + b"extra line\n"
+                assert damage != "raw_altered" or len(data) == m.size
                 m.size = len(data)
             out.addfile(m, io.BytesIO(data) if data is not None else None)
     r = run(["query", bad, "SELECT count(*) AS n FROM kernel_log", "--format", "json"], tmp_path / "cache")

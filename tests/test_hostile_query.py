@@ -47,21 +47,28 @@ def test_a_memory_hungry_query_stops_at_the_memory_limit(parsed, tmp_path):
 
 
 def test_spill_folder_is_private_and_not_pwd_tmp(parsed, tmp_path):
-    """DuckDB lets a query read its own spill folder: it must be a fresh private one, never
-    $PWD/.tmp (where other files may lie), and be gone afterwards."""
+    """DuckDB lets a query read its own spill folder: it is a folder DuckDB makes itself inside a
+    fresh private one (never $PWD/.tmp, where other files may lie), its name cannot be learnt inside
+    a statement, and it is gone afterwards. A query that needs it still spills."""
     (tmp_path / ".tmp").mkdir()
     (tmp_path / ".tmp" / "secret.txt").write_text("s3cret")
-    for sql in ("SELECT * FROM read_text('.tmp/secret.txt')", "SELECT * FROM glob('.tmp/*')"):
-        r = run(["query", parsed, sql], tmp_path, cwd=tmp_path)
-        assert "refused" in r.one_line_error()
-    r = run(["query", parsed, "SELECT current_setting('temp_directory') AS d", "--format", "csv"], tmp_path,
-            cwd=tmp_path)
-    assert r.rc == 0, r.err
-    spill = r.out.splitlines()[1]
-    assert "forensics-spill-" in spill and not spill.startswith(str(tmp_path))
-    assert not os.path.exists(spill)  # removed with the connection
-    r = run(["query", parsed, f"SELECT * FROM glob('{os.path.dirname(spill)}/*')"], tmp_path)
-    assert "refused" in r.one_line_error()
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    for sql in ("SELECT * FROM read_text('.tmp/secret.txt')", "SELECT * FROM glob('.tmp/*')",
+                f"SELECT * FROM glob('{tmpdir}/*/*')", f"SELECT * FROM glob('{tmpdir}/forensics-spill-*/duckdb/*')"):
+        r = run(["query", parsed, sql], tmp_path, cwd=tmp_path, TMPDIR=str(tmpdir))
+        assert "refused" in r.one_line_error() or "Permission" in r.one_line_error()
+    for sql in ("SELECT current_setting('temp_directory') AS d", "SELECT * FROM duckdb_settings()",
+                "SELECT * FROM glob(\"Current_Setting\"('temp_' || 'directory') || '/*')",
+                "SELECT path FROM duckdb_temporary_files()",
+                "EXPLAIN ANALYZE SELECT * FROM duckdb_temporary_files()"):
+        r = run(["query", parsed, sql], tmp_path, cwd=tmp_path, TMPDIR=str(tmpdir))
+        assert "tells where DuckDB spills" in r.one_line_error()
+    sql = "SELECT count(*) AS n FROM (SELECT range AS x FROM range(30000000) ORDER BY hash(range)) LIMIT 1"
+    r = run(["--max-memory", "300M", "query", parsed, sql, "--format", "csv"], tmp_path, TMPDIR=str(tmpdir))
+    assert r.rc == 0 and r.out.splitlines()[1] == "30000000", r.err  # more than its memory: it spilled
+    assert r.peak_mb < 700, r.peak_mb
+    assert list(tmpdir.iterdir()) == []  # the spill folder went with the connection
 
 
 def test_max_memory_must_be_a_size(parsed, tmp_path):

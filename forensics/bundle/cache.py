@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from forensics.bundle.errors import BundleError
+from forensics.errors import write_error
 from forensics.bundle.trust import check_members, file_sha256  # (file_sha256: imported from here by others)
 from forensics.bundle.manifest import read_manifest
 from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
@@ -51,10 +52,16 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
         shutil.rmtree(target, ignore_errors=True)  # a broken entry (removed in part, damaged): rebuilt
     created = False
     if not target.is_dir():
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:16]}-", suffix=".partial", dir=base))
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:16]}-", suffix=".partial", dir=base))
+        except OSError as exc:
+            raise write_error(exc, base) or BundleError(f"{base}: cannot write ({exc.strerror or exc})") from None
         try:
             _extract_without_raw(path, tmp, limits)
-            (tmp / ENTRY_MARK).write_text(json.dumps({"archive_bytes": path.stat().st_size}) + "\n")
+            try:
+                (tmp / ENTRY_MARK).write_text(json.dumps({"archive_bytes": path.stat().st_size}) + "\n")
+            except OSError as exc:
+                raise write_error(exc, base) or exc from None
             try:
                 os.rename(tmp, target)
                 created = True
@@ -84,7 +91,9 @@ def _entry_sound(target: Path) -> bool:
     if not (target / ENTRY_MARK).is_file():
         return False
     try:
-        read_manifest(find_root(target))
+        root = find_root(target)
+        read_manifest(root)
+        archive_members(root)
     except (BundleError, OSError, ValueError):
         return False
     return True
@@ -111,8 +120,32 @@ def _extract_without_raw(path: Path, tmp: Path, limits: Limits) -> None:
     prefix = "" if root == tmp else root.relative_to(tmp).as_posix() + "/"
     members = [[rel[len(prefix):], size] for rel, size in deferred if rel.startswith(prefix)]
     check_members(root, manifest, dict((rel, size) for rel, size in members))
+    (root / ARCHIVE_MEMBERS).unlink(missing_ok=True)  # the cache's own name: never one an archive ships
     if members:
         (root / ARCHIVE_MEMBERS).write_text(json.dumps({"prefix": prefix, "members": members}) + "\n")
+
+
+def archive_members(root: Path) -> tuple[str, list[tuple[str, int]]] | None:
+    """(prefix, [(rel, size), ...]) of ``<root>/.archive-members.json`` (the raw files a cache entry
+    left in its archive), None when there is none; BundleError when it is not that shape (JSON
+    of another shape, wrong types, negative sizes: a damaged or altered entry)."""
+    path = root / ARCHIVE_MEMBERS
+    if not path.exists():
+        return None
+    bad = BundleError(f"{path}: unreadable list of archive members (clear the cache folder)")
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        raise bad from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("prefix"), str) or not isinstance(obj.get("members"), list):
+        raise bad
+    out = []
+    for item in obj["members"]:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and type(item[1]) is int and 0 <= item[1] < 1 << 62):
+            raise bad
+        out.append((item[0], item[1]))
+    return obj["prefix"], out
 
 
 def bundle_root(path: Path | str, cache_dir: Path | str | None = None) -> tuple[Path, Path | None]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from forensics.bundle.errors import BundleError
+from forensics.errors import write_error
 from forensics.bundle.manifest import read_manifest
 from forensics.layout import MANIFEST
 
@@ -302,10 +303,15 @@ def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, r
         fd = os.open(target, flags, 0o644)
     except FileExistsError:
         raise BundleError(f"refusing bundle: duplicate member {rel!r}") from None
+    except OSError as exc:
+        raise write_error(exc, target) or BundleError(f"{target}: cannot write: {exc.strerror or exc}") from None
     with os.fdopen(fd, "wb", buffering=0) as out:
         def write(block: memoryview) -> None:
-            while block:
-                block = block[out.write(block):]
+            try:
+                while block:
+                    block = block[out.write(block):]
+            except OSError as exc:  # the disk written to, not the archive read: said as such
+                raise write_error(exc, target) or BundleError(f"{target}: cannot write: {exc.strerror or exc}") from None
 
         read_member_into(tar, member, rel, write, buf)
 

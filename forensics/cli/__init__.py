@@ -155,8 +155,14 @@ def main() -> None:
         code = 1
     except KeyboardInterrupt:
         _interrupted = True
-    except Exception:
-        if not _interrupted:  # (a query stopped by Ctrl-C surfaces as DuckDB's error)
+    except Exception as exc:
+        from forensics.errors import write_error
+
+        err = None if _interrupted else write_error(exc, getattr(exc, "filename", None) or "output")
+        if err is not None:  # a full disk (or a file-size limit) anywhere: one line, never a traceback
+            print(f"forensics: error: {err}", file=sys.stderr)
+            code = err.exit_code
+        elif not _interrupted:  # (a query stopped by Ctrl-C surfaces as DuckDB's error)
             raise
     finally:
         if isinstance(sys.stdout, _Stdout):

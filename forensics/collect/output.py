@@ -4,6 +4,7 @@ Standard library only, Python 3.8 syntax (tables only through the caller's `pars
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -40,24 +41,46 @@ def write_bundle(c, inventory):
         fh.write(commands_text(c.entries))
     manifest = {"format_version": FORMAT_VERSION, "created_by": "forensics %s (collect)" % version(),
                 "created_at": proc.iso(proc.utcnow()), "hosts": [c.host], "redaction": None, "kind": "node"}
-    with open(os.path.join(c.stage, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh, indent=1)
-        fh.write("\n")
-    tables(c)
+    _write_manifest(c.stage, manifest)
+    tables(c)  # (parsing reads the manifest's hosts)
+    files = _files(c.stage)
+    manifest["members"] = dict((rel, {"size": os.path.getsize(p), "sha256": _sha256(p)}) for rel, p in files)
+    _write_manifest(c.stage, manifest)  # every member with its size and SHA-256, checked by readers
     tar = AtomicTar(c.out, mode=0o600)  # the bundle holds command lines of the node's processes
     try:
         tar.add_file("manifest.json", os.path.join(c.stage, "manifest.json"))
-        for top in ("hosts", "tables"):
-            base = os.path.join(c.stage, top)
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    p = os.path.join(dirpath, name)
-                    tar.add_file(os.path.relpath(p, c.stage).replace(os.sep, "/"), p)
+        for rel, p in files:
+            tar.add_file(rel, p)
     except BaseException:
         tar.abort()
         raise
     tar.close()
+
+
+def _write_manifest(stage, manifest):
+    with open(os.path.join(stage, "manifest.json"), "w") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+
+
+def _files(stage):
+    """(member name, path) of every file under the stage's hosts/ and tables/, in archive order."""
+    out = []
+    for top in ("hosts", "tables"):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(stage, top)):
+            dirnames.sort()
+            for name in sorted(filenames):
+                p = os.path.join(dirpath, name)
+                out.append((os.path.relpath(p, stage).replace(os.sep, "/"), p))
+    return out
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def tables(c):

@@ -7,7 +7,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import duckdb
+
 from forensics.db import connect, guard
+from forensics.errors import write_error
 from forensics.db._build import quote_ident, quote_str
 
 
@@ -24,15 +27,21 @@ def export_duckdb(root: Path, out: Path, extra: dict | None = None) -> dict[str,
     os.close(fd)
     os.unlink(tmp)  # DuckDB creates the file itself
     try:
-        con, info = connect(root, materialize=True, database=tmp)
         try:
-            _attach_extra(con, extra)
-            _materialize_derived(con)
-            counts = _counts(con)
-            con.execute("CHECKPOINT")
-        finally:
-            guard.release(con)
-        os.replace(tmp, out)
+            con, info = connect(root, materialize=True, database=tmp)
+            try:
+                _attach_extra(con, extra)
+                _materialize_derived(con)
+                counts = _counts(con)
+                con.execute("CHECKPOINT")
+            finally:
+                guard.release(con)
+            os.replace(tmp, out)
+        except (OSError, duckdb.Error) as exc:  # a full disk is the output's problem, said as such
+            err = write_error(exc, out)
+            if err is None:
+                raise
+            raise err from None
     except BaseException:
         for p in (tmp, tmp + ".wal"):
             if os.path.exists(p):
@@ -106,6 +115,12 @@ def export_parquet(root: Path, out_dir: Path, extra: dict | None = None) -> dict
         if out_dir.exists():
             out_dir.rmdir()
         os.replace(tmp, out_dir)
+    except (OSError, duckdb.Error) as exc:  # a full disk is the output's problem, said as such
+        shutil.rmtree(tmp, ignore_errors=True)
+        err = write_error(exc, out_dir)
+        if err is None:
+            raise
+        raise err from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -3,8 +3,9 @@
 - :func:`configure` (before the connection is locked down): ``memory_limit`` from the process
   budget (:func:`forensics.limits.duckdb_memory`), spill into a fresh private folder (mode 0700,
   removed by :func:`release`) capped at half the free space there, never ``$PWD/.tmp``. DuckDB
-  lets a query read its own spill folder; that folder holds nothing but this connection's spill
-  files (data the query could read anyway), so nothing outside the bundle becomes readable.
+  lets a query read its own spill folder, so it spills into a subfolder that DuckDB creates itself
+  in that fresh one (nothing but this connection's spill files is ever there), and the statement
+  check refuses the functions that would tell its random name (:data:`forensics.db.safety.REVEALING`).
 - :func:`run` executes a statement on a worker thread while the calling thread waits: a timeout or
   a Ctrl-C (``KeyboardInterrupt`` in the waiting thread) calls ``con.interrupt()``, which DuckDB
   honours within milliseconds even inside ``range(1e12)`` or a recursive CTE. A Python signal
@@ -38,7 +39,7 @@ def configure(con: duckdb.DuckDBPyConnection, memory: int | None = None) -> Path
     mem = memory if memory is not None else limits.duckdb_memory()
     room = max(64 << 20, int(limits.free_bytes(spill) * limits.SPILL_SHARE))
     con.execute(f"SET memory_limit = '{int(mem)}B'")
-    con.execute(f"SET temp_directory = '{_quote(str(spill))}'")
+    con.execute(f"SET temp_directory = '{_quote(str(spill / 'duckdb'))}'")  # (made by DuckDB when it spills)
     con.execute(f"SET max_temp_directory_size = '{int(room)}B'")
     _SPILL[id(con)] = spill
     return spill

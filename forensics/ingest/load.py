@@ -12,6 +12,7 @@ from pathlib import Path
 
 from forensics.bundle.cache import bundle_root
 from forensics.bundle.errors import BundleError
+from forensics.errors import write_error
 from forensics.ingest import run
 
 
@@ -22,6 +23,11 @@ def ensure_tables(root: Path, progress=None, archive: Path | None = None) -> Non
             run.ingest_bundle(root, progress=progress, archive=archive)
         except PermissionError as exc:
             raise BundleError(f"{root}: cannot write parsed tables ({exc.strerror})") from None
+        except Exception as exc:  # a full disk while writing tables: not the bundle's fault
+            err = write_error(exc, root / "tables")
+            if err is None:
+                raise
+            raise err from None
 
 
 def load(path: Path | str, cache_dir: Path | str | None = None, progress=None) -> Path:

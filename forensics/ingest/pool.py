@@ -153,7 +153,7 @@ def processes_for(root: Path, hosts: list[str], plan: tuple[str, dict] | None = 
         except ValueError:
             pass
     n = min(os.cpu_count() or 1, len(hosts), MAX_PROCESSES)
-    raw = sum(size for members in plan[1].values() for _, size in members) if plan else raw_bytes(root, hosts)
+    raw = sum(size for members in plan[1].values() for _, size, _ in members) if plan else raw_bytes(root, hosts)
     if n < 2 or raw < PARALLEL_MIN_BYTES:
         return 1
     return n

@@ -42,7 +42,7 @@ from forensics.ingest.host import ingest_host
 from forensics.ingest.hostfacts import HostFacts
 from forensics.ingest.pool import ingest_archive, ingest_parallel, processes_for
 from forensics.ingest.sink import TableSink
-from forensics.layout import TABLES_DIR
+from forensics.layout import ARCHIVE_MEMBERS, TABLES_DIR
 
 
 META = "_meta.json"
@@ -72,9 +72,10 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
     raw_digest = trust.raw_digest(root)  # before parsing: a file changed meanwhile means parse again
     manifest = read_manifest(root)
     hosts = list(manifest["hosts"])
+    if archive is None and (root / ARCHIVE_MEMBERS).exists():  # (whatever it holds: a folder's is not ours)
+        raise BundleError(f"{root}: has {ARCHIVE_MEMBERS}, the cache's list of raw files left in a bundle archive; "
+                          "open that archive instead, or remove the file")
     plan = read_plan(root, hosts)
-    if plan is not None and archive is None:
-        raise BundleError(f"{root}: its raw files were left in the bundle archive; open the archive instead")
     tables_dir = root / TABLES_DIR
     tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
     sink = TableSink(tmp)

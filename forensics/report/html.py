@@ -409,6 +409,10 @@ def write_html(analysis, path: Path | str, bundle=None, title: str | None = None
     path = Path(path)
     text = render_html(bundle, analysis, title)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:  # a full disk: no half-written report left behind
+        tmp.unlink(missing_ok=True)
+        raise
     return path

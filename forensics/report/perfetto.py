@@ -163,7 +163,12 @@ def build_trace(bundle, findings: pl.DataFrame | None = None, max_points: int = 
 
 def write_trace(bundle, path: Path | str, findings: pl.DataFrame | None = None) -> Path:
     path = Path(path)
+    text = json.dumps(build_trace(bundle, findings), default=str, allow_nan=False, separators=(",", ":"))
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(build_trace(bundle, findings), default=str, allow_nan=False, separators=(",", ":")))
-    tmp.replace(path)
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except BaseException:  # a full disk: no half-written trace left behind
+        tmp.unlink(missing_ok=True)
+        raise
     return path
