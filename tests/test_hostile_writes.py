@@ -157,3 +157,16 @@ def test_counters_above_2_63_are_kept_in_unparsed_never_wrapped(tmp_path, name, 
     assert all("2^63" in why or "int64" in why for why in unparsed["reason"].to_list()), unparsed["reason"].to_list()
     assert any("18446744073709551615" in t for t in unparsed["text"].to_list())
     assert not os.path.exists(tmp_path / "cache") or not any((tmp_path / "cache").rglob("*.parquet"))
+
+
+def test_the_collector_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    """`collect` whose output cannot be written (every tool missing: a quick run): one line naming
+    the bundle, exit 2, no partial archive and no staging folder left."""
+    (tmp_path / "bin").mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(["collect", "--duration", "0", "--host", "n1", "--quiet", "--out", out / "b.tar.gz"], tmp_path / "cache",
+            max_file_bytes=3000, PATH=str(tmp_path / "bin"))
+    line = r.one_line_error()
+    assert str(out / "b.tar.gz") in line and "File too large" in line
+    assert list(out.iterdir()) == []
