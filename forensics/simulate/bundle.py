@@ -19,7 +19,8 @@ from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
-from forensics.simulate import fmt_dmesg, fmt_ethtool, fmt_host, fmt_nccl, fmt_nvsmi, fmt_sysstat, fmt_torch, fmt_train
+from forensics.simulate import (fmt_dcgm, fmt_dmesg, fmt_ethtool, fmt_host, fmt_infiniband, fmt_nccl, fmt_nvlink,
+                                fmt_nvsmi, fmt_qos, fmt_sysstat, fmt_torch, fmt_train)
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
 from forensics.simulate.job import JobModel
@@ -35,7 +36,7 @@ NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
 TRAIN_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), "train_log", None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
-NOT_SIMULATED: frozenset[str] = frozenset({"ibstat", "ib_sysfs"})  # (infiniband: simulated next, issue 18)
+NOT_SIMULATED: frozenset[str] = frozenset()
 MARKER = MARKER_PREFIX.encode()
 
 
@@ -137,6 +138,8 @@ class Simulation:
             add(SPEC["timedatectl"], timedatectl, start + 0.63, start + 0.66)
         add(SPEC["nvidia_smi_apps"], alive, start + 0.67, start + 0.71)
         add(SPEC["nvidia_smi_gpus"], fmt_host.gpu_index(host), start + 0.71, start + 0.75)
+        add(SPEC["ibstat"], fmt_infiniband.ibstat(host, plan, h, start + 0.76), start + 0.75, start + 0.77)
+        add(SPEC["nvidia_smi_nvlink_status"], fmt_nvlink.status(host, hm, plan, h, start + 0.78), start + 0.77, start + 0.79)
         procs = fmt_host.processes_jsonl(host, plan, model, at)
         if procs:  # written by the collector itself: no command entry
             files[raw_path(host.name, "collector", "processes.jsonl")] = procs
@@ -171,17 +174,28 @@ class Simulation:
         qe = cfg.every(NVSMI_Q_EVERY_S)
         qt = s0 + 0.05 + qe * np.arange(int(cfg.duration_s // qe) + 1)
         snapshots(SPEC["nvidia_smi_q"], fmt_nvsmi.q_snapshots(host, hm, qt), 0.4)
+        spec = SPEC["nvidia_smi_nvlink_errors"]
+        et = s0 + 0.07 + qe * np.arange(int(cfg.duration_s // qe) + 1)
+        snapshots(spec, fmt_nvlink.errors_snapshots(host, hm, plan, h, et, " ".join(spec.argv)), 0.05)
         ce = cfg.every(COUNTER_EVERY_S)
         ct = s0 + 0.03 + ce * np.arange(int(cfg.duration_s // ce) + 1)
         spec = SPEC["nvidia_smi_nvlink"]
         snapshots(spec, fmt_nvsmi.nvlink_snapshots(host, hm, ct + 0.001, " ".join(spec.argv)), 0.05)
+        ib = SPEC["ib_sysfs"]
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
-            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, hm.nic_counters(nic, tk), host.wall(tk)),
-                      0.003, {"iface": nic.iface})
+            eth = hm.nic_counters(nic, tk)
+            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, eth, host.wall(tk)), 0.003, {"iface": nic.iface})
+            q = SPEC["mlnx_qos"]
+            snapshots(q, fmt_qos.qos(nic, plan, h, host.wall(tk[0] + 0.0025), " ".join(cmain.fill(q.argv, iface=nic.iface))),
+                      0.02, {"iface": nic.iface})
+            values = {"ibdev": nic.rdma, "port": "1"}
+            snapshots(ib, fmt_infiniband.sysfs_series(plan, h, nic, eth, tk, host.wall(tk + 0.002),
+                                                      " ".join(cmain.fill(ib.argv, **values))), 0.001, values)
         # after sampling: the kernel log and the job's logs (copied)
         cap = end + 1.2
         add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
+        add(SPEC["dcgmi_diag"], fmt_dcgm.diag_r1(plan, h, cfg.gpus_per_node, cap + 0.06), cap + 0.06, cap + 2.2)
         for g in range(cfg.gpus_per_node):
             pid = host.pid(g)
             name = f"nccl.{host.name}.{pid}.log"

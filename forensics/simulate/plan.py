@@ -55,6 +55,14 @@ class Plan:
     nic_extra: dict = field(default_factory=dict)
     #: (host, iface) -> [(t_down, t_up)]
     link_down: dict = field(default_factory=dict)
+    #: (host, iface) -> [(true time, active width in lanes)]: the RDMA port retrained (4 before the first)
+    ib_width: dict = field(default_factory=dict)
+    #: (host, gpu, link) -> {"replay"|"recovery"|"crc": per-second increments (T,)} of NVLink error counters
+    nvlink_extra: dict = field(default_factory=dict)
+    #: (host, gpu) -> links that nvidia-smi nvlink -s shows <inactive>
+    nvlink_inactive: dict = field(default_factory=dict)
+    #: host -> {"trust": ..., "pfc": [priorities]} of its rail ports' mlnx_qos (else dscp, PFC on 3)
+    qos_override: dict = field(default_factory=dict)
     #: (host, iface) -> traffic factor (T,) on that port (1 = normal)
     nic_traffic: dict = field(default_factory=dict)
     #: host -> [(true time, message)]

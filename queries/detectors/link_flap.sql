@@ -6,7 +6,7 @@
 -- caused_by: nic_wedged@host, pcie_aer@host
 -- confirm: dmesg -T | grep -iE 'link (down|up)'; ethtool -S <iface> | grep -E 'link_down|symbol|crc'; mlxlink -d <dev> -m -c
 -- remediation: Check the cable/transceiver and switch port (mlxlink eye/BER, swap optics); move the job off the node until the port is stable.
--- description: NIC links going down (and up) during the capture: kernel Link down/up messages and link-down counters
+-- description: NIC links going down (and up) during the capture: kernel Link down/up messages and link-down counters (ethtool's, and link_downed of RDMA ports from /sys/class/infiniband or perfquery)
 -- source: mlx5 and kernel netdev link messages; one link-down event is an outage (no threshold); every real dmesg starts with the boot's port bring-up (Link down, then Link up while the switch port negotiates), so messages in the first boot_window_s seconds of uptime or more than history_s before the capture are history (info), not this incident
 -- param: min_downs = 1   link-down events needed
 -- param: boot_window_s = 300   seconds of uptime in which link messages are the boot's bring-up
@@ -34,9 +34,14 @@ WITH k0 AS (
          arg_min(message, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS first_message,
          arg_min(line_no, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) FILTER (WHERE ev = 'down') AS file
   FROM k WHERE ev IS NOT NULL AND iface IS NOT NULL AND iface <> '' AND NOT history GROUP BY ALL
-), cd AS (
+), cd0 AS (
   SELECT host, iface, min(ts_start) AS first_down, max(ts) AS last_event, sum(delta) AS downs
   FROM det_nic_class WHERE class = 'link_down' AND delta > 0 GROUP BY ALL
+  UNION ALL  -- RDMA ports: their link_downed counter (an InfiniBand port has no ethtool -S; a RoCE port counts the same downs twice)
+  SELECT host, coalesce(iface, device || ' port ' || port), downed_from, downed_from, link_downed
+  FROM ib_port_summary WHERE link_downed > 0
+), cd AS (
+  SELECT host, iface, min(first_down) AS first_down, max(last_event) AS last_event, max(downs) AS downs FROM cd0 GROUP BY ALL
 ), pe AS (
   SELECT host, iface, sum(delta) AS phy_errors FROM det_nic_class WHERE class = 'errors' AND delta > 0 GROUP BY ALL
 ), j AS (

@@ -3,7 +3,7 @@
 -- locality: host
 -- layer: nccl
 -- root_rank: 40
--- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, gpu_xid@path, ecc_error@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path
+-- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, gpu_xid@path, ecc_error@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path
 -- confirm: grep -E 'NCCL WARN' <logs>; ibv_devinfo; ethtool -S <iface> | grep -iE 'err|drop|pause'
 -- remediation: Transport errors are usually a consequence: look at the fabric findings around the same moment (drops, PFC storms, link flaps) on both ends of the failing peer.
 -- description: NCCL transport errors per host: IB completion errors (status, vendor error), socket failures, remote hang-ups, refused connections

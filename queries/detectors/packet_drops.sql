@@ -3,7 +3,7 @@
 -- locality: host
 -- layer: nic_fabric
 -- root_rank: 14
--- caused_by: link_flap@host, pfc_storm@path
+-- caused_by: link_flap@host, pfc_storm@path, ib_link_degraded@host
 -- confirm: ethtool -S <iface> | grep -iE 'drop|discard|out_of_buffer|err'
 -- remediation: Discards on the port: check PFC/ECN configuration for the RoCE priority, rx ring sizes (ethtool -G), and congestion on the switch; drops on a lossless class trigger RoCE Go-Back-N retransmission collapse.
 -- description: drops and discards per port (rx_discards_phy, rx_out_of_buffer, *_dropped, missed/no-buffer, physical errors) and sar EDEV drops

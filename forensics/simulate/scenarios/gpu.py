@@ -136,3 +136,6 @@ def _ecc(plan: Plan, r) -> None:
                 "nvidia_smi:Remapped Rows Pending Yes"] + (["nvidia_smi:Remapping Failure Occurred Yes"] if failure else []))
     plan.truth("gpu_xid", _names(plan, [h]), _gpu_subject(plan, h, g), ts, ts + 1.0,
                ["dmesg:Xid 94 contained error killed the process"], effect=True)
+    # the remapping is still pending when the collector runs dcgmi diag -r 1 after sampling
+    plan.truth("dcgm_diag_failure", _names(plan, [h]), _gpu_subject(plan, h, g), ts, None,
+               ["dcgm:Page Retirement/Row Remap Fail: GPU had memory errors and row remappings are pending"], effect=True)

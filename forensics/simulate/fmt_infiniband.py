@@ -1,0 +1,139 @@
+"""``ibstat`` and the per-port ``/sys/class/infiniband`` series of the simulated RDMA ports (RoCE on
+ConnectX), as ``forensics collect`` captures them (see ``forensics/sources/infiniband_spec.py``).
+
+What the real ones look like (tests/fixtures/infiniband): ibstat of an H100 node's RoCE CAs
+(``CA type: MT4129``, ``Firmware version: 28.39.1002``, ``Rate: 400``, ``Base lid: 0``, ``SM lid: 0``,
+``Capability mask: 0x00010000``, ``Link layer: Ethernet``; MT4125 / 22.39.1002 for ConnectX-6 Dx),
+the GUIDs derived from the MAC (EUI-64); sysfs of the same kind of node: ``state`` ``4: ACTIVE``,
+``phys_state`` ``5: LinkUp``, ``rate`` ``400 Gb/sec (4X NDR)`` (``200 Gb/sec (2X NDR)`` at half
+width), the 21 ``counters`` and the 26 ``hw_counters`` of mlx5 on a RoCE port. The collector runs
+``grep -H -s -r .`` over state, phys_state, rate, link_layer, counters/ and hw_counters/.
+
+The counters follow the same port model as ``ethtool -S`` (:meth:`HostModel.nic_counters`):
+``port_xmit_data``/``port_rcv_data`` are the RDMA bytes / 4 (4-octet words), ``symbol_error`` the
+PHY symbol errors, ``link_downed`` the port's link-down events since the counters were cleared,
+``port_rcv_errors`` the CRC errors, ``port_xmit_wait`` the time the port was paused (PFC received),
+``out_of_buffer`` the receive-WQE misses. A scenario adds ``link_error_recovery`` increments
+(``plan.nic_extra[(h, iface)]["_ib_link_error_recovery"]``) and width changes (``plan.ib_width``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from forensics.layout import format_marker
+
+#: Nic.model -> (CA type, firmware) as ibstat prints them (tests/fixtures/infiniband, gpud H100 node)
+CA = {"ConnectX-7": ("MT4129", "28.39.1002"), "ConnectX-6 Dx": ("MT4125", "22.39.1002")}
+#: lane speed names by the Ethernet rate of the port at 4X (sysfs rate of RoCE ports)
+SPEED = {400: "NDR", 200: "HDR", 100: "EDR", 50: "HDR", 25: "EDR"}
+COUNTERS = ("VL15_dropped excessive_buffer_overrun_errors link_downed link_error_recovery local_link_integrity_errors "
+            "multicast_rcv_packets multicast_xmit_packets port_rcv_constraint_errors port_rcv_data port_rcv_errors "
+            "port_rcv_packets port_rcv_remote_physical_errors port_rcv_switch_relay_errors port_xmit_constraint_errors "
+            "port_xmit_data port_xmit_discards port_xmit_packets port_xmit_wait symbol_error unicast_rcv_packets "
+            "unicast_xmit_packets").split()
+HW_COUNTERS = ("duplicate_request implied_nak_seq_err lifespan local_ack_timeout_err out_of_buffer out_of_sequence "
+               "packet_seq_err req_cqe_error req_cqe_flush_error req_remote_access_errors req_remote_invalid_request "
+               "resp_cqe_error resp_cqe_flush_error resp_local_length_error resp_remote_access_errors rnr_nak_retry_err "
+               "roce_adp_retrans roce_adp_retrans_to roce_slow_restart roce_slow_restart_cnps roce_slow_restart_trans "
+               "rx_atomic_requests rx_dct_connect rx_icrc_encapsulated rx_read_requests rx_write_requests").split()
+
+
+def _guids(mac: str) -> tuple[str, str]:
+    """(node GUID, port GUID) of a RoCE CA from its MAC: OUI + 0300 + NIC part, and the EUI-64."""
+    b = [int(x, 16) for x in mac.split(":")]
+    node = "0x" + "".join(f"{x:02x}" for x in b[:3]) + "0300" + "".join(f"{x:02x}" for x in b[3:])
+    port = "0x" + f"{b[0] ^ 2:02x}" + "".join(f"{x:02x}" for x in b[1:3]) + "fffe" + "".join(f"{x:02x}" for x in b[3:])
+    return node, port
+
+
+def _down_at(plan, h: int, nic, t: float) -> bool:
+    return any(a <= t < b for a, b in plan.link_down.get((h, nic.iface), []))
+
+
+def _width_at(plan, h: int, nic, t: float) -> int:
+    """Active width (lanes of 4) at true time t: 4 unless a scenario retrained the port narrower."""
+    w = 4
+    for t_from, width in plan.ib_width.get((h, nic.iface), []):
+        if t >= t_from:
+            w = width
+    return w
+
+
+def ibstat(host, plan, h: int, t: float) -> bytes:
+    """``ibstat`` of every CA of the host at true time t (a port down then shows Down/Polling)."""
+    out = []
+    for nic in sorted(host.nics, key=lambda n: n.rdma):
+        ca_type, fw = CA.get(nic.model, ("MT4129", "28.39.1002"))
+        node, port = _guids(nic.mac)
+        down = _down_at(plan, h, nic, t)
+        gbps = nic.speed_mbps // 1000 * _width_at(plan, h, nic, t) // 4
+        out.append(f"CA '{nic.rdma}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tFirmware version: {fw}\n"
+                   f"\tHardware version: 0\n\tNode GUID: {node}\n\tSystem image GUID: {node}\n\tPort 1:\n"
+                   f"\t\tState: {'Down' if down else 'Active'}\n\t\tPhysical state: {'Polling' if down else 'LinkUp'}\n"
+                   f"\t\tRate: {40 if down else gbps}\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n"
+                   f"\t\tCapability mask: 0x00010000\n\t\tPort GUID: {port}\n\t\tLink layer: Ethernet\n")
+    return "".join(out).encode()
+
+
+def _cum(plan, rate: np.ndarray | None, times: np.ndarray) -> np.ndarray:
+    if rate is None:
+        return np.zeros(len(times), dtype=np.int64)
+    c = np.concatenate([[0.0], np.cumsum(rate)])
+    t_rel = np.clip(times - plan.grid0, 0, plan.T - 1)
+    return np.floor(np.interp(t_rel, np.arange(plan.T + 1), c)).astype(np.int64)
+
+
+def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, dict]:
+    """(counters, hw_counters) of one port at true `times`, from its ethtool model `eth`."""
+    n = len(times)
+    z = np.zeros(n, dtype=np.int64)
+
+    def g(name, default=None):
+        v = eth.get(name)
+        return z if v is None and default is None else (eth.get(default, z) if v is None else v)
+
+    extra = plan.nic_extra.get((h, nic.iface), {})
+    c = {name: z for name in COUNTERS}
+    c["port_xmit_data"] = g("tx_vport_rdma_unicast_bytes", "tx_bytes_phy") // 4
+    c["port_rcv_data"] = g("rx_vport_rdma_unicast_bytes", "rx_bytes_phy") // 4
+    c["port_xmit_packets"] = g("tx_packets_phy")
+    c["port_rcv_packets"] = g("rx_packets_phy")
+    c["unicast_xmit_packets"] = g("tx_vport_rdma_unicast_packets", "tx_packets_phy")
+    c["unicast_rcv_packets"] = g("rx_vport_rdma_unicast_packets", "rx_packets_phy")
+    c["multicast_xmit_packets"] = g("tx_multicast_phy")
+    c["multicast_rcv_packets"] = g("rx_multicast_phy")
+    c["symbol_error"] = g("rx_symbol_err_phy")
+    c["link_downed"] = np.maximum(g("link_down_events_phy") - 1, 0)
+    c["port_rcv_errors"] = g("rx_crc_errors_phy")
+    c["port_xmit_wait"] = g("rx_prio3_pause_duration")
+    c["link_error_recovery"] = _cum(plan, extra.get("_ib_link_error_recovery"), times)
+    hw = {name: z for name in HW_COUNTERS}
+    hw["lifespan"] = z + 12
+    hw["out_of_buffer"] = g("rx_out_of_buffer")
+    hw["rx_write_requests"] = c["unicast_rcv_packets"] // 4
+    hw["rx_read_requests"] = c["unicast_rcv_packets"] // 64
+    return c, hw
+
+
+def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: np.ndarray, argv: str) -> bytes:
+    """The collector's ``grep -H`` of one port every sample: marker, the port's attribute files, its
+    counters and hw_counters (names sorted; grep prints the order the folder lists them in)."""
+    c, hw = ib_values(plan, h, nic, eth, times)
+    base = f"/sys/class/infiniband/{nic.rdma}/ports/1"
+    out = []
+    for j, t in enumerate(times):
+        ts = dt.datetime.fromtimestamp(round(float(stamps_host[j]), 6), dt.timezone.utc)
+        down = _down_at(plan, h, nic, float(t))
+        width = _width_at(plan, h, nic, float(t))
+        gbps = nic.speed_mbps // 1000 * width // 4
+        speed = SPEED.get(nic.speed_mbps // 1000, "NDR")
+        out.append(format_marker(ts, argv) + "\n")
+        out.append(f"{base}/state:{'1: DOWN' if down else '4: ACTIVE'}\n")
+        out.append(f"{base}/phys_state:{'2: Polling' if down else '5: LinkUp'}\n")
+        out.append(f"{base}/rate:{gbps} Gb/sec ({width}X {speed})\n")
+        out.append(f"{base}/link_layer:Ethernet\n")
+        out.extend(f"{base}/counters/{name}:{int(c[name][j])}\n" for name in COUNTERS)
+        out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in HW_COUNTERS)
+    return "".join(out).encode()

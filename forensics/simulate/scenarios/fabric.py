@@ -1,0 +1,66 @@
+"""Fabric faults seen through the RDMA port and NVLink tools and the NIC QoS (``ibstat``,
+``/sys/class/infiniband``, ``nvidia-smi nvlink -e``, ``mlnx_qos``): a half-width rail, NVLink errors, a host
+with another RoCE QoS."""
+from __future__ import annotations
+
+import numpy as np
+
+from forensics.simulate.plan import Plan
+from forensics.simulate.scenarios.base import _names, _pick_host, _rate, _window, scenario
+
+
+@scenario("ib_link_degraded", "one rail port (RoCE on ConnectX-7) retrains at half width (4X -> 2X: 400 -> 200 Gb/s) "
+                              "after link error recoveries, with symbol errors rising on it (a marginal cable/transceiver): "
+                              "no link-down, the job's collectives slow on that rail")
+def _ib_link_degraded(plan: Plan, r) -> None:
+    cl = plan.cluster
+    ts, _ = _window(plan, r, 0.30)
+    h = _pick_host(plan, r)
+    rail = int(r.integers(0, cl.cfg.gpus_per_node))
+    nic = cl.hosts[h].rails[rail]
+    plan.ib_width[(h, nic.iface)] = [(ts, 2)]
+    extra = plan.nic_extra.setdefault((h, nic.iface), {})
+    # a marginal lane: symbol errors from a little before the retrain on (tens to a few hundred a minute)
+    extra["rx_symbol_err_phy"] = _rate(plan, ts - 15, plan.t_end, r.uniform(0.6, 3.0))
+    rec = np.zeros(plan.T)
+    rec[plan.idx(ts)] = int(r.integers(1, 4))
+    extra["_ib_link_error_recovery"] = rec
+    # the ring's collectives run at the pace of the rail at half its bandwidth
+    plan.comm_factor = np.maximum(plan.comm_factor, plan.ramp(ts, plan.t_end, 2.0, 1.8))
+    subject = f"{nic.rdma} {nic.iface}"
+    plan.truth("ib_link_degraded", _names(plan, [h]), subject, ts - 15, None,
+               ["infiniband:sysfs rate 400 -> 200 Gb/sec (2X NDR)", "infiniband:counters/symbol_error",
+                "infiniband:counters/link_error_recovery", "ethtool:rx_symbol_err_phy"])
+    plan.truth("packet_drops", _names(plan, [h]), nic.iface, ts - 15, None,
+               ["ethtool:rx_symbol_err_phy (frames corrupted on the marginal lane are dropped)"], effect=True)
+    plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, ts, None,
+               ["nvidia_smi:utilization.gpu ~100% while the all-reduce waits on the half-width rail"], effect=True)
+
+
+@scenario("nvlink_errors", "one GPU's NVLink link retrains once and then keeps taking CRC errors (tens a second, "
+                           "below DCGM's 100/s limit) with replays: a marginal NVLink lane; the job runs on")
+def _nvlink_errors(plan: Plan, r) -> None:
+    from forensics.simulate.series import NVLINKS
+
+    cl = plan.cluster
+    ts, _ = _window(plan, r, 0.35)
+    h = _pick_host(plan, r)
+    g = int(r.integers(0, cl.cfg.gpus_per_node))
+    link = int(r.integers(0, NVLINKS))
+    crc = _rate(plan, ts, plan.t_end, r.uniform(5.0, 40.0))
+    recovery = np.zeros(plan.T)
+    recovery[plan.idx(ts)] = 1
+    plan.nvlink_extra[(h, g, link)] = {"crc": crc, "replay": crc * r.uniform(0.3, 0.7), "recovery": recovery}
+    gpu = cl.hosts[h].gpus[g]
+    plan.truth("nvlink_errors", _names(plan, [h]), f"GPU{g} {gpu.pci_addr} link {link}", ts, None,
+               ["nvlink:nvidia-smi nvlink -e Recovery Errors +1, Replay Errors and CRC Errors rising"])
+
+
+@scenario("pfc_misconfig", "one host's rail ports came back from a reboot with the NIC default QoS (trust pcp): RoCE v2 "
+                           "traffic, which carries no VLAN priority, is no longer classified to the PFC priority 3 there; "
+                           "a latent misconfiguration, the capture shows no loss yet")
+def _pfc_misconfig(plan: Plan, r) -> None:
+    h = _pick_host(plan, r)
+    plan.qos_override[h] = {"trust": "pcp", "pfc": [3]}
+    plan.truth("pfc_misconfig", _names(plan, [h]), None, plan.cluster.cfg.t0, None,
+               ["mlnx_qos:Priority trust state: pcp on the rails (dscp on every other host)"])

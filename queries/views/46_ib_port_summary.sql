@@ -1,0 +1,62 @@
+-- ib_port_summary: one row per RDMA port (host, device, port) over the capture, from ib_ports and
+-- ib_counters (ibstat, ibstatus, perfquery, the collector's /sys/class/infiniband series): the
+-- interface it backs (nics.rdma_dev), its snapshots, how many were not ACTIVE / not LinkUp and
+-- when, its lowest, highest and last rate (and when it first ran below its highest), its width,
+-- lane speed, link layer and CA type, and per counter of the link's health the increase between
+-- the port's first and last sample (a value below the one before is a reset: the new value counts
+-- as the increase) with when the error counters first and last rose. One snapshot gives no increase.
+CREATE OR REPLACE VIEW ib_port_summary AS
+WITH c AS (
+  SELECT host, device, port, counter, ts, value,
+         lag(value) OVER (PARTITION BY host, device, port, counter, file ORDER BY sample_no, line_no) AS prev
+  FROM ib_counters
+  WHERE device IS NOT NULL AND port IS NOT NULL
+    AND counter IN ('symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'local_link_integrity_errors',
+                    'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards')
+), d AS (
+  SELECT host, device, port, counter, count(*) AS samples,
+         sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS increase,
+         min(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS first_rise,
+         max(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS last_rise
+  FROM c GROUP BY ALL
+), e AS (
+  SELECT host, device, port, max(samples) AS counter_samples,
+         CAST(sum(increase) FILTER (WHERE counter = 'symbol_error') AS BIGINT) AS symbol_error,
+         CAST(sum(increase) FILTER (WHERE counter = 'link_error_recovery') AS BIGINT) AS link_error_recovery,
+         CAST(sum(increase) FILTER (WHERE counter = 'link_downed') AS BIGINT) AS link_downed,
+         CAST(sum(increase) FILTER (WHERE counter = 'port_rcv_errors') AS BIGINT) AS port_rcv_errors,
+         CAST(sum(increase) FILTER (WHERE counter = 'local_link_integrity_errors') AS BIGINT) AS local_link_integrity_errors,
+         CAST(sum(increase) FILTER (WHERE counter = 'excessive_buffer_overrun_errors') AS BIGINT) AS excessive_buffer_overrun_errors,
+         CAST(sum(increase) FILTER (WHERE counter = 'port_rcv_remote_physical_errors') AS BIGINT) AS port_rcv_remote_physical_errors,
+         CAST(sum(increase) FILTER (WHERE counter = 'port_xmit_discards') AS BIGINT) AS port_xmit_discards,
+         min(first_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards')) AS errors_from,
+         max(last_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards')) AS errors_to,
+         min(first_rise) FILTER (WHERE counter = 'link_downed') AS downed_from
+  FROM d GROUP BY ALL
+), p0 AS (
+  SELECT *, max(rate_gbps) OVER (PARTITION BY host, device, port) AS top_rate,
+         coalesce(state, 'ACTIVE') <> 'ACTIVE' OR coalesce(phys_state, 'LinkUp') <> 'LinkUp' AS bad
+  FROM ib_ports WHERE device IS NOT NULL AND port IS NOT NULL
+), p AS (
+  SELECT host, device, port, count(*) AS snapshots, min(ts) AS first_ts, max(ts) AS last_ts,
+         count(*) FILTER (WHERE bad) AS not_up, min(ts) FILTER (WHERE bad) AS not_up_from, max(ts) FILTER (WHERE bad) AS not_up_to,
+         arg_max(state, {s: sample_no, l: line_no}) AS last_state, arg_max(phys_state, {s: sample_no, l: line_no}) AS last_phys_state,
+         min(rate_gbps) FILTER (WHERE NOT bad) AS min_rate_gbps, max(rate_gbps) FILTER (WHERE NOT bad) AS max_rate_gbps,
+         arg_max(rate_gbps, {s: sample_no, l: line_no}) AS last_rate_gbps,
+         min(ts) FILTER (WHERE NOT bad AND rate_gbps < top_rate) AS rate_low_from,
+         arg_max(width, {s: sample_no, l: line_no}) FILTER (WHERE width IS NOT NULL) AS width,
+         arg_max(speed, {s: sample_no, l: line_no}) FILTER (WHERE speed IS NOT NULL) AS speed,
+         max(link_layer) AS link_layer, max(ca_type) AS ca_type,
+         string_agg(DISTINCT tool, ',' ORDER BY tool) AS tools
+  FROM p0 GROUP BY ALL
+), n AS (
+  SELECT host, rdma_dev, min(iface) AS iface FROM nics WHERE rdma_dev IS NOT NULL GROUP BY ALL
+)
+SELECT coalesce(p.host, e.host) AS host, coalesce(p.device, e.device) AS device, coalesce(p.port, e.port) AS port,
+       n.iface, p.snapshots, p.first_ts, p.last_ts, p.not_up, p.not_up_from, p.not_up_to, p.last_state, p.last_phys_state,
+       p.min_rate_gbps, p.max_rate_gbps, p.last_rate_gbps, p.rate_low_from, p.width, p.speed, p.link_layer, p.ca_type,
+       p.tools, e.counter_samples, e.symbol_error, e.link_error_recovery, e.link_downed, e.port_rcv_errors,
+       e.local_link_integrity_errors, e.excessive_buffer_overrun_errors, e.port_rcv_remote_physical_errors,
+       e.port_xmit_discards, e.errors_from, e.errors_to, e.downed_from
+FROM p FULL OUTER JOIN e ON p.host = e.host AND p.device = e.device AND p.port = e.port
+LEFT JOIN n ON n.host = coalesce(p.host, e.host) AND n.rdma_dev = coalesce(p.device, e.device);
