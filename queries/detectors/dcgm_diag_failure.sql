@@ -1,5 +1,6 @@
 -- kind: dcgm_diag_failure
 -- severity: critical
+-- locality: host
 -- layer: gpu
 -- root_rank: 11
 -- caused_by: gpu_xid@host, ecc_error@host, gpu_unreachable@host, pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: ib_link_degraded
 -- severity: warning
+-- locality: host
 -- layer: nic_fabric
 -- root_rank: 13
 -- caused_by: nic_wedged@host, pcie_aer@host

@@ -1,5 +1,6 @@
 -- kind: nvlink_errors
 -- severity: critical
+-- locality: host
 -- layer: gpu
 -- root_rank: 14
 -- caused_by: gpu_xid@host, gpu_unreachable@host

@@ -1,5 +1,6 @@
 -- kind: pfc_misconfig
 -- severity: critical
+-- locality: cross
 -- layer: nic_fabric
 -- root_rank: 19
 -- caused_by: none
