@@ -99,3 +99,12 @@ def test_ray_address_needs_the_ray_engine(bundles, tmp_path):
                         "--ray-address", "auto", "--cache-dir", str(tmp_path), "-q"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
     assert "--ray-address goes with --engine ray" in r.stderr
+
+
+def test_an_unreachable_ray_address_is_one_line(tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[test,ray]')")
+    r = subprocess.run([str(Path(sys.executable).with_name("forensics")), "analyze", "sample_bundles/pfc_storm.tar.zst",
+                        "--engine", "ray", "--ray-address", "127.0.0.1:1", "--cache-dir", str(tmp_path), "-q"],
+                       capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert "cannot reach Ray at 127.0.0.1:1" in r.stderr

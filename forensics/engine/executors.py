@@ -39,6 +39,8 @@ class RayExecutor:
         self._ray = ray
         self._started = False
         if not ray.is_initialized():
+            if address:
+                _check_reachable(address)
             kw = {"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1}
             if not address:
                 # one polars thread per task (the tasks share this machine's CPUs): the workers of a
@@ -70,6 +72,22 @@ class RayExecutor:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """One line and exit 2 for a HOST:PORT (or ray://HOST:PORT) nobody listens on: Ray itself
+    retries such an address for minutes. ``auto`` (the cluster this machine belongs to) is Ray's."""
+    import socket
+
+    hostport = address.removeprefix("ray://")
+    if hostport == "auto" or ":" not in hostport:
+        return
+    host, _, port = hostport.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot reach Ray at {address}: {exc.strerror or exc}") from None
 
 
 def make_executor(engine: str, address: str | None = None):
