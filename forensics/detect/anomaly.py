@@ -137,9 +137,12 @@ def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
             if len(ep) < MIN_WINDOWS:
                 continue
             rows = flagged[ep]
-            mean_abs = {c: float(np.nanmean(np.clip(HARMFUL[c] * rows[c].fill_null(0.0).to_numpy(), 0, None)
-                                            if c in HARMFUL else np.abs(rows[c].fill_null(0.0).to_numpy())))
-                        for c in cols}
+            # how far a feature stays off in one direction over the episode (the mean of its signed
+            # deviations): 1 s power averages at random phases of the step swing +-2 scales either way
+            # at 10 s sampling, which is no lasting deviation; one-sided features count their harmful way
+            mean_abs = {c: float(max(0.0, HARMFUL[c] * signed_mean) if c in HARMFUL else abs(signed_mean))
+                        for c in cols
+                        for signed_mean in [np.nanmean(rows[c].fill_null(0.0).to_numpy())]}
             signed = {c: float(np.nanmean(rows[c].fill_null(0.0).to_numpy())) for c in cols}
             top = sorted(mean_abs, key=mean_abs.get, reverse=True)[:3]
             start, end = ws[ep[0]], ws[ep[-1]] + dt.timedelta(seconds=window_s)
