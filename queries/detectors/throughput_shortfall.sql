@@ -1,5 +1,6 @@
 -- kind: throughput_shortfall
 -- severity: warning
+-- locality: host
 -- layer: job
 -- root_rank: 45
 -- caused_by: busy_but_slow@path, nccl_misconfig@path, numa_misplacement@path, gpu_throttle@path, pfc_storm@path, packet_drops@path, link_flap@path, straggler@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, nccl_transport_error@path, nic_wedged@path, pcie_aer@path
