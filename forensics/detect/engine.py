@@ -118,6 +118,14 @@ def run_all(bundle, only: set[str] | None = None, overrides: dict | None = None,
         if progress:
             progress(rule.name)
     findings = pl.concat(frames) if frames else schema.empty("findings")
+    return finish(bundle, findings, errors, only, anomaly)
+
+
+def finish(bundle, findings: pl.DataFrame, errors: list[str], only: set[str] | None = None,
+           anomaly: bool = True) -> tuple[pl.DataFrame, list[str]]:
+    """The rules' `findings` of the open `bundle` (all hosts) completed: the anomaly model's added
+    (a failure of it is one line in `errors`), duplicates by id dropped, causes linked and ranked.
+    Shared by :func:`run_all` and the engines' reduce step (:mod:`forensics.engine.reduce`)."""
     if anomaly and (not only or "anomaly" in only):
         from forensics.detect.anomaly import detect_anomalies
 

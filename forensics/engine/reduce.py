@@ -33,8 +33,7 @@ def reduce_findings(bundle, outputs: list[dict], only: set[str] | None = None,
     and the ``-- locality: cross`` detectors and anomaly model run here over the open `bundle`
     (all hosts, the same window [since, until) as the map's). Returns (findings, errors), as
     :func:`forensics.detect.engine.run_all`."""
-    from forensics.detect.causality import link_and_rank, nccl_peers
-    from forensics.detect.engine import _interrupted, run_rule
+    from forensics.detect.engine import _interrupted, finish, run_rule
 
     errors: list[str] = []
     for o in outputs:
@@ -58,14 +57,4 @@ def reduce_findings(bundle, outputs: list[dict], only: set[str] | None = None,
                 raise KeyboardInterrupt from None
             errors.append(f"detector {rule.name}: {str(exc).splitlines()[0]}")
     findings = pl.concat([schema.conform(f, "findings") for f in frames]) if frames else schema.empty("findings")
-    if anomaly and (not only or "anomaly" in only):
-        from forensics.detect.anomaly import detect_anomalies
-
-        try:
-            findings = pl.concat([findings, detect_anomalies(bundle, findings)])
-        except Exception as exc:
-            if _interrupted(exc):
-                raise KeyboardInterrupt from None
-            errors.append(f"anomaly model: {str(exc).splitlines()[0]}")
-    findings = findings.unique(subset=["id"], keep="first", maintain_order=True)
-    return link_and_rank(findings, nccl_peers(bundle)), errors
+    return finish(bundle, findings, errors, only, anomaly)
