@@ -113,6 +113,18 @@ def _on_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _on_interrupt_at_exit(signum, frame):
+    """Ctrl-C once the command is done (the interpreter's teardown of DuckDB, polars and threads can
+    take a moment): the same one line and exit 130, never a death by signal with nothing said."""
+    import os
+
+    try:
+        sys.stderr.write("forensics: interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: nothing more is written, and the interpreter's final flush stays silent."""
     import os
@@ -167,6 +179,14 @@ def main() -> None:
     finally:
         if isinstance(sys.stdout, _Stdout):
             sys.stdout = real
+    if signal.getsignal(signal.SIGINT) is _on_interrupt:
+        # Ctrl-C after the command's work: while threads finish, the same one line and exit 130; from
+        # the exit handlers on it is ignored, because the interpreter's teardown resets Python's
+        # handlers to the default (a death by SIGINT with nothing said); the run's status stands
+        import atexit
+
+        signal.signal(signal.SIGINT, _on_interrupt_at_exit)
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
     if code == 1 and sys.exc_info()[0] is None and _is_broken(real):
         _quiet_stdout()
     if _interrupted:
