@@ -65,9 +65,10 @@ class Sniff:
         return Sniff(1.0, "recognised by its sniffer") if value else Sniff(0.0, "not recognised by its sniffer")
 
     @staticmethod
-    def ratio(hits: int, total: int, what: str, floor: int = 1) -> "Sniff":
-        """confidence = hits / total lines (0 below `floor` hits), reason "hits of total lines <what>"."""
-        conf = hits / total if total and hits >= floor else 0.0
+    def ratio(hits: int, total: int, what: str, floor: int = 1, bonus: float = 0.0) -> "Sniff":
+        """confidence = hits / total lines + `bonus` (at most 1; 0 below `floor` hits), reason "hits of
+        total lines <what>"."""
+        conf = hits / total + bonus if total and hits >= floor else 0.0
         return Sniff(round(min(1.0, conf), 3), f"{hits} of {total} lines {what}")
 
 
@@ -265,6 +266,12 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
 def head_text(head: bytes, limit: int = 65536) -> str:
     """Decoded start of an input, for sniffers."""
     return head[:limit].decode("utf-8", errors="replace")
+
+
+def sniff_lines(head: bytes, most: int = 400) -> list[str]:
+    """The lines a sniffer weighs: of the first `most` lines of the input's start, those that are not
+    blank and not a collector's sample marker."""
+    return [ln for ln in head_text(head).splitlines()[:most] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
 
 
 # --- line length cap: what a parser sees of an over-long line --------------------------------

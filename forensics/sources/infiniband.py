@@ -51,14 +51,13 @@ import re
 
 import polars as pl
 
-from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import (
     ParseContext,
     ParseResult,
     Sniff,
-    head_text,
     marker_split,
     result,
+    sniff_lines,
     split_lines,
     unparsed_rows,
 )
@@ -143,8 +142,7 @@ _SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
 def sniff(head: bytes) -> Sniff:
     """Confident on ibstat's ``CA '...'`` + ``Port N:``, ibstatus' device line, perfquery's header
     and dotted lines, or sysfs counter paths."""
-    text = head_text(head)
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = sniff_lines(head)
     if not lines:
         return Sniff(0.0, "no lines")
     hits = 0
@@ -164,7 +162,7 @@ def sniff(head: bytes) -> Sniff:
             hits += 1
     if not strong:
         return Sniff(0.0, "no ibstat, ibstatus, perfquery or sysfs counter line")
-    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{hits} of {len(lines)} lines; {strong}")
+    return Sniff.ratio(hits, len(lines), f"match, with {strong}", floor=0, bonus=0.2)
 
 
 def _state(text: str | None) -> str | None:

@@ -33,8 +33,7 @@ import re
 
 import polars as pl
 
-from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "nvlink"
 VERSION = 1
@@ -52,16 +51,14 @@ _PROMPT = re.compile(r"(?:^|[\s$#>/])nvidia-smi\s+nvlink\b")
 
 
 def sniff(head: bytes) -> Sniff:
-    text = head_text(head)
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = sniff_lines(head)
     if not lines:
         return Sniff(0.0, "no lines")
     gpus = sum(1 for ln in lines if _GPU.match(ln))
     links = sum(1 for ln in lines if _STATUS.match(ln) or (_ERROR.match(ln) and not _TRAFFIC.match(ln)))
     if not gpus or not links or any(_TRAFFIC.match(ln) for ln in lines):
         return Sniff(0.0, "no 'GPU n: ... (UUID: ...)' line followed by nvlink -s/-e link lines")
-    return Sniff(round(min(1.0, (gpus + links) / len(lines) + 0.1), 3),
-                 f"{gpus + links} of {len(lines)} lines are nvlink -s/-e GPU and link lines")
+    return Sniff.ratio(gpus + links, len(lines), "are nvlink -s/-e GPU and link lines", floor=0, bonus=0.1)
 
 
 def _snake(name: str) -> str:
