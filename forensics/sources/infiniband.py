@@ -257,13 +257,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     last_sample = None
     sysfs_port: dict[tuple, dict] = {}
 
-    rows = df.select("line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name",
-                     "p_val").iter_rows()
-    for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val in rows:
+    # sysfs counter lines (the bulk of a series) only close a section: they are skipped by the walk,
+    # which closes the section of the line after them (`after_counter`), and become rows in polars
+    counter = pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0) & ~pl.col("is_marker")
+    df = df.with_columns(counter.alias("counter"), counter.shift(1, fill_value=False).alias("after_counter"))
+    if df["counter"].any():
+        variants.add("sysfs")
+    rows = df.filter(~pl.col("counter")).select(
+        "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name", "p_val",
+        "after_counter").iter_rows()
+    for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val, after_counter in rows:
         if sample_no != last_sample:
             last_sample = sample_no
             section, ca, cmd_dev = None, {}, None
             pq_dev = _device_of(argv)
+        if after_counter:
+            section = None
         if is_marker:
             continue
         if sample_no < 0:
@@ -272,10 +281,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         ts = sample_ts if has_markers else cap
         stamp = {"sample_no": sample_no, "ts": ts, "ts_quality": "sampled" if ts is not None else "none"}
-        if s_name is not None:
-            variants.add("sysfs")
-            section = None
-            continue  # (a counter row, built in polars below)
         if p_name is not None and section == "perfquery":
             if p_name not in _PQ_STRUCTURE:
                 pq_ctx[line_no] = (pq_dev, pq_port, pq_set)
