@@ -88,10 +88,13 @@ class _State:
 
 
 def _fit(b: S.Batch, vals: list[str]) -> list[str]:
-    """Values aligned with the header; surplus words join a trailing free-text column (USB names)."""
+    """Values aligned with the header; surplus words join a trailing free-text column (USB names), and
+    trailing free-text columns left blank are empty."""
     n = len(b.hdr)
     if len(vals) == n:
         return vals
     if len(vals) > n and n and b.hdr[-1] in S.TEXT_COLS:
         return vals[: n - 1] + [" ".join(vals[n - 1:])]
+    if len(vals) < n and all(h in S.TEXT_COLS for h in b.hdr[len(vals):]):
+        return vals + [""] * (n - len(vals))  # a USB device that reports no manufacturer/product strings
     raise S.BadValue(f"{len(vals)} values for {n} columns of section {b.section[:60]!r}")
