@@ -16,7 +16,7 @@ DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and
 
 _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
 _SNIFF_TEXT = re.compile(
-    r"(?m)^" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+    r"(?m)^[ \t]*" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
     r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
