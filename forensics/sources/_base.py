@@ -271,6 +271,10 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("sample_no").fill_null(-1))
 
 
+# mail and forum quoting of a pasted line: "> ", ">> ", "> > " (a line of tool output never starts with ">")
+RE_MAIL_QUOTE = r"^(?:> ?)+"
+
+
 def head_text(head: bytes, limit: int = 65536) -> str:
     """Decoded start of an input, for sniffers."""
     return head[:limit].decode("utf-8", errors="replace")
