@@ -54,9 +54,8 @@ class MapReduce:
         return Path(root)
 
     # steps 2 and 3: host-local detection in the map, the rest in the reduce
-    def detect(self, bundle, only=None, since=None, until=None, progress=None, params=None):
-        """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's);
-        `params`: detector parameters by name, the same in the map and the reduce."""
+    def detect(self, bundle, only=None, since=None, until=None, progress=None):
+        """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's)."""
         from forensics.engine.mapstep import detect_group
         from forensics.engine.reduce import reduce_findings
 
@@ -67,10 +66,10 @@ class MapReduce:
         try:
             t0 = time.perf_counter()
             items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory,
-                      1, self.derive, params) for n, g in enumerate(groups)]
+                      1, self.derive) for n, g in enumerate(groups)]
             outputs = self.executor.map(detect_group, items)
             t1 = time.perf_counter()
-            result = reduce_findings(bundle, outputs, only=only, params=params)
+            result = reduce_findings(bundle, outputs, only=only)
             self.timings.update(detect_map=t1 - t0, reduce=time.perf_counter() - t1)
             return result
         finally:

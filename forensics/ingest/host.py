@@ -13,7 +13,7 @@ import polars as pl
 from forensics import sources
 from forensics.ingest import collector_tables as ct
 from forensics.ingest.files import parse_path
-from forensics.ingest.hostfacts import HostFacts, capture_starts, parse_context, read_json
+from forensics.ingest.hostfacts import HostFacts, capture_argvs, capture_starts, parse_context, read_json
 from forensics.ingest.sink import TableSink
 from forensics.layout import HOSTS_DIR
 from forensics.sources import ParseContext
@@ -111,13 +111,14 @@ def ingest_host(root: Path, host: str, sink: TableSink, derived: HostFacts, cove
         coverage.append(coverage_row(host, ct.SOURCE, f"{HOSTS_DIR}/{host}/host.json", ct.VERSION, None, None, None, info_err))
     sink.write("nics", ct.nics_frame(host, info), host)
     starts = capture_starts(host, entries)
+    argvs = capture_argvs(entries)
     files = [(source, path.relative_to(root).as_posix(), path) for source, path in raw_files(hdir / "raw")] \
         if raw is None else raw
     for source, rel, data in files:
         path = PurePosixPath(rel)
         if source == ct.SOURCE and path.name in CLOCK_FILES:
             continue
-        ctx = parse_context(host, rel, source, path, info, starts)
+        ctx = parse_context(host, rel, source, path, info, starts, argvs)
         if progress:
             progress(f"parsing {rel}")
         cov = parse_raw(sink, host, source, data, rel, ctx)

@@ -74,7 +74,8 @@ def merge_facts(into: HostFacts, by_host: dict) -> None:
                 cur.setdefault(k, v)
 
 
-def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, info: dict, starts: dict[str, dt.datetime]) -> ParseContext:
+def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, info: dict, starts: dict[str, dt.datetime],
+                  argvs: dict[str, list] | None = None) -> ParseContext:
     capture = starts.get(rel)
     boot = ct.parse_time(info.get("boot_time"))
     tz = info.get("timezone") if isinstance(info.get("timezone"), str) and info.get("timezone") else None
@@ -95,6 +96,8 @@ def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, 
         hints.update(file_hints(source, path.name))
     if isinstance(extra.get("hints"), dict):
         hints.update(extra["hints"])
+    if argvs and rel in argvs and "argv" not in hints:  # the command that wrote it (a stream's -d interval)
+        hints["argv"] = argvs[rel]
     if extra.get("capture_time") and capture is None:
         capture = ct.parse_time(extra.get("capture_time"))
     # the year of times that print none (syslog, journal short): with this file's own capture time the
@@ -110,6 +113,16 @@ def parse_context(host: str, rel: str, source: str, path: PurePosixPath | Path, 
         year = stated
     return ParseContext(host=host, file=rel, tz=tz, boot_time=boot, capture_time=capture,
                         year=year, hints=hints)
+
+
+def capture_argvs(entries: list[dict]) -> dict[str, list]:
+    """The argv of the first command that wrote each raw file (commands.jsonl), as strings."""
+    out: dict[str, list] = {}
+    for e in sorted(entries, key=lambda e: str(e.get("start") or "")):
+        rf, argv = e.get("raw_file"), e.get("argv")
+        if isinstance(rf, str) and isinstance(argv, list) and rf not in out:
+            out[rf] = [str(a) for a in argv[:64]]
+    return out
 
 
 def capture_starts(host: str, entries: list[dict]) -> dict[str, dt.datetime]:

@@ -140,6 +140,7 @@ class Simulation:
         add(SPEC["nvidia_smi_gpus"], fmt_host.gpu_index(host), start + 0.71, start + 0.75)
         add(SPEC["ibstat"], fmt_infiniband.ibstat(host, plan, h, start + 0.76), start + 0.75, start + 0.77)
         add(SPEC["nvidia_smi_nvlink_status"], fmt_nvlink.status(host, hm, plan, h, start + 0.78), start + 0.77, start + 0.79)
+        add(SPEC["dcgmi_discovery"], fmt_dcgm.discovery(host), start + 0.79, start + 0.8)
         procs = fmt_host.processes_jsonl(host, plan, model, at)
         if procs:  # written by the collector itself: no command entry
             files[raw_path(host.name, "collector", "processes.jsonl")] = procs
@@ -171,6 +172,10 @@ class Simulation:
         # `nvidia-smi -lms` runs until the collector stops it: no exit code, not an error
         add(SPEC["nvidia_smi_query_gpu"], fmt_nvsmi.query_csv(host, hm, times, iv), times[0], times[-1],
             argv=fmt_nvsmi.csv_argv(iv), exit_code=None, stderr=stderr)
+        spec = SPEC["dcgmi_dmon"]  # DCGM's field series, beside nvidia-smi's (each with its own sample times)
+        dt_ = s0 + 0.04 + iv * np.arange(n)
+        add(spec, fmt_dcgm.dmon_stream(host, hm, plan, h, dt_), dt_[0], dt_[-1] + 0.01,
+            argv=cmain.fill(spec.argv, **cmain.stream_values(spec, iv, n)))
         qe = cfg.every(NVSMI_Q_EVERY_S)
         qt = s0 + 0.05 + qe * np.arange(int(cfg.duration_s // qe) + 1)
         snapshots(SPEC["nvidia_smi_q"], fmt_nvsmi.q_snapshots(host, hm, qt), 0.4)

@@ -24,6 +24,14 @@ MEM_TOTAL = 81559
 FRAME = 4148           # bytes on the wire per RoCE data packet (4096 MTU)
 NVLINKS = 18           # NVLink 4 links of an H100 SXM (topo -m: NV18)
 
+# DCGM profiling activity of each phase (fractions of the sample window; the model's assumptions, not
+# thresholds): GEMMs keep nearly every SM busy with tensor cores half the time; an NCCL kernel occupies
+# only its channels' blocks (24 of an H100's 132 SMs), spinning or copying, with no tensor work; the
+# optimizer's element-wise kernels fill the SMs and stream memory. (sm_active, sm_occupancy,
+# tensor_active, dram_active) per phase
+ACTIVITY = {"compute": (0.93, 0.31, 0.56, 0.36), "comm": (24 / 132, 0.03, 0.0, 0.07), "spin": (24 / 132, 0.02, 0.0, 0.01),
+            "optim": (0.86, 0.45, 0.02, 0.68)}
+
 R_IDLE, R_APP, R_SW_POWER, R_HW_SLOW, R_SYNC, R_SW_THERMAL, R_HW_THERMAL, R_HW_BRAKE = (
     0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x80)
 
@@ -85,7 +93,8 @@ class HostModel:
         idx = np.clip((times - plan.grid0).astype(int), 0, plan.T - 1)
         temps = self.temps()
         out = {k: np.zeros((self.G, n)) for k in ("util", "mem_util", "power", "temp", "mem_temp", "sm", "mem_used",
-                                                   "pcie_tx", "pcie_rx", "video")}
+                                                   "pcie_tx", "pcie_rx", "video", "sm_active", "sm_occupancy",
+                                                   "tensor_active", "dram_active", "gr_active")}
         out["reasons"] = np.zeros((self.G, n), dtype=np.int64)
         out["ctx"] = np.zeros((self.G, n), dtype=bool)
         out["lost"] = np.zeros((self.G, n), dtype=bool)
@@ -124,6 +133,10 @@ class HostModel:
             out["pcie_tx"][g] = np.round((frac[COMM] + 0.35 * frac[COMPUTE]) * 21.5e6 * gdr + 465 * ctx)
             out["pcie_rx"][g] = np.round((frac[COMM] + 0.35 * frac[COMPUTE]) * 20.8e6 * gdr + 2600 + 180000 * frac[IDLE] * ctx)
             out["ctx"][g] = ctx
+            for k, name in enumerate(("sm_active", "sm_occupancy", "tensor_active", "dram_active")):
+                out[name][g] = (ACTIVITY["compute"][k] * frac[COMPUTE] + ACTIVITY["comm"][k] * frac[COMM]
+                                + ACTIVITY["spin"][k] * frac[SPIN] + ACTIVITY["optim"][k] * frac[OPTIM]) * ctx
+            out["gr_active"][g] = np.clip(busy, 0.0, 1.0) * ctx
         crash = plan.crash
         if crash is not None and crash.gpu_lost:
             for (hh, gg) in crash.dead:

@@ -1,0 +1,243 @@
+"""``dcgmi dmon -e <field ids> [-d <ms>] [-c <count>]`` -> ``dcgm_dmon``: DCGM's field values per entity
+and sample (SM active, SM occupancy, tensor active, DRAM active, PCIe/NVLink bytes, power, clocks,
+utilisation, the last Xid, ...), one row per (sample, entity, field).
+
+What dcgmi prints (DCGM 2.x to 4.x; ``dcgmi/DeviceMonitor.cpp``): a header of the fields' short
+names and a line of their units, then per sample one row per entity, values left-aligned in the
+header's columns (profiling ratios with three decimals; ``N/A`` while a value is blank), the header
+printed again every 14 samples::
+
+    #Entity   NVLTX                       NVLRX                       PCITX                       PCIRX
+    ID
+    GPU 0     N/A                         N/A                         N/A                         N/A
+    GPU 0     0                           0                           498948                      1555
+
+DCGM 2.0 printed ``# EntityId`` and right-aligned the values; MIG instances are ``GPU-I <n>`` (and
+``GPU-CI``), NVSwitches ``Switch <n>``, links ``GPU <g> LINK <l>``. A row is read by splitting on
+blanks when it has one value per column, else by the header's column positions (a blank cell is a
+field with no value). A sample ends when an entity is seen again. dcgmi prints no time: with the
+collector's start time of the command and its ``-d`` delay (dcgmi's default 1000 ms when the argv
+has none), sample k is at start + k x delay (``sampled``); a file given without its command has
+``ts`` null. Collector markers (one run per marker) give each run's start the same way. Short
+names are mapped to their field ids and metric names with ``dcgmi dmon -l`` of DCGM 3.1.8; an
+unknown short name keeps its lower-cased name and a null id. Lines of dcgmi itself (``Error ...``,
+the stop notice) and anything else go to ``unparsed`` with a reason.
+
+>>> from forensics.sources import ParseContext
+>>> sample = (b"#Entity   SMACT   TENSO   POWER\\nID                        W\\n"
+...           b"GPU 0     0.912   0.521   612.4\\nGPU 1     N/A     N/A     98.0\\nGPU 0     0.210   0.000   233.1\\n")
+>>> res = parse(sample, ParseContext(host="n1", hints={"argv": ["dcgmi", "dmon", "-e", "1002,1004,155", "-d", "5000"]}))
+>>> res.tables["dcgm_dmon"].select("line_no", "sample_no", "entity", "gpu", "metric", "field_id", "value").rows()[:4]
+[(3, 0, 'GPU', 0, 'sm_active', 1002, 0.912), (3, 0, 'GPU', 0, 'tensor_active', 1004, 0.521), (3, 0, 'GPU', 0, 'power_w', 155, 612.4), (4, 0, 'GPU', 1, 'sm_active', 1002, None)]
+>>> res.tables["dcgm_dmon"].filter(pl.col("line_no") == 5)["sample_no"].unique().to_list(), res.meta["delay_ms"]
+([1], 5000)
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import polars as pl
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import (NULL_TOKENS, ParseContext, ParseResult, Sniff, head_text, marker_split, result,
+                                     split_lines, unparsed_rows)
+
+NAME = "dcgm_dmon"
+VERSION = 1
+TABLES = ("dcgm_dmon",)
+DESCRIPTION = ("dcgmi dmon -e <fields> series (DCGM 2.x-4.x): per sample and GPU/MIG/NVSwitch/link entity, SM active, "
+               "SM occupancy, tensor/DRAM active, PCIe and NVLink bytes, power, clocks, utilisation, Xid")
+SNIFF_PRIORITY = 30
+
+DEFAULT_DELAY_MS = 1000  # dcgmi dmon -d: "[default = 1000 msec, Minimum value = 1 msec.]"
+_TS = pl.Datetime("us", "UTC")
+#: short name -> (field id, metric) from `dcgmi dmon -l` (DCGM 3.1.8; tests/fixtures/README.md)
+FIELDS: dict[str, tuple[int, str]] = {
+    "SMCLK": (100, "sm_clock_mhz"), "MMCLK": (101, "memory_clock_mhz"), "SACLK": (110, "sm_app_clock_mhz"),
+    "DVCCTR": (112, "clock_throttle_reasons"), "MMTMP": (140, "memory_temp_c"), "TMPTR": (150, "gpu_temp_c"),
+    "POWER": (155, "power_w"), "TOTEC": (156, "total_energy_mj"), "EPLMT": (164, "enforced_power_limit_w"),
+    "PSTAT": (190, "pstate"), "TXTPT": (200, "pcie_tx_throughput"), "RXTPT": (201, "pcie_rx_throughput"),
+    "RPCTR": (202, "pcie_replay_counter"), "GPUTL": (203, "gpu_util_pct"), "MCUTL": (204, "mem_copy_util_pct"),
+    "XIDER": (230, "xid"), "PCILG": (237, "pcie_link_gen"), "PCILW": (238, "pcie_link_width"),
+    "PVIOL": (240, "power_violation_us"), "TVIOL": (241, "thermal_violation_us"), "FBTTL": (250, "fb_total_mib"),
+    "FBFRE": (251, "fb_free_mib"), "FBUSD": (252, "fb_used_mib"), "ESVTL": (310, "ecc_sbe_volatile_total"),
+    "EDVTL": (311, "ecc_dbe_volatile_total"), "ESATL": (312, "ecc_sbe_aggregate_total"),
+    "EDATL": (313, "ecc_dbe_aggregate_total"),
+    "GRACT": (1001, "gr_engine_active"), "SMACT": (1002, "sm_active"), "SMOCC": (1003, "sm_occupancy"),
+    "TENSO": (1004, "tensor_active"), "DRAMA": (1005, "dram_active"), "FP64A": (1006, "fp64_active"),
+    "FP32A": (1007, "fp32_active"), "FP16A": (1008, "fp16_active"), "PCITX": (1009, "pcie_tx_bytes"),
+    "PCIRX": (1010, "pcie_rx_bytes"), "NVLTX": (1011, "nvlink_tx_bytes"), "NVLRX": (1012, "nvlink_rx_bytes"),
+    "TIMMA": (1013, "tensor_imma_active"), "THMMA": (1014, "tensor_hmma_active"),
+    "TDFMA": (1015, "tensor_dfma_active"), "INTAC": (1016, "integer_active"),
+}
+_HEADER = re.compile(r"^\s*#\s*Entity(?:\s*Id)?\s+(\S.*?)\s*$", re.I)
+_UNITS = re.compile(r"^\s*I[Dd](?:\s.*)?$")
+_ENTITY = re.compile(r"^\s*(?:(GPU|SW) ([0-9]{1,6}) LINK ([0-9]{1,4})|(GPU-CI|GPU-I|GPU_CI|GPU_I|GPU|vGPU|Switch|CPU_CORE|CPU"
+                     r"|ConnectX) ([0-9]{1,9}))(?=\s|$)")
+_NUM = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+_PROMPT = re.compile(r"(?:^|[\s$#>/])dcgmi\s+dmon\b")
+_STOP = "dmon was stopped due to receiving a signal"
+_BLANKS = frozenset(NULL_TOKENS) | {"N/W", "N/S", ""}
+
+
+def sniff(head: bytes) -> Sniff:
+    text = head_text(head)
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    if not lines:
+        return Sniff(0.0, "no lines")
+    headers = [m for ln in lines if (m := _HEADER.match(ln))]
+    if not headers or not any(tok in FIELDS for m in headers for tok in m.group(1).split()):
+        return Sniff(0.0, "no dcgmi dmon '#Entity' header naming a DCGM field")
+    rows = sum(1 for ln in lines if _ENTITY.match(ln))
+    hits = rows + len(headers) + sum(1 for ln in lines if _UNITS.match(ln))
+    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{rows} entity rows under {len(headers)} dmon header(s)")
+
+
+def delay_ms(argv) -> int | None:
+    """dcgmi dmon's -d/--delay in the command's argv (its default when the argv has none); None without argv."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        return None
+    args = [str(a) for a in argv]
+    for i, a in enumerate(args):
+        v = a.split("=", 1)[1] if a.startswith("--delay=") else (args[i + 1] if a in ("-d", "--delay") and i + 1 < len(args) else None)
+        if v is not None:
+            return int(v) if v.isdigit() and int(v) > 0 else None
+    return DEFAULT_DELAY_MS
+
+
+class _Reader:
+    """State of one file: the current header's columns, the run's start and the sample being filled."""
+
+    def __init__(self, start, delay: int | None):
+        self.cols: list[tuple[str, int]] = []  # (short name, column start)
+        self.start, self.delay = start, delay
+        self.sample = -1  # sample within the file
+        self.run_sample = -1  # sample within the current run (its time offset)
+        self.fresh = True  # the next entity row opens a sample (a run's first)
+        self.seen: set = set()
+        self.rows: list[tuple] = []
+
+    def new_run(self, start, delay) -> None:
+        self.start, self.delay, self.run_sample, self.fresh = start, delay, -1, True
+
+    def header(self, text: str, m: re.Match) -> None:
+        names = m.group(1).split()
+        pos, cols = m.start(1), []
+        for name in names:
+            pos = text.index(name, pos)
+            cols.append((name, pos))
+            pos += len(name)
+        self.cols = cols
+
+    def cells(self, text: str, rest_at: int) -> list[str] | None:
+        toks = text[rest_at:].split()
+        if len(toks) == len(self.cols):
+            return toks
+        if len(toks) > len(self.cols):
+            return None
+        out = []  # fewer values than columns: blank cells, read by the header's positions
+        for i, (_, at) in enumerate(self.cols):
+            end = self.cols[i + 1][1] if i + 1 < len(self.cols) else len(text)
+            cell = text[max(at, rest_at):end].strip() if end > rest_at else ""
+            if " " in cell:
+                return None
+            out.append(cell)
+        return out
+
+    def ts(self):
+        if self.start is None or self.delay is None:
+            return None
+        return self.start + dt.timedelta(milliseconds=self.delay * max(0, self.run_sample))
+
+    def row(self, line_no: int, text: str, m: re.Match, bad: list) -> None:
+        if not self.cols:
+            bad.append((line_no, text, "entity row before any dcgmi dmon '#Entity' header"))
+            return
+        cells = self.cells(text, m.end())
+        if cells is None:
+            bad.append((line_no, text, f"row does not fit the {len(self.cols)} columns of its header"))
+            return
+        vals = []
+        for c in cells:
+            if c in _BLANKS:
+                vals.append(None)
+            elif _NUM.match(c):
+                vals.append(float(c))
+            else:
+                bad.append((line_no, text, f"value {c[:40]!r} is neither a number nor N/A"))
+                return
+        if m.group(1):
+            entity, eid, link = "LINK", int(m.group(3)), int(m.group(3))
+            gpu = int(m.group(2)) if m.group(1) == "GPU" else None
+            key = (m.group(1), int(m.group(2)), link)
+        else:
+            entity, eid, link = m.group(4).replace("_", "-") if m.group(4) in ("GPU_I", "GPU_CI") else m.group(4), int(m.group(5)), None
+            gpu = eid if entity == "GPU" else None
+            key = (entity, eid, None)
+        if self.fresh or key in self.seen:
+            self.sample += 1
+            self.run_sample += 1
+            self.seen, self.fresh = set(), False
+        self.seen.add(key)
+        ts = self.ts()
+        for (name, _), raw, v in zip(self.cols, cells, vals):
+            fid, metric = FIELDS.get(name, (None, name.lower()))
+            self.rows.append((line_no, self.sample, ts, entity, eid, gpu, link, name, fid, metric, v, raw or None))
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    df = split_lines(data)
+    n = df.height
+    hints = ctx.hints or {}
+    delay = delay_ms(hints.get("argv"))
+    cap = ctx.capture_time
+    if cap is not None and cap.tzinfo is None:
+        cap = cap.replace(tzinfo=dt.timezone.utc)
+    rd = _Reader(cap, delay)
+    bad: list[tuple[int, str, str]] = []
+    if n:
+        df = marker_split(df)
+        has_markers = bool(df["is_marker"].any())
+        for line_no, text, is_marker, sample_no, sample_ts, sample_argv in df.select(
+                "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows():
+            if is_marker:
+                rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
+                continue
+            if has_markers and sample_no < 0:
+                if text.strip():
+                    bad.append((line_no, text, "line before the first forensics-sample marker"))
+                continue
+            _line(rd, line_no, text, bad)
+    cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,
+            "gpu": pl.Int32, "link": pl.Int32, "field": pl.String, "field_id": pl.Int32, "metric": pl.String,
+            "value": pl.Float64, "raw": pl.String}
+    out = pl.DataFrame(rd.rows, schema=cols, orient="row").with_columns(
+        pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
+    variant = ("table" if rd.rows else "unrecognised") if n else "empty"
+    return result(NAME, ctx, n, {"dcgm_dmon": out}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
+                  variant=variant, samples=rd.sample + 1, delay_ms=delay)
+
+
+def _line(rd: _Reader, line_no: int, text: str, bad: list) -> None:
+    s = text.strip()
+    if not s:
+        return
+    m = _HEADER.match(text)
+    if m:
+        rd.header(text, m)
+        return
+    if _UNITS.match(text) and rd.cols:
+        return
+    m = _ENTITY.match(text)
+    if m:
+        rd.row(line_no, text, m, bad)
+        return
+    if s == _STOP:
+        bad.append((line_no, text, "dcgmi's notice that dmon was stopped by a signal"))
+    elif s.startswith("Error"):
+        bad.append((line_no, text, "dcgmi error message"))
+    elif _PROMPT.search(s):
+        bad.append((line_no, text, "shell prompt or command line, not dcgmi dmon output"))
+    else:
+        bad.append((line_no, text, "not a dcgmi dmon header or entity row"))
