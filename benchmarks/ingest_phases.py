@@ -22,7 +22,9 @@ from pathlib import Path
 
 os.environ.setdefault("POLARS_MAX_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# the code measured: this checkout, or the tree of --baseline's commit (its child runs this script)
+CODE = os.environ.get("INGEST_PHASES_CODE", str(ROOT))
+sys.path.insert(0, CODE)
 
 
 def cpu() -> float:
@@ -107,9 +109,13 @@ def side_by_side(args, host: str) -> int:
           "--json"]
     runs: dict[str, list[dict]] = {"this": [], "base": []}
     for _ in range(args.repeat):  # alternately: a busy moment hits both alike
-        for side, env, cwd in (("this", None, ROOT), ("base", {**os.environ, "PYTHONPATH": str(tree)}, tree)):
-            out = subprocess.run(me, capture_output=True, text=True, check=True, env=env, cwd=cwd).stdout
-            runs[side].append(json.loads(out.strip().splitlines()[-1]))
+        for side, code in (("this", ROOT), ("base", tree)):
+            env = {**os.environ, "INGEST_PHASES_CODE": str(code)}
+            out = subprocess.run(me, capture_output=True, text=True, check=True, env=env, cwd=code).stdout
+            res = json.loads(out.strip().splitlines()[-1])
+            if Path(res.pop("_code")).resolve() != (Path(code) / "forensics" / "__init__.py").resolve():
+                raise SystemExit(f"the {side} run imported the wrong code")  # (each side must run its own tree)
+            runs[side].append(res)
     best = {side: {k: min(r[k][1] + r[k][2] for r in rs if k in r) for k in rs[0]} for side, rs in runs.items()}
     mb = runs["this"][0]
     print(f"host {host}, one polars thread, least CPU of {args.repeat} alternating runs each, load "
@@ -138,7 +144,9 @@ def main(argv=None) -> int:
     if args.json:
         import json
 
-        print(json.dumps(best))
+        import forensics
+
+        print(json.dumps({**best, "_code": forensics.__file__}))
         return 0
     print(f"host {host}, POLARS_MAX_THREADS={os.environ['POLARS_MAX_THREADS']}, load {os.getloadavg()[0]:.1f}, "
           f"best of {args.repeat}\n")

@@ -5,7 +5,8 @@ parse (``POLARS_MAX_THREADS=1``, ``time.process_time``) does much less. Each sid
 subprocess (the revision's ``forensics/`` and ``schemas/`` extracted with ``git archive`` into a
 temporary folder and put first on ``PYTHONPATH``), parses each file once to warm up, then
 ``--repeat`` times; rounds alternate between the sides. The best CPU time of each side and their
-ratio (this / baseline) are printed as a Markdown table; the tables' row counts of both sides are
+ratio (this / baseline) are printed as a Markdown table (rounds in the order A B B A A B ..., A the
+baseline, with the load average after each run); the tables' row counts of both sides are
 printed too, so a changed result is visible.
 
 Usage:
@@ -69,17 +70,23 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp)
         _extract(a.baseline, base)
         runs: dict[str, list[dict]] = {"baseline": [], "this": []}
-        for _ in range(a.rounds):
-            runs["baseline"].append(_run(base, a.source, a.repeat, files))
-            runs["this"].append(_run(ROOT, a.source, a.repeat, files))
-    print(f"| file | size MB | baseline ({a.baseline}) CPU ms per round | this tree CPU ms per round | best ratio |")
-    print("|---|---|---|---|---|")
+        loads = [os.getloadavg()[0]]
+        for i in range(a.rounds):
+            # A B B A ...: odd rounds run this tree first, so neither side always runs in the other's wake
+            order = [("baseline", base), ("this", ROOT)]
+            for side, tree in (order if i % 2 == 0 else order[::-1]):
+                runs[side].append(_run(tree, a.source, a.repeat, files))
+                loads.append(os.getloadavg()[0])
+    print(f"| file | size MB | baseline ({a.baseline}) CPU ms per round | this tree CPU ms per round | best ratio | ratio of means |")
+    print("|---|---|---|---|---|---|")
     for f in files:
         b = [r[f]["cpu_s"] * 1e3 for r in runs["baseline"]]
         t = [r[f]["cpu_s"] * 1e3 for r in runs["this"]]
         size = Path(f).stat().st_size / 1e6
         print(f"| {Path(f).name} | {size:.1f} | {' / '.join(f'{x:.0f}' for x in b)} | "
-              f"{' / '.join(f'{x:.0f}' for x in t)} | {min(t) / min(b):.2f} |")
+              f"{' / '.join(f'{x:.0f}' for x in t)} | {min(t) / min(b):.2f} | {sum(t) / sum(b):.2f} |")
+    print(f"\nOrder A B B A (A = baseline); 1-minute load average before and after each run: "
+          f"{' '.join(f'{x:.1f}' for x in loads)}")
     for f in files:
         rb, rt = runs["baseline"][0][f], runs["this"][0][f]
         print(f"\n{Path(f).name}: baseline lines={rb['lines']} unparsed={rb['unparsed']} rows={rb['rows']}; "

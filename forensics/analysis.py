@@ -63,17 +63,14 @@ def analyze_bundle(bundle, only: set[str] | None = None, since: dt.datetime | No
     """`engine`: None (every detector here, :func:`forensics.detect.engine.run_all`) or a
     :class:`forensics.engine.MapReduce` (host-local detectors in its map, the rest here).
     `params` overrides detector parameters by name (``{"expect_tokens_per_s": 3200}``: the rate the
-    job is expected to reach); the map-reduce engine takes none yet (a ValueError says so)."""
-    if params and engine is not None:
-        raise ValueError("detector parameters (--expect-tokens-per-s) are not passed to the ray engine yet: "
-                         "analyze with the local engine")
+    job is expected to reach), on either engine."""
     from forensics.db.window import restrict
     from forensics.detect.engine import run_all
 
     restrict(bundle.con, since, until)  # detection, and the reports reading this bundle, see the window only
     try:
         if engine is not None:
-            findings, errors = engine.detect(bundle, only=only, since=since, until=until)
+            findings, errors = engine.detect(bundle, only=only, since=since, until=until, params=params)
         else:
             findings, errors = run_all(bundle, only=only, overrides=params, progress=progress)
     except Exception:

@@ -84,3 +84,44 @@ def test_a_rank_behind_in_completed_work_when_all_entered(tmp_path):
              "node02": _signalled(4, S + 1, S - 1) + _signalled(5, S, S - 2)}
     got = _findings(tmp_path, hosts)
     assert [(f["subject"], f["hosts"], f["evidence"]["never_entered"]) for f in got] == [("rank 5", ["node02"], False)]
+
+
+RECORDS = Path(__file__).parent / "fixtures" / "train_log" / "train_log--slrt-issue66-torchrun-childfailederror-records.txt"
+
+
+def _torchrun_records(placement: dict[int, str]) -> list[str]:
+    """torchrun's failure records (the real SLRT issue 66 record [4], host and ranks changed) placing each rank."""
+    record = RECORDS.read_text().splitlines()[:7]
+    out = ["Failures:"]
+    for i, (rank, host) in enumerate(sorted(placement.items()), 1):
+        out += [x.replace("[4]:", f"[{i}]:").replace("server", host).replace("rank      : 4 (local_rank: 4)",
+                                                                              f"rank      : {rank} (local_rank: {rank % 2})")
+                for x in record]
+    return out
+
+
+def test_the_launcher_names_the_host_of_a_rank_whose_log_was_taken_elsewhere(tmp_path):
+    """Every rank's lines in one stdout taken on the login node (a Slurm job's output file): the
+    origin's host comes from torchrun's failure records, and the finding says so."""
+    merged = _timed_out(0) + _timed_out(1) + _timed_out(2) + _signalled(3, S - 1, S - 1) + _timed_out(4) + _timed_out(5)
+    frames: dict = {}
+    inputs = [("nccl", "login01", "slurm-1234.out", merged),
+              ("train_log", "login01", "torchrun.log", _torchrun_records({0: "node01", 1: "node01", 2: "node02", 3: "node02",
+                                                                         4: "node03", 5: "node03"}))]
+    for source, host, name, lines in inputs:
+        res = get(source).parse(("\n".join(lines) + "\n").encode(), ParseContext(host=host, file=name, tz="UTC", year=2025))
+        for t, df in res.tables.items():
+            frames.setdefault(t, []).append(df)
+        if source == "train_log":
+            assert res.tables["rank_hosts"].height == 6 and res.unparsed.height == 0
+    findings, errors = run_all(open_bundle(write_tables(tmp_path, frames)), only={"hang_origin"}, anomaly=False)
+    assert errors == []
+    (f,) = findings.to_dicts()
+    ev = json.loads(f["evidence"])
+    assert f["hosts"] == ["node02"] and f["subject"] == "rank 3"
+    assert "rank 3 on node02 (last enqueued 460630, last completed 460630; host from torchrun_failure, log taken on login01)" \
+        in f["summary"]
+    assert ev["hosts_from_launcher"] == [{"rank": 3, "host": "node02", "from": "torchrun_failure", "log_taken_on": "login01"}]
+    # without the launcher's records the rank stays on the host its log was taken on
+    alone = _findings(tmp_path / "b", {"login01": merged})
+    assert len(alone) == 1 and alone[0]["hosts"] == ["login01"] and alone[0]["evidence"]["hosts_from_launcher"] is None

@@ -108,3 +108,40 @@ def test_an_unreachable_ray_address_is_one_line(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
     assert "cannot reach Ray at 127.0.0.1:1" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def with_train_log(tmp_path_factory):
+    """Seed 000's case study (its training log at ~2,040 tokens/s per GPU), small."""
+    path = tmp_path_factory.mktemp("engine-params") / "seed000.tar"
+    write_bundle(SimConfig(scenario="seed000_case_study", nodes=4, gpus_per_node=2, duration_s=180.0, interval_s=2.0,
+                           seed=5, confounders=False), path)
+    return path
+
+
+PARAMS = {"expect_tokens_per_s": 3200}
+
+
+def _shortfall(j: dict) -> list[dict]:
+    return [f for f in j["findings"] if f["kind"] == "throughput_shortfall"]
+
+
+def test_detector_parameters_reach_the_map_step(with_train_log, tmp_path):
+    """`--expect-tokens-per-s` (a parameter of the host-local throughput_shortfall) gives the same
+    analysis on both engines; without it neither engine states a shortfall."""
+    want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
+    assert len(_shortfall(want)) == 1  # the parameter took effect
+    engine = MapReduce(SerialExecutor())
+    engine.executor.slots = 3
+    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=engine, params=PARAMS))
+    assert got == want
+    plain = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(SerialExecutor())))
+    assert _shortfall(plain) == []
+
+
+def test_ray_engine_takes_detector_parameters(ray_local, with_train_log, tmp_path):
+    from forensics.engine.executors import RayExecutor
+
+    want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
+    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor()), params=PARAMS))
+    assert len(_shortfall(got)) == 1 and got == want

@@ -257,6 +257,27 @@ def test_soft_lockup_rcu_stalls_nvrm_and_aer():
     assert (ev[16]["event"], ev[16]["event_device"]) == ("aer_corrected", None)  # "id=00e5": no PCI address
 
 
+def test_event_fields_are_the_same_from_python_re_and_from_polars():
+    # few messages past the gate are worked on with Python's re, many with polars: the same table of
+    # patterns must give the same columns either way (every message of every dmesg fixture, and edges)
+    from forensics.sources.dmesg import events
+    msgs = []
+    for f in sorted(FIX.glob("*.txt")):
+        res = dmesg.parse(f.read_bytes(), ParseContext(host="h", tz="UTC"))
+        msgs += res.tables["kernel_log"]["message"].to_list()
+    msgs += ["watchdog: BUG: soft lockup - CPU#99999999999 stuck for 5s! [a:b:99999999999999999999]",
+             "INFO: task x y:12 blocked for more than 9 seconds. task z:3 blocked for more than 1 seconds",
+             "pcieport 0000:00:1C.0: AER: Corrected error received: 0000:3B:00.0", None, "",
+             "mlx5_core 0000:01:00.0: print_health_info:1: synd 0xAB: x: synd 0x1: y",
+             "rcu: INFO: rcu_preempt self-detected stall on CPU 7", "NVRM: The NVIDIA GPU 0000:b3:00.0"]
+    py = events.events_python(msgs)
+    pol = events.events_polars(pl.Series(msgs, dtype=pl.String))
+    assert py.schema == pol.schema and py.height == len(msgs)
+    assert py.equals(pol, null_equal=True)
+    assert py["event"].drop_nulls().n_unique() >= 10  # (the fixtures hold most kinds)
+    assert py.row(len(msgs) - 8, named=True)["cpu"] is None  # over Int32: null, as polars' cast says
+
+
 def test_xid_lines_keep_their_xid_and_no_event():
     res = parse("dmesg--gpud-xe9680-ctime-xid119-gsp.txt")
     x = res.tables["kernel_log"].filter(pl.col("xid").is_not_null())

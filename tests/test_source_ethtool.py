@@ -364,3 +364,16 @@ def test_names_mapped_once_per_process_give_the_same_rows(monkeypatch):
         assert a.tables["nic_counters"].equals(c.tables["nic_counters"])
         assert a.unparsed.equals(b.unparsed) and a.unparsed.equals(c.unparsed)
     assert ethtool._KNOWN_NAMES[0]["k"].is_duplicated().sum() == 0
+
+
+def test_a_paste_quoted_in_a_mail_reply_is_read_without_the_quotes():
+    # `> > root@(none):~$ ethtool -S sff2` in a netdev reply (tests/fixtures/README.md): recognised, and the
+    # counter names carry no quote characters (before, a forced parse named them ">>      tx_bytes")
+    from forensics.sources import recognise
+    data = (FIX / "ethtool--mv88e6xxx-sff-mail-double-quoted-prompt.txt").read_bytes()
+    assert recognise(data)[0] == "ethtool"
+    res = ethtool.parse(data, ParseContext(host="h"))
+    t = res.tables["nic_counters"]
+    assert t.height == 68 and res.unparsed.height == 0
+    assert t.filter(pl.col("raw_name").str.contains(">", literal=True)).height == 0
+    assert t.filter(pl.col("raw_name") == "out_octets").select("iface", "value").rows() == [("sff2", 192)]

@@ -257,3 +257,25 @@ def test_sniffers_tell_iostat_from_sar():
         if not f.name.endswith(".expected.json"):
             assert not iostat.sniff(f.read_bytes()), f.name
     assert not iostat.sniff(b"[    0.000000] Linux version 5.15.0\n")
+
+
+def test_a_paste_indented_as_a_whole_is_recognised_and_read():
+    # a Markdown code block indented four spaces (tests/fixtures/README.md): recognised by its header lines
+    from forensics.sources import recognise
+    data = (FIX / "iostat--gentoo-indented-x-two-reports.txt").read_bytes()
+    name, verdict = recognise(data)
+    assert name == "iostat" and verdict.confidence >= 0.9
+    res = iostat.parse(data, ParseContext(host="gentoo-local", tz="UTC"))
+    d = res.tables["disk_io"].sort("line_no")
+    assert d.select("device", "w_s", "wkb_s", "util_pct").rows()[0] == ("sda", 0.73, 25.64, 0.08)
+    assert res.tables["cpu_util"]["idle_pct"].to_list() == [99.63, 98.02]
+    assert res.unparsed["text"].to_list() == ["    $ iostat -x 1 2"]
+    # an indented sar paste is recognised the same way (the first lines of an indented `sar -n DEV 1`
+    # in public notes on the 60-second checklist, search index file id 335654145)
+    sar_text = (b"    $ sar -n DEV 1\n"
+                b"    Linux 4.15.0-65-generic (elastic-00.fullrate.dk) \t12/10/19 \t_x86_64_\t(8 CPU)\n    \n"
+                b"    13:44:23        IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %ifutil\n"
+                b"    13:44:24       ens160   1824.00    786.00   7323.50   2525.08      0.00      0.00      0.00      0.60\n")
+    assert recognise(sar_text)[0] == "sar"
+    net = sar.parse(sar_text, ParseContext(host="h", tz="UTC")).tables["sar_net_dev"]
+    assert net.select("iface", "rxpck_s").rows() == [("ens160", 1824.0)]

@@ -486,3 +486,18 @@ def test_mail_quoted_bare_version_line():
     assert log.filter(pl.col("line_no") == 2)["level"].to_list() == ["VERSION"]
     assert log.filter(pl.col("line_no") == 2)["host"].to_list() == ["h"]
     assert res.unparsed.select("line_no", "reason").rows() == [(3, "PyTorch/torchrun log line (not an NCCL line)")]
+
+
+def test_nccl_tests_output_indented_as_a_whole_is_read():
+    # nccl-tests inside a Markdown list item, indented four spaces (tests/fixtures/README.md); and the bare
+    # VERSION-level line indented the same way
+    data = (FIXTURES / "nccl" / "nccl--h100-nccltests-readme-indented-list-block.txt").read_bytes()
+    res = NCCL.parse(data, ParseContext(host="h"))
+    assert res.unparsed.height == 0
+    t = res.tables["nccl_tests"]
+    rows = t.filter(pl.col("kind") == "result").sort("line_no")
+    assert rows.select("size_b", "root", "oop_busbw_gbs", "ip_wrong").rows()[0] == (268435456, -1, 419.49, 0)
+    assert t.filter(pl.col("kind") == "device").height == 8
+    assert t["avg_busbw_gbs"].drop_nulls().to_list() == [448.212]
+    bare = NCCL.parse(b"    NCCL version 2.20.5+cuda12.4\n", ParseContext(host="h"))
+    assert bare.unparsed.height == 0 and bare.tables["nccl_log"]["message"].to_list() == ["NCCL version 2.20.5+cuda12.4"]

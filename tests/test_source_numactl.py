@@ -226,3 +226,17 @@ def test_markdown_code_fence_is_structure_of_the_paste():
     # a fence with an info string, and one of tildes, too; a line of backticks with text after them is no fence
     res = numactl.parse(b"```text\navailable: 1 nodes (0)\n~~~\n``` not a fence\n", ParseContext(host="h"))
     assert res.unparsed["line_no"].to_list() == [4]
+
+
+def test_a_paste_indented_as_a_whole_is_recognised_and_read():
+    # `$ sudo numactl -H` indented four spaces in an LKML commit message (tests/fixtures/README.md)
+    from forensics.sources import recognise
+    data = (FIX / "numactl--lkml-sched-topology-commit-indented-5node.txt").read_bytes()
+    assert recognise(data)[0] == "numactl"
+    res = numactl.parse(data, ParseContext(host="h"))
+    nodes = res.tables["numa_nodes"].sort("node")
+    assert nodes["node"].to_list() == [0, 1, 2, 3, 4]
+    assert nodes.filter(pl.col("node") == 4).select("mem_total_mb", "mem_free_mb").rows() == [(3022, 2718)]
+    d = res.tables["numa_distances"]
+    assert d.filter((pl.col("node") == 0) & (pl.col("to_node") == 1))["distance"].to_list() == [39]
+    assert res.unparsed["text"].to_list() == ["    $ sudo numactl -H"]

@@ -126,19 +126,24 @@ def catalogue(lake: Path | str) -> pl.DataFrame:
     return pl.concat(frames).sort("date", "incident")
 
 
+def write_frame_atomic(df: pl.DataFrame, path: Path) -> None:
+    """Write `df` as the Parquet file `path`: a temporary file beside it, renamed over it, so a
+    reader sees the old file or the whole new one and a killed write leaves no partial file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".parquet", dir=path.parent)
+    os.close(fd)
+    try:
+        df.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_row(lake: Path, row: dict) -> None:
     """Write (or replace) the catalogue row of ``row["incident"]``, atomically."""
     folder = lake / CATALOGUE_DIR / f"incident={row['incident']}"
     folder.mkdir(parents=True, exist_ok=True)
-    df = pl.DataFrame([row], schema=CATALOGUE_SCHEMA)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".parquet", dir=folder)
-    os.close(fd)
-    try:
-        df.write_parquet(tmp)
-        os.replace(tmp, folder / PART)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_frame_atomic(pl.DataFrame([row], schema=CATALOGUE_SCHEMA), folder / PART)
 
 
 def _incident_date(bundle) -> tuple[dt.date, str]:

@@ -4,11 +4,11 @@ here, or Ray tasks that read the lake's folder, which every node must see at the
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
-from forensics.archive.lake import FINDINGS_DIR, PART, catalogue, check_lake, incident_dir, tool_version, write_row
+from forensics.archive.lake import (
+    FINDINGS_DIR, PART, catalogue, check_lake, incident_dir, tool_version, write_frame_atomic, write_row,
+)
 
 
 def analysis_stamp() -> str:
@@ -33,14 +33,7 @@ def analyze_incident(folder: str) -> dict:
         findings = result.findings
     out = Path(folder) / FINDINGS_DIR
     out.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".parquet", dir=out)
-    os.close(fd)
-    try:
-        findings.write_parquet(tmp)
-        os.replace(tmp, out / PART)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_frame_atomic(findings, out / PART)
     return {"findings": findings.height, "errors": list(result.errors)}
 
 

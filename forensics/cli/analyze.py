@@ -81,8 +81,6 @@ def register(app: typer.Typer) -> None:
         t0, t1 = time_window(since, until)
         if ray_address and engine is not Engine.ray:
             raise UserError("--ray-address goes with --engine ray")
-        if expect_tps and engine is Engine.ray:
-            raise UserError("--expect-tokens-per-s is not passed to the ray engine yet: analyze with --engine local")
         runner = None
         if engine is Engine.ray:
             from forensics.engine import MapReduce

@@ -247,7 +247,7 @@ def _view_docs(path: Path, full: bool = False) -> list[tuple[str, str]]:
     text = path.read_text()
     lines = text.splitlines()
     out = []
-    defs = list(re.finditer(r"CREATE OR REPLACE (?:VIEW|MACRO) ((?:[a-z_]+\.)?[a-z_]+)(\([^)]*\))?", text))
+    defs = list(re.finditer(r"CREATE OR REPLACE (?:VIEW|MACRO) ((?:[a-z_]+\.)?[a-z_][a-z0-9_]*)(\([^)]*\))?", text))
     names = {m.group(1) for m in defs}
     for m in defs:
         name = m.group(1)
@@ -258,7 +258,7 @@ def _view_docs(path: Path, full: bool = False) -> list[tuple[str, str]]:
             if re.match(rf"--\s*{name}(\([^)]*\))?:", line):
                 doc = [line.split(":", 1)[1].strip()]
                 for nxt in lines[i + 1:]:
-                    starts = re.match(r"--\s*([a-z_]+)(\([^)]*\))?:", nxt)
+                    starts = re.match(r"--\s*([a-z_][a-z0-9_]*)(\([^)]*\))?:", nxt)
                     if not nxt.startswith("--") or (starts and starts.group(1) in names):
                         break
                     doc.append(nxt.lstrip("- ").strip())

@@ -18,7 +18,8 @@ finding of one of its cause kinds when both of these hold:
 A follow-on of its own kind needs an earlier finding of that kind (a second Xid after the first); a
 PFC storm port that only receives pauses follows a port on a peer host that sends them (the pause
 path: a port pauses its switch, the switch pauses the ports feeding it). Among several candidates
-the most root-like kind (root_rank) wins, then the earliest.
+the most root-like kind (root_rank) wins, then the earliest, then one on the same host, then the
+smallest id (never the order of the rows).
 """
 from __future__ import annotations
 
@@ -114,7 +115,9 @@ def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]]) -> 
             continue
         if not (_in_scope(c, r, scopes[c["kind"]], peers) and _in_time(c, r)):
             continue
-        key = (KINDS[c["kind"]].root_rank, c["start"] or _FAR)
+        # ties (untimed causes: start unknown) go to one on the same host, then by id: never by row
+        # order, which DuckDB's threads do not fix
+        key = (KINDS[c["kind"]].root_rank, c["start"] or _FAR, not _shares_host(c, r), c["id"])
         if best is None or key < best[0]:
             best = (key, c)
     return best[1] if best else None

@@ -48,12 +48,14 @@ def host_rules(only: set[str] | None = None) -> list:
 
 
 def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, only: set[str] | None = None,
-                 since=None, until=None, memory: int | None = None, threads: int = 1, derive: str = "lazy") -> dict:
+                 since=None, until=None, memory: int | None = None, threads: int = 1, derive: str = "lazy",
+                 params: dict | None = None) -> dict:
     """Host-local detection over the parsed tables of `hosts` (a group of the bundle at `root`).
 
     One DuckDB over these hosts' partitions only, aligned with `clock` (the offsets of the whole
     bundle), restricted to [since, until), runs the detectors' setup scripts and every
-    ``-- locality: host`` detector (`only`: these kinds); the group's derived relations (NIC rates
+    ``-- locality: host`` detector (`only`: these kinds; `params`: detector parameters by name, as
+    :func:`forensics.detect.engine.run_all`'s `overrides`); the group's derived relations (NIC rates
     of big inputs, `derive`: see :mod:`forensics.db.derived`) are cached for its hosts. Writes ``<out>/findings.parquet`` and
     ``<out>/<table>.parquet`` for each of :data:`WINDOW_TABLES`; returns {"findings": path,
     "windows": {table: path}, "errors": [...], "hosts": hosts}."""
@@ -75,7 +77,7 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
         bundle = _Con(con)
         for rule in host_rules(only):
             try:
-                frames.append(run_rule(bundle, rule))
+                frames.append(run_rule(bundle, rule, params))
             except Exception as exc:  # as run_all: one broken detector must not hide the others
                 if _interrupted(exc):
                     raise KeyboardInterrupt from None

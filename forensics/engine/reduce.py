@@ -28,10 +28,11 @@ def load_windows(con, outputs: list[dict]) -> dict[str, int]:
 
 
 def reduce_findings(bundle, outputs: list[dict], only: set[str] | None = None,
-                    anomaly: bool = True) -> tuple[pl.DataFrame, list[str]]:
+                    anomaly: bool = True, params: dict | None = None) -> tuple[pl.DataFrame, list[str]]:
     """All findings, linked and ranked, from the map step's `outputs` (:func:`forensics.engine.mapstep.detect_group`'s)
     and the ``-- locality: cross`` detectors and anomaly model run here over the open `bundle`
-    (all hosts, the same window [since, until) as the map's). Returns (findings, errors), as
+    (all hosts, the same window [since, until) as the map's), with the detector parameters `params`
+    (by name; the map's must be the same). Returns (findings, errors), as
     :func:`forensics.detect.engine.run_all`."""
     from forensics.detect.engine import _interrupted, finish, run_rule
 
@@ -51,7 +52,7 @@ def reduce_findings(bundle, outputs: list[dict], only: set[str] | None = None,
             frames.append(local.filter(pl.col("detector") == rule.name))
             continue
         try:
-            frames.append(run_rule(bundle, rule))
+            frames.append(run_rule(bundle, rule, params))
         except Exception as exc:
             if _interrupted(exc):
                 raise KeyboardInterrupt from None

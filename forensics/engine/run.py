@@ -54,8 +54,9 @@ class MapReduce:
         return Path(root)
 
     # steps 2 and 3: host-local detection in the map, the rest in the reduce
-    def detect(self, bundle, only=None, since=None, until=None, progress=None):
-        """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's)."""
+    def detect(self, bundle, only=None, since=None, until=None, progress=None, params=None):
+        """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's);
+        `params`: detector parameters by name, the same in the map and the reduce."""
         from forensics.engine.mapstep import detect_group
         from forensics.engine.reduce import reduce_findings
 
@@ -66,10 +67,10 @@ class MapReduce:
         try:
             t0 = time.perf_counter()
             items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory,
-                      1, self.derive) for n, g in enumerate(groups)]
+                      1, self.derive, params) for n, g in enumerate(groups)]
             outputs = self.executor.map(detect_group, items)
             t1 = time.perf_counter()
-            result = reduce_findings(bundle, outputs, only=only)
+            result = reduce_findings(bundle, outputs, only=only, params=params)
             self.timings.update(detect_map=t1 - t0, reduce=time.perf_counter() - t1)
             return result
         finally:

@@ -30,9 +30,15 @@ def column_options(arrow) -> dict:
 
     String statistics cost 18% of the write CPU of a simulated host's tables (0.48 -> 0.38 s per host
     hour, benchmarks/results/parquet-write-2026-12-06.md) and prune nothing: a row group holds all of
-    a file's counters, devices and subsystems, and the host is the partition's folder."""
+    a file's counters, devices and subsystems, and the host is the partition's folder.
+
+    The ``host`` column keeps them: opening a bundle reads each file's hosts from its footer (min =
+    max: one host, see :class:`forensics.db._build.FileInfo`), else reads the whole column; without
+    them that read was ~2.8 ms of CPU a file, 0.71 s of 1.4 for opening a parsed 8-host bundle's 256
+    files (benchmarks/results/ingest-2026-12-06-issue21-collect.md)."""
     words = [f.name for f in arrow if f.name not in FREE_TEXT and str(f.type) in ("string", "string_view")]
-    stats = [f.name for f in arrow if f.name not in FREE_TEXT and str(f.type) not in ("string", "string_view")]
+    stats = [f.name for f in arrow if f.name not in FREE_TEXT
+             and (str(f.type) not in ("string", "string_view") or f.name == "host")]
     return {"use_dictionary": words, "write_statistics": stats}
 
 

@@ -65,9 +65,10 @@ class Sniff:
         return Sniff(1.0, "recognised by its sniffer") if value else Sniff(0.0, "not recognised by its sniffer")
 
     @staticmethod
-    def ratio(hits: int, total: int, what: str, floor: int = 1) -> "Sniff":
-        """confidence = hits / total lines (0 below `floor` hits), reason "hits of total lines <what>"."""
-        conf = hits / total if total and hits >= floor else 0.0
+    def ratio(hits: int, total: int, what: str, floor: int = 1, bonus: float = 0.0) -> "Sniff":
+        """confidence = hits / total lines + `bonus` (at most 1; 0 below `floor` hits), reason "hits of
+        total lines <what>"."""
+        conf = hits / total + bonus if total and hits >= floor else 0.0
         return Sniff(round(min(1.0, conf), 3), f"{hits} of {total} lines {what}")
 
 
@@ -158,10 +159,18 @@ def _split_lines_py(data: bytes | str) -> pl.DataFrame:
 
 
 def count_lines(data: bytes) -> int:
-    """Number of lines split_lines would return, without building them."""
+    """Number of lines split_lines would return, without building them.
+
+    From a megabyte on, numpy counts the newlines (20 MB: 2.5 ms against bytes.count's 11 ms, which
+    was an eighth of a dmesg parse)."""
     if not data:
         return 0
-    n = data.count(b"\n")
+    if len(data) < 1 << 20:
+        n = data.count(b"\n")
+    else:
+        import numpy as np  # (a dependency; loaded with pyarrow anyway, so only for big inputs here)
+
+        n = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
     return n if data.endswith(b"\n") else n + 1
 
 
@@ -262,9 +271,19 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("sample_no").fill_null(-1))
 
 
+# mail and forum quoting of a pasted line: "> ", ">> ", "> > " (a line of tool output never starts with ">")
+RE_MAIL_QUOTE = r"^(?:> ?)+"
+
+
 def head_text(head: bytes, limit: int = 65536) -> str:
     """Decoded start of an input, for sniffers."""
     return head[:limit].decode("utf-8", errors="replace")
+
+
+def sniff_lines(head: bytes, most: int = 400) -> list[str]:
+    """The lines a sniffer weighs: of the first `most` lines of the input's start, those that are not
+    blank and not a collector's sample marker."""
+    return [ln for ln in head_text(head).splitlines()[:most] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
 
 
 # --- line length cap: what a parser sees of an over-long line --------------------------------

@@ -51,8 +51,7 @@ import re
 import polars as pl
 
 from forensics import schema
-from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "dcgm"
 VERSION = 1
@@ -76,8 +75,7 @@ _PROMPT = re.compile(r"(?:^|[\s$#>/])dcgmi\s+diag\b")
 
 
 def sniff(head: bytes) -> Sniff:
-    text = head_text(head)
-    lines = [ln for ln in text.splitlines()[:300] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = sniff_lines(head, 300)
     if not lines:
         return Sniff(0.0, "no lines")
     hits = sum(1 for ln in lines if _ROW.match(ln) or _SECTION.match(ln) or _BORDER.match(ln) or ln.strip() == _DONE)
@@ -87,7 +85,7 @@ def sniff(head: bytes) -> Sniff:
     verdicts = sum(1 for ln in lines if (m := _ROW.match(ln)) and len(m.group(1)) == 27 and _VERDICT.match(m.group(2).strip()))
     if not (header or sections) and not (verdicts and hits >= 0.6 * len(lines)):
         return Sniff(0.0, "no dcgmi diag header, section row or 27-wide verdict row")
-    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{hits} of {len(lines)} lines are dcgmi diag table rows")
+    return Sniff.ratio(hits, len(lines), "are dcgmi diag table rows", floor=0, bonus=0.2)
 
 
 def _gpus(text: str | None) -> str | None:

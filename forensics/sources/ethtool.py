@@ -85,6 +85,7 @@ import polars as pl
 from forensics import schema
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._base import (
+    RE_MAIL_QUOTE,
     ParseContext,
     ParseResult,
     head_text,
@@ -128,6 +129,7 @@ _SNIFF_COUNTER = re.compile(
     r"^[ \t]*(?:\[[0-9]+\]: |[rt]xq[0-9]+: |\[[a-z]+\] )?"
     r"(?:[A-Za-z0-9_.\-]+[ \t]*|[A-Za-z0-9_.\-#]+(?: [A-Za-z0-9_.\-#]+)+): [0-9]+[ \t]*$")
 _SNIFF_QHDR = re.compile(r"^[ \t]*[RT]x Queue#: [0-9]+[ \t]*$")
+_QUOTE = re.compile(RE_MAIL_QUOTE)
 
 
 def sniff(head: bytes) -> bool:
@@ -138,6 +140,8 @@ def sniff(head: bytes) -> bool:
         return False
     counters = cmds = nonblank = 0
     for ln in lines:
+        if ln.startswith(">"):  # quoted in a mail reply
+            ln = _QUOTE.sub("", ln)
         s = ln.strip()
         if not s:
             continue
@@ -407,6 +411,9 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
     df = _split_lines(data)
     n = df.height
+    if df["text"].str.starts_with(">").any():  # pasted in a mail reply: read without the quote prefixes
+        df = df.with_columns(pl.col("text").str.replace(RE_MAIL_QUOTE, ""))
+        features.add("mail-quoted")
     # every line: marker?, "name: value" split, value as u64 (the hot path: no regex, no Python; one
     # query) ("%s: %llu" is ethtool's format; other spellings get a second chance on the slow path)
     lf = df.lazy()

@@ -51,14 +51,13 @@ import re
 
 import polars as pl
 
-from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import (
     ParseContext,
     ParseResult,
     Sniff,
-    head_text,
     marker_split,
     result,
+    sniff_lines,
     split_lines,
     unparsed_rows,
 )
@@ -143,8 +142,7 @@ _SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
 def sniff(head: bytes) -> Sniff:
     """Confident on ibstat's ``CA '...'`` + ``Port N:``, ibstatus' device line, perfquery's header
     and dotted lines, or sysfs counter paths."""
-    text = head_text(head)
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = sniff_lines(head)
     if not lines:
         return Sniff(0.0, "no lines")
     hits = 0
@@ -164,7 +162,7 @@ def sniff(head: bytes) -> Sniff:
             hits += 1
     if not strong:
         return Sniff(0.0, "no ibstat, ibstatus, perfquery or sysfs counter line")
-    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{hits} of {len(lines)} lines; {strong}")
+    return Sniff.ratio(hits, len(lines), f"match, with {strong}", floor=0, bonus=0.2)
 
 
 def _state(text: str | None) -> str | None:
@@ -259,13 +257,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     last_sample = None
     sysfs_port: dict[tuple, dict] = {}
 
-    rows = df.select("line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name",
-                     "p_val").iter_rows()
-    for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val in rows:
+    # sysfs counter lines (the bulk of a series) only close a section: they are skipped by the walk,
+    # which closes the section of the line after them (`after_counter`), and become rows in polars
+    counter = pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0) & ~pl.col("is_marker")
+    df = df.with_columns(counter.alias("counter"), counter.shift(1, fill_value=False).alias("after_counter"))
+    if df["counter"].any():
+        variants.add("sysfs")
+    rows = df.filter(~pl.col("counter")).select(
+        "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name", "p_val",
+        "after_counter").iter_rows()
+    for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val, after_counter in rows:
         if sample_no != last_sample:
             last_sample = sample_no
             section, ca, cmd_dev = None, {}, None
             pq_dev = _device_of(argv)
+        if after_counter:
+            section = None
         if is_marker:
             continue
         if sample_no < 0:
@@ -274,10 +281,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         ts = sample_ts if has_markers else cap
         stamp = {"sample_no": sample_no, "ts": ts, "ts_quality": "sampled" if ts is not None else "none"}
-        if s_name is not None:
-            variants.add("sysfs")
-            section = None
-            continue  # (a counter row, built in polars below)
         if p_name is not None and section == "perfquery":
             if p_name not in _PQ_STRUCTURE:
                 pq_ctx[line_no] = (pq_dev, pq_port, pq_set)

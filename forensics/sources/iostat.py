@@ -57,7 +57,7 @@ VERSION = 1
 TABLES = ("disk_io", "cpu_util")
 DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"
 
-_SNIFF_TEXT = re.compile(r"(?m)^(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
+_SNIFF_TEXT = re.compile(r"(?m)^[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
 _SNIFF_JSON = re.compile(r'"(?:disk_device|avg-cpu)"\s*:')
 _DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
 

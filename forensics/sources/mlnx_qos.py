@@ -42,8 +42,7 @@ import re
 import polars as pl
 
 from forensics import schema
-from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "mlnx_qos"
 VERSION = 1
@@ -67,8 +66,7 @@ _OTHER_KEYS = re.compile(r"^(?:tc_bw|up2tc|Xoff|Xon|Buffer size assigned)", re.I
 
 
 def sniff(head: bytes) -> Sniff:
-    text = head_text(head)
-    lines = [ln.strip() for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = [ln.strip() for ln in sniff_lines(head)]
     if not lines:
         return Sniff(0.0, "no lines")
     pfc = any(_PFC_HDR.match(s) for s in lines)

@@ -45,6 +45,7 @@ each yield their rows. Shell prompts, pasted commands and anything else go to ``
 from __future__ import annotations
 
 import re
+import textwrap
 
 import polars as pl
 
@@ -86,7 +87,7 @@ def sniff(head: bytes) -> Sniff:
     """numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line,
     with 'available:', 'No NUMA' or a ' size: ' line. Accepted from 0.75 on (a short output among
     prompts and other commands' lines is still numactl's), plus a quarter of the share of its lines."""
-    text = "\n".join(_unquote(ln) for ln in head_text(head).splitlines())
+    text = textwrap.dedent("\n".join(_unquote(ln) for ln in head_text(head).splitlines()))
     if not (_SNIFF.search(text) and ("available:" in text or "No NUMA" in text or " size: " in text)):
         return Sniff(0.0, "no 'available: N nodes', 'node N cpus:' or 'No NUMA available' line")
     lines = [s.strip() for s in text.splitlines() if s.strip()]
@@ -137,11 +138,13 @@ def _mem(text: str) -> tuple[bool, int | None]:
 
 
 def _lines(lines: pl.DataFrame):
-    """(line_no, text as written, text to read) with quote prefixes and trailing space taken off; a
-    line holding several 'node N size/free/cpus:' fields (reflowed by a mail client) gives one
-    text to read per field, with the same line number."""
-    for line_no, text in zip(lines["line_no"].to_list(), lines["text"].to_list()):
-        s = _unquote(text).rstrip()
+    """(line_no, text as written, text to read) with quote prefixes, a whole-paste indent and trailing
+    space taken off; a line holding several 'node N size/free/cpus:' fields (reflowed by a mail
+    client) gives one text to read per field, with the same line number."""
+    texts = lines["text"].to_list()
+    # a paste indented as a whole (a code block of docs or notes): read without its common indent
+    reads = textwrap.dedent("\n".join(_unquote(t).rstrip() for t in texts)).split("\n")
+    for line_no, text, s in zip(lines["line_no"].to_list(), texts, reads):
         if s.startswith("node ") and _NEXT_FIELD.search(s):
             for part in _NEXT_FIELD.split(s):
                 yield line_no, text, part

@@ -33,8 +33,7 @@ import re
 
 import polars as pl
 
-from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "nvlink"
 VERSION = 1
@@ -52,20 +51,45 @@ _PROMPT = re.compile(r"(?:^|[\s$#>/])nvidia-smi\s+nvlink\b")
 
 
 def sniff(head: bytes) -> Sniff:
-    text = head_text(head)
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    lines = sniff_lines(head)
     if not lines:
         return Sniff(0.0, "no lines")
     gpus = sum(1 for ln in lines if _GPU.match(ln))
     links = sum(1 for ln in lines if _STATUS.match(ln) or (_ERROR.match(ln) and not _TRAFFIC.match(ln)))
     if not gpus or not links or any(_TRAFFIC.match(ln) for ln in lines):
         return Sniff(0.0, "no 'GPU n: ... (UUID: ...)' line followed by nvlink -s/-e link lines")
-    return Sniff(round(min(1.0, (gpus + links) / len(lines) + 0.1), 3),
-                 f"{gpus + links} of {len(lines)} lines are nvlink -s/-e GPU and link lines")
+    return Sniff.ratio(gpus + links, len(lines), "are nvlink -s/-e GPU and link lines", floor=0, bonus=0.1)
 
 
 def _snake(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _counter_lines(df: pl.DataFrame) -> pl.DataFrame:
+    """The ``Link N: <name>: <integer>`` lines of `df` (after the first marker, when there are
+    markers) split in polars, with the columns `fast` (the line is such a counter line, parsed
+    below without the per-line loop; a value of 19 digits or more, which may exceed 2^63-1, is
+    left to the loop), `link`, `raw_name` and `v`."""
+    err = pl.col("text").str.extract_groups(_ERROR.pattern).struct.rename_fields(["e_link", "raw_name", "e_val"])
+    df = df.with_columns(err.alias("e")).unnest("e")
+    fast = (pl.col("e_link").is_not_null() & ~pl.col("is_marker") & (pl.col("sample_no") >= 0)
+            & (pl.col("e_val").str.len_bytes() <= 18) & ~pl.col("text").str.contains(_TRAFFIC.pattern))
+    return df.with_columns(fast.alias("fast"))
+
+
+def _fast_errors(df: pl.DataFrame, context: list[tuple]) -> pl.DataFrame:
+    """nvlink_errors rows of the fast counter lines: each takes the snapshot and GPU of the last
+    marker or GPU line before it (`context`: (line_no, sample_no, ts, gpu, gpu_name, gpu_uuid), gpu
+    None after a marker); the ones with no GPU yet come back with a null gpu."""
+    ctx_df = pl.DataFrame(context, schema={"line_no": pl.Int64, "sample_no_c": pl.Int64, "ts": _TS, "gpu": pl.Int32,
+                                           "gpu_name": pl.String, "gpu_uuid": pl.String}, orient="row")
+    rows = df.filter(pl.col("fast")).select("line_no", "text", "e_link", "raw_name", "e_val")
+    rows = rows.join_asof(ctx_df, on="line_no", strategy="backward")
+    return rows.select(
+        "line_no", "text", pl.col("sample_no_c").alias("sample_no"), "ts", "gpu", "gpu_name", "gpu_uuid",
+        pl.col("e_link").cast(pl.Int32).alias("link"),
+        pl.col("raw_name").str.to_lowercase().str.replace_all("[^a-z0-9]+", "_").str.strip_chars("_").alias("counter"),
+        "raw_name", pl.col("e_val").cast(pl.Int64).alias("value"))
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -78,19 +102,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if cap is not None and cap.tzinfo is None:
         cap = cap.replace(tzinfo=dt.timezone.utc)
     kinds: set[str] = set()
+    fast = None
     if n:
-        df = marker_split(df)
+        df = _counter_lines(marker_split(df))
         has_markers = bool(df["is_marker"].any())
         gpu = None
         sample, last_marker_sample = 0, None
         seen: set[int] = set()
         ts = None if has_markers else cap
-        for line_no, text, is_marker, marker_sample, marker_ts in df.select(
+        context: list[tuple] = [(0, sample, ts, None, None, None)]  # (what the fast lines take, see _fast_errors)
+        for line_no, text, is_marker, marker_sample, marker_ts in df.filter(~pl.col("fast")).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts").iter_rows():
             if is_marker:
                 if last_marker_sample is not None:
                     sample += 1
                 last_marker_sample, ts, gpu, seen = marker_sample, marker_ts, None, set()
+                context.append((line_no, sample, ts, None, None, None))
                 continue
             if marker_sample < 0:
                 if text.strip():
@@ -105,6 +132,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     sample, ts, seen = sample + 1, None, set()
                 seen.add(idx)
                 gpu = {"gpu": idx, "gpu_name": m.group(2), "gpu_uuid": m.group(3)}
+                context.append((line_no, sample, ts, idx, m.group(2), m.group(3)))
                 continue
             stamp = {"line_no": line_no, "sample_no": sample, "ts": ts}
             m = _STATUS.match(text)
@@ -132,11 +160,21 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 bad.append((line_no, text, "shell prompt or command line, not nvidia-smi nvlink output"))
             else:
                 bad.append((line_no, text, "not nvidia-smi nvlink -s/-e output"))
+        fast = _fast_errors(df, context)
+        orphans = fast.filter(pl.col("gpu").is_null())
+        if orphans.height:
+            bad.extend((ln, text, "link line before any GPU line") for ln, text in orphans.select("line_no", "text").iter_rows())
+            bad.sort(key=lambda b: b[0])
+            fast = fast.filter(pl.col("gpu").is_not_null())
+        if fast.height:
+            kinds.add("errors")
     base = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "gpu": pl.Int32, "gpu_name": pl.String,
             "gpu_uuid": pl.String, "link": pl.Int32}
     lt = pl.DataFrame(links, schema={**base, "active": pl.Boolean, "speed_gbps": pl.Float64, "status": pl.String},
                       orient="row")
     et = pl.DataFrame(errors, schema={**base, "counter": pl.String, "raw_name": pl.String, "value": pl.Int64}, orient="row")
+    if fast is not None and fast.height:
+        et = pl.concat([et, fast.select(et.columns)]).sort("line_no") if et.height else fast.select(et.columns)
     quality = pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality")
     tables = {"nvlink_links": lt.with_columns(quality), "nvlink_errors": et.with_columns(quality)}
     variant = "+".join(k for k in ("status", "errors") if k in kinds) or ("empty" if not n else "unrecognised")

@@ -21,6 +21,9 @@ as torchrun's ``[rank0]:``, is allowed):
   the end-of-run ``{'train_runtime': 204.08, 'train_samples_per_second': 1.176, 'train_steps_per_second':
   0.147, 'train_loss': 0.128, 'epoch': 3.0}`` (a ``summary`` row, step_time_s = 1 / steps per second).
 
+The same output's torchrun failure records (``ChildFailedError``: ``host :``, ``rank : N (local_rank:
+M)``, ...) become ``rank_hosts`` rows: which host each failed rank ran on (:mod:`._rank_places`).
+
 Everything else (evaluation dicts, DeepSpeed's ``step=N, skipped=`` and ``time (ms) |`` breakdowns,
 progress bars, warnings) goes to ``unparsed`` with a reason, so the count of lines not read is exact.
 Timestamps printed by these loggers are local time without a zone: converted with ctx.tz
@@ -43,13 +46,15 @@ import re
 
 import polars as pl
 
+from forensics.sources import _rank_places as rank_places
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
                                      unparsed_frame, unparsed_rows)
 
 NAME = "train_log"
-VERSION = 1
-TABLES = ("train_steps",)
-DESCRIPTION = "training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer): step time, tokens/samples per s, TFLOP/s, MFU, loss"
+VERSION = 2
+TABLES = ("train_steps", "rank_hosts")
+DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer): step time, tokens/samples per s, TFLOP/s, "
+               "MFU, loss; torchrun failure records: the host of each failed rank")
 
 # literals one of which every line read here holds: lines without any go to unparsed without a regex
 _GATE = ("iteration", "step:", "SamplesPerSec=", "{'", "step=", "time (ms)")
@@ -89,7 +94,8 @@ def sniff(head: bytes) -> Sniff:
     """A training log: at least one step line of a known framework (Megatron's ``iteration N/ M | ...
     elapsed time per iteration``, torchtitan's ``step: N  loss: ... tps:``, DeepSpeed's
     ``SamplesPerSec=``, the Trainer's ``{'loss': ..., 'learning_rate'`` / ``'train_steps_per_second'``).
-    Confidence 0.6 plus 0.4 x the share of non-blank lines that are step lines."""
+    Confidence 0.6 plus 0.4 x the share of non-blank lines that are step lines; without step lines,
+    0.7 for torchrun failure records (a ``host :`` line followed by ``rank : N (local_rank: M)``)."""
     lines = [ln for ln in head_text(head).splitlines() if ln.strip()]
     if not lines:
         return Sniff(0.0, "no training step line (Megatron, torchtitan, DeepSpeed, HF Trainer)")
@@ -98,6 +104,9 @@ def sniff(head: bytes) -> Sniff:
         if _is_step(ln):
             hits += 1
     if not hits:
+        records = rank_places.count_records(lines[:2000])
+        if records:  # torchrun's failure summary (a job's stdout that died before any step line)
+            return Sniff(0.7, f"{records} torchrun failure record(s) (host, rank, local_rank)")
         return Sniff(0.0, "no training step line (Megatron, torchtitan, DeepSpeed, HF Trainer)")
     n = min(len(lines), 2000)
     return Sniff(round(0.6 + 0.4 * hits / n, 3), f"{hits} of {n} lines are training step lines")
@@ -230,6 +239,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         gate = gate | text.str.contains(lit, literal=True)
     lines = lines.with_columns(gate.alias("cand"), (text.str.strip_chars() == "").alias("blank"))
     rest = lines.filter(~pl.col("cand") & ~pl.col("blank"))
+    places, used = rank_places.read(rest, ctx)
+    if used:
+        rest = rest.filter(~pl.col("line_no").is_in(list(used)))
     cand = lines.filter(pl.col("cand"))
     rows: list[dict] = []
     bad: list[tuple[int, str, str]] = []
@@ -258,4 +270,4 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if bad:
         unparsed.append(unparsed_rows(bad, ctx, NAME))
     frameworks = sorted(set(df["framework"].to_list()))
-    return result(NAME, ctx, n, {"train_steps": df}, unparsed, hosts=[], frameworks=frameworks)
+    return result(NAME, ctx, n, {"train_steps": df, "rank_hosts": places}, unparsed, hosts=[], frameworks=frameworks)

@@ -6,10 +6,15 @@
 -- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, cpu_saturation@host
 -- confirm: grep -E 'Watchdog caught|last enqueued|Last enqueued|PG status' <logs of every rank>; py-spy dump --pid <the named rank's pid> on its host
 -- remediation: The named rank stopped first: it never entered (or never finished) the collective every other rank of its process group reached, so their watchdog timeouts are its consequence. Investigate that rank on that host first (py-spy dump of its stack, its host's kernel log, GPU and NIC), not the ranks that timed out.
--- description: the rank(s) whose last enqueued (or last completed) collective sequence number in a process group is behind the others' when the job hung, from the PyTorch watchdog and dump-signal lines of every rank and from Flight Recorder dumps (pg_status)
+-- description: the rank(s) whose last enqueued (or last completed) collective sequence number in a process group is behind the others' when the job hung, from the PyTorch watchdog and dump-signal lines of every rank and from Flight Recorder dumps (pg_status); a rank's host is the one the launcher named (rank_nodes) where its log was taken elsewhere
 -- source: PyTorch ProcessGroupNCCL: each work item of a process group gets the next sequence number when a rank enqueues it (lastEnqueuedSeq_) and counts as completed when its CUDA event finished (lastCompletedSeq_); a collective completes on no rank until every member entered it. So the collective the timed-out ranks wait in (the lowest SeqNum of their timeouts; else the highest completed + 1) is one a rank whose last enqueued number is below it never entered; failing that, a rank whose last completed number is below the others' is the one behind. No threshold: sequence numbers are exact counts; ranks that printed nothing cannot be placed and are not named.
 WITH p AS (
-  SELECT * FROM collective_progress
+  -- a line of a rank whose host the job's launcher named (rank_nodes: torchrun's failure records,
+  -- NCCL headers behind "[rankN]:") is that host's, wherever its log was taken (one merged stdout)
+  SELECT c.* REPLACE (coalesce(n.node, c.host) AS host),
+         CASE WHEN n.node IS NOT NULL AND n.node <> c.host THEN c.host END AS taken_on,
+         CASE WHEN n.node IS NOT NULL AND n.node <> c.host THEN array_to_string(n.how, '+') END AS placed_by
+  FROM collective_progress c LEFT JOIN rank_nodes n ON n."rank" = c.global_rank AND n.n_nodes = 1
 ), tagged AS (
   -- lines without a PG prefix ("[Rank 7] Watchdog caught ... SeqNum=S") take the group of the same
   -- rank's PG-prefixed line with the same sequence number
@@ -23,7 +28,8 @@ WITH p AS (
          any_value(op_type) FILTER (WHERE kind IN ('watchdog_timeout', 'watchdog_exception') AND op_type IS NOT NULL) AS op_type,
          max(timeout_ms) AS timeout_ms,
          min(ts - to_milliseconds(coalesce(ran_ms, 0))) AS t_hang, min(ts) AS t0, max(ts) AS t1,
-         min(line_no) AS line_no, any_value(file) AS file
+         min(line_no) AS line_no, any_value(file) AS file,
+         any_value(taken_on) AS taken_on, any_value(placed_by) AS placed_by
   FROM tagged WHERE pg IS NOT NULL GROUP BY pg, host, "rank"
 ), g AS (
   SELECT pg, any_value(pg_desc) AS pg_desc, count(*) AS n, max(enq) AS max_enq, max(comp) AS max_comp,
@@ -53,8 +59,11 @@ WITH p AS (
   SELECT pg, count(*) AS n_origin, list(DISTINCT host ORDER BY host) AS hosts,
          list("rank" ORDER BY "rank" NULLS LAST) AS ranks,
          string_agg(coalesce('rank ' || "rank", 'group rank ' || group_rank, '?') || ' on ' || host || ' (last enqueued '
-                    || coalesce(enq::VARCHAR, '?') || ', last completed ' || coalesce(comp::VARCHAR, '?') || ')', ', '
+                    || coalesce(enq::VARCHAR, '?') || ', last completed ' || coalesce(comp::VARCHAR, '?')
+                    || coalesce('; host from ' || placed_by || ', log taken on ' || taken_on, '') || ')', ', '
                     ORDER BY "rank" NULLS LAST) AS who,
+         list({"rank": "rank", host: host, "from": placed_by, log_taken_on: taken_on} ORDER BY "rank")
+           FILTER (WHERE placed_by IS NOT NULL) AS placed,
          bool_or(never_entered) AS never_entered, min(t0) AS t0, min(file) AS file, min(line_no) AS line_no
   FROM o GROUP BY pg
 ), sg AS (
@@ -80,7 +89,7 @@ SELECT og.hosts AS hosts,
                  || coalesce(' after ' || (g.timeout_ms // 1000) || ' s', '') ELSE '' END AS summary,
        to_json({pg: og.pg, pg_desc: g.pg_desc, op_type: g.op_type, target_seq: g.target, timed_out_seq: g.stuck_seq,
                 timeout_ms: g.timeout_ms, origin_ranks: og.ranks, origin: og.who, never_entered: og.never_entered,
-                reporting_ranks: g.n, timed_out_ranks: g.n_timed_out, seq_groups: sgl.groups,
+                reporting_ranks: g.n, timed_out_ranks: g.n_timed_out, seq_groups: sgl.groups, hosts_from_launcher: og.placed,
                 first: {file: og.file, line_no: og.line_no}})::VARCHAR AS evidence
 FROM og JOIN gop g USING (pg) JOIN sgl USING (pg)
 WHERE og.n_origin < g.n

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from forensics.sources._base import RE_MAIL_QUOTE
+
 LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 # util-linux dmesg facility names, by code (priority >> 3)
 FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
@@ -58,7 +60,7 @@ RE_KMSG = r"^[0-9]{1,3},[0-9]{1,20},[0-9]{1,20},[-c+][^;]*;"
 # a /dev/kmsg dictionary line after its record: " SUBSYSTEM=pci", " DEVICE=+pci:0000:0a:00.0"
 RE_KMSG_DICT = r"^[ \t]+[A-Za-z0-9._-]+=[^ ]*$"
 # mail and forum quoting: "> ", ">> ", "> > "
-RE_QUOTE = r"^(?:> ?)+"
+RE_QUOTE = RE_MAIL_QUOTE
 RE_JOURNAL_HDR = r"^-- (?:Logs begin|Journal begins|Boot |Reboot|No entries|Subject|Defined-By)"
 
 

@@ -73,8 +73,9 @@ def _split_nccl_plan():
     level = pl.lit(None, dtype=pl.String)
     for lv in ("version",) + _LEVELS:
         level = pl.when(tail.str.starts_with(lv + " ") | (tail == lv)).then(pl.lit(lv)).otherwise(level)
-    # a head that is only a mail quote ("> NCCL version 2.20.5+cuda12.4"): as a bare line
-    quoted = sp.struct.field("field_0").str.contains(r"^(?:> ?)+$").fill_null(False)
+    # a head that is only a mail quote or an indent ("> NCCL version 2.20.5+cuda12.4", a paste indented as a
+    # whole): as a bare line
+    quoted = sp.struct.field("field_0").str.contains(r"^(?:> ?|[ \t])+$").fill_null(False)
     split = [pl.when(bare | quoted).then(pl.lit("")).otherwise(sp.struct.field("field_0")).alias("head"),
              pl.when(bare).then(text.str.slice(5)).otherwise(sp.struct.field("field_1")).alias("tail")]
     fields = [pl.when(lvl == "version").then(pl.lit("NCCL ") + tail)

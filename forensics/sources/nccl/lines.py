@@ -1,7 +1,6 @@
 """Line reader: the input as (line_no, text) rows, read by polars' CSV reader (one column, no quoting)."""
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 from forensics.sources._base import count_lines, split_lines
@@ -24,19 +23,11 @@ def read_lines(data: bytes) -> pl.DataFrame:
             df = pl.read_csv(data, has_header=False, separator="\x1f", quote_char=None,
                              encoding="utf8-lossy", new_columns=["text"], schema={"text": pl.String},
                              comment_prefix=None, truncate_ragged_lines=False)
-            if df.height == _count_lines(data):
+            if df.height == count_lines(data):
                 return df.select(_LINE_NO, "text")
         except Exception:  # noqa: BLE001 - any reader failure: the exact slow path below
             pass
     return split_lines(data)
-
-
-def _count_lines(data: bytes) -> int:
-    """count_lines(data), a few times faster on big inputs (numpy is loaded with pyarrow anyway)."""
-    if len(data) < 1 << 20:
-        return count_lines(data)
-    n = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
-    return n if data.endswith(b"\n") else n + 1
 
 
 _PY_SPLIT_BYTES = 256 << 10

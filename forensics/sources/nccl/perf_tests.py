@@ -43,12 +43,12 @@ _NUM = r"(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|N/A)"
 # number of fields (9 or 13 with it, 8 or 12 without)
 _RESULT = (r"^\s*[0-9]{1,19}\s+[0-9]{1,19}\s+[a-z][a-z0-9_]{0,15}\s+[a-z][a-z0-9_]{0,15}(?:\s+-?[0-9]{1,9})?"
            r"(?:\s+" + _NUM + r"){4}(?:(?:\s+" + _NUM + r"){4})?\s*$")
-_DEVICE = (r"^#?\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+[0-9]+\s+)?Pid\s+([0-9]{1,12})\s+on\s+(\S+)\s+device\s+"
+_DEVICE = (r"^\s*#?\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+[0-9]+\s+)?Pid\s+([0-9]{1,12})\s+on\s+(\S+)\s+device\s+"
            r"([0-9]{1,9})\s+\[[^\]]*\]\s*(.*?)\s*$")
-_PARAMS = r"^#?\s*(nThread [0-9]+ nGpus [0-9]+ .*?)\s*$"
-_AVG = r"^#?\s*Avg bus bandwidth\s*:\s*(" + _NUM + r")\s*$"
-_OOB = r"^#?\s*(Out of bounds values\s*:\s*([0-9]+)\s*(?:OK|FAILED)?)\s*$"
-_STRUCT = (r"^#\s*$|^#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+redop|\(B\)\s+\(elements\)"
+_PARAMS = r"^\s*#?\s*(nThread [0-9]+ nGpus [0-9]+ .*?)\s*$"
+_AVG = r"^\s*#?\s*Avg bus bandwidth\s*:\s*(" + _NUM + r")\s*$"
+_OOB = r"^\s*#?\s*(Out of bounds values\s*:\s*([0-9]+)\s*(?:OK|FAILED)?)\s*$"
+_STRUCT = (r"^\s*#\s*$|^\s*#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+redop|\(B\)\s+\(elements\)"
            r"|Collective test (?:starting|concluded)|nccl-tests version )")
 _F, _I = pl.Float64, pl.Int64
 

@@ -16,7 +16,7 @@ DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and
 
 _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
 _SNIFF_TEXT = re.compile(
-    r"(?m)^" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+    r"(?m)^[ \t]*" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
     r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
@@ -88,10 +88,13 @@ class _State:
 
 
 def _fit(b: S.Batch, vals: list[str]) -> list[str]:
-    """Values aligned with the header; surplus words join a trailing free-text column (USB names)."""
+    """Values aligned with the header; surplus words join a trailing free-text column (USB names), and
+    trailing free-text columns left blank are empty."""
     n = len(b.hdr)
     if len(vals) == n:
         return vals
     if len(vals) > n and n and b.hdr[-1] in S.TEXT_COLS:
         return vals[: n - 1] + [" ".join(vals[n - 1:])]
+    if len(vals) < n and all(h in S.TEXT_COLS for h in b.hdr[len(vals):]):
+        return vals + [""] * (n - len(vals))  # a USB device that reports no manufacturer/product strings
     raise S.BadValue(f"{len(vals)} values for {n} columns of section {b.section[:60]!r}")

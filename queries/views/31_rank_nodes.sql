@@ -1,0 +1,20 @@
+-- rank_nodes: the host each global rank ran on, where the job's own output says so, one row per
+-- (rank, node, how):
+--   torchrun_failure / torchrun_root_cause: torchrun's ChildFailedError records (rank_hosts: the
+--     elastic agent names its host, the worker's global and local rank);
+--   nccl_header: an NCCL line behind torchrun's "[rankN]:" prefix, whose own header names its host
+--     ("node03:1234:1240 [2] NCCL INFO ...": host as NCCL's gethostname() printed it).
+-- A rank with more than one node here (two jobs in one bundle, a restart on other hosts) is not
+-- placed by it: `n_nodes` says how many.
+CREATE OR REPLACE VIEW rank_nodes AS
+WITH r AS (
+    SELECT "rank", node, local_rank, how, file, line_no FROM rank_hosts WHERE "rank" IS NOT NULL AND node IS NOT NULL
+    UNION ALL
+    SELECT "rank", host AS node, NULL::INTEGER AS local_rank, 'nccl_header' AS how, file, line_no FROM nccl_log
+    WHERE pid IS NOT NULL AND "rank" IS NOT NULL AND host IS NOT NULL AND regexp_matches(prefix, '\[rank[0-9]+\]:')
+), g AS (
+    SELECT "rank", node, any_value(local_rank) FILTER (WHERE local_rank IS NOT NULL) AS local_rank,
+           list(DISTINCT how ORDER BY how) AS how, min(file) AS file, min(line_no) AS line_no
+    FROM r GROUP BY "rank", node
+)
+SELECT *, count(*) OVER (PARTITION BY "rank") AS n_nodes FROM g;
