@@ -279,3 +279,22 @@ def test_a_paste_indented_as_a_whole_is_recognised_and_read():
     assert recognise(sar_text)[0] == "sar"
     net = sar.parse(sar_text, ParseContext(host="h", tz="UTC")).tables["sar_net_dev"]
     assert net.select("iface", "rxpck_s").rows() == [("ens160", 1824.0)]
+
+
+def test_a_paste_quoted_in_mail_and_wrapped_at_72_columns_is_read():
+    # linux-raid reply (tests/fixtures/README.md): `> ` quotes, and the header and each device row wrapped
+    # after the 7th column; the wrapped tails are read with the line they continue
+    from forensics.sources import recognise
+    data = (FIX / "iostat--linux-raid-resync-mail-quoted-wrapped-72.txt").read_bytes()
+    assert recognise(data)[0] == "iostat"
+    res = iostat.parse(data, ParseContext(host="h", tz="UTC"))
+    d = res.tables["disk_io"]
+    assert d.height == 24 and d["line_no"].to_list()[:3] == [4, 6, 8]
+    nvme1 = d.filter(pl.col("device") == "nvme1n1").row(0, named=True)
+    assert (nvme1["r_s"], nvme1["rkb_s"], nvme1["r_await_ms"], nvme1["aqu_sz"], nvme1["util_pct"]) == \
+        (21484.2, 85936.8, 0.04, 0.82, 99.16)
+    assert res.unparsed["text"].to_list() == ["# iostat -dx 5"]
+    # a short row whose next line is not its tail is still reported, not joined
+    cut = iostat.parse(b"Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %util\n"
+                       b"sda 1.00 2.00\nsdb 1.00 2.00 3.00 4.00 0.00 0.00 5.00\n", ParseContext(host="h"))
+    assert cut.tables["disk_io"]["device"].to_list() == ["sdb"] and cut.unparsed["line_no"].to_list() == [2]

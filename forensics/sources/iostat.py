@@ -49,7 +49,7 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
-from forensics.sources._base import ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
+from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
@@ -57,7 +57,7 @@ VERSION = 1
 TABLES = ("disk_io", "cpu_util")
 DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"
 
-_SNIFF_TEXT = re.compile(r"(?m)^[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
+_SNIFF_TEXT = re.compile(r"(?m)^(?:> ?)*[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
 _SNIFF_JSON = re.compile(r'"(?:disk_device|avg-cpu)"\s*:')
 _DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
 
@@ -162,6 +162,9 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     first = next((t.strip() for t in texts if t.strip()), "")
     if first.startswith("{"):
         return _parse_json(texts, ctx)
+    if first.startswith(">"):  # pasted in a mail reply: read without the quote prefixes
+        quote = re.compile(RE_MAIL_QUOTE)
+        return _parse_text([quote.sub("", t) if t.startswith(">") else t for t in texts], ctx)
     if len(texts) >= FAST_MIN_LINES and data.isascii() and not S.has_any(data, S.SPLIT_ONLY_BLANKS):
         return _parse_text_fast(lines, texts, ctx, data)
     return _parse_text(texts, ctx)
@@ -191,11 +194,13 @@ class _Steer:
         self.dev_cols: list[str] = []
         self.dev_hdr: tuple[str, ...] = ()
         self.dev_last = False
+        self.hdr_open = False  # the line after a Device header may be the rest of it (wrapped by a mail client)
 
     def line(self, ln: int, text: str) -> list[str] | None:
         """None when line `ln` steered (or is blank, or a marker); else its words, a row for `mode`."""
         st = self.st
         s = text.strip()
+        hdr_open, self.hdr_open = self.hdr_open, False
         if not s:
             if self.mode == "cpu":
                 self.mode = None
@@ -203,6 +208,11 @@ class _Steer:
         if s.startswith(MARKER_PREFIX):
             return None
         toks = s.split()
+        if hdr_open and not self.dev_last and all(t in S.DISK_COLS for t in toks):
+            self.dev_cols += toks  # the header's wrapped tail: "%rrqm  %wrqm r_await ... %util"
+            self.dev_hdr = ("Device",) + tuple(self.dev_cols)
+            st.variant = _variant(self.dev_cols)
+            return None
         b = S.banner(s) if s[0] in "LG" else None  # the banner starts "Linux" or "GNU/Linux"
         if b:
             st.new_run(b["host"])
@@ -231,6 +241,7 @@ class _Steer:
                 st.new_report()
             st.variant = st.variant or _variant(self.dev_cols)
             self.mode = "dev"
+            self.hdr_open = True
             return None
         if toks[0][:1].isdigit():
             ts, exact = S.parse_timestamp(s, self.order)
@@ -254,10 +265,24 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
     order, assumed = S.date_order(dates, texts[:400])
     r = _Steer(st, order)
+    held: tuple[int, str, list[str]] | None = None  # a device row cut short, waiting for its wrapped tail
     for i, text in enumerate(texts):
         ln = i + 1
         toks = r.line(ln, text)
+        if held is not None:
+            hln, htext, htoks = held
+            held = None
+            if toks is not None and r.mode == "dev" and all(S.is_number(t) for t in toks) \
+                    and len(htoks) + len(toks) == len(r.dev_cols) + 1:
+                toks = htoks + toks  # a row a mail client wrapped: the tail line is used with it
+                ln, text = hln, htext
+            else:
+                st.bad.append((hln, htext, f"{len(htoks)} fields for a device and {len(r.dev_cols)} columns"))
         if toks is None:
+            continue
+        if r.mode == "dev" and not r.dev_last and 1 < len(toks) < len(r.dev_cols) + 1 \
+                and not S.is_number(toks[0]) and i + 1 < len(texts):
+            held = (ln, text, toks)
             continue
         try:
             if r.mode == "cpu":
