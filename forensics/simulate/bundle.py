@@ -36,7 +36,9 @@ NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
 TRAIN_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), "train_log", None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
-NOT_SIMULATED: frozenset[str] = frozenset()
+#: (ncclras: the simulated jobs do not model NCCL's RAS network; a bundle has no RAS report, as from a
+#: node whose ncclras found no job to ask)
+NOT_SIMULATED: frozenset[str] = frozenset({"ncclras"})
 MARKER = MARKER_PREFIX.encode()
 
 
