@@ -140,3 +140,57 @@ def test_untimed_transport_errors_follow_a_timed_fabric_fault_on_their_host():
     assert got["here"] == "flap" and got["there"] is None  # no connection map: node03 is on no known path
     # an untimed consequence that names a rank still needs a subject that ties it
     assert _links([flap, _f("to", "collective_timeout", "node01", subject="rank 3")])["to"] is None
+
+
+def _links_gids(rows, peers=None, addr_hosts=None):
+    df = pl.DataFrame(rows, schema=schema.polars_schema("findings"))
+    return {r["id"]: r["caused_by"] for r in link_and_rank(df, peers, addr_hosts).to_dicts()}
+
+
+def test_untimed_transport_error_follows_the_fault_of_the_host_owning_its_remote_gid():
+    # xid_79: node04's QP to node01 fails when node01's GPU falls off the bus; NCCL names the peer by
+    # its RoCE GID ("remoteGids::ffff:10.105.0.10"), which only node01's GID table holds
+    xid = _f("xid", "gpu_xid", "node01", T0, subject="GPU5 (0000:ab:00.0)")
+    ev = json.dumps({"remote_gids": ["::ffff:10.105.0.10"], "peers": ["10.0.0.10<57492>"]})
+    err = _f("err", "nccl_transport_error", "node04", None, subject="ib_completion_error", evidence=ev)
+    owners = {"::ffff:10.105.0.10": frozenset({"node01"}), "::ffff:10.105.0.13": frozenset({"node04"})}
+    assert _links_gids([xid, err], JOB, owners)["err"] == "xid"
+    # the address in the full form a GID table prints is the same address
+    ev_full = json.dumps({"remote_gids": ["0000:0000:0000:0000:0000:ffff:0a69:000a"]})
+    assert _links_gids([xid, _f("err", "nccl_transport_error", "node04", None, subject="ib_completion_error",
+                                evidence=ev_full)], JOB, owners)["err"] == "xid"
+    # without GID tables, or when the address is another host's, or owned by two hosts: no link
+    assert _links_gids([xid, err], JOB)["err"] is None
+    assert _links_gids([xid, err], JOB, {"::ffff:10.105.0.10": frozenset({"node02"})})["err"] is None
+    assert _links_gids([xid, err], JOB, {"::ffff:10.105.0.10": frozenset({"node01", "node02"})})["err"] is None
+    # a boot-time link history on the error's own host is no cause of it
+    hist = _f("hist", "link_flap", "node04", T0 - dt.timedelta(days=9), "info", "history",
+              json.dumps({"history": True}))
+    assert _links_gids([hist, err], JOB)["err"] is None
+    # nor a corrected PCIe error noted at boot (info) on the peer: a note explains no incident, while the
+    # peer's concurrent drops do
+    aer = _f("aer", "pcie_aer", "node01", T0 - dt.timedelta(days=9), "info", "PCIe 0000:d9:00.0")
+    assert _links_gids([aer, err], JOB, owners)["err"] is None
+    drops = _f("drops", "packet_drops", "node01", T0, "critical", "enp22s0np0")
+    assert _links_gids([aer, drops, err], JOB, owners)["err"] == "drops"
+
+
+def test_cause_choice_does_not_depend_on_row_order():
+    import random
+
+    # several untimed configuration findings could each explain a spin-wait (seed000's busy_but_slow):
+    # the one on its own host wins, then the earliest, then the lowest id, whatever the input order
+    bbs = _f("bbs", "busy_but_slow", "node02", T0, "warning", "GPU3")
+    mis = [_f(f"mis{i}", "nccl_misconfig", h, None, "warning", f"NCCL_IB_HCA {i}")
+           for i, h in enumerate(["node03", "node01", "node02", "node04", "node02"])]
+    rows = [bbs, *mis, _f("bbs1", "busy_but_slow", "node01", T0 + S30, "warning", "GPU1")]
+    want = _links(rows, JOB)
+    assert want["bbs"] == "mis2" and want["bbs1"] == "mis1"
+    for seed in range(20):
+        shuffled = rows[:]
+        random.Random(seed).shuffle(shuffled)
+        df = pl.DataFrame(shuffled, schema=schema.polars_schema("findings"))
+        out = link_and_rank(df, JOB)
+        assert {r["id"]: r["caused_by"] for r in out.to_dicts()} == want
+        assert out["id"].to_list() == link_and_rank(pl.DataFrame(rows, schema=schema.polars_schema("findings")),
+                                                    JOB)["id"].to_list()

@@ -5,21 +5,29 @@ see :mod:`forensics.detect.rules`). A finding of a consequence kind gets `caused
 finding of one of its cause kinds when both of these hold:
 
 - **where**: the cause is in the declared scope: `host` = they share a host; `path` = they share a
-  host, or a host of the cause is an NCCL peer of a host of the consequence (``nccl_peers``: the
-  hosts of one communicator in the logs' connection map); `any` = anywhere in the bundle. A bundle
+  host, a host of the cause is an NCCL peer of a host of the consequence (``nccl_peers``: the
+  hosts of one communicator in the logs' connection map), or the consequence names an RDMA address
+  of the cause's host (an NCCL transport error's ``remoteGids``, found in that host's GID table,
+  ``ib_gids``); `any` = anywhere in the bundle. A bundle
   without NCCL init lines has no peers, so nothing crosses hosts: "another host in the bundle" is
   never enough. Two unrelated faults (different jobs, different communicators) stay two roots.
 - **when**: the cause's window overlaps the consequence's or starts at most BEFORE earlier; a
   configuration (`nccl_misconfig`) holds for the whole capture. When either side has no time (untimed
   NCCL lines, a pasted counter snapshot) time cannot tie them: they must share a host and their
   subjects must name the same interface, GPU or rank, or the untimed consequence names none of those
-  (a host's NCCL transport errors) and the cause is timed on that host.
+  (a host's NCCL transport errors) and the cause is timed on that host, or on the host whose RDMA
+  address the error names as its failing peer (the completion error of a QP whose other end died).
+  The cause must then be warning or worse: an info finding (a corrected PCIe error at boot) is a
+  note, not an incident. A finding of history (evidence ``history``: events long before the
+  capture, a boot's link bring-up) causes nothing in it.
 
 A follow-on of its own kind needs an earlier finding of that kind (a second Xid after the first); a
 PFC storm port that only receives pauses follows a port on a peer host that sends them (the pause
 path: a port pauses its switch, the switch pauses the ports feeding it). Among several candidates
 the most root-like kind (root_rank) wins, then the earliest, then one on the same host, then the
-smallest id (never the order of the rows).
+smallest id: never the order of the rows (which DuckDB's threads do not fix), and the rows are
+linked in that same order, so which of two mutually plausible findings follows the other does not
+depend on it either.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ import polars as pl
 
 from forensics.detect.catalog import KINDS, severity_rank
 from forensics.detect.rules import Cause
+from forensics.sources._ib_gids import address
 
 # consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers
 CAUSES: dict[str, tuple[Cause, ...]] = {k.name: k.caused_by for k in KINDS.values() if k.caused_by}
@@ -68,34 +77,41 @@ def _on_path(c: dict, r: dict, peers: Mapping[str, frozenset[str]]) -> bool:
     return any(peers.get(h, frozenset()) & cause_hosts for h in r["hosts"] or [])
 
 
-def _in_scope(c: dict, r: dict, scope: str, peers) -> bool:
+def _in_scope(c: dict, r: dict, scope: str, peers, remote: frozenset[str]) -> bool:
     if scope == "host":
         return _shares_host(c, r)
     if scope == "path":
-        return _on_path(c, r, peers)
+        return _on_path(c, r, peers) or bool(remote & set(c["hosts"] or []))
     return True
 
 
-def _in_time(c: dict, r: dict) -> bool:
+def _in_time(c: dict, r: dict, remote: frozenset[str] = frozenset()) -> bool:
     cs, ce, es, ee = c["start"], c["end"], r["start"], r["end"]
     if c["kind"] in ALWAYS:
         return True
     if cs is None or es is None:
+        if c["severity"] == "info":  # no time ties them: a note (a corrected error at boot) explains no incident
+            return False
         # one side has no time: only the subject can tie them (same interface, GPU or rank), on one host;
         # an untimed consequence whose subject names no interface, GPU or rank (NCCL transport errors of
         # a host: 'ib_completion_error') follows a timed cause on its own host: nothing contradicts it
-        if not _shares_host(c, r):
-            return False
+        if not _shares_host(c, r):  # ... or the untimed error names the cause's host as its failing peer
+            return es is None and cs is not None and bool(remote & set(c["hosts"] or []))
         ck, rk = subject_keys(c["subject"]), subject_keys(r["subject"])
         return bool(ck & rk) or (es is None and cs is not None and not rk)
     return cs <= (ee or es) and (ce or cs) + BEFORE >= es
 
 
-def _directions(f: dict) -> set[str]:
+def _evidence(f: dict) -> dict:
     try:
-        return set(json.loads(f["evidence"] or "{}").get("directions") or [])
-    except (ValueError, AttributeError):
-        return set()
+        e = json.loads(f["evidence"] or "{}")
+    except ValueError:
+        return {}
+    return e if isinstance(e, dict) else {}
+
+
+def _directions(f: dict) -> set[str]:
+    return set(_evidence(f).get("directions") or [])
 
 
 def _same_kind_ok(c: dict, r: dict) -> bool:
@@ -104,8 +120,22 @@ def _same_kind_ok(c: dict, r: dict) -> bool:
     return bool(c["start"] and r["start"] and c["start"] < r["start"])  # a follow-on of an earlier one
 
 
-def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]]) -> dict | None:
-    """The finding among `rows` that most likely caused `r` (see the module docstring), or None."""
+def remote_hosts(r: dict, addr_hosts: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The other hosts `r` names as its failing peers: those owning the RDMA addresses (GIDs) in its
+    evidence's ``remote_gids``, where one host alone owns the address."""
+    own = set(r["hosts"] or [])
+    out: set[str] = set()
+    for g in _evidence(r).get("remote_gids") or []:
+        owners = addr_hosts.get(address(str(g)) or "", frozenset())
+        if len(owners) == 1:
+            out |= owners - own
+    return frozenset(out)
+
+
+def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]],
+             remote: frozenset[str] = frozenset()) -> dict | None:
+    """The finding among `rows` that most likely caused `r` (see the module docstring), or None.
+    `remote`: the hosts `r` names as failing peers (:func:`remote_hosts`)."""
     scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ())}
     best = None
     for c in rows:
@@ -113,7 +143,9 @@ def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]]) -> 
             continue
         if c["kind"] == r["kind"] and not _same_kind_ok(c, r):
             continue
-        if not (_in_scope(c, r, scopes[c["kind"]], peers) and _in_time(c, r)):
+        if _evidence(c).get("history") is True:
+            continue
+        if not (_in_scope(c, r, scopes[c["kind"]], peers, remote) and _in_time(c, r, remote)):
             continue
         # ties (untimed causes: start unknown) go to one on the same host, then by id: never by row
         # order, which DuckDB's threads do not fix
@@ -123,16 +155,20 @@ def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]]) -> 
     return best[1] if best else None
 
 
-def link_and_rank(findings: pl.DataFrame, peers: Mapping[str, frozenset[str]] | None = None) -> pl.DataFrame:
+def link_and_rank(findings: pl.DataFrame, peers: Mapping[str, frozenset[str]] | None = None,
+                  addr_hosts: Mapping[str, frozenset[str]] | None = None) -> pl.DataFrame:
     """`findings` with `caused_by` filled and sorted root causes first. `peers`: host -> the hosts it
-    exchanges NCCL traffic with (the ``nccl_peers`` view); none given, causes cross no host."""
+    exchanges NCCL traffic with (the ``nccl_peers`` view); none given, causes cross no host.
+    `addr_hosts`: RDMA address -> the hosts whose GID table holds it (:func:`gid_hosts`). The
+    result does not depend on the order of `findings`' rows."""
     if findings.height == 0:
         return findings
     peers = peers or {}
-    rows = findings.to_dicts()
+    addr_hosts = addr_hosts or {}
+    rows = sorted(findings.to_dicts(), key=lambda r: (KINDS[r["kind"]].root_rank, r["start"] or _FAR, r["id"]))
     for r in rows:
         if not r["caused_by"]:
-            c = cause_of(r, rows, peers)
+            c = cause_of(r, rows, peers, remote_hosts(r, addr_hosts))
             if c is not None:
                 r["caused_by"] = c["id"]
 
@@ -148,6 +184,15 @@ def link_and_rank(findings: pl.DataFrame, peers: Mapping[str, frozenset[str]] | 
 
     rows.sort(key=order)
     return pl.DataFrame(rows, schema=findings.schema)
+
+
+def gid_hosts(bundle) -> dict[str, frozenset[str]]:
+    """RDMA address (as NCCL prints it) -> the hosts whose GID table (``ib_gids``) holds it."""
+    out: dict[str, set[str]] = {}
+    for addr, host in bundle.con.sql("SELECT DISTINCT address, host FROM ib_gids "
+                                     "WHERE address IS NOT NULL AND host IS NOT NULL").fetchall():
+        out.setdefault(addr, set()).add(host)
+    return {a: frozenset(h) for a, h in out.items()}
 
 
 def nccl_peers(bundle) -> dict[str, frozenset[str]]:

@@ -136,9 +136,9 @@ def finish(bundle, findings: pl.DataFrame, errors: list[str], only: set[str] | N
                 raise KeyboardInterrupt from None
             errors.append(f"anomaly model: {str(exc).splitlines()[0]}")
     findings = findings.unique(subset=["id"], keep="first", maintain_order=True)
-    from forensics.detect.causality import link_and_rank, nccl_peers
+    from forensics.detect.causality import gid_hosts, link_and_rank, nccl_peers
 
-    return link_and_rank(findings, nccl_peers(bundle)), errors
+    return link_and_rank(findings, nccl_peers(bundle), gid_hosts(bundle)), errors
 
 
 def _interrupted(exc: BaseException) -> bool:

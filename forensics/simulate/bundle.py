@@ -189,6 +189,8 @@ class Simulation:
         spec = SPEC["nvidia_smi_nvlink"]
         snapshots(spec, fmt_nvsmi.nvlink_snapshots(host, hm, ct + 0.001, " ".join(spec.argv)), 0.05)
         ib = SPEC["ib_sysfs"]
+        gid_spec = SPEC["ib_gids"]
+        gt = s0 + 0.035 + gid_spec.min_interval * np.arange(int(cfg.duration_s // gid_spec.min_interval) + 1)
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
             eth = hm.nic_counters(nic, tk)
@@ -199,6 +201,8 @@ class Simulation:
             values = {"ibdev": nic.rdma, "port": "1"}
             snapshots(ib, fmt_infiniband.sysfs_series(plan, h, nic, eth, tk, host.wall(tk + 0.002),
                                                       " ".join(cmain.fill(ib.argv, **values))), 0.001, values)
+            snapshots(gid_spec, fmt_infiniband.gid_snapshots(nic, host.wall(gt + 0.004 * k),
+                                                             " ".join(cmain.fill(gid_spec.argv, **values))), 0.002, values)
         # after sampling: the kernel log and the job's logs (copied)
         cap = end + 1.2
         add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)

@@ -137,3 +137,41 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
         out.extend(f"{base}/counters/{name}:{int(c[name][j])}\n" for name in COUNTERS)
         out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in HW_COUNTERS)
     return "".join(out).encode()
+
+
+GID_TABLE = 255  #: GID table length of a ConnectX port (ibv_devinfo gid_tbl_len); unused entries read all zero
+
+
+def _gid_text(value: int) -> str:
+    """A GID as the kernel's sysfs prints it (``%pI6``: 8 groups of 4 hex digits)."""
+    h = f"{value:032x}"
+    return ":".join(h[i:i + 4] for i in range(0, 32, 4))
+
+
+def gid_table(nic) -> list[tuple[str, str]]:
+    """(gid, type) of each GID table entry of a RoCE port, as mlx5 fills it: the link-local GID of
+    the MAC (EUI-64) and the IPv4-mapped GID of the netdev's address, each as RoCE v1 and v2
+    (show_gids of ConnectX nodes, tests/fixtures/infiniband), then empty entries."""
+    port_guid = int(_guids(nic.mac)[1], 16)
+    link_local = (0xFE80 << 112) | port_guid
+    a, b, c, d = (int(x) for x in nic.ip.split("."))
+    mapped = (0xFFFF << 32) | (a << 24) | (b << 16) | (c << 8) | d
+    used = [(link_local, "IB/RoCE v1"), (link_local, "RoCE v2"), (mapped, "IB/RoCE v1"), (mapped, "RoCE v2")]
+    return [(_gid_text(g), t) for g, t in used] + [(_gid_text(0), "")] * (GID_TABLE - len(used))
+
+
+def gid_snapshots(nic, stamps_host, argv: str) -> bytes:
+    """The collector's ``grep -H -s -r .`` of one port's ``gids``, ``gid_attrs/types`` and
+    ``gid_attrs/ndevs`` at each host time in `stamps_host` (unused entries: a zero GID, and no type
+    or netdev line, since reading those fails with EINVAL and ``grep -s`` is silent about it)."""
+    base = f"/sys/class/infiniband/{nic.rdma}/ports/1"
+    table = gid_table(nic)
+    body = [f"{base}/gids/{i}:{g}\n" for i, (g, _) in enumerate(table)]
+    body += [f"{base}/gid_attrs/types/{i}:{t}\n" for i, (_, t) in enumerate(table) if t]
+    body += [f"{base}/gid_attrs/ndevs/{i}:{nic.iface}\n" for i, (_, t) in enumerate(table) if t]
+    text = "".join(body)
+    out = []
+    for ts in stamps_host:
+        out.append(format_marker(dt.datetime.fromtimestamp(round(float(ts), 6), dt.timezone.utc), argv) + "\n")
+        out.append(text)
+    return "".join(out).encode()

@@ -17,7 +17,10 @@ kernel's sysfs), each recognised by its own lines, and mixed in one input when p
 * sysfs read with ``grep -H`` (what ``forensics collect`` runs): ``<path>:<value>`` lines of
   ``/sys/class/infiniband/<dev>/ports/<port>/counters/<name>``, ``.../hw_counters/<name>``, and the
   port's ``state``, ``phys_state``, ``rate`` and ``link_layer`` files (these give an ``ib_ports``
-  row per snapshot; the path may be relative, as when grep runs inside the folder).
+  row per snapshot; the path may be relative, as when grep runs inside the folder);
+* GID tables -> ``ib_gids`` (:mod:`forensics.sources._ib_gids`): the same grep over ``gids`` and
+  ``gid_attrs/{types,ndevs}``, ``show_gids``, ``ibv_devinfo -v``'s ``GID[n]`` lines (its other lines
+  go to ``unparsed``) and ibstatus' ``default gid``.
 
 Repeated snapshots each preceded by the collector's marker line give ``sample_no`` and ``ts``
 (``sampled``); without markers ``ts`` is ``ctx.capture_time`` or null (``none``). perfquery's
@@ -51,6 +54,7 @@ import re
 
 import polars as pl
 
+from forensics.sources import _ib_gids as gids
 from forensics.sources._base import (
     ParseContext,
     ParseResult,
@@ -63,9 +67,10 @@ from forensics.sources._base import (
 )
 
 NAME = "infiniband"
-VERSION = 1
-TABLES = ("ib_ports", "ib_counters")
-DESCRIPTION = "InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters and hw_counters (grep -H)"
+VERSION = 2
+TABLES = ("ib_ports", "ib_counters", "ib_gids")
+DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters, hw_counters and "
+               "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs")
 SNIFF_PRIORITY = 30
 
 INT64_MAX = (1 << 63) - 1
@@ -134,14 +139,15 @@ _SYSFS_RE = (r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+
 _SYSFS_ATTR = re.compile(r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(state|phys_state|rate|link_layer):(.*?)\s*$")
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*Gb/sec)?(?:\s*\(([0-9]+X)\s*([A-Z]+)?\))?\s*$")
 _NUM_STATE = re.compile(r"^(?:[0-9]+:\s*)?(.*?)\s*$")
-_COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep)(?:\s|$)")
+_COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep|show_gids|ibv_devinfo)(?:\s|$)")
+_DEVINFO_DEV = re.compile(r"ibv_devinfo\b.*?(?:-d|--ib-dev)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _DEV_OPT = re.compile(r"(?:^|\s)(?:-C|--Ca)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
 
 
 def sniff(head: bytes) -> Sniff:
     """Confident on ibstat's ``CA '...'`` + ``Port N:``, ibstatus' device line, perfquery's header
-    and dotted lines, or sysfs counter paths."""
+    and dotted lines, sysfs counter paths, or GID table lines (sysfs gids, show_gids, ibv_devinfo GID[n])."""
     lines = sniff_lines(head)
     if not lines:
         return Sniff(0.0, "no lines")
@@ -160,8 +166,19 @@ def sniff(head: bytes) -> Sniff:
         elif re.match(_SYSFS_RE, ln):
             strong = strong or "/sys/class/infiniband counter paths"
             hits += 1
+        elif gids.SYSFS_GID.match(ln) or gids.SHOW_GIDS_ROW.match(ln) or gids.DEVINFO_GID.match(ln):
+            strong = strong or "RDMA GID table lines"
+            hits += 1
+        elif gids.DEVINFO_HCA.match(ln):
+            strong = strong or "an ibv_devinfo hca_id line"
+            hits += 1
+        elif gids.SHOW_GIDS_STRUCTURE.match(ln):
+            strong = strong or ("a show_gids header" if ln.lstrip().startswith("DEV") else strong)
+            hits += 1
+        elif gids.DEVINFO_ATTR.match(ln):
+            hits += 1
     if not strong:
-        return Sniff(0.0, "no ibstat, ibstatus, perfquery or sysfs counter line")
+        return Sniff(0.0, "no ibstat, ibstatus, perfquery, sysfs counter or GID table line")
     return Sniff.ratio(hits, len(lines), f"match, with {strong}", floor=0, bonus=0.2)
 
 
@@ -235,7 +252,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     df = split_lines(data)
     n = df.height
     if n == 0:
-        return result(NAME, ctx, 0, {"ib_ports": _Ports().frame(), "ib_counters": _empty_counters()}, variant="empty")
+        return result(NAME, ctx, 0, {"ib_ports": _Ports().frame(), "ib_counters": _empty_counters(),
+                                     "ib_gids": gids.Gids().frame()}, variant="empty")
     df = marker_split(df)
     has_markers = bool(df["is_marker"].any())
     cap = ctx.capture_time
@@ -246,6 +264,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     file_port = _SOS_PQ.search(ctx.file or "")
 
     ports = _Ports()
+    gid_rows = gids.Gids()
+    dev_ctx: dict = {}  # ibv_devinfo: the hca_id and port the GID lines belong to
     bad: list[tuple[int, str, str]] = []
     variants: set[str] = set()
     # perfquery context per line (device, port, attribute), filled by the walk below
@@ -269,7 +289,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val, after_counter in rows:
         if sample_no != last_sample:
             last_sample = sample_no
-            section, ca, cmd_dev = None, {}, None
+            section, ca, cmd_dev, dev_ctx = None, {}, None, {}
             pq_dev = _device_of(argv)
         if after_counter:
             section = None
@@ -322,7 +342,52 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             m = _IBSTATUS_KEY.match(text)
             if m:
                 _ibstatus_key(ports.cur, m.group(1), m.group(2))
+                addr = gids.address(m.group(2)) if m.group(1) == "default gid" and ports.cur else None
+                if addr:
+                    gid_rows.add(line_no=line_no, tool="ibstatus", device=ports.cur["device"], port=ports.cur["port"],
+                                 gid_index=0, gid=m.group(2), address=addr, **stamp)
                 continue
+        m = gids.SYSFS_GID.match(text)
+        if m:
+            variants.add("sysfs")
+            gid_rows.sysfs(m, line_no, stamp)
+            section = None
+            continue
+        m = gids.SHOW_GIDS_ROW.match(text)
+        if m:
+            variants.add("show_gids")
+            row = gids.show_gids_row(m, line_no, stamp)
+            if row:
+                gid_rows.add(**row)
+            section = None
+            continue
+        if gids.SHOW_GIDS_STRUCTURE.match(text):
+            variants.add("show_gids")
+            section = None
+            continue
+        m = gids.DEVINFO_HCA.match(text)
+        if m:
+            variants.add("ibv_devinfo")
+            dev_ctx = {"device": m.group(1)}
+            section = "ibv_devinfo"
+            continue
+        m = gids.DEVINFO_GID.match(text)
+        if m:  # also pasted without its hca_id line: the device of a `ibv_devinfo -d <dev>` command line, if any
+            variants.add("ibv_devinfo")
+            addr = gids.address(m.group(2))
+            if addr:
+                gid_rows.add(line_no=line_no, tool="ibv_devinfo", device=dev_ctx.get("device") or cmd_dev or hint_dev,
+                             port=dev_ctx.get("port"), gid_index=int(m.group(1)), gid=m.group(2), address=addr,
+                             gid_type=m.group(3), **stamp)
+            continue
+        m = gids.DEVINFO_PORT.match(text)
+        if m:
+            dev_ctx["port"] = int(m.group(1))
+            section = "ibv_devinfo"
+            continue
+        if section == "ibv_devinfo":
+            bad.append((line_no, text, "ibv_devinfo line not read (only its hca_id, port and GID lines are)"))
+            continue
         m = _SYSFS_ATTR.match(text)
         if m:
             variants.add("sysfs")
@@ -349,7 +414,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             bad.append((line_no, text, "infiniband-diags error or debug message"))
             continue
         if _COMMAND.search(stripped) and len(stripped) < 400:
-            cmd_dev = _device_of(stripped)
+            m = _DEVINFO_DEV.search(stripped)
+            cmd_dev = m.group(1) if m else _device_of(stripped)
             if cmd_dev:
                 pq_dev = cmd_dev
             bad.append((line_no, text, "shell prompt or command line, not tool output"))
@@ -359,11 +425,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
     counters = _counters(df, pq_ctx, has_markers, cap, bad, ctx)
     up = [unparsed_rows(bad, ctx, NAME)] if bad else []
-    devices = sorted({d for d in ports.frame()["device"].to_list() + counters["device"].to_list() if d})
-    order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs") if v in variants]
+    gid_frame = gid_rows.frame()
+    devices = sorted({d for d in ports.frame()["device"].to_list() + counters["device"].to_list()
+                      + gid_frame["device"].to_list() if d})
+    order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs", "show_gids", "ibv_devinfo") if v in variants]
     if has_markers:
         order.append("markers")
-    return result(NAME, ctx, n, {"ib_ports": ports.frame(), "ib_counters": counters}, up,
+    return result(NAME, ctx, n, {"ib_ports": ports.frame(), "ib_counters": counters, "ib_gids": gid_frame}, up,
                   variant="+".join(order) or "unrecognised", devices=devices)
 
 

@@ -1,7 +1,9 @@
 """InfiniBand / RoCE ports: how they are collected and where they are found (standard library only;
 see :mod:`forensics.descriptor`).
 
-``ibstat`` once (device, firmware, port state and rate); every sampling interval, per RDMA port
+``ibstat`` once (device, firmware, port state and rate); per RDMA port at the start and every 10
+minutes, ``grep -H`` of its GID table (``gids/<n>``, ``gid_attrs/types/<n>``, ``gid_attrs/ndevs/<n>``:
+the port's addresses, which NCCL's transport errors name the peer by); every sampling interval, per RDMA port
 (``/sys/class/infiniband/<dev>/ports/<port>``), ``grep -H`` of its ``counters`` and ``hw_counters``
 and its ``state``/``phys_state``/``rate``/``link_layer`` files: the same PMA counters perfquery
 reads (symbol_error, link_downed, port_rcv_errors, port_xmit_discards, port_xmit_wait, ...) plus
@@ -24,6 +26,12 @@ DESCRIPTOR = Descriptor(
                           _PORT_DIR + "/rate", _PORT_DIR + "/link_layer", _PORT_DIR + "/counters",
                           _PORT_DIR + "/hw_counters"),
              "infiniband", "sysfs-{ibdev}-{port}.txt", mode="snapshot", expand="ibport", timeout=10, cap=128 * MB),
+        # the port's GID table (its RoCE/IB addresses: what NCCL names a failing peer by), at the start
+        # and every 10 minutes (it changes only when addresses do)
+        Spec("ib_gids", ("grep", "-H", "-s", "-r", ".", _PORT_DIR + "/gids", _PORT_DIR + "/gid_attrs/types",
+                         _PORT_DIR + "/gid_attrs/ndevs"),
+             "infiniband", "gids-{ibdev}-{port}.txt", mode="snapshot", expand="ibport", timeout=10, cap=16 * MB,
+             min_interval=600.0),
     ),
     sosreport=(
         SosPath(r"^sos_commands/infiniband/ibstat$", "sos_commands/infiniband/ibstat"),

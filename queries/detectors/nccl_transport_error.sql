@@ -10,7 +10,10 @@
 -- source: NCCL WARN lines and IB verbs completion statuses (ibv_wc_status); one error line is an error (no threshold)
 -- param: min_lines = 1   error lines needed on a host
 WITH e AS (
-  SELECT host, kind, ts, ib_status, vendor_err, peer_addr, message, file, line_no, cuda_dev, rank
+  SELECT host, kind, ts, ib_status, vendor_err, peer_addr, message, file, line_no, cuda_dev, rank,
+         -- the peer's RDMA address as NCCL prints it ("remoteGids::ffff:10.0.106.6"): causality finds its
+         -- host in ib_gids (the peer address before it is the socket's, often on another network)
+         nullif(regexp_extract(message, 'remoteGids\s*([0-9A-Fa-f:.]*[0-9A-Fa-f])', 1), '') AS remote_gid
   FROM nccl_log
   WHERE kind IN ('ib_completion_error', 'socket_error', 'connect_error', 'remote_closed')
 ), g AS (
@@ -19,6 +22,7 @@ WITH e AS (
          list(DISTINCT ib_status ORDER BY ib_status) FILTER (WHERE ib_status IS NOT NULL) AS statuses,
          list(DISTINCT vendor_err ORDER BY vendor_err) FILTER (WHERE vendor_err IS NOT NULL) AS vendor_errs,
          list(DISTINCT peer_addr ORDER BY peer_addr) FILTER (WHERE peer_addr IS NOT NULL) AS peers,
+         list(DISTINCT remote_gid ORDER BY remote_gid) FILTER (WHERE remote_gid IS NOT NULL) AS remote_gids,
          arg_min(message, coalesce(epoch(ts), line_no)) AS first_message,
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM e GROUP BY host
@@ -30,6 +34,6 @@ SELECT host, array_to_string(kinds, ',') AS subject, start, "end",
                  || coalesce(', vendor err ' || array_to_string(vendor_errs, '/'), '') || ')' ELSE '' END
          || CASE WHEN len(peers) > 0 THEN ' with peers ' || array_to_string(peers[1:4], ', ') ELSE '' END AS summary,
        to_json({lines: n, kinds: kinds, ib_status: statuses, vendor_err: vendor_errs, peers: peers,
-                first_message: left(first_message, 300), first: {file: file, line_no: first_line}})::VARCHAR AS evidence
+                remote_gids: remote_gids, first_message: left(first_message, 300), first: {file: file, line_no: first_line}})::VARCHAR AS evidence
 FROM g WHERE n >= $min_lines
 ORDER BY start NULLS LAST

@@ -80,8 +80,11 @@ def _gpu_subject(plan, h, g) -> str:
 
 
 def _ib_error_lines(peer_ip: str, my_ip: str, status: int, vendor: int, opcode: int, direction: str,
-                    port: int) -> list[str]:
-    return [f"transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer_ip}<{port}> with "
+                    port: int, peer_sock: str | None = None) -> list[str]:
+    """NCCL's completion error: the peer named by its socket address (the OOB interface the IB
+    transport connected over, ``NET/IB : Using ... ; OOB eth0:<ip>``), then the QP's GIDs (RoCE
+    addresses: tests/fixtures/nccl issue1814 prints peer 172.36.143.59 with remoteGids ::ffff:29.87.4.221)."""
+    return [f"transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer_sock or peer_ip}<{port}> with "
             f"status={status} opcode={opcode} len=0 vendor err {vendor} ({direction}) localGid ::ffff:{my_ip} "
             f"remoteGids::ffff:{peer_ip}",
             "NCCL INFO transport/net.cc:1298 -> 6",

@@ -76,7 +76,7 @@ def _rank_dies(plan: Plan, r, h: int, g: int, t_fail: float, t_err: float, cause
         sender = cl.rank(prev, g)
         errors[sender] = t_err
         plan.add_nccl(sender, t_err, _ib_error_lines(cl.hosts[h].rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
-                                                     "Send", int(r.integers(33000, 61000))))
+                                                     "Send", int(r.integers(33000, 61000)), cl.hosts[h].frontend.ip))
     plan.add_crash(Crash(t_fail=t_fail, dead=[(h, g)], timeout_s=_timeout(cfg), cause=cause, errors=errors,
                          gpu_lost=gpu_lost), [h])
 

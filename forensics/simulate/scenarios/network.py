@@ -69,11 +69,11 @@ def _packet_drops(plan: Plan, r) -> None:
         sender = cl.rank(prev, rail)
         errors[sender] = t_err
         plan.add_nccl(sender, t_err, _ib_error_lines(nic.ip, cl.hosts[prev].rails[rail].ip, 12, 129, 0, "Send",
-                                                     int(r.integers(33000, 61000))))
+                                                     int(r.integers(33000, 61000)), cl.hosts[h].frontend.ip))
         mine = cl.rank(h, rail)
         errors[mine] = t_err + 1.1
         plan.add_nccl(mine, t_err + 1.1, _ib_error_lines(cl.hosts[prev].rails[rail].ip, nic.ip, 5, 249, 32656, "Recv",
-                                                         int(r.integers(33000, 61000))))
+                                                         int(r.integers(33000, 61000)), cl.hosts[prev].frontend.ip))
         plan.add_crash(Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="packet_drops", errors=errors), [])
     plan.truth("packet_drops", _names(plan, [h]), nic.iface, ts, t_stop,
                ["ethtool:rx_discards_phy", "ethtool:rx_out_of_buffer", "ethtool:rx_prio3_discards",
@@ -127,10 +127,10 @@ def _link_flap(plan: Plan, r) -> None:
     elif cfg.nodes > 1:
         prev = (h - 1) % cfg.nodes
         pnic = cl.hosts[prev].rails[rail]
-        plan.add_nccl(mine, t_err, _ib_error_lines(pnic.ip, nic.ip, 12, 129, 0, "Send", port))
+        plan.add_nccl(mine, t_err, _ib_error_lines(pnic.ip, nic.ip, 12, 129, 0, "Send", port, cl.hosts[prev].frontend.ip))
         sender = cl.rank(prev, rail)
         errors[sender] = t_err + 0.6
-        plan.add_nccl(sender, t_err + 0.6, _ib_error_lines(nic.ip, pnic.ip, 12, 129, 0, "Send", port + 7))
+        plan.add_nccl(sender, t_err + 0.6, _ib_error_lines(nic.ip, pnic.ip, 12, 129, 0, "Send", port + 7, cl.hosts[h].frontend.ip))
         plan.add_crash(Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="link_flap", errors=errors), [])
         # the port comes back after the job died
         plan.add_dmesg(h, b3, f"mlx5_core {nic.pci_addr} {nic.iface}: Link up")

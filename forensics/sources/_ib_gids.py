@@ -1,0 +1,115 @@
+"""RDMA GID tables (``ib_gids``) as four tools print them; a helper of :mod:`forensics.sources.infiniband`.
+
+A port's GID table holds its addresses: for RoCE one link-local ``fe80::`` GID from the MAC and one
+IPv4-mapped (``::ffff:a.b.c.d``) or IPv6 GID per IP address of the netdev, each once as RoCE v1
+and once as RoCE v2; for InfiniBand the subnet prefix + port GUID. NCCL names the peer of a failed
+RDMA completion by its GID (``remoteGids::ffff:10.0.106.6``), so the tables tie an error to the host
+that owns the address. Read from (samples: tests/fixtures/infiniband, tests/fixtures/README.md):
+
+* sysfs read with ``grep -H`` (what ``forensics collect`` runs): ``<port>/gids/<n>:<gid>`` (8 groups
+  of 4 hex digits; an unused entry reads all zero), ``<port>/gid_attrs/types/<n>:RoCE v2`` (or
+  ``IB/RoCE v1``; an unused entry gives EINVAL, which ``grep -s`` drops) and
+  ``<port>/gid_attrs/ndevs/<n>:<netdev>`` (kernel ``drivers/infiniband/core/sysfs.c``; NVIDIA MLNX_OFED
+  "RDMA over Converged Ethernet", "GID Table in sysfs");
+* ``show_gids`` (mlnx-tools): a ``DEV PORT INDEX GID IPv4 VER DEV`` header, a ``---`` rule, one
+  TAB-separated row per non-zero GID (IPv4 column only for IPv4-mapped GIDs) and ``n_gids_found=N``;
+* ``ibv_devinfo -v`` (rdma-core): ``hca_id:`` and ``port:`` lines, then ``GID[  3]:  <gid>`` with,
+  since rdma-core v29, ``, RoCE v2`` and IPv6 notation for RoCE v2 GIDs;
+* ``ibstatus``: ``default gid:`` (index 0).
+
+``address`` is the GID as ``inet_ntop(AF_INET6)`` prints it (what NCCL prints): compressed, IPv4-mapped
+ones as ``::ffff:a.b.c.d``. All-zero GIDs and the bare ``fe80::`` prefix (unused entries) give no row,
+as show_gids skips them.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+
+import polars as pl
+
+_TS = pl.Datetime("us", "UTC")
+_HEX8 = r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
+
+SYSFS_GID = re.compile(r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+"
+                       r"(gids|gid_attrs/types|gid_attrs/ndevs)/+([0-9]+):(.*?)\s*$")
+SHOW_GIDS_ROW = re.compile(rf"^\s*([A-Za-z][A-Za-z0-9_.:-]*)\s+([0-9]+)\s+([0-9]+)\s+({_HEX8})"
+                           r"(?:\s+([0-9]{1,3}(?:\.[0-9]{1,3}){3}))?(?:\s+(v[12]))?(?:\s+(\S+))?\s*$")
+SHOW_GIDS_STRUCTURE = re.compile(r"^\s*(?:DEV\s+PORT\s+INDEX\s+GID\b.*|-{3}\s+-{4}\s+-{3,5}\s+-{3}.*|n_gids_found=[0-9]+)\s*$")
+DEVINFO_HCA = re.compile(r"^hca_id:\s*(\S+)\s*$")
+DEVINFO_PORT = re.compile(r"^\s+port:\s*([0-9]+)\s*$")
+DEVINFO_ATTR = re.compile(r"^\s+[a-z][a-z0-9_]*:\s*\S")  # ibv_devinfo's other `name: value` lines
+DEVINFO_GID = re.compile(r"^\s+GID\[\s*([0-9]+)\]:\s*([0-9A-Fa-f:.]+)(?:,\s*(.*?))?\s*$")
+REMOTE_GIDS = re.compile(r"remoteGids\s*([0-9A-Fa-f:.]*[0-9A-Fa-f])")
+
+
+def address(gid: str | None) -> str | None:
+    """The GID as NCCL prints it (inet_ntop): compressed IPv6, IPv4-mapped as ``::ffff:a.b.c.d``;
+    None for text that is no GID, an unused (all-zero) entry or the bare link-local prefix.
+
+    >>> address("0000:0000:0000:0000:0000:ffff:0a6e:0021"), address("fe80:0000:0000:0000:0ac0:ebff:fe3d:ca54")
+    ('::ffff:10.110.0.33', 'fe80::ac0:ebff:fe3d:ca54')
+    >>> address("::ffff:10.0.106.6"), address("0000:0000:0000:0000:0000:0000:0000:0000"), address("x")
+    ('::ffff:10.0.106.6', None, None)
+    """
+    try:
+        a = ipaddress.IPv6Address((gid or "").strip())
+    except ValueError:
+        return None
+    if int(a) == 0 or int(a) == 0xFE80 << 112:
+        return None
+    return f"::ffff:{a.ipv4_mapped}" if a.ipv4_mapped is not None else a.compressed
+
+
+def remote_addresses(message: str | None) -> list[str]:
+    """The remote GIDs an NCCL completion error names (``remoteGids::ffff:10.0.106.6``), as
+    :func:`address` gives them."""
+    return [a for a in (address(m) for m in REMOTE_GIDS.findall(message or "")) if a]
+
+
+class Gids:
+    """``ib_gids`` rows built up line by line; sysfs type/netdev lines complete the entry of their index."""
+
+    COLS = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "ts_quality": pl.String, "device": pl.String,
+            "port": pl.Int32, "gid_index": pl.Int32, "gid": pl.String, "address": pl.String, "gid_type": pl.String,
+            "ndev": pl.String, "tool": pl.String}
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self._sysfs: dict[tuple, dict] = {}
+        self._attrs: dict[tuple, dict] = {}
+
+    def add(self, **row) -> dict:
+        self.rows.append(row)
+        return row
+
+    def sysfs(self, m: re.Match, line_no: int, stamp: dict) -> None:
+        """One ``grep -H`` line of ``gids/<n>``, ``gid_attrs/types/<n>`` or ``gid_attrs/ndevs/<n>``."""
+        key = (stamp["sample_no"], m.group(1), int(m.group(2)), int(m.group(4)))
+        what, value = m.group(3), m.group(5)
+        if what == "gids":
+            addr = address(value)
+            if addr is None:
+                return  # an unused entry: structure of the table, no address
+            row = self.add(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),
+                           gid_index=int(m.group(4)), gid=value, address=addr, **stamp, **self._attrs.pop(key, {}))
+            self._sysfs[key] = row
+            return
+        field = "gid_type" if what.endswith("types") else "ndev"
+        row = self._sysfs.get(key)
+        if row is not None:
+            row[field] = value or None
+        else:  # grep -r may list gid_attrs before gids
+            self._attrs.setdefault(key, {})[field] = value or None
+
+    def frame(self) -> pl.DataFrame:
+        return pl.DataFrame([{k: r.get(k) for k in self.COLS} for r in self.rows], schema=self.COLS, orient="row")
+
+
+def show_gids_row(m: re.Match, line_no: int, stamp: dict) -> dict | None:
+    addr = address(m.group(4))
+    if addr is None:
+        return None
+    return {"line_no": line_no, "tool": "show_gids", "device": m.group(1), "port": int(m.group(2)),
+            "gid_index": int(m.group(3)), "gid": m.group(4), "address": addr, "gid_type": m.group(6),
+            "ndev": m.group(7), **stamp}
