@@ -1,0 +1,65 @@
+"""PyTorch's NCCL desync report (TORCH_NCCL_DESYNC_DEBUG) in NCCL logs -> nccl_desync, and the
+hang_origin variant naming the rank it blames (issue 19). Real report: pytorch/pytorch issue 152623
+(tests/fixtures/nccl/nccl--pytorch-issue152623-*.txt); wording of torch/csrc/distributed/c10d/TraceUtils.h."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from forensics.db import open_bundle
+from forensics.detect.engine import run_all
+from forensics.sources import ParseContext, get
+from table_bundles import write_tables
+
+REAL = Path(__file__).parent / "fixtures" / "nccl" / "nccl--pytorch-issue152623-desync-report-rank7-didnt-join.txt"
+RECORDS = Path(__file__).parent / "fixtures" / "train_log" / "train_log--slrt-issue66-torchrun-childfailederror-records.txt"
+
+
+def _parse(source: str, data: bytes, host: str = "node01"):
+    return get(source).parse(data, ParseContext(host=host, file="stdout.log", tz="UTC", year=2025))
+
+
+def test_the_report_is_read_and_no_line_of_it_is_left():
+    res = _parse("nccl", REAL.read_bytes())
+    assert res.unparsed.height == 0
+    rows = res.tables["nccl_desync"].select("line_no", "state", "rank", "seq", "op_type").rows()
+    assert rows[:3] == [(3, "timed_out", 0, 315, "ALLREDUCE"), (5, "finished_not_joined", 7, 183, None),
+                        (8, "finished", 7, 182, "ALLREDUCE")]
+    assert [r[2] for r in rows if r[0] == 12] == [3, 4, 5, 6] and {r[4] for r in rows if r[0] == 12} == {"_ALLGATHER_BASE"}
+
+
+def test_other_wordings_of_the_report():
+    text = ("\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+            "\t   - [4, 5] joined but didn't finish collective #41207 (count from 1)\n"
+            "\t - To our best knowledge, ranks [9, 11] are the lagging ranks that caused this timeout. They never joined any collectives\n"
+            "[1] finished collective #1155873, but didn't join collective #1155874\n")
+    res = _parse("nccl", text.encode())
+    assert res.unparsed.height == 0
+    assert res.tables["nccl_desync"].select("state", "rank", "seq").rows() == [
+        ("joined_not_finished", 4, 41207), ("joined_not_finished", 5, 41207), ("never_joined", 9, None),
+        ("never_joined", 11, None), ("finished_not_joined", 1, 1155874)]
+
+
+def _findings(tmp_path, inputs):
+    frames: dict = {}
+    for source, host, data in inputs:
+        for t, df in _parse(source, data, host).tables.items():
+            frames.setdefault(t, []).append(df)
+    findings, errors = run_all(open_bundle(write_tables(tmp_path, frames)), only={"hang_origin"}, anomaly=False)
+    assert errors == []
+    return [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()]
+
+
+def test_hang_origin_names_the_blamed_rank(tmp_path):
+    (f,) = _findings(tmp_path, [("nccl", "node01", REAL.read_bytes())])
+    assert f["detector"] == "hang_origin_desync" and f["subject"] == "rank 7" and f["hosts"] == []
+    assert "rank 7 finished collective #182 but never joined #183" in f["summary"]
+    assert "its host is not known (report taken on node01)" in f["summary"]
+
+
+def test_the_launcher_places_the_blamed_rank(tmp_path):
+    record = RECORDS.read_text().splitlines()[:7]
+    placed = "\n".join(["Failures:"] + [x.replace("server", "node04").replace("rank      : 4 (local_rank: 4)",
+                                                                               "rank      : 7 (local_rank: 3)") for x in record])
+    (f,) = _findings(tmp_path, [("nccl", "node01", REAL.read_bytes()), ("train_log", "node01", placed.encode() + b"\n")])
+    assert f["hosts"] == ["node04"] and f["evidence"]["host_from"] == "torchrun_failure"
