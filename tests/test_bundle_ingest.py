@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import types
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -220,3 +221,24 @@ def test_parallel_ingest_equals_serial(tmp_path):
         assert a.equals(b), rel
     node02 = _read(trees[1], "nccl_log", "node02")
     assert node02["file"].str.contains("hosts/node01/").any() and node02["file"].str.contains("hosts/node02/").any()
+
+
+def test_a_training_log_collected_as_an_nccl_log_is_read_as_one(tmp_path):
+    """`collect --nccl-log` globs can copy the job's training log into raw/nccl: its step lines and
+    torchrun records go to train_steps and rank_hosts (coverage says train_log), not line by line
+    to unparsed; an NCCL log beside it stays nccl."""
+    fix = Path(__file__).parent / "fixtures"
+    titan = (fix / "train_log" / "train_log--torchtitan-pr3393-rank0-prefix.txt").read_bytes()
+    records = (fix / "train_log" / "train_log--slrt-issue66-torchrun-childfailederror-records.txt").read_bytes()
+    nccl = (fix / "nccl" / "nccl--openrlhf-issue1126-dump-signal-pg-status-2.7.txt").read_bytes()
+    root = make_tree(tmp_path / "b", {"node01": {"info": {"timezone": "UTC"},
+                                                 "raw": {"nccl/train.log": titan, "nccl/torchrun.out": records,
+                                                         "nccl/nccl-rank0.log": nccl}}})
+    ingest_bundle(root)
+    cov = pl.concat([pl.read_parquet(p) for p in (root / "tables/coverage").glob("*/part-0.parquet")])
+    by_file = {r["file"].rsplit("/", 1)[-1]: r for r in cov.to_dicts()}
+    assert by_file["train.log"]["source"] == "train_log" and by_file["train.log"]["unparsed"] == 0
+    assert by_file["torchrun.out"]["source"] == "train_log"
+    assert by_file["nccl-rank0.log"]["source"] == "nccl"
+    assert _read(root, "train_steps", "node01").height == 8
+    assert _read(root, "rank_hosts", "node01")["rank"].to_list() == [4, 5, 6, 7, 0]

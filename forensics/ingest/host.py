@@ -47,6 +47,35 @@ def raw_files(raw: Path) -> list[tuple[str, Path]]:
     return out
 
 
+#: sources whose collected files may be another source's output: a glob of `collect --nccl-log`
+#: (raw/nccl) also matches the job's training log (its stdout, a torchrun summary)
+_ROUTED = {"nccl": ("train_log",)}
+
+
+def routed_source(source: str, data: Path | bytes) -> str:
+    """The source that reads a raw file of `source`'s folder: another source of :data:`_ROUTED`
+    when its sniffer is surer of the file's head than `source`'s own (a training log copied into
+    raw/nccl is read as one, not left unparsed line by line); else `source`."""
+    others = _ROUTED.get(source)
+    if not others:
+        return source
+    if isinstance(data, bytes):
+        head = data[:sources.SNIFF_BYTES]
+    else:
+        try:
+            with open(data, "rb") as fh:
+                head = fh.read(sources.SNIFF_BYTES)
+        except OSError:
+            return source
+    reg = sources.registry()
+    best, conf = source, reg[source].sniff(head).confidence
+    for other in others:
+        c = reg[other].sniff(head).confidence
+        if c > conf and c >= sources.SNIFF_ACCEPT:
+            best, conf = other, c
+    return best
+
+
 def parse_raw(sink: TableSink, host: str, source: str, data: Path | bytes, rel: str, ctx: ParseContext) -> dict:
     """One raw file (on disk, or its bytes read from the archive) into `sink`; its coverage row."""
 
@@ -118,6 +147,7 @@ def ingest_host(root: Path, host: str, sink: TableSink, derived: HostFacts, cove
         path = PurePosixPath(rel)
         if source == ct.SOURCE and path.name in CLOCK_FILES:
             continue
+        source = routed_source(source, data)
         ctx = parse_context(host, rel, source, path, info, starts, argvs)
         if progress:
             progress(f"parsing {rel}")
