@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from forensics.sources.dmesg.events import EVENT_COLUMNS, add_events, null_events
+from forensics.sources.dmesg.events import add_events
 from forensics.sources.dmesg.prefixes import _masked, _match
 
 # interface names as drivers print them (a digit or dash after the stem keeps module names out)
@@ -44,15 +44,16 @@ def _fields(df: pl.DataFrame) -> pl.DataFrame:
             # distinct messages by their 64-bit hash (an integer join), checked against the text
             h = df.select(pl.col("message").hash().alias("_h"), pl.col("message"))
             fields = _message_fields(h.unique(subset="_h", keep="any"))
-            # no event among the distinct messages (most logs): the event columns are added as nulls
-            # rather than carried through the join
-            quiet = fields["event"].null_count() == fields.height
-            if quiet:
-                fields = fields.drop(EVENT_COLUMNS)
+            # columns null for every distinct message (the event fields of a log without events, Xid fields
+            # without Xids): added as typed nulls rather than carried through the join (a 420 k-row log with
+            # 186 distinct messages: 43 -> 36 ms)
+            types = {c: t for c, t in fields.schema.items() if c not in ("_h", "message")}
+            empty = [c for c in types if fields[c].null_count() == fields.height]
+            fields = fields.drop(empty)
             out = h.select("_h").join(fields.rename({"message": "_m"}), on="_h", how="left", maintain_order="left")
             if out["_m"].equals(df["message"], null_equal=True):
                 out = pl.concat([df, out.drop("_h", "_m")], how="horizontal")
-                return out.with_columns(null_events()) if quiet else out
+                return out.with_columns(pl.lit(None, dtype=types[c]).alias(c) for c in empty)
             return df.join(_message_fields(df.select("message").unique()), on="message", how="left",
                            maintain_order="left")
     return _message_fields(df)
