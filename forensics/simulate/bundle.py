@@ -203,6 +203,10 @@ class Simulation:
                                                       " ".join(cmain.fill(ib.argv, **values))), 0.001, values)
             snapshots(gid_spec, fmt_infiniband.gid_snapshots(nic, host.wall(gt + 0.004 * k),
                                                              " ".join(cmain.fill(gid_spec.argv, **values))), 0.002, values)
+            ml = SPEC["mlxlink"]
+            mt = tk[::max(1, int(round(ml.min_interval / ce)))] + 0.0031
+            snapshots(ml, fmt_infiniband.mlxlink_series(host, plan, h, nic, hm.nic_counters(nic, mt), mt, host.wall(mt),
+                                                        " ".join(cmain.fill(ml.argv, **values))), 1.2, values)
         # after sampling: the kernel log and the job's logs (copied)
         cap = end + 1.2
         add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)

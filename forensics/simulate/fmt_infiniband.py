@@ -15,6 +15,13 @@ PHY symbol errors, ``link_downed`` the port's link-down events since the counter
 ``port_rcv_errors`` the CRC errors, ``port_xmit_wait`` the time the port was paused (PFC received),
 ``out_of_buffer`` the receive-WQE misses. A scenario adds ``link_error_recovery`` increments
 (``plan.nic_extra[(h, iface)]["_ib_link_error_recovery"]``) and width changes (``plan.ib_width``).
+
+``mlxlink -d <dev> -p 1 -m -c`` of each port once a minute, laid out as MFT 4.30 prints it (the
+BlueField-3 fixture in tests/fixtures/mlxlink): Operational, Troubleshooting and Tool sections, a short
+Module Info of a 400G OSFP module, and the Physical Counters and BER Info of the same port model:
+effective errors = the symbol errors left after FEC, raw errors per lane = the FEC-corrected bits,
+BERs = errors / bits since the counters were cleared (at boot), printed as mlxlink does
+(``<coef>E-<exp>``, ``15E-255`` for none).
 """
 from __future__ import annotations
 
@@ -59,6 +66,13 @@ def _width_at(plan, h: int, nic, t: float) -> int:
         if t >= t_from:
             w = width
     return w
+
+
+def _port_at(plan, h: int, nic, t: float, stamp: float) -> tuple:
+    """(host-clock time, down, active width, rate in Gb/s) of a port at true time t."""
+    width = _width_at(plan, h, nic, t)
+    return (dt.datetime.fromtimestamp(round(stamp, 6), dt.timezone.utc), _down_at(plan, h, nic, t), width,
+            nic.speed_mbps // 1000 * width // 4)
 
 
 def ibstat(host, plan, h: int, t: float) -> bytes:
@@ -124,10 +138,7 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
     base = f"/sys/class/infiniband/{nic.rdma}/ports/1"
     out = []
     for j, t in enumerate(times):
-        ts = dt.datetime.fromtimestamp(round(float(stamps_host[j]), 6), dt.timezone.utc)
-        down = _down_at(plan, h, nic, float(t))
-        width = _width_at(plan, h, nic, float(t))
-        gbps = nic.speed_mbps // 1000 * width // 4
+        ts, down, width, gbps = _port_at(plan, h, nic, float(t), float(stamps_host[j]))
         speed = SPEED.get(nic.speed_mbps // 1000, "NDR")
         out.append(format_marker(ts, argv) + "\n")
         out.append(f"{base}/state:{'1: DOWN' if down else '4: ACTIVE'}\n")
@@ -174,4 +185,51 @@ def gid_snapshots(nic, stamps_host, argv: str) -> bytes:
     for ts in stamps_host:
         out.append(format_marker(dt.datetime.fromtimestamp(round(float(ts), 6), dt.timezone.utc), argv) + "\n")
         out.append(text)
+    return "".join(out).encode()
+
+
+MLXLINK_FW = {"ConnectX-7": "28.39.1002", "ConnectX-6 Dx": "22.39.1002"}
+
+
+def _ber(errors: float, bits: float) -> str:
+    """mlxlink's BER text: one or two significant digits and a negative exponent; 15E-255 when none."""
+    if errors <= 0 or bits <= 0:
+        return "15E-255"
+    ber = errors / bits
+    exp = int(np.ceil(-np.log10(ber)))
+    return f"{max(1, int(round(ber * 10 ** exp)))}E-{exp}"
+
+
+def _kv(key: str, value) -> str:
+    return f"{key:<35}: {value}\n"
+
+
+def mlxlink_series(host, plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: np.ndarray, argv: str) -> bytes:
+    """The collector's mlxlink snapshots of one port at true `times` (markers with the host's clock)."""
+    c, _ = ib_values(plan, h, nic, eth, times)
+    out = []
+    for j, t in enumerate(times):
+        ts, down, width, gbps = _port_at(plan, h, nic, float(t), float(stamps_host[j]))
+        up_s = max(1.0, float(t) - host.boot_true)
+        bits = up_s * nic.speed_mbps * 1e6
+        lanes = [int(eth[f"rx_err_lane_{k}_phy"][j]) for k in range(4)] if "rx_err_lane_0_phy" in eth else [0, 0, 0, 0]
+        eff = int(c["symbol_error"][j])
+        out.append(format_marker(ts, argv) + "\n\nOperational Info\n----------------\n")
+        out += [_kv("State", "Polling" if down else "Active"), _kv("Physical state", "Polling" if down else "LinkUp"),
+                _kv("Speed", "N/A" if down else f"{gbps}G"), _kv("Width", "N/A" if down else f"{width}x"),
+                _kv("FEC", "Standard RS-FEC - RS(544,514)"), _kv("Loopback Mode", "No Loopback"),
+                _kv("Auto Negotiation", "ON")]
+        out.append("\nTroubleshooting Info\n--------------------\n")
+        out += [_kv("Status Opcode", 0), _kv("Group Opcode", "N/A"), _kv("Recommendation", "No issue was observed")]
+        out.append("\nTool Information\n----------------\n")
+        out += [_kv("Firmware Version", MLXLINK_FW.get(nic.model, "28.39.1002")), _kv("amBER Version", "3.6"),
+                _kv("MFT Version", "mft 4.30.1-8")]
+        out.append("\nModule Info\n-----------\n")
+        out += [_kv("Temperature [C]", 48 + nic.func % 5), _kv("Identifier", "OSFP"), _kv("Vendor Name", "NVIDIA")]
+        out.append("\nPhysical Counters and BER Info\n------------------------------\n")
+        out += [_kv("Time Since Last Clear [Min]", f"{up_s / 60:.1f}"), _kv("Effective Physical Errors", eff),
+                _kv("Effective Physical BER", _ber(eff, bits)), _kv("Raw Physical Errors Per Lane", ",".join(map(str, lanes))),
+                _kv("Link Down Counter", int(c["link_downed"][j])),
+                _kv("Link Error Recovery Counter", int(c["link_error_recovery"][j])),
+                _kv("Raw Physical BER", _ber(sum(lanes), bits))]
     return "".join(out).encode()

@@ -1,0 +1,189 @@
+"""``mlxlink -d <dev> [-p <port>] [-m] [-c] [--show_ber]`` (NVIDIA MFT) -> ``mlxlink``: every field of
+every section, one row per (run, field): link state, speed, width, FEC, mlxlink's own troubleshooting
+verdict, firmware, the module (temperature, power, vendor, cable) and the physical counters and BER
+(symbol errors, effective and raw errors and BER, link down and error recovery counters).
+
+What mlxlink prints (MFT 4.2x-4.3x; text, ``--json`` is not read)::
+
+    Operational Info
+    ----------------
+    State                              : Active
+    Speed                              : 100G
+    FEC                                : Standard RS-FEC - RS(528,514)
+
+    Physical Counters and BER Info
+    ------------------------------
+    Effective Physical Errors          : 0
+    Effective Physical BER             : 15E-255
+    Raw Physical Errors Per Lane       : 0,0,0,0
+    Raw Physical BER                   : 1E-8
+
+A section is its title over a line of dashes (a known title alone is one too: the dashes are gone
+when the output was filtered with grep); a ``Key : value`` line is a field of the current section.
+Each ``Operational Info`` (or a counters section after another run's) starts a run, that is one
+port. The device and port come from the command line before it (``mlxlink -d <dev> -p <n>``, a
+prompt or a script's echo), a ``========== <name> ==========`` banner or the collector's marker
+(its argv). BERs are printed as ``<coef>E-<exp>``
+(``15E-255`` is mlxlink's "no error counted"); ``value_num`` holds numbers and BERs as floats,
+lists per lane stay text. mlxlink's ``-E-``/``-W-`` messages and other lines go to ``unparsed``.
+
+>>> from forensics.sources import ParseContext
+>>> sample = (b"$ sudo mlxlink -d mlx5_0 -p 1 -c\\n\\nOperational Info\\n----------------\\n"
+...           b"State                              : Active\\nSpeed                              : IB-HDR\\n\\n"
+...           b"Physical Counters and BER Info\\n------------------------------\\n"
+...           b"Symbol BER                         : 15E-255\\nRaw Physical BER                   : 1E-8\\n")
+>>> res = parse(sample, ParseContext(host="n1"))
+>>> res.tables["mlxlink"].select("run_no", "device", "port", "field", "value", "value_num").rows()
+[(0, 'mlx5_0', 1, 'state', 'Active', None), (0, 'mlx5_0', 1, 'speed', 'IB-HDR', None), (0, 'mlx5_0', 1, 'symbol_ber', '15E-255', 1.5e-254), (0, 'mlx5_0', 1, 'raw_physical_ber', '1E-8', 1e-08)]
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import polars as pl
+
+from forensics.layout import MARKER_PREFIX
+from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+
+NAME = "mlxlink"
+VERSION = 1
+TABLES = ("mlxlink",)
+DESCRIPTION = ("mlxlink -m -c (NVIDIA MFT): link state, speed, FEC, troubleshooting verdict, module info and the "
+               "physical counters and BER (symbol/effective/raw errors and BER, link down counter) per port")
+SNIFF_PRIORITY = 30
+
+_TS = pl.Datetime("us", "UTC")
+SECTIONS = ("Operational Info", "Supported Info", "Troubleshooting Info", "Tool Information", "Module Info",
+            "Physical Counters and BER Info", "Histogram of FEC Errors", "Eye Opening Info", "FEC Capability Info",
+            "Serdes Tx parameters", "Device Info", "Port Info", "Test Mode Info", "Physical Counters Info",
+            "BER Monitor Info", "Cable DDM Information", "DDM Flags", "Host Class Info", "CPO Info")
+_DASHES = re.compile(r"^\s*-{4,}\s*$")
+_KV = re.compile(r"^\s*([A-Za-z(][^:]*?)\s+:\s?(.*?)\s*$")
+_CMD = re.compile(r"\bmlxlink\b(.*)$")
+_DEV = re.compile(r"(?:^|\s)(?:-d|--device)[ =](\S+)")
+_PORT = re.compile(r"(?:^|\s)(?:-p|--port)[ =]([0-9]{1,4})\b")
+_BANNER = re.compile(r"^\s*={3,}\s*(\S+)(?:\s.*?)?\s*={3,}\s*$")
+_NUM = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")
+
+
+def _field(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", re.sub(r"\[[^]]*\]|\([^)]*\)", "", key.lower())).strip("_")
+
+
+def sniff(head: bytes) -> Sniff:
+    text = head_text(head)
+    lines = [ln.rstrip() for ln in text.splitlines()[:500] if ln.strip() and not ln.startswith(MARKER_PREFIX)]
+    if not lines:
+        return Sniff(0.0, "no lines")
+    titles = sum(1 for ln in lines if ln.strip() in SECTIONS)
+    keys = {m.group(1) for ln in lines if (m := _KV.match(ln))}
+    marks = len(keys & {"State", "Physical state", "FEC", "Effective Physical BER", "Raw Physical BER",
+                        "Effective Physical Errors", "Recommendation", "Symbol BER", "Link Down Counter"})
+    if not titles or marks < 2:
+        return Sniff(0.0, "no mlxlink section title with its State/FEC/BER fields")
+    hits = sum(1 for ln in lines if ln.strip() in SECTIONS or _DASHES.match(ln) or _KV.match(ln))
+    return Sniff(round(min(1.0, hits / len(lines) + 0.2), 3), f"{titles} mlxlink sections, {hits} of {len(lines)} lines")
+
+
+class _Runs:
+    def __init__(self, ts, device, port):
+        self.ts, self.device, self.port = ts, device, port
+        self.pending = False  # a command line or banner named the next port: its first line opens a run
+        self.run = -1
+        self.section = None
+        self.seen: set = set()
+        self.rows: list[tuple] = []
+
+    def start(self) -> None:
+        self.run += 1
+        self.seen, self.section, self.pending = set(), None, False
+
+    def name_next(self, device: str, port: int | None) -> None:
+        self.device, self.port, self.pending = device, port, True
+
+    def title(self, name: str) -> None:
+        if self.pending or self.run < 0 or name in self.seen or (name == "Operational Info" and self.seen):
+            self.start()
+        self.seen.add(name)
+        self.section = name
+
+
+def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    df = split_lines(data)
+    n = df.height
+    hints = ctx.hints or {}
+    device = hints.get("device")
+    port = int(hints["port"]) if str(hints.get("port", "")).isdigit() else None
+    cap = ctx.capture_time
+    if cap is not None and cap.tzinfo is None:
+        cap = cap.replace(tzinfo=dt.timezone.utc)
+    st = _Runs(cap, device, port)
+    bad: list[tuple[int, str, str]] = []
+    if n:
+        df = marker_split(df)
+        has_markers = bool(df["is_marker"].any())
+        texts = df["text"].to_list()
+        for i, (line_no, text, is_marker, sample_no, sample_ts, sample_argv) in enumerate(df.select(
+                "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows()):
+            if is_marker:
+                st.ts, st.section = sample_ts, None
+                if sample_argv:
+                    _command(st, sample_argv)
+                continue
+            if has_markers and sample_no < 0:
+                if text.strip():
+                    bad.append((line_no, text, "line before the first forensics-sample marker"))
+                continue
+            nxt = texts[i + 1] if i + 1 < len(texts) else ""
+            _line(st, line_no, text, nxt, max(sample_no, 0), bad)
+    cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "run_no": pl.Int64, "ts": _TS, "device": pl.String,
+            "port": pl.Int32, "section": pl.String, "field": pl.String, "key": pl.String, "value": pl.String,
+            "value_num": pl.Float64}
+    out = pl.DataFrame(st.rows, schema=cols, orient="row").with_columns(
+        pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
+    variant = ("text" if st.rows else "unrecognised") if n else "empty"
+    return result(NAME, ctx, n, {"mlxlink": out}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
+                  variant=variant, runs=st.run + 1)
+
+
+def _command(st: _Runs, cmd: str) -> None:
+    d, p = _DEV.search(cmd), _PORT.search(cmd)
+    if d:
+        st.name_next(d.group(1), int(p.group(1)) if p else None)
+
+
+def _line(st: _Runs, line_no: int, text: str, nxt: str, sample_no: int, bad: list) -> None:
+    s = text.strip()
+    if not s or _DASHES.match(text):
+        return
+    if s in SECTIONS:
+        st.title(s)
+        return
+    if _DASHES.match(nxt) and not _KV.match(text):  # a title this parser does not know: its fields still read
+        st.title(s)
+        return
+    b = _BANNER.match(text)
+    if b:
+        st.name_next(b.group(1), None)
+        return
+    c = _CMD.search(s)
+    if c and ("-d " in c.group(1) or "--device" in c.group(1)):
+        _command(st, c.group(1))
+        bad.append((line_no, text, "shell prompt or command line (its -d/-p name the next port)"))
+        return
+    m = _KV.match(text)
+    if m and st.pending:  # output filtered by grep: fields of the named port before (or without) a title
+        st.start()
+    if m and (st.section is not None or st.run >= 0 and not st.seen):
+        key, value = m.group(1).strip(), m.group(2).strip()
+        num = float(value) if _NUM.match(value) else None
+        st.rows.append((line_no, sample_no, st.run, st.ts, st.device, st.port, st.section, _field(key), key,
+                        None if value in NULL_TOKENS else value, num))
+        return
+    if s.startswith(("-E-", "-W-", "-I-")):
+        bad.append((line_no, text, "mlxlink message"))
+    elif m:
+        bad.append((line_no, text, "field before any mlxlink section title"))
+    else:
+        bad.append((line_no, text, "not an mlxlink section title or 'Key : value' field"))
