@@ -8,7 +8,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 import forensics
-from forensics.db import derived
+from forensics.db import derived, nic_intervals
 from test_db_kit import at, bundle_dir, sample_tables, write_table
 
 VIEWS = {
@@ -121,13 +121,13 @@ def test_a_read_only_bundle_keeps_the_sql_views(tmp_path):
 
 
 def test_nic_intervals_builder_on_empty_and_null_rows():
-    empty = forensics.schema.empty("nic_counters").select(derived.NIC_COLUMNS).to_arrow()
-    assert derived.nic_intervals(empty, classes=lambda names: {}).num_rows == 0
+    empty = forensics.schema.empty("nic_counters").select(nic_intervals.NIC_COLUMNS).to_arrow()
+    assert nic_intervals.nic_intervals(empty, classes=lambda names: {}).num_rows == 0
     rows = pl.DataFrame({"host": ["h", "h", "h"], "iface": [None, None, None], "counter": ["c", "c", "c"],
                          "raw_name": ["c", "c", "c"], "ts": [at(0), None, at(2)], "value": [1, 5, None],
                          "line_no": [1, 2, 3]})
-    rows = forensics.schema.conform(rows, "nic_counters").select(derived.NIC_COLUMNS).to_arrow()
-    assert derived.nic_intervals(rows, classes=lambda names: {"c": "bytes"}).num_rows == 0
+    rows = forensics.schema.conform(rows, "nic_counters").select(nic_intervals.NIC_COLUMNS).to_arrow()
+    assert nic_intervals.nic_intervals(rows, classes=lambda names: {"c": "bytes"}).num_rows == 0
 
 
 def test_a_bundle_without_nic_counters_keeps_the_sql_views(tmp_path):
