@@ -10,6 +10,7 @@ import pytest
 
 from forensics.layout import format_marker
 from forensics.sources import ParseContext, ethtool
+from forensics.sources import _ethtool_names
 from forensics.sources._base import marker_split, split_lines
 
 FIX = Path(__file__).parent / "fixtures" / "ethtool"
@@ -363,7 +364,7 @@ def test_names_mapped_once_per_process_give_the_same_rows(monkeypatch):
         assert a.tables["nic_counters"].equals(b.tables["nic_counters"])
         assert a.tables["nic_counters"].equals(c.tables["nic_counters"])
         assert a.unparsed.equals(b.unparsed) and a.unparsed.equals(c.unparsed)
-    assert ethtool._KNOWN_NAMES[0]["k"].is_duplicated().sum() == 0
+    assert _ethtool_names.KNOWN_NAMES[0]["k"].is_duplicated().sum() == 0
 
 
 def test_a_paste_quoted_in_a_mail_reply_is_read_without_the_quotes():

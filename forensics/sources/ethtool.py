@@ -26,27 +26,8 @@ Without markers the input is one snapshot per command line (or one in all): ``ts
 ``ctx.capture_time`` ("sampled") or null ("none"); ``iface`` from the marker argv, else the command
 line, else ``ctx.hints["iface"]``, else a sosreport file name ``ethtool_-S_IFACE``, else null.
 
-Counter names (``raw_name`` keeps the name as printed, trimmed). Per-queue names are split into a
-queue-free ``counter`` and ``queue``; the queue token is removed and the direction kept:
-
-====================================  ==================================  =====
-printed                               counter                             queue
-====================================  ==================================  =====
-``rx0_packets`` (mlx5 rx/tx/ch,       ``rx_packets``                      0
-ptp_tx, ptp_cq, qos_tx)
-``tx3_0_packets`` (old mlx5 tx ch_tc)  ``tx_0_packets``                    3
-``rx_queue_0_packets`` (ixgbe, ice,   ``rx_packets``                      0
-virtio_net)
-``queue_2_tx_cnt`` (ena)              ``tx_cnt``                          2
-``tx-0.tx_packets`` / ``rx-1.bytes``  ``tx_packets`` / ``rx_bytes``       0 / 1
-``tx-xdp-cpu-5.tx_packets`` (sfc)     ``tx_xdp_cpu_tx_packets``           5
-``[3]: rx_bytes`` / ``rxq3: rx_bytes`` ``rx_bytes``                        3
-``TSO pkts tx`` under ``Tx Queue#: 1`` ``TSO pkts tx``                     1
-====================================  ==================================  =====
-
-Priority / class-of-service / lane / size numbers are *not* queues: ``rx_prio3_pause``,
-``rx_pfc_ena_frames_pri3``, ``pfc_pri3_rx_duration_us``, ``rx_discard_packets_cos0``,
-``tx_priority_3_xoff.nic``, ``rx_err_lane_0_phy`` keep their full name with queue null.
+Counter names are split into a queue-free ``counter`` and ``queue`` by
+:mod:`forensics.sources._ethtool_names`.
 
 How it runs: every line is split once at its first ``": "`` and the value cast to u64 in polars;
 names are normalised once per distinct spelling (a few thousand in a 100 MB series) and joined
@@ -93,6 +74,7 @@ from forensics.sources._base import (
     split_lines,
     unparsed_frame,
 )
+from forensics.sources._ethtool_names import join_names
 
 NAME = "ethtool"
 VERSION = 1
@@ -101,7 +83,6 @@ DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ..
 SNIFF_PRIORITY = 40
 
 INT64_MAX = (1 << 63) - 1
-NAME_MAX = 64  # ETH_GSTRING_LEN is 32; netlink stat names are longer but well under this
 NA_VALUES = ("N/A", "[N/A]", "[Not Supported]", "Not Supported")
 
 # `ethtool [opts] -S|--statistics IFACE` anywhere in a line (prompt, sudo, watch header), or a
@@ -115,14 +96,6 @@ _WATCH_TIME = re.compile(
     r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2}"
     r" [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")
 _SOS_FILE = re.compile(r"ethtool_-S_(" + _IFACE + r")$")
-
-# Queue prefixes (prefix only: the rest of the name is sliced off, never captured).
-_QUEUE_PREFIX = (
-    r"^((?:rx|tx)_queue_[0-9]+_"            # ixgbe, igb, ice, virtio_net, hv_netvsc: rx_queue_0_packets
-    r"|queue_[0-9]+_"                       # ena: queue_0_tx_cnt
-    r"|(?:rx|tx)(?:-[a-z]+)*-[0-9]+\."      # i40e, iavf, sfc: tx-0.tx_packets, rx-1.bytes, tx-xdp-cpu-3.x
-    r"|(?:rx|tx|ch|ptp_tx|ptp_cq|qos_tx)[0-9]+_)"  # mlx5: rx0_packets, ch0_events, ptp_tx0_packets
-)
 
 # sniffing: a counter line as ethtool prints it (names without inner spaces may be padded).
 _SNIFF_COUNTER = re.compile(
@@ -163,9 +136,6 @@ def sniff(head: bytes) -> bool:
 
 
 _MARKER_B = MARKER_PREFIX.encode()
-_KNOWN_NAMES: list[pl.DataFrame | None] = [None]  # every counter name mapped so far (see _join_names)
-KNOWN_NAMES_MAX = 1 << 16
-_QUEUE_HEADERS = ["Tx Queue#", "Rx Queue#"]
 BLOCK_BYTES = 8 << 20  # a big series is parsed a run of whole snapshots at a time: bounded memory
 _MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
 _TS = pl.Datetime("us", "UTC")
@@ -237,28 +207,6 @@ def _watch_ts(text: str, tz: str | None) -> dt.datetime | None:
     return naive.replace(tzinfo=zone).astimezone(dt.timezone.utc)
 
 
-def _name_map(keys: pl.DataFrame) -> pl.DataFrame:
-    """Per distinct name part `k` (as printed): raw_name, queue-free counter, queue, name_reason."""
-    m = keys.with_columns(pl.col("k").str.strip_chars(" \t").alias("raw_name"))
-    m = m.with_columns(pl.col("raw_name").str.extract(_QUEUE_PREFIX, 1).alias("qp"))
-    m = m.with_columns(
-        pl.col("qp").str.replace(r"[-_]?[0-9]+[._]$", "").str.replace(r"_?queue$", "")
-        .str.replace_all("-", "_", literal=True).alias("stem"),
-        pl.col("raw_name").str.strip_prefix(pl.col("qp")).alias("rest"),
-        pl.col("qp").str.extract(r"([0-9]+)", 1).cast(pl.Int32, strict=False).alias("qn"),
-    )
-    split_ok = pl.col("qn").is_not_null() & (pl.col("rest") != "")
-    counter = (pl.when(~split_ok).then(pl.col("raw_name"))
-               .when(pl.col("stem") == "").then(pl.col("rest"))
-               .when(pl.col("rest").str.starts_with(pl.col("stem") + "_")).then(pl.col("rest"))
-               .otherwise(pl.col("stem") + "_" + pl.col("rest")))
-    reason = (pl.when(pl.col("raw_name") == "").then(pl.lit("empty counter name"))
-              .when(pl.col("raw_name").str.len_chars() > NAME_MAX)
-              .then(pl.lit(f"counter name longer than {NAME_MAX} characters")))
-    return m.select("k", "raw_name", counter.alias("counter"),
-                    pl.when(split_ok).then(pl.col("qn")).alias("queue"), reason.alias("name_reason"))
-
-
 def _value_reason(v: pl.Expr) -> pl.Expr:
     """Why a value (already stripped) is not a usable counter value."""
     return (pl.when(v.is_null()).then(pl.lit("not a 'name: value' counter line"))
@@ -288,28 +236,6 @@ _FLAGS = [
     (~_OBODY.is_in(["", "NIC statistics:"])).any().alias("slow"),
     ((_OBODY == "NIC statistics:") & (pl.col("sample_no").filter(_OTHER) >= 0)).any().alias("header"),
 ]
-
-
-def _join_names(rows: pl.DataFrame) -> pl.DataFrame:
-    """`rows` (counter lines, with `k`) + raw_name, counter, queue, name_reason (_name_map) and _qhdr
-    (a vmxnet3 queue header's name). Names are mapped once per process, not once per file: the rows
-    are joined with every name mapped so far, and only the names not seen yet are mapped and added."""
-    known = _KNOWN_NAMES[0]
-    if known is not None:
-        out = rows.join(known, on="k", how="left", maintain_order="left")
-        if not out["raw_name"].null_count():
-            return out
-        new = out.filter(pl.col("raw_name").is_null()).select("k").unique()
-        if known.height + new.height > KNOWN_NAMES_MAX:  # start over with this block's names
-            known, new = None, rows.select("k").unique()
-    else:
-        new = rows.select("k").unique()
-    new = _name_map(new.filter(pl.col("k").is_not_null())).with_columns(
-        pl.col("raw_name").is_in(_QUEUE_HEADERS).alias("_qhdr"))
-    # (another thread may have added some of them meanwhile: a name must join one row only)
-    known = new if known is None else pl.concat([known, new]).unique(subset="k", keep="first", maintain_order=True)
-    _KNOWN_NAMES[0] = known
-    return rows.join(known, on="k", how="left", maintain_order="left")
 
 
 def _hint_iface(ctx: ParseContext) -> str | None:
@@ -432,7 +358,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
     if not (flags["cand"] or flags["slow"] or flags["before"]):
         # (eager: a lazy query joins this several times slower)
-        rows = _join_names(df.filter(pl.col("fast")).select("line_no", "sample_no", "k", "u", "is_na"))
+        rows = join_names(df.filter(pl.col("fast")).select("line_no", "sample_no", "k", "u", "is_na"))
         if not rows["_qhdr"].any():
             return _simple_block(df, rows, flags, ctx, has_markers, sample_offset, unparsed, features), n, n_markers
 
@@ -510,7 +436,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     fast = df.filter(pl.col("fast")).select(*cols, pl.lit(None, dtype=pl.Int32).alias("lqn"))
     if pref is not None and pref.height:
         fast = fast.merge_sorted(pref.select(*cols, "lqn"), key="line_no")
-    rows = _bad_rows(_join_names(fast), df, ctx, unparsed)
+    rows = _bad_rows(join_names(fast), df, ctx, unparsed)
 
     # snapshot, time, interface
     hint = pl.lit(_hint_iface(ctx), dtype=pl.String)
