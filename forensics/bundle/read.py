@@ -19,63 +19,31 @@ crafted archive cannot write through a pre-existing path either.
 from __future__ import annotations
 
 import os
-import posixpath
-import re
 import shutil
 import stat
 import tarfile
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from forensics.bundle.errors import BundleError
-from forensics.errors import write_error
 from forensics.bundle.manifest import read_manifest
+from forensics.bundle.members import (
+    COPY_CHUNK,
+    DEFAULT_LIMITS,
+    Limits,
+    Scan,
+    count_member,
+    describe_read_error,
+    iter_members,
+    link_target,
+    read_errors,
+    read_member_into,
+    safe_member_name,
+)
+from forensics.errors import write_error
 from forensics.layout import MANIFEST
-
-COPY_CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a bundle may hold before it is refused."""
-
-    max_members: int = 200_000
-    max_member_bytes: int = 16 << 30
-    max_total_bytes: int = 64 << 30
-    max_name_bytes: int = 4096
-    max_ratio: int = 1000             # unpacked bytes per byte of archive (logs compress 5-50 times) ...
-    ratio_floor_bytes: int = 1 << 30  # ... but any archive may unpack to 1 GiB
-    disk_share: float = 0.5           # and to at most this share of the free space where it is unpacked
-
-    def for_archive(self, path: Path, dest: Path | None = None) -> "Limits":
-        """These limits with the total capped in proportion to the archive's size and to the free
-        space at `dest` (a tiny archive that would unpack to gigabytes is refused before it fills a disk)."""
-        import dataclasses
-
-        from forensics.limits import free_bytes
-
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return self
-        cap = max(self.ratio_floor_bytes, size * self.max_ratio)
-        why = f"{self.max_ratio} times the archive's {size} bytes"
-        if dest is not None:
-            room = int(free_bytes(dest) * self.disk_share)
-            if room < cap:
-                cap, why = room, f"half the {room * 2} bytes free at {dest}"
-        if cap >= self.max_total_bytes:
-            return self
-        return dataclasses.replace(self, max_total_bytes=cap, max_member_bytes=min(self.max_member_bytes, cap),
-                                   why=why)
-
-    why: str = ""  # what set max_total_bytes, when not the fixed limit
-
-
-DEFAULT_LIMITS = Limits()
-
 
 @dataclass
 class Bundle:
@@ -95,157 +63,7 @@ class Bundle:
         return int(self.manifest["format_version"])
 
 
-@dataclass
-class _Scan:
-    members: int = 0
-    total: int = 0
-    kinds: dict[str, str] = field(default_factory=dict)  # rel -> "file" | "dir" | "link" | "deferred" | "vdir"
-    links: list[tuple[str, str, str]] = field(default_factory=list)  # (rel, target rel, kind)
-    deferred: list[tuple[str, int]] = field(default_factory=list)  # (rel, size) of files checked, not written
-
-
-# --------------------------------------------------------------------------- names and checks
-
-
-def safe_member_name(name: str, limits: Limits = DEFAULT_LIMITS) -> str:
-    """Normalised relative name of a member ('' for the archive root), or BundleError."""
-    if "\x00" in name:
-        raise BundleError(f"refusing bundle: member name with a NUL byte: {name!r}")
-    if len(name.encode("utf-8", "surrogateescape")) > limits.max_name_bytes:
-        raise BundleError(f"refusing bundle: member name over {limits.max_name_bytes} bytes")
-    if name.startswith("/") or name.startswith("\\") or re.match(r"^[A-Za-z]:[\\/]", name):
-        raise BundleError(f"refusing bundle: absolute member path {name!r}")
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise BundleError(f"refusing bundle: member path with '..': {name!r}")
-    return "/".join(parts)
-
-
-def _link_target(rel: str, target: str, hard: bool) -> str:
-    """Bundle-relative path a link points to, or BundleError when it leaves the bundle."""
-    kind = "hard link" if hard else "symbolic link"
-    if not target or target.startswith("/") or "\x00" in target:
-        raise BundleError(f"refusing bundle: {kind} {rel!r} -> {target!r} leaves the bundle")
-    joined = target if hard else posixpath.join(posixpath.dirname(rel), target)
-    norm = posixpath.normpath(joined)
-    if norm == ".." or norm.startswith("../") or norm.startswith("/"):
-        raise BundleError(f"refusing bundle: {kind} {rel!r} -> {target!r} leaves the bundle")
-    return "" if norm == "." else norm
-
-
-def _count(scan: _Scan, size: int, rel: str, limits: Limits) -> None:
-    scan.members += 1
-    if scan.members > limits.max_members:
-        raise BundleError(f"refusing bundle: more than {limits.max_members} members")
-    if size > limits.max_member_bytes:
-        raise BundleError(f"refusing bundle: member {rel!r} is {size} bytes (limit {limits.max_member_bytes}"
-                          + (f": {limits.why}; possible decompression bomb)" if limits.why else ")"))
-    scan.total += size
-    if scan.total > limits.max_total_bytes:
-        raise BundleError(
-            f"refusing bundle: uncompressed size over {limits.max_total_bytes} bytes"
-            + (f" ({limits.why})" if limits.why else "") + " (possible decompression bomb)"
-        )
-
-
-# --------------------------------------------------------------------------- archives
-
-
-def _sniff_compression(head: bytes) -> str:
-    if head.startswith(b"\x1f\x8b"):
-        return "gz"
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        return "zst"
-    if head.startswith(b"BZh"):
-        return "bz2"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    return "tar"
-
-
-def open_stream(fh):
-    """The decompressed stream of an archive file object (gzip, zstd, bzip2, xz or plain)."""
-    head = fh.read(6)
-    fh.seek(0)
-    kind = _sniff_compression(head)
-    if kind == "gz":
-        import gzip
-
-        return gzip.GzipFile(fileobj=fh, mode="rb")
-    if kind == "zst":
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=False)
-    if kind == "bz2":
-        import bz2
-
-        return bz2.BZ2File(fh, mode="rb")
-    if kind == "xz":
-        import lzma
-
-        return lzma.LZMAFile(fh, mode="rb")
-    return fh
-
-
-def read_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions reading a damaged archive may raise (tar, decompressors, EOF)."""
-    errs: list[type[BaseException]] = [tarfile.TarError, EOFError, OSError, ValueError]
-    try:
-        import lzma
-
-        errs.append(lzma.LZMAError)
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import zstandard
-
-        errs.append(zstandard.ZstdError)
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(errs)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    low = text.lower()
-    if isinstance(exc, EOFError) or "unexpected end" in low or "ended before" in low or "truncated" in low:
-        return f"truncated archive ({text})"
-    return text
-
-
-def iter_members(path: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
-    """Stream (member, normalised name, tar) of an archive, refusing bad names and counts on the way."""
-    errors = read_errors()
-    with open(path, "rb") as raw:
-        if os.fstat(raw.fileno()).st_size == 0:
-            raise BundleError(f"{path}: empty file, not a tar bundle")
-        try:
-            stream = open_stream(raw)
-            # "r:" on a forward-only stream: tarfile seeks only forward here (to the next header),
-            # and member data is read straight from the stream (see _write_member), not through
-            # the 10 KB records of stream mode "r|" (5x faster on a multi-GB bundle)
-            tar = tarfile.open(fileobj=stream, mode="r:")
-        except BundleError:
-            raise
-        except errors as exc:
-            raise BundleError(f"{path}: not a tar bundle ({_describe(exc)})") from None
-        try:
-            while True:
-                try:
-                    member = tar.next()
-                except errors as exc:
-                    raise BundleError(f"{path}: unreadable archive: {_describe(exc)}") from None
-                if member is None:
-                    break
-                yield member, safe_member_name(member.name, limits), tar
-        finally:
-            try:
-                tar.close()
-            except errors:
-                pass
-
-
-def _mkdirs(dest: Path, rel: str, scan: _Scan, create: bool = True) -> Path:
+def _mkdirs(dest: Path, rel: str, scan: Scan, create: bool = True) -> Path:
     """Create the directories of `rel` under dest (never following a link), return the parent.
     With `create` False they are only recorded (kind "vdir": made later if a written member needs them)."""
     cur = dest
@@ -266,35 +84,6 @@ def _mkdirs(dest: Path, rel: str, scan: _Scan, create: bool = True) -> Path:
                     raise BundleError(f"refusing bundle: cannot create directory {acc!r}") from None
             scan.kinds[acc] = "dir"
     return cur
-
-
-def read_member_into(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, write, buf: bytearray | None = None) -> None:
-    """Pass the data of the regular `member` of an archive open by :func:`iter_members` to
-    `write(memoryview)` block by block (one reused buffer: no allocation per block)."""
-    src = tar.fileobj
-    src.seek(member.offset_data)
-    view = memoryview(buf if buf is not None else bytearray(COPY_CHUNK))
-    left = member.size
-    while left > 0:
-        n = src.readinto(view[:min(len(view), left)])
-        if not n:
-            raise BundleError(f"truncated archive: member {rel!r} ends early")
-        write(view[:n])
-        left -= n
-
-
-def read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str) -> bytes:
-    """The data of the regular `member` of an archive open by :func:`iter_members`, in memory."""
-    src = tar.fileobj
-    src.seek(member.offset_data)
-    parts, left = [], member.size
-    while left > 0:
-        block = src.read(left)
-        if not block:
-            raise BundleError(f"truncated archive: member {rel!r} ends early")
-        parts.append(block)
-        left -= len(block)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, rel: str, buf: bytearray) -> None:
@@ -342,12 +131,12 @@ def extract_deferring(path: Path | str, dest: Path | str, defer: Callable[[str],
 
 
 def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], bool] | None,
-             defer: Callable[[str], bool] | None) -> _Scan:
+             defer: Callable[[str], bool] | None) -> Scan:
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise BundleError(f"{dest}: extraction directory is not empty")
     limits = limits.for_archive(path, dest)
-    scan = _Scan()
+    scan = Scan()
     errors = read_errors()
     buf = bytearray(COPY_CHUNK)
     try:
@@ -360,20 +149,20 @@ def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], boo
                     raise BundleError(f"refusing bundle: more than {limits.max_members} members")
                 continue
             if member.isdir():
-                _count(scan, 0, rel, limits)
+                count_member(scan, 0, rel, limits)
                 if scan.kinds.get(rel) not in (None, "dir", "vdir"):
                     raise BundleError(f"refusing bundle: {rel!r} is both a file and a directory")
                 _mkdirs(dest, rel + "/x", scan)
             elif member.issym() or member.islnk():
-                _count(scan, 0, rel, limits)
-                target = _link_target(rel, member.linkname if member.issym() else safe_member_name(member.linkname, limits), member.islnk())
+                count_member(scan, 0, rel, limits)
+                target = link_target(rel, member.linkname if member.issym() else safe_member_name(member.linkname, limits), member.islnk())
                 if rel in scan.kinds:
                     raise BundleError(f"refusing bundle: duplicate member {rel!r}")
                 scan.kinds[rel] = "link"
                 scan.links.append((rel, target, "hard" if member.islnk() else "sym"))
                 _mkdirs(dest, rel, scan)
             elif member.isreg() and not member.issparse():
-                _count(scan, member.size, rel, limits)
+                count_member(scan, member.size, rel, limits)
                 if rel in scan.kinds:
                     raise BundleError(f"refusing bundle: duplicate member {rel!r}")
                 if defer is not None and defer(rel):
@@ -388,7 +177,7 @@ def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], boo
                 except BundleError:
                     raise
                 except errors as exc:
-                    raise BundleError(f"{path}: unreadable archive: {_describe(exc)}") from None
+                    raise BundleError(f"{path}: unreadable archive: {describe_read_error(exc)}") from None
             elif member.ischr() or member.isblk():
                 raise BundleError(f"refusing bundle: device file {rel!r}")
             elif member.isfifo():
@@ -406,7 +195,7 @@ def _extract(path: Path, dest: Path, limits: Limits, select: Callable[[str], boo
     return scan
 
 
-def _materialise_links(dest: Path, scan: _Scan, limits: Limits) -> None:
+def _materialise_links(dest: Path, scan: Scan, limits: Limits) -> None:
     """Replace each link inside the bundle by a copy of the regular file it resolves to."""
     targets = {rel: tgt for rel, tgt, _ in scan.links}
     for rel, _, kind in scan.links:
@@ -425,7 +214,7 @@ def _materialise_links(dest: Path, scan: _Scan, limits: Limits) -> None:
             continue  # a link to a directory or to nothing: not materialised
         src = dest / cur
         size = src.stat().st_size
-        _count(scan, size, rel, limits)
+        count_member(scan, size, rel, limits)
         parent = _mkdirs(dest, rel, scan)
         out = parent / rel.rsplit("/", 1)[-1]
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -444,7 +233,7 @@ def scan_dir(root: Path | str, limits: Limits = DEFAULT_LIMITS) -> Path:
     if not root.is_dir():
         raise BundleError(f"{root}: not a directory")
     real_root = os.path.realpath(root)
-    scan = _Scan()
+    scan = Scan()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
@@ -454,11 +243,11 @@ def scan_dir(root: Path | str, limits: Limits = DEFAULT_LIMITS) -> Path:
                 real = os.path.realpath(p)
                 if os.path.commonpath([real_root, real]) != real_root:
                     raise BundleError(f"refusing bundle: symbolic link {rel!r} -> {os.readlink(p)!r} leaves the bundle")
-                _count(scan, 0, rel, limits)
+                count_member(scan, 0, rel, limits)
             elif stat.S_ISDIR(st.st_mode):
-                _count(scan, 0, rel, limits)
+                count_member(scan, 0, rel, limits)
             elif stat.S_ISREG(st.st_mode):
-                _count(scan, st.st_size, rel, limits)
+                count_member(scan, st.st_size, rel, limits)
             elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
                 raise BundleError(f"refusing bundle: device file {rel!r}")
             elif stat.S_ISFIFO(st.st_mode):

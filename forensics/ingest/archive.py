@@ -13,7 +13,7 @@ from pathlib import Path
 
 from forensics.bundle.cache import archive_members
 from forensics.bundle.errors import BundleError
-from forensics.bundle.read import iter_members, read_errors, read_member, read_member_into
+from forensics.bundle.members import iter_members, read_errors, read_member, read_member_into
 from forensics.layout import HOSTS_DIR
 
 
