@@ -154,7 +154,7 @@ def is_loose_input(path) -> bool:
         return True
     if head.startswith((b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ\x00")) or \
             (len(head) >= 262 and head[257:262] == b"ustar"):
-        from forensics.importers.build import looks_like_tar, tar_named
+        from forensics.importers.recognise import looks_like_tar, tar_named
 
         if not tar_named(p) and not looks_like_tar(p):
             return True  # one compressed output (dmesg.gz, nccl.log.zst), as `forensics bundle` reads it

@@ -19,11 +19,8 @@ The result is parsed (tables/) and written atomically.
 from __future__ import annotations
 
 import datetime as dt
-
-import gzip
 import hashlib
 import json
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -35,25 +32,17 @@ from forensics.bundle.errors import BundleError
 from forensics.bundle.manifest import check_host_name
 from forensics.bundle.read import DEFAULT_LIMITS, Limits, archive_kind, extract, open_bundle, find_root
 from forensics.bundle.write import check_out_path, new_manifest, write_tree
+from forensics.importers.recognise import (
+    content_host,
+    head_bytes,
+    host_from_dirname,
+    looks_like_tar,
+    safe_name,
+    tar_named,
+    tar_stem,
+)
 from forensics.layout import HOSTS_DIR, MANIFEST, TRUTH_DIR
 from forensics.sources import descriptors, file_hints
-
-HOST_SNIFF_BYTES = 8 << 20
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def safe_name(name: str) -> str:
-    s = _SAFE.sub("_", name).strip("._") or "file"
-    return s[:200]
-
-
-def host_from_dirname(name: str) -> str | None:
-    s = _SAFE.sub("-", name).strip(".-_")
-    try:
-        return check_host_name(s) if s else None
-    except BundleError:
-        return None
-
 
 @dataclass
 class HostStage:
@@ -177,8 +166,8 @@ class Builder:
             extract(path, dest, self.limits, select=lambda rel: True)
             top = [p for p in dest.iterdir()]
             inner = top[0] if len(top) == 1 and top[0].is_dir() else dest
-            return self._add_loose_dir(inner, str(path), host_from_dirname(inner.name if inner != dest else _stem(path)))
-        data_head = _head(path, self.limits)
+            return self._add_loose_dir(inner, str(path), host_from_dirname(inner.name if inner != dest else tar_stem(path)))
+        data_head = head_bytes(path, self.limits)
         if nvbug.is_bug_report(data_head):
             return self._add_nvbug(path)
         self._add_loose_files([(path, path.name)], str(path), None, alone=True)
@@ -311,7 +300,7 @@ class Builder:
         self.kinds.append("loose")
         taken = 0
         for p, shown in items:
-            head = _head(p, self.limits)
+            head = head_bytes(p, self.limits)
             src: Path | bytes = p
             name = p.name
             if head.startswith(b"\x1f\x8b"):  # a gzip-compressed output (dmesg.gz, nccl.log.gz)
@@ -333,7 +322,7 @@ class Builder:
             if source is None:
                 self.warn(f"skipping {shown}: no source recognises it")
                 continue
-            host = self.host or _content_host(source, src, p, name) or dir_host
+            host = self.host or content_host(source, src, p, name) or dir_host
             if not host and alone:  # README: else the directory name
                 host = host_from_dirname(p.resolve().parent.name)
                 if not host:
@@ -396,81 +385,6 @@ def _titles(part: str | None = None) -> str:
     """"dmesg, ethtool or sar": the tools whose descriptors declare `part` (all of them: None)."""
     names = [d.title for d in descriptors().values() if part is None or getattr(d, part)]
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
-
-
-TAR_SUFFIXES = (".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz", ".tzst", ".tar")
-
-
-def tar_named(path: Path) -> bool:
-    """Whether the file's name says it is a tar archive (compressed or not)."""
-    return Path(path).name.lower().endswith(TAR_SUFFIXES)
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suf in TAR_SUFFIXES:
-        if name.endswith(suf):
-            return name[: -len(suf)]
-    return path.stem
-
-
-def _head(path: Path, limits: Limits, n: int = 65536) -> bytes:
-    """First bytes of a file, decompressed when it is gzip (a gzip head keeps its magic bytes)."""
-    with open(path, "rb") as fh:
-        head = fh.read(n)
-    if head.startswith(b"\x1f\x8b"):
-        try:
-            with gzip.open(path, "rb") as gz:
-                return b"\x1f\x8b" + gz.read(n)
-        except (OSError, EOFError):
-            return head
-    return head
-
-
-def looks_like_tar(path: Path) -> bool:
-    """A tar, possibly compressed: the first 512 decompressed bytes form a valid tar header."""
-    import tarfile
-
-    from forensics.bundle.read import open_stream
-
-    try:
-        with open(path, "rb") as fh:
-            stream = open_stream(fh)
-            block = stream.read(512)
-    except Exception:  # noqa: BLE001 - anything unreadable is simply not a tar here
-        return False
-    if len(block) < 512:
-        return False
-    try:
-        tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
-        return True
-    except tarfile.HeaderError:
-        return False
-
-
-def _content_host(source: str, src: Path | bytes, path: Path, name: str) -> str | None:
-    """The single host the content names (parser meta["hosts"]), from the file's first megabytes."""
-    from forensics.sources import ParseContext, get
-
-    try:
-        if isinstance(src, bytes):
-            data = src[:HOST_SNIFF_BYTES]
-        else:
-            with open(src, "rb") as fh:
-                data = fh.read(HOST_SNIFF_BYTES)
-        if len(data) == HOST_SNIFF_BYTES and b"\n" in data:
-            data = data[: data.rfind(b"\n") + 1]
-        res = get(source).parse(data, ParseContext(host=None, file=name))
-    except Exception:  # noqa: BLE001 - host discovery is best effort
-        return None
-    hosts = [h for h in (res.meta.get("hosts") or []) if isinstance(h, str) and h]
-    if len(set(hosts)) == 1:
-        h = hosts[0].split(".")[0]
-        try:
-            return check_host_name(h)
-        except BundleError:
-            return host_from_dirname(h)
-    return None
 
 
 def build_bundle(inputs: list[Path], out: Path, host: str | None = None, tz: str | None = None, merge: bool = False,
