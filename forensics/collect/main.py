@@ -2,11 +2,12 @@
 
 Runs every spec of :mod:`forensics.collect.specs` (missing or failing commands are recorded in
 commands.jsonl and never stop the rest), samples the snapshot and stream specs for ``--duration``
-seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes (command line,
-affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables only), the NIC inventory and the clock
-reference, and writes a bundle atomically. On SIGINT/SIGTERM/SIGHUP it stops its commands, writes a
-valid bundle with what it has and exits non-zero (130/143/129). When the parsing dependencies are
-importable, the bundle also gets its Parquet tables.
+seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes
+(:mod:`forensics.collect.job`: command line, affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS
+variables only), the NIC inventory and the clock reference, and writes a bundle atomically. On
+SIGINT/SIGTERM/SIGHUP it stops its commands, writes a valid bundle with what it has and exits non-
+zero (130/143/129). When the parsing dependencies are importable, the bundle also gets its Parquet
+tables.
 
 Time: with ``--duration N`` the sampling commands end by N + SAMPLE_GRACE_S seconds and the final
 ones (dmesg, NCCL log copies) by N + END_SLACK_S, whatever hangs (each command's timeout is bounded
@@ -18,8 +19,6 @@ leave them); whatever of the run is left at its end is killed.
 from __future__ import annotations
 
 import argparse
-import glob
-import json
 import os
 import shutil
 import signal
@@ -28,27 +27,21 @@ import tempfile
 import threading
 import time
 
-from forensics.collect import files, node, output, proc
-from forensics.collect.records import command_record, commands_text, host_json_text, host_record, version  # noqa: F401 (used as cmain.*)
+from forensics.collect import job, node, output, proc
+from forensics.collect.job import NCCL_COPY, NCCL_NAME, NCCL_SOURCE  # noqa: F401 (used as cmain.*)
+from forensics.collect.records import SKIPPED_TIME, command_record, commands_text, host_json_text, host_record, version  # noqa: F401 (used as cmain.*)
 from forensics.collect.specs import SPECS
 from forensics.collect.tarball import compression_for
 from forensics.layout import format_marker
 
-NCCL_CAP = 512 << 20
 STREAM_GRACE_S = 10.0
 SAMPLE_GRACE_S = 5.0  # sampling commands end by --duration + this
 END_SLACK_S = 10.0  # the final commands (dmesg, NCCL copies) by --duration + this
 ONESHOT_BUDGET_S = 60.0  # with --duration 0: what the snapshot of every command may take
 HUNG_RETRY_S = 5.0  # timeout of a program that already timed out once in this run
 MIN_LEFT_S = 0.5
-SKIPPED_TIME = "skipped (--duration reached)"
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 # how NCCL log copies are recorded in commands.jsonl: name, source, argv ["copy", <path>]
-NCCL_NAME = "nccl_log"
-NCCL_SOURCE = "nccl"
-NCCL_COPY = "copy"
-
-
 def fill(argv, **values):
     """argv with its {placeholders} filled in."""
     return [a.format(**values) if "{" in a else a for a in argv]
@@ -306,7 +299,7 @@ class Collector(object):
                     self.skipped(spec.name, spec.source, list(spec.argv), "skipped (collection interrupted)")
                 else:
                     self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks], end=self.end)
-        self.copy_nccl_logs()
+        job.copy_nccl_logs(self)
         return inventory
 
     def start_specs(self):
@@ -315,86 +308,9 @@ class Collector(object):
             for spec in SPECS:
                 if spec.mode == "once" and spec.when == "start":
                     self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks])
-            self.processes()
+            job.record_processes(self)
         except Exception as exc:  # noqa: BLE001
             self.say("collector error in one-shot commands: %s" % exc)
-
-    def processes(self):
-        """GPU processes (from nvidia-smi compute apps, plus --pid) -> raw/collector/processes.jsonl."""
-        apps_path, _ = self.raw("collector", "compute-apps.csv")
-        idx_path, _ = self.raw("collector", "gpu-index.csv")
-
-        def text(p):
-            try:
-                with open(p, "rb") as fh:
-                    return fh.read().decode("utf-8", "replace")
-            except OSError:
-                return ""
-
-        apps = node.parse_compute_apps(text(apps_path), text(idx_path))
-        pids = sorted(set(apps) | set(self.pids))
-        if not pids:
-            return
-        path, rel = self.raw("collector", "processes.jsonl")
-        with open(path, "w") as fh:
-            for pid in pids:
-                info = node.process_info(pid)
-                self.process_uids.add(info.get("uid"))
-                info.update(apps.get(pid, {"gpus": [], "gpu_uuids": []}))
-                if pid in self.pids:
-                    info["requested"] = True
-                fh.write(json.dumps(info, sort_keys=True) + "\n")
-        self.say("recorded %d GPU process(es)" % len(pids))
-
-    def copy_nccl_logs(self):
-        """Copy the files of the --nccl-log globs, never through a link (see forensics.collect.files)."""
-        seen = set()
-        owners = files.job_uids(self.process_uids)
-        for pattern in self.nccl_globs:
-            pattern = os.path.expanduser(pattern)
-            base = files.literal_base(pattern)
-            matches = sorted(glob.glob(pattern))
-            if not matches:
-                self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, pattern], "no file matches")
-            for src in matches:
-                if self.stop.is_set() or time.monotonic() > self.end:
-                    why = "skipped (collection interrupted)" if self.stop.is_set() else SKIPPED_TIME
-                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], why)
-                    continue
-                try:
-                    fd = files.open_captured(src, base, owners)
-                except files.Refused as exc:
-                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "refused: %s" % exc)
-                    continue
-                except OSError as exc:
-                    self.skipped(NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], "cannot read: %s" % (exc.strerror or exc))
-                    continue
-                with os.fdopen(fd, "rb") as fh:
-                    st = os.fstat(fh.fileno())
-                    if (st.st_dev, st.st_ino) in seen:
-                        continue
-                    seen.add((st.st_dev, st.st_ino))
-                    self._copy_one(src, fh)
-
-    def _copy_one(self, src, fh):
-        name = os.path.basename(src) or "nccl.log"
-        path, rel = self.raw(NCCL_SOURCE, name)
-        i = 1
-        while os.path.exists(path):
-            i += 1
-            path, rel = self.raw(NCCL_SOURCE, "%s-%d" % (name, i))
-        res = proc.Result([NCCL_COPY, src])
-        out = proc.CappedFile(path, NCCL_CAP, append=False)
-        try:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                out.write(block)
-            res.exit_code = 0
-        except OSError as exc:
-            res.error = "cannot read: %s" % (exc.strerror or exc)
-        res.bytes = out.close()
-        res.truncated = out.truncated
-        res.end = proc.utcnow()
-        self.record(NCCL_NAME, NCCL_SOURCE, res, rel)
 
     # ------------------------------------------------------------------ writing the bundle
 

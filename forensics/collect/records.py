@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+SKIPPED_TIME = "skipped (--duration reached)"  # the error of a command the time budget left out
+
 
 def version():
     try:
