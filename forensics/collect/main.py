@@ -5,9 +5,9 @@ commands.jsonl and never stop the rest), samples the snapshot and stream specs f
 seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes
 (:mod:`forensics.collect.job`: command line, affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS
 variables only), the NIC inventory and the clock reference, and writes a bundle atomically. On
-SIGINT/SIGTERM/SIGHUP it stops its commands, writes a valid bundle with what it has and exits non-
-zero (130/143/129). When the parsing dependencies are importable, the bundle also gets its Parquet
-tables.
+SIGINT/SIGTERM/SIGHUP it stops its commands, writes a valid bundle with what it has and exits
+non-zero (130/143/129). When the parsing dependencies are importable, the bundle also gets its
+Parquet tables.
 
 Time: with ``--duration N`` the sampling commands end by N + SAMPLE_GRACE_S seconds and the final
 ones (dmesg, NCCL log copies) by N + END_SLACK_S, whatever hangs (each command's timeout is bounded
