@@ -355,10 +355,10 @@ def test_small_input_split_matches_split_lines():
 
 def test_names_mapped_once_per_process_give_the_same_rows(monkeypatch):
     files = sorted(FIX.glob("ethtool--*.txt"))
-    monkeypatch.setattr(ethtool, "_KNOWN_NAMES", [None])
+    monkeypatch.setattr(_ethtool_names, "KNOWN_NAMES", [None])
     first = [parse(f.name) for f in files]
     again = [parse(f.name) for f in reversed(files)][::-1]
-    monkeypatch.setattr(ethtool, "KNOWN_NAMES_MAX", 40)  # the map starts over again and again
+    monkeypatch.setattr(_ethtool_names, "KNOWN_NAMES_MAX", 40)  # the map starts over again and again
     small = [parse(f.name) for f in files]
     for a, b, c in zip(first, again, small):
         assert a.tables["nic_counters"].equals(b.tables["nic_counters"])
