@@ -326,7 +326,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 continue
             m = _PORT_KEY.match(text) if section == "ibstat-port" else None
             if m:
-                _ibstat_port_key(ports.cur, m.group(1), m.group(2))
+                _port_key(ports.cur, m.group(1), m.group(2), width=False)
                 continue
             m = _CA_KEY.match(text)
             if m and section == "ibstat-ca":
@@ -341,7 +341,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if section == "ibstatus":
             m = _IBSTATUS_KEY.match(text)
             if m:
-                _ibstatus_key(ports.cur, m.group(1), m.group(2))
+                _port_key(ports.cur, m.group(1), m.group(2))
                 addr = gids.address(m.group(2)) if m.group(1) == "default gid" and ports.cur else None
                 if addr:
                     gid_rows.add(line_no=line_no, tool="ibstatus", device=ports.cur["device"], port=ports.cur["port"],
@@ -396,7 +396,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if row is None:
                 row = sysfs_port[key] = ports.open(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),
                                                    **stamp)
-            _ibstatus_key(row, m.group(3).replace("_", " ") if m.group(3) != "link_layer" else "link_layer", m.group(4))
+            _port_key(row, m.group(3), m.group(4))
             section = None
             continue
         m = _PQ_HEADER2.match(stripped)
@@ -435,40 +435,30 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                   variant="+".join(order) or "unrecognised", devices=devices)
 
 
-def _ibstat_port_key(row: dict | None, key: str, value: str) -> None:
-    if row is None:
-        return
-    if key == "State":
-        row["state"] = _state(value)
-    elif key == "Physical state":
-        row["phys_state"] = _phys(value)
-    elif key == "Rate":
-        row["rate_gbps"] = _rate(value)[0]
-    elif key == "Base lid":
-        row["base_lid"] = _lid(value)
-    elif key == "SM lid":
-        row["sm_lid"] = _lid(value)
-    elif key == "Port GUID":
-        row["port_guid"] = value
-    elif key == "Link layer":
-        row["link_layer"] = value
+# a port's "key: value" lines, compared in lower case with "_" as " ": ibstat prints "State", "Physical
+# state", "Rate", "Base lid", "SM lid", "Port GUID", "Link layer"; ibstatus "state", "phys state",
+# "rate", "base lid", "sm lid", "link_layer"; sysfs the attributes state, phys_state, rate, link_layer
+_PORT_FIELDS = {"state": ("state", _state), "physical state": ("phys_state", _phys), "phys state": ("phys_state", _phys),
+                "base lid": ("base_lid", _lid), "sm lid": ("sm_lid", _lid), "port guid": ("port_guid", None),
+                "link layer": ("link_layer", None)}
 
 
-def _ibstatus_key(row: dict | None, key: str, value: str) -> None:
+def _port_key(row: dict | None, key: str, value: str, width: bool = True) -> None:
+    """One "key: value" line of the port `row`; `width`: the rate's width and speed too (ibstat
+    prints the rate alone)."""
     if row is None:
         return
-    if key == "state":
-        row["state"] = _state(value)
-    elif key == "phys state":
-        row["phys_state"] = _phys(value)
-    elif key == "rate":
-        row["rate_gbps"], row["width"], row["speed"] = _rate(value)
-    elif key == "base lid":
-        row["base_lid"] = _lid(value)
-    elif key == "sm lid":
-        row["sm_lid"] = _lid(value)
-    elif key == "link_layer":
-        row["link_layer"] = value
+    k = key.lower().replace("_", " ")
+    if k == "rate":
+        rate = _rate(value)
+        if width:
+            row["rate_gbps"], row["width"], row["speed"] = rate
+        else:
+            row["rate_gbps"] = rate[0]
+        return
+    field = _PORT_FIELDS.get(k)
+    if field is not None:
+        row[field[0]] = field[1](value) if field[1] else value
 
 
 def _empty_counters() -> pl.DataFrame:
