@@ -15,6 +15,7 @@ import forensics.sources as sources
 from forensics.importers.build import build_bundle
 from forensics.bundle.errors import BundleError
 from forensics.bundle.read import open_bundle
+from cli_kit import run_main
 from stand_ins.kit import make_tree
 
 FIX = Path(__file__).parent / "fixtures"
@@ -38,18 +39,8 @@ def cli(args, tmp_path, capsys=None, monkeypatch=None):
     if capsys is None:
         env = dict(os.environ, FORENSICS_CACHE_DIR=str(tmp_path / "cache"))
         return subprocess.run(FORENSICS + [str(a) for a in args], capture_output=True, text=True, env=env, timeout=120)
-    from forensics.cli import main
-
     monkeypatch.setenv("FORENSICS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(sys, "argv", ["forensics"] + [str(a) for a in args])
-    capsys.readouterr()
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run_main(args, monkeypatch, capsys)
 
 
 def tables(root: Path, table: str) -> pl.DataFrame:

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 
 import duckdb
 import polars as pl
 import pytest
 
-from forensics.cli import main
+from cli_kit import run_main
 from test_db_kit import bundle_dir, sample_tables
 
 
@@ -20,17 +18,7 @@ def root(tmp_path_factory):
 
 
 def run(monkeypatch, capsys, *args, stdin=None):
-    monkeypatch.setattr(sys, "argv", ["forensics", *map(str, args)])
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    capsys.readouterr()
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run_main(args, monkeypatch, capsys, stdin)
 
 
 def test_query_formats_sources_and_params(root, monkeypatch, capsys, tmp_path):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from forensics.bundle.errors import BundleError
 from forensics.cli import app
 from forensics.redact.hooks import redacting_collect
+from cli_kit import run_main
 from stand_ins.kit import make_tree
 
 FIX = Path(__file__).parent / "fixtures"
@@ -50,17 +51,8 @@ def test_redact_command(tmp_path):
 
 def main_exit(args, monkeypatch, capsys) -> tuple[int, str]:
     """Run `forensics ARGS` through the real entry point (one-line errors, exit codes)."""
-    import sys
-
-    from forensics.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["forensics"] + [str(a) for a in args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
+    res = run_main(args, monkeypatch, capsys)
+    return res.returncode, res.stderr
 
 
 def test_redact_command_errors(tmp_path, monkeypatch, capsys):
