@@ -125,3 +125,14 @@ def test_the_launcher_names_the_host_of_a_rank_whose_log_was_taken_elsewhere(tmp
     # without the launcher's records the rank stays on the host its log was taken on
     alone = _findings(tmp_path / "b", {"login01": merged})
     assert len(alone) == 1 and alone[0]["hosts"] == ["login01"] and alone[0]["evidence"]["hosts_from_launcher"] is None
+
+
+def test_torchrun_records_at_the_end_of_a_stdout_read_as_an_nccl_log():
+    """A job stdout that is mostly PyTorch/NCCL lines is an NCCL log; torchrun's summary at its end
+    still gives rank_hosts rows (and its record lines are not left unparsed)."""
+    lines = REAL.read_text().splitlines() + RECORDS.read_text().splitlines()
+    res = get("nccl").parse(("\n".join(lines) + "\n").encode(), ParseContext(host="login01", file="slurm-1.out", tz="UTC",
+                                                                            year=2025))
+    assert res.tables["rank_hosts"].select("rank", "node").rows() == [(4, "server"), (5, "server"), (6, "server"),
+                                                                       (7, "server"), (0, "server")]
+    assert not res.unparsed["text"].str.contains(r"^\s*(?:host|rank|exitcode)\s*:").any()

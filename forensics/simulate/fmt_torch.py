@@ -8,6 +8,8 @@ the stuck collective), its dump signal ``from this local rank`` and the teardown
 rank, whose watchdog has no work pending, only receives the dump signal ``from  rank X`` (two
 spaces, as printed) with its own numbers: last enqueued = last completed = the collective before.
 glog stamps print the month without a leading zero (``E901`` is 1 September), as in the real log.
+torchrun's agent then reports the node's first failed worker (its ``ChildFailedError`` summary): the
+rank, its local rank and pid on this host, which the ``rank_hosts`` table reads.
 """
 from __future__ import annotations
 
@@ -71,4 +73,33 @@ def hang_log(cluster, plan, model, h: int) -> bytes | None:
     ev.sort(key=lambda e: (e[0], e[1]))
     ts = host.wall(np.array([e[0] for e in ev]))
     stamp = tf.times(ts, host.tz, "%m%d %H:%M:%S%.9f", unit="ns").str.strip_chars_start("0").to_list()
-    return tf.lines_bytes([f"[rank{R}]:[E{s} ProcessGroupNCCL.cpp:{ln}] {m}" for s, (_, R, ln, m) in zip(stamp, ev)])
+    lines = [f"[rank{R}]:[E{s} ProcessGroupNCCL.cpp:{ln}] {m}" for s, (_, R, ln, m) in zip(stamp, ev)]
+    return tf.lines_bytes(lines + _agent_summary(cluster, host, h, ev))
+
+
+AGENT_EXIT_S = 1.6  # a worker's abort after "taking the entire process down" until torchrun's agent reports it
+
+
+def _agent_summary(cluster, host, h: int, ev: list) -> list[str]:
+    """torchrun's report of the node's first failed worker (SIGABRT after its watchdog took it down):
+    its ``ChildFailedError`` summary with the one record (the agent stops the other workers itself:
+    ``<NO_OTHER_FAILURES>``), in the wording of the real summaries of tests/fixtures/train_log/ (SLRT
+    issue 66, ms-swift PR 8307) and of the held-out ones. The agent's own glog lines before it (``failed
+    (exitcode: -6) local_rank: ...``) are not written. Nothing when the log was copied before."""
+    downs = [(t, R) for t, R, ln, _ in ev if ln == 698]  # "taking the entire process down"
+    if not downs:
+        return []
+    t_down, R = min(downs)
+    t = t_down + AGENT_EXIT_S
+    if t > copied_at(cluster, host):
+        return []
+    g = R - cluster.rank(h, 0)
+    pid = host.pid(g)
+    wall = host.wall(np.array([t]))
+    when = tf.times(wall, host.tz, "%Y-%m-%d_%H:%M:%S").to_list()[0]
+    rule, dash = "=" * 60, "-" * 60
+    return ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", rule, "train.py FAILED", dash,
+            "Failures:", "  <NO_OTHER_FAILURES>", dash, "Root Cause (first observed failure):", "[0]:",
+            f"  time      : {when}", f"  host      : {host.name}", f"  rank      : {R} (local_rank: {g})",
+            f"  exitcode  : -6 (pid: {pid})", "  error_file: <N/A>", f"  traceback : Signal 6 (SIGABRT) received by PID {pid}",
+            rule]

@@ -45,7 +45,8 @@ from forensics.sources._base import ParseContext, local_to_utc
 
 # a line that may belong to a failure record (polars regex gate: the Python loop sees only these)
 GATE = (r"(?:^|[\s\]:])(?:\[[0-9]{1,7}\]:\s*$|(?:time|host|rank|exitcode|error_file|traceback)\s*:"
-        r"|Root Cause \(first observed failure\):|Failures:\s*$)")
+        r"|Root Cause \(first observed failure\):|Failures:\s*$)|ChildFailedError:\s*$|(?:^|\s)(?:={20,}|-{20,})\s*$"
+        r"| FAILED\s*$|<NO_OTHER_FAILURES>")
 
 _START = re.compile(r"(?:^|[\s\]:])\[([0-9]{1,7})\]:\s*$")
 _FIELD = re.compile(r"(?:^|[\s\]:])(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*?)\s*$")
@@ -55,6 +56,10 @@ _TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})_([0-9]{2}:[0-9]{2}:[0-9]{2})$"
 _ROOT = "Root Cause (first observed failure):"
 _FAILURES = re.compile(r"(?:^|[\s\]:])Failures:\s*$")
 _ORDER = ("time", "host", "rank", "exitcode", "error_file", "traceback")
+# the summary's frame, structure from its ChildFailedError: line to the closing rule after a record
+_SUMMARY = re.compile(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:\s*$")
+_FRAME = re.compile(r"^(?:.*\s)?(?:={20,}|-{20,}|\S+ FAILED|<NO_OTHER_FAILURES>)\s*$")
+_CLOSE = re.compile(r"^(?:.*\s)?={20,}\s*$")
 
 COLUMNS = {"line_no": pl.Int64, "how": pl.String, "rank": pl.Int32, "local_rank": pl.Int32, "node": pl.String,
            "pid": pl.Int64, "exitcode": pl.Int32, "naive": pl.Datetime("us")}
@@ -77,10 +82,24 @@ def read(lines: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, set[int]
             used.update(rec.pop("lines"))
         rec = None
 
+    frame = False  # inside a summary (after its ChildFailedError: line)
     for line_no, text in zip(cand["line_no"].to_list(), cand["text"].to_list()):
         if rec is not None and line_no != last + 1:  # a record's lines follow one another
             close()
+        if frame and line_no != last + 1:
+            frame = False
         last = line_no
+        if _SUMMARY.search(text):
+            close()
+            frame = True
+            used.add(line_no)
+            continue
+        if frame and _FRAME.match(text):
+            closing = _CLOSE.match(text) and (rec is not None or rows)
+            close()
+            used.add(line_no)
+            frame = not closing
+            continue
         if _ROOT in text:
             close()
             how = "torchrun_root_cause"

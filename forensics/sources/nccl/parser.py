@@ -16,6 +16,7 @@ from forensics.sources.nccl.classify import _classify_gated
 from forensics.sources.nccl.config import _by_message, _rules_gated
 from forensics.sources.nccl.watchdog import _torch_rows
 from forensics.sources.nccl.perf_tests import perf_rows
+from forensics.sources import _rank_places as rank_places
 from forensics.sources.nccl.desync import desync_rows
 from forensics.sources.nccl.unparsed import _other_reasons
 
@@ -94,7 +95,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     n = lines.height
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
-                                     "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync")},
+                                     "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync"),
+                                     "rank_hosts": schema.empty("rank_hosts")},
                       None, hosts=[], variant="empty")
     is_nc = lines.select(_NC_COND).to_series()
     nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
@@ -116,9 +118,12 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         perf, left = perf_rows(rest.filter(gate) if not gate.all() else rest)
         rest = pl.concat([rest.filter(~gate), left]) if not gate.all() else left
         perf = perf.sort("line_no") if perf.height else None
-    desync = None
+    desync = places = None
     if rest.height:  # the desync report's tab-indented lines after a watchdog error
         desync, rest = desync_rows(rest)
+    if rest.height:  # torchrun's failure summary at the end of a job's stdout: where each failed rank ran
+        places, used = rank_places.read(rest, ctx)
+        rest = rest.filter(~pl.col("line_no").is_in(list(used))) if used else rest
     unparsed = _other_reasons(rest)[1] if rest.height else None
 
     log = _finish_log(log_parts)
@@ -135,7 +140,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
                                      "nccl_tests": perf if perf is not None else schema.empty("nccl_tests"),
-                                     "nccl_desync": desync if desync is not None else schema.empty("nccl_desync")},
+                                     "nccl_desync": desync if desync is not None else schema.empty("nccl_desync"),
+                                     "rank_hosts": places if places is not None and places.height else schema.empty("rank_hosts")},
                   up, hosts=hosts, variant=variant)
 
 

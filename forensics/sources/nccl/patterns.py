@@ -7,8 +7,8 @@ import polars as pl
 
 
 NAME = "nccl"
-VERSION = 2
-TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync")
+VERSION = 3
+TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync", "rank_hosts")
 DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines and "
                "nccl-tests output (result table, Avg bus bandwidth)")
 CHUNKABLE = True
