@@ -52,8 +52,13 @@ def floor(bundle: Path) -> tuple[float, float, int]:
 
     if shutil.which("zstd") and shutil.which("wc"):
         c0, t0 = children(), time.perf_counter()
-        out = subprocess.run(f"zstd -dc -- '{bundle}' | wc -l", shell=True, capture_output=True, text=True, check=True)
-        return time.perf_counter() - t0, children() - c0, int(out.stdout.split()[0])
+        # (the file itself: zstd skips a symbolic link with only a warning, and the pipe then counts 0 lines)
+        out = subprocess.run(f"zstd -dc -- '{bundle.resolve()}' | wc -l", shell=True, capture_output=True, text=True,
+                             check=True)
+        lines = int(out.stdout.split()[0])
+        if lines == 0:
+            raise SystemExit(f"floor: zstd -dc {bundle} gave no lines: {out.stderr.strip()[:200]}")
+        return time.perf_counter() - t0, children() - c0, lines
     import zstandard
 
     t0, c0, n = time.perf_counter(), time.process_time(), 0
