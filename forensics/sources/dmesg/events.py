@@ -29,6 +29,9 @@ aer_nonfatal                  ``AER: [Multiple ]Uncorrected (Non-Fatal) error re
 aer_fatal                     ``AER: [Multiple ]Uncorrected (Fatal) error received ...``
 aer_recovery_failed           ``AER: device recovery failed``, ``AER: can't recover (no error_detected
                               callback)``
+nvswitch_sxid                 ``nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM
+                              Fault Up`` (``event_detail``: the SXid, Fatal/Non-fatal and the text; the
+                              ``Severity ...``/``Data {...}`` lines that follow a SXid are not events)
 ============================  =====================================================================
 
 ``event_device``: the PCI address of the device an AER error was received from (the port that
@@ -43,7 +46,7 @@ import polars as pl
 
 # one cheap pass (Aho-Corasick over literals): only messages holding one of these are looked at further
 _GATE = ["health recovery flow aborted", "Fatal error", "health compromised", "synd 0x", ") timeout.",
-         "blocked for more than", "soft lockup", "hard LOCKUP", "detected stall", "NVRM", "AER: "]
+         "blocked for more than", "soft lockup", "hard LOCKUP", "detected stall", "NVRM", "AER: ", "SXid"]
 
 _EVENTS = (  # (event, pattern); the first that matches names the message
     ("mlx5_recovery_aborted", r"health recovery flow aborted, PCI (?:reads still not working|channel offline)"),
@@ -60,6 +63,7 @@ _EVENTS = (  # (event, pattern); the first that matches names the message
     ("aer_nonfatal", r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Non-Fatal\) error (?:message )?received"),
     ("aer_fatal", r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"),
     ("aer_recovery_failed", r"AER: (?:device recovery failed|can't recover)"),
+    ("nvswitch_sxid", r"nvidia-nvswitch[0-9]+: SXid \(PCI:[0-9a-fA-F:.]+\): [0-9]+, (?:Fatal|Non-fatal),"),
 )
 
 _AER = ("aer_corrected", "aer_nonfatal", "aer_fatal", "aer_recovery_failed")
@@ -73,6 +77,7 @@ _DETAILS = (
     (("soft_lockup",), r"CPU#(?P<cpu>[0-9]+) stuck for (?P<duration_s>[0-9]+)s!(?: \[(?P<task>.+):(?P<task_pid>[0-9]+)\])?"),
     (("hard_lockup",), r"hard LOCKUP on cpu (?P<cpu>[0-9]+)"),
     (("rcu_stall",), r"stall on CPU (?P<cpu>[0-9]+)"),
+    (("nvswitch_sxid",), r"SXid \(PCI:[0-9a-fA-F:.]+\): (?P<event_detail>[0-9]+, (?:Fatal|Non-fatal),.*)$"),
     (_AER, r"received(?::| from) (?P<event_device>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
 )
 
