@@ -6,6 +6,8 @@
   lets a query read its own spill folder, so it spills into a subfolder that DuckDB creates itself
   in that fresh one (nothing but this connection's spill files is ever there), and the statement
   check refuses the functions that would tell its random name (:data:`forensics.db.safety.REVEALING`).
+  A connection still open when the process exits (a command that ends with its bundle open) has its
+  spill folder removed by an exit handler: nothing is left in ``$TMPDIR``.
 - :func:`run` executes a statement on a worker thread while the calling thread waits: a timeout or
   a Ctrl-C (``KeyboardInterrupt`` in the waiting thread) calls ``con.interrupt()``, which DuckDB
   honours within milliseconds even inside ``range(1e12)`` or a recursive CTE. A Python signal
@@ -13,6 +15,7 @@
 """
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 import threading
@@ -43,6 +46,17 @@ def configure(con: duckdb.DuckDBPyConnection, memory: int | None = None) -> Path
     con.execute(f"SET max_temp_directory_size = '{int(room)}B'")
     _SPILL[id(con)] = spill
     return spill
+
+
+def _remove_left_spill() -> None:
+    """At exit: the spill folders of connections never released (their files are DuckDB's, which
+    the process no longer needs)."""
+    for spill in list(_SPILL.values()):
+        shutil.rmtree(spill, ignore_errors=True)
+    _SPILL.clear()
+
+
+atexit.register(_remove_left_spill)
 
 
 def release(con: duckdb.DuckDBPyConnection) -> None:

@@ -58,9 +58,21 @@ def find_root(tree: Path) -> Path | None:
     return None
 
 
-def _first_line(p: Path) -> str | None:
+def _plain_file(root: Path, rel: str) -> Path | None:
+    """``root/rel`` when it is a regular file reached through no symbolic link (a report whose ``etc``
+    links outside must not name its host from outside), else None."""
+    p = root
+    for part in rel.split("/"):
+        p = p / part
+        if p.is_symlink():
+            return None
+    return p if p.is_file() else None
+
+
+def _first_line(root: Path, rel: str) -> str | None:
+    p = _plain_file(root, rel)
     try:
-        if p.is_file() and not p.is_symlink():
+        if p is not None:
             for ln in p.read_text(errors="replace").splitlines():
                 if ln.strip():
                     return ln.strip()
@@ -73,7 +85,7 @@ def facts(root: Path) -> dict:
     """hostname, kernel, timezone as far as the report tells."""
     out: dict = {}
     for rel in FACT_FILES[:3]:
-        h = _first_line(root / rel)
+        h = _first_line(root, rel)
         if h:
             out["hostname"] = h
             break
@@ -81,18 +93,18 @@ def facts(root: Path) -> dict:
         m = re.match(r"^sosreport-(.+?)-(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{8}|[0-9]+)", root.name)
         if m:
             out["hostname"] = m.group(1)
-    uname = _first_line(root / "sos_commands/kernel/uname_-a")
+    uname = _first_line(root, "sos_commands/kernel/uname_-a")
     if uname and len(uname.split()) >= 3:
         out["kernel"] = uname.split()[2]
     for rel in ("sos_commands/date/timedatectl", "sos_commands/systemd/timedatectl"):
-        p = root / rel
-        if p.is_file() and not p.is_symlink():
+        p = _plain_file(root, rel)
+        if p is not None:
             m = re.search(r"Time zone:\s*([A-Za-z0-9_+\-/]+)", p.read_text(errors="replace"))
             if m:
                 out["timezone"] = m.group(1)
                 break
     if "timezone" not in out:
-        tz = _first_line(root / "etc/timezone")
+        tz = _first_line(root, "etc/timezone")
         if tz:
             out["timezone"] = tz
     return out
@@ -102,9 +114,8 @@ def raw_files(root: Path) -> list[tuple[Path, str, str, dict]]:
     """(path, source, raw name, hints) for every sosreport file we read."""
     out = []
     for p in sorted(root.rglob("*")):
-        if p.is_symlink() or not p.is_file():
-            continue
-        hit = pick(p.relative_to(root).as_posix())
-        if hit:
+        rel = p.relative_to(root).as_posix()
+        hit = pick(rel)
+        if hit and _plain_file(root, rel) is not None:  # (no link followed, at any depth)
             out.append((p, *hit))
     return out
