@@ -136,3 +136,20 @@ def test_torchrun_records_at_the_end_of_a_stdout_read_as_an_nccl_log():
     assert res.tables["rank_hosts"].select("rank", "node").rows() == [(4, "server"), (5, "server"), (6, "server"),
                                                                        (7, "server"), (0, "server")]
     assert not res.unparsed["text"].str.contains(r"^\s*(?:host|rank|exitcode)\s*:").any()
+
+
+def test_collective_timeout_names_the_launchers_hosts_too(tmp_path):
+    merged = _timed_out(0) + _timed_out(1) + _timed_out(2) + _signalled(3, S - 1, S - 1) + _timed_out(4) + _timed_out(5)
+    placement = {0: "node01", 1: "node01", 2: "node02", 3: "node02", 4: "node03", 5: "node03"}
+    frames: dict = {}
+    for source, name, lines in (("nccl", "slurm-1234.out", merged), ("train_log", "torchrun.log", _torchrun_records(placement))):
+        res = get(source).parse(("\n".join(lines) + "\n").encode(), ParseContext(host="login01", file=name, tz="UTC", year=2025))
+        for t, df in res.tables.items():
+            frames.setdefault(t, []).append(df)
+    findings, errors = run_all(open_bundle(write_tables(tmp_path, frames)), only={"collective_timeout"}, anomaly=False)
+    assert errors == []
+    (f,) = findings.to_dicts()
+    ev = json.loads(f["evidence"])
+    assert f["hosts"] == ["node01", "node02", "node03"]
+    # every rank's last completed work is S - 1 here (a tie, reported as one): each on its launcher's host
+    assert {(x["rank"], x["host"]) for x in ev["lowest_ranks"]} == set(placement.items())

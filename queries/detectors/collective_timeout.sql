@@ -6,15 +6,16 @@
 -- caused_by: hang_origin@path, pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path, hung_task@path, cpu_stall@path
 -- confirm: grep -E 'Watchdog caught|last completed' <logs>; py-spy dump on the lowest-SeqNum rank
 -- remediation: A collective timed out: the rank with the lowest last-completed sequence number is the one the others waited for; investigate that rank's node first.
--- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for
+-- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for; a rank behind torchrun's [rankN]: prefix is on the host the launcher names for it (rank_nodes) where its log was taken elsewhere
 -- source: PyTorch ProcessGroupNCCL watchdog messages (no threshold)
 WITH t AS (
-  SELECT host, rank, seq, op_type, timeout_ms, ran_ms, ts, file, line_no
+  -- a rank's host is the one the job's launcher names for it (rank_nodes), where its log was taken elsewhere
+  SELECT placed_host(torchrun_rank(prefix, rank), host) AS host, rank, seq, op_type, timeout_ms, ran_ms, ts, file, line_no
   FROM nccl_log WHERE kind = 'watchdog_timeout'
 ), lc AS (
   -- "last completed NCCL work: N" (PyTorch 2.x prints it on the "detected by watchdog at work" and
   -- "Timeout at NCCL work" lines); older 'last_completed' lines without the number give their SeqNum
-  SELECT host, rank, max(coalesce(last_completed, seq)) AS last_completed FROM nccl_log
+  SELECT placed_host(torchrun_rank(prefix, rank), host) AS host, rank, max(coalesce(last_completed, seq)) AS last_completed FROM nccl_log
   WHERE (kind = 'last_completed' OR last_completed IS NOT NULL) AND coalesce(last_completed, seq) IS NOT NULL
   GROUP BY ALL
 ), agg AS (

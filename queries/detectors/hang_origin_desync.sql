@@ -19,7 +19,7 @@ WITH d AS (
 ), own AS (
   -- the host of the rank's own lines (behind torchrun's [rankN]: prefix), when it is one host
   SELECT "rank", CASE WHEN count(DISTINCT host) = 1 THEN any_value(host) END AS host FROM nccl_log
-  WHERE regexp_matches(coalesce(prefix, ''), '\[rank[0-9]+\]:') GROUP BY "rank"
+  WHERE torchrun_rank(prefix, "rank") IS NOT NULL GROUP BY "rank"
 ), placed AS (
   SELECT c.*, coalesce(n.node, o.host) AS on_host,
          CASE WHEN n.node IS NOT NULL THEN array_to_string(n.how, '+') WHEN o.host IS NOT NULL THEN 'its own log lines' END AS host_from

@@ -77,3 +77,7 @@ CREATE OR REPLACE MACRO nic_counter_dir(counter) AS
 -- nic_counter_prio(counter): the priority (traffic class) a counter names ('0'..'7'), else 'global'.
 CREATE OR REPLACE MACRO nic_counter_prio(counter) AS
     coalesce(nullif(regexp_extract(counter, '(?:prio|pri|priority_|pb_|cos)([0-9])', 1), ''), 'global');
+-- torchrun_rank(prefix, rank): `rank` when the line's launcher prefix is torchrun's "[rankN]:" (a
+-- global rank), else NULL (a rank the line itself names may be a rank inside a sub-group).
+CREATE OR REPLACE MACRO torchrun_rank(prefix, rank) AS
+    CASE WHEN regexp_matches(coalesce(prefix, ''), '\[rank[0-9]+\]:') THEN rank END;

@@ -11,10 +11,14 @@ WITH r AS (
     SELECT "rank", node, local_rank, how, file, line_no FROM rank_hosts WHERE "rank" IS NOT NULL AND node IS NOT NULL
     UNION ALL
     SELECT "rank", host AS node, NULL::INTEGER AS local_rank, 'nccl_header' AS how, file, line_no FROM nccl_log
-    WHERE pid IS NOT NULL AND "rank" IS NOT NULL AND host IS NOT NULL AND regexp_matches(prefix, '\[rank[0-9]+\]:')
+    WHERE pid IS NOT NULL AND host IS NOT NULL AND torchrun_rank(prefix, "rank") IS NOT NULL
 ), g AS (
     SELECT "rank", node, any_value(local_rank) FILTER (WHERE local_rank IS NOT NULL) AS local_rank,
            list(DISTINCT how ORDER BY how) AS how, min(file) AS file, min(line_no) AS line_no
     FROM r GROUP BY "rank", node
 )
 SELECT *, count(*) OVER (PARTITION BY "rank") AS n_nodes FROM g;
+-- placed_host(g_rank, taken_host): the host the job's launcher put global rank g_rank on (the
+-- rank_nodes view, when it names one host), else `taken_host` (where the line was taken).
+CREATE OR REPLACE MACRO placed_host(g_rank, taken_host) AS
+    coalesce((SELECT any_value(n.node) FROM rank_nodes n WHERE n."rank" = g_rank AND n.n_nodes = 1), taken_host);

@@ -27,7 +27,7 @@ SELECT host, file, line_no, ts, "rank",
        coalesce(nullif(p.pg_guid, ''), nullif(p.pg_id, '')) AS pg,
        nullif(p.pg_desc, '') AS pg_desc,
        TRY_CAST(nullif(p.group_rank, '') AS INTEGER) AS group_rank,
-       CASE WHEN regexp_matches(coalesce(prefix, ''), '\[rank[0-9]+\]:') OR p.pg_id = '0' THEN "rank" END AS global_rank,
+       coalesce(torchrun_rank(prefix, "rank"), CASE WHEN p.pg_id = '0' THEN "rank" END) AS global_rank,
        kind, seq, op_type, timeout_ms, ran_ms, last_enqueued, last_completed, 'nccl_log' AS source
 FROM l
 UNION ALL BY NAME
