@@ -23,6 +23,9 @@ def test_fatal_sxid_is_one_critical_finding(tmp_path):
     assert ev["lines"] == 4 and ev["switches"] == ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0"]
     assert ev["links"] == [37, 48, 62, 63] and "LTSSM Fault Up" in f["summary"]
     assert any(g["kind"] == "gpu_xid" for g in res.findings.to_dicts())  # the Xid 79 beside it
+    # on the timeline: one 'sxid' event per Fatal line (critical), none for the detail lines
+    rows = res.bundle.con.sql("SELECT severity, count(*) FROM events WHERE kind = 'sxid' GROUP BY ALL").fetchall()
+    assert rows == [("critical", 4)]
 
 
 def test_non_fatal_line_is_a_warning(tmp_path):

@@ -12,5 +12,5 @@ DESCRIPTOR = Descriptor(
     bug_report=(BugSection(r"^dmesg:$", "nvidia-bug-report-dmesg.txt", "dmesg:"),
                 BugSection(r"^Scanning kernel log files for NVIDIA kernel messages", "nvidia-bug-report-kernel-messages.txt",
                            "Scanning kernel log files for NVIDIA kernel messages:")),
-    events=("xid", "link_down", "link_up", "pcie_error", "thermal", "oom", "hung_task", "nic_error", "other"),
+    events=("xid", "sxid", "link_down", "link_up", "pcie_error", "thermal", "oom", "hung_task", "nic_error", "other"),
 )

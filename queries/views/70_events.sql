@@ -2,7 +2,7 @@
 --   ts (host clock, UTC), ts_aligned (reference clock: ts - hosts.clock_offset_s), ts_quality,
 --   host, source (parser), kind, severity (info | warning | critical), subject (gpu3, eth2,
 --   rank5, nvme0n1, ...), message, origin (table or view the event comes from), file, line_no.
--- Kinds: kernel messages by content (xid, link_down, link_up, pcie_error, thermal, oom, hung_task,
+-- Kinds: kernel messages by content (xid, sxid, link_down, link_up, pcie_error, thermal, oom, hung_task,
 -- nic_error, other); NCCL lines as nccl_<kind of nccl_log> (nccl_version, nccl_init_complete,
 -- nccl_net, nccl_gdr, nccl_env, nccl_ib_completion_error, nccl_socket_error, nccl_connect_error,
 -- nccl_remote_closed, nccl_error_chain, nccl_abort, nccl_error; nccl_warn for other WARN lines, nccl_other
@@ -18,6 +18,7 @@ WITH kl AS (
     SELECT *,
         CASE
             WHEN xid IS NOT NULL THEN 'xid'
+            WHEN event = 'nvswitch_sxid' THEN 'sxid'
             WHEN regexp_matches(message, '(?i)\blink (is )?down\b') THEN 'link_down'
             WHEN regexp_matches(message, '(?i)\blink (is )?up\b') THEN 'link_up'
             WHEN regexp_matches(message, '(?i)(\bAER\b|PCIe Bus Error|surprise down|\bDPC\b.*containment|pcieport.*error)') THEN 'pcie_error'
@@ -36,6 +37,7 @@ WITH kl AS (
             WHEN 'xid' THEN CASE WHEN kl.xid IN (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 109, 119, 120, 140, 149, 154)
                                  THEN 'critical' ELSE 'warning' END
             WHEN 'oom' THEN 'critical'
+            WHEN 'sxid' THEN CASE WHEN regexp_matches(kl.event_detail, '^[0-9]+, Fatal,') THEN 'critical' ELSE 'warning' END
             WHEN 'link_up' THEN 'info'
             WHEN 'pcie_error' THEN CASE WHEN regexp_matches(kl.message, '(?i)(uncorrect|fatal|surprise down|containment)') THEN 'critical' ELSE 'warning' END
             WHEN 'other' THEN CASE WHEN kl.level IN ('emerg', 'alert', 'crit') THEN 'critical'
