@@ -275,6 +275,18 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
 RE_MAIL_QUOTE = r"^(?:> ?)+"
 
 
+BEFORE_FIRST_MARKER = "line before the first forensics-sample marker"
+
+
+def drop_before_first_marker(df: pl.DataFrame, bad: list[tuple[int, str, str]]) -> pl.DataFrame:
+    """The lines of `df` (annotated by :func:`marker_split`) without those before the first marker of
+    a marker series: each of those that is not blank goes to `bad` as (line_no, text, reason)."""
+    before = (pl.col("sample_no") < 0) & ~pl.col("is_marker")
+    lost = df.filter(before & (pl.col("text").str.strip_chars() != ""))
+    bad.extend((line_no, text, BEFORE_FIRST_MARKER) for line_no, text in lost.select("line_no", "text").iter_rows())
+    return df.filter(~before)
+
+
 def head_text(head: bytes, limit: int = 65536) -> str:
     """Decoded start of an input, for sniffers."""
     return head[:limit].decode("utf-8", errors="replace")

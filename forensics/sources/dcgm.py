@@ -51,7 +51,7 @@ import re
 import polars as pl
 
 from forensics import schema
-from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "dcgm"
 VERSION = 1
@@ -151,15 +151,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if n:
         df = marker_split(df)
         has_markers = bool(df["is_marker"].any())
-        for line_no, text, is_marker, sample_no, sample_ts in df.select(
+        for line_no, text, is_marker, sample_no, sample_ts in drop_before_first_marker(df, bad).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts").iter_rows():
             ts = sample_ts if has_markers else cap
             if is_marker:
                 run.new_run(ts)
-                continue
-            if sample_no < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             run.ts = ts
             _line(run, line_no, text, ts, bad)

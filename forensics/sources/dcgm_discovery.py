@@ -42,7 +42,7 @@ import re
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
 
 NAME = "dcgm_discovery"
 VERSION = 1
@@ -112,15 +112,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     bad: list[tuple[int, str, str]] = []
     if n:
         df = marker_split(df)
-        has_markers = bool(df["is_marker"].any())
-        for line_no, text, is_marker, sample_no, sample_ts in df.select(
+        for line_no, text, is_marker, sample_no, sample_ts in drop_before_first_marker(df, bad).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts").iter_rows():
             if is_marker:
                 st.ts, st.kind, st.any_in_sample = sample_ts, None, True  # the next GPU section opens a run
-                continue
-            if has_markers and sample_no < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             _line(st, line_no, text, bad)
     cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,

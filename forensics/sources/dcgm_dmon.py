@@ -40,8 +40,18 @@ import re
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import (NULL_TOKENS, ParseContext, ParseResult, Sniff, head_text, marker_split, result,
-                                     split_lines, unparsed_rows)
+from forensics.sources._base import (
+    NULL_TOKENS,
+    ParseContext,
+    ParseResult,
+    Sniff,
+    drop_before_first_marker,
+    head_text,
+    marker_split,
+    result,
+    split_lines,
+    unparsed_rows,
+)
 
 NAME = "dcgm_dmon"
 VERSION = 1
@@ -198,15 +208,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     bad: list[tuple[int, str, str]] = []
     if n:
         df = marker_split(df)
-        has_markers = bool(df["is_marker"].any())
-        for line_no, text, is_marker, sample_no, sample_ts, sample_argv in df.select(
+        for line_no, text, is_marker, sample_no, sample_ts, sample_argv in drop_before_first_marker(df, bad).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows():
             if is_marker:
                 rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
-                continue
-            if has_markers and sample_no < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             _line(rd, line_no, text, bad)
     cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,

@@ -66,6 +66,7 @@ import polars as pl
 from forensics import schema
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources._base import (
+    BEFORE_FIRST_MARKER,
     RE_MAIL_QUOTE,
     ParseContext,
     ParseResult,
@@ -423,7 +424,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
             before = df.filter(pl.col("sample_no") < 0)
             lost = before.filter(pl.col("text").str.strip_chars(" \t") != "")
             if lost.height:
-                unparsed.append(unparsed_frame(lost, "line before the first forensics-sample marker", ctx, NAME))
+                unparsed.append(unparsed_frame(lost, BEFORE_FIRST_MARKER, ctx, NAME))
             df = df.filter(pl.col("sample_no") >= 0)
 
     # slow lines: per-queue prefixed counters ("[0]: x: 1", "rxq0: x: 1") / blank / header / unparsed

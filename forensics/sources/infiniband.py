@@ -59,6 +59,7 @@ from forensics.sources._base import (
     ParseContext,
     ParseResult,
     Sniff,
+    drop_before_first_marker,
     marker_split,
     result,
     sniff_lines,
@@ -283,7 +284,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     df = df.with_columns(counter.alias("counter"), counter.shift(1, fill_value=False).alias("after_counter"))
     if df["counter"].any():
         variants.add("sysfs")
-    rows = df.filter(~pl.col("counter")).select(
+    rows = drop_before_first_marker(df.filter(~pl.col("counter")), bad).select(
         "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name", "p_val",
         "after_counter").iter_rows()
     for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val, after_counter in rows:
@@ -294,10 +295,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if after_counter:
             section = None
         if is_marker:
-            continue
-        if sample_no < 0:
-            if text.strip():
-                bad.append((line_no, text, "line before the first forensics-sample marker"))
             continue
         ts = sample_ts if has_markers else cap
         stamp = {"sample_no": sample_no, "ts": ts, "ts_quality": "sampled" if ts is not None else "none"}

@@ -42,7 +42,7 @@ import re
 import polars as pl
 
 from forensics import schema
-from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "mlnx_qos"
 VERSION = 1
@@ -124,7 +124,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         df = marker_split(df)
         has_markers = bool(df["is_marker"].any())
         iface, ts = hint, (None if has_markers else cap)
-        for line_no, text, is_marker, msample, mts, margv in df.select(
+        for line_no, text, is_marker, msample, mts, margv in drop_before_first_marker(df, bad).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows():
             if is_marker:
                 if block:
@@ -132,10 +132,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 block = None
                 m = _CMD.search(margv or "")
                 iface, ts = (m.group(1) if m else hint), mts
-                continue
-            if msample < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             s = text.strip()
             if not s:

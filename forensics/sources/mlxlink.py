@@ -44,7 +44,7 @@ import re
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
 
 NAME = "mlxlink"
 VERSION = 1
@@ -121,8 +121,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     st = _Runs(cap, device, port)
     bad: list[tuple[int, str, str]] = []
     if n:
-        df = marker_split(df)
-        has_markers = bool(df["is_marker"].any())
+        df = drop_before_first_marker(marker_split(df), bad)  # (only a series' first lines go: the next line stays next)
         texts = df["text"].to_list()
         for i, (line_no, text, is_marker, sample_no, sample_ts, sample_argv) in enumerate(df.select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows()):
@@ -130,10 +129,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 st.ts, st.section = sample_ts, None
                 if sample_argv:
                     _command(st, sample_argv)
-                continue
-            if has_markers and sample_no < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             nxt = texts[i + 1] if i + 1 < len(texts) else ""
             _line(st, line_no, text, nxt, max(sample_no, 0), bad)

@@ -33,7 +33,7 @@ import re
 
 import polars as pl
 
-from forensics.sources._base import ParseContext, ParseResult, Sniff, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "nvlink"
 VERSION = 1
@@ -111,17 +111,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         seen: set[int] = set()
         ts = None if has_markers else cap
         context: list[tuple] = [(0, sample, ts, None, None, None)]  # (what the fast lines take, see _fast_errors)
-        for line_no, text, is_marker, marker_sample, marker_ts in df.filter(~pl.col("fast")).select(
+        for line_no, text, is_marker, marker_sample, marker_ts in drop_before_first_marker(df.filter(~pl.col("fast")), bad).select(
                 "line_no", "text", "is_marker", "sample_no", "sample_ts").iter_rows():
             if is_marker:
                 if last_marker_sample is not None:
                     sample += 1
                 last_marker_sample, ts, gpu, seen = marker_sample, marker_ts, None, set()
                 context.append((line_no, sample, ts, None, None, None))
-                continue
-            if marker_sample < 0:
-                if text.strip():
-                    bad.append((line_no, text, "line before the first forensics-sample marker"))
                 continue
             if not text.strip():
                 continue
