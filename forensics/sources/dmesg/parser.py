@@ -33,12 +33,16 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     n = lines.height
     if n == 0:
         return result(NAME, ctx, 0, {"kernel_log": pl.DataFrame({"line_no": pl.Series([], dtype=pl.Int64)})})
-    lines, original = unquote(lines)
     t = pl.col("text")
     # `dmesg --time-format iso` lines (most big captures: main lines, no -r/-x prefix, iso route) are
     # sliced, not captured; only the other lines are classified and routed
     lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
     n_fixed = int(lines["_fixed"].sum())
+    original = None
+    if n_fixed < n:  # (a file of such lines only has no quote prefix or paste indent to take off)
+        lines, original = unquote(lines.drop("_fixed"))
+        lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
+        n_fixed = int(lines["_fixed"].sum())
     fixed_out = None
     if n_fixed:
         fixed = lines if n_fixed == n else lines.filter(pl.col("_fixed"))
