@@ -92,52 +92,131 @@ def replicate(root: Path, outs: list[dict], k: int, dest: Path) -> list[dict]:
     return new
 
 
-def child(dest: str) -> dict:
+def _vm(field: str) -> float:
+    """This process's /proc/self/status `field` (VmRSS, VmHWM) in MB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _reset_peak() -> None:
+    """Reset VmHWM to the current RSS (Linux: 5 > /proc/self/clear_refs), so each step's peak is its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def profile_steps(steps: list[dict]) -> None:
+    """Wrap the reduce's steps so that each records its RSS before, its peak and its RSS after (MB),
+    and the Python heap's peak (tracemalloc) in `steps`: which step grows with the hosts."""
+    import tracemalloc
+
+    from forensics.detect import anomaly, causality, engine as det_engine
+    from forensics.engine import reduce as red
+
+    def wrap(mod, name, label=None):
+        inner = getattr(mod, name)
+        if label is None:
+            label = name
+
+        def timed(*a, **kw):
+            tracemalloc.reset_peak()
+            _reset_peak()
+            rss0, c0 = _vm("VmRSS"), time.process_time()
+            try:
+                return inner(*a, **kw)
+            finally:
+                steps.append({"step": label(*a) if callable(label) else label, "rss_before_mb": round(rss0, 1), "peak_mb": round(_vm("VmHWM"), 1),
+                              "rss_after_mb": round(_vm("VmRSS"), 1), "py_peak_mb": round(tracemalloc.get_traced_memory()[1] / 2**20, 1),
+                              "cpu_s": round(time.process_time() - c0, 3)})
+        setattr(mod, name, timed)
+        return timed
+
+    tracemalloc.start()
+    wrap(red, "load_windows")
+    rr = wrap(det_engine, "run_rule", lambda bundle, rule, *_: f"cross {rule.name}")
+    red.run_rule = rr  # (imported by name inside reduce_findings from forensics.detect.engine)
+    wrap(anomaly, "detect_anomalies")
+    wrap(causality, "nccl_peers")
+    wrap(causality, "link_and_rank")
+
+
+def child(dest: str, profile: bool = False) -> dict:
     """In a child process: open the replicated tables, reduce; what it cost."""
     from forensics.db import open_bundle
     from forensics.engine.reduce import reduce_findings
 
+    steps: list[dict] = []
+    if profile:
+        profile_steps(steps)
     outs = json.loads((Path(dest) / "outputs.json").read_text())
     c0, w0 = time.process_time(), time.perf_counter()
     b = open_bundle(Path(dest), derive="never")
     c1, w1 = time.process_time(), time.perf_counter()
+    open_peak = _vm("VmHWM")
     findings, errors = reduce_findings(b, outs)
     c2, w2 = time.process_time(), time.perf_counter()
     rows = b.con.execute("SELECT count(*) FROM det_host_windows").fetchall()[0][0]
-    return {"hosts": len(b.hosts), "open_cpu_s": c1 - c0, "open_wall_s": w1 - w0, "reduce_cpu_s": c2 - c1,
+    if profile:  # the detectors' calls summed: CPU added up, the highest peak
+        rules_ = [s for s in steps if s["step"].startswith("cross")]
+        steps = [s for s in steps if not s["step"].startswith("cross")] + ([{
+            "step": f"cross detectors ({len(rules_)})", "rss_before_mb": rules_[0]["rss_before_mb"],
+            "peak_mb": max(s["peak_mb"] for s in rules_), "rss_after_mb": rules_[-1]["rss_after_mb"],
+            "py_peak_mb": max(s["py_peak_mb"] for s in rules_), "cpu_s": round(sum(s["cpu_s"] for s in rules_), 3),
+            "each": rules_}] if rules_ else [])
+    return {"steps": steps, "hosts": len(b.hosts), "open_cpu_s": c1 - c0, "open_wall_s": w1 - w0, "reduce_cpu_s": c2 - c1,
             "reduce_wall_s": w2 - w1, "window_rows": rows, "findings": findings.height, "errors": errors,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "open_peak_mb": open_peak}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bundle", type=Path, nargs="?")
     ap.add_argument("--copies", default="1,4,16")
+    ap.add_argument("--profile", action="store_true",
+                    help="also each step's RSS before/after, its peak and the Python heap's peak (tracemalloc)")
+    ap.add_argument("--work", type=Path, default=None,
+                    help="keep the parsed bundle, its map outputs and the copies here, and reuse them when run again")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child), default=str))
+        print(json.dumps(child(args.child, args.profile), default=str))
         return 0
-    work = Path(tempfile.mkdtemp(prefix="fleet-reduce-", dir=ROOT / "benchmarks" / "tmp"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="fleet-reduce-", dir=ROOT / "benchmarks" / "tmp"))
     rows = []
     try:
-        root, outs = prepare(args.bundle, work)
+        saved = work / "prepared.json"
+        if args.work and saved.exists():
+            root, outs = Path(json.loads(saved.read_text())["root"]), json.loads(saved.read_text())["outputs"]
+        else:
+            work.mkdir(parents=True, exist_ok=True)
+            root, outs = prepare(args.bundle, work)
+            saved.write_text(json.dumps({"root": str(root), "outputs": outs}))
         for k in [int(x) for x in args.copies.split(",")]:
             dest = work / f"x{k}"
-            new = replicate(root, outs, k, dest)
-            (dest / "outputs.json").write_text(json.dumps(new))
+            if not (args.work and (dest / "outputs.json").exists()):
+                shutil.rmtree(dest, ignore_errors=True)
+                new = replicate(root, outs, k, dest)
+                (dest / "outputs.json").write_text(json.dumps(new))
             load = os.getloadavg()[0]
-            r = subprocess.run([sys.executable, __file__, "--child", str(dest)], capture_output=True, text=True)
+            r = subprocess.run([sys.executable, __file__, "--child", str(dest)] + (["--profile"] if args.profile else []),
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(r.stderr[-2000:])
             res = json.loads(r.stdout.strip().splitlines()[-1])
             res.update(copies=k, load=load)
             rows.append(res)
             print(json.dumps(res), flush=True)
-            shutil.rmtree(dest, ignore_errors=True)
+            if not args.work:
+                shutil.rmtree(dest, ignore_errors=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
     from fleet_scale import fit
 
     xs = [r["hosts"] for r in rows]

@@ -8,7 +8,7 @@ then each engine analyses it from raw in a fresh cache, in a child process of it
 (`--one ENGINE BUNDLE`), the engines alternating (local, ray, ray, local with --repeat 2). Measured:
 
 - CPU seconds of the child's whole process tree (the ingest's worker processes, Ray's GCS, raylet
-  and workers), sampled from /proc every 0.2 s (a process is counted at its last sample: the
+  and workers), by role (driver, Ray workers, Ray's own processes, other), sampled from /proc every 0.2 s (a process is counted at its last sample: the
   shortest-lived ones are under-counted by at most 0.2 s each); wall seconds; the machine's load
   average (the machine is shared: CPU seconds are the figure to compare, wall times are noisy);
 - node-hours analysed per core-minute = nodes x duration / CPU minutes;
@@ -67,7 +67,11 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     j = a.to_json()
     j.pop("bundles")
     digest = hashlib.sha256(json.dumps(j, default=str, sort_keys=True).encode()).hexdigest()[:16]
-    out = {"engine": engine, "wall_s": wall, "findings": a.findings.height, "digest": digest, "errors": a.errors,
+    f = a.findings
+    kinds = {k: n for k, n in f.group_by("kind").len().sort("len", descending=True).iter_rows()} if f.height else {}
+    top = [[r["kind"], r["hosts"][:3], r["subject"], r["caused_by"]] for r in f.head(5).iter_rows(named=True)]
+    out = {"engine": engine, "wall_s": wall, "findings": f.height, "digest": digest, "errors": a.errors,
+           "kinds": kinds, "top": top, "roots": int(f["caused_by"].is_null().sum()) if f.height else 0,
            "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if runner is not None:
         out["steps"] = runner.timings
@@ -95,15 +99,49 @@ def _stats() -> dict[int, tuple[int, int, float]]:
     return out
 
 
-def tree_cpu(proc) -> tuple[float, str]:
+def _role(pid: int, root: int) -> str:
+    """What a process of the tree is: the driver (the child itself), a Ray worker (it runs the map
+    tasks), one of Ray's own processes (GCS, raylet, agents, log monitor) or another child (the
+    local engine's ingest workers)."""
+    if pid == root:
+        return "driver"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    if cmd.startswith("ray::") or "default_worker.py" in cmd:
+        return "ray worker"
+    if "ray" in cmd:
+        return "ray runtime"
+    return "other"
+
+
+def _hwm_mb(pid: int) -> float:
+    """The peak resident memory of process `pid` so far (VmHWM), MB."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def tree_cpu(proc, roles: dict | None = None) -> tuple[float, str]:
     """Run until `proc` (a Popen) exits, summing the CPU seconds of it and every descendant, each
-    at its last sample (every 0.2 s), with what the child reaped of its own children afterwards."""
+    at its last sample (every 0.2 s), with what the child reaped of its own children afterwards.
+    `roles`: filled with {role: CPU seconds} (see :func:`_role`) and the peak RSS of each role's
+    biggest process ("peak MB <role>")."""
     import threading
 
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
     reader.start()
     seen: dict[tuple[int, int], float] = {}
+    role_of: dict[tuple[int, int], str] = {}
+    hwm: dict[tuple[int, int], float] = {}
     while proc.poll() is None:
         st = _stats()
         tree, frontier = {proc.pid}, [proc.pid]
@@ -117,9 +155,18 @@ def tree_cpu(proc) -> tuple[float, str]:
                     frontier.append(c)
         for pid in tree:
             if pid in st:
-                seen[(pid, st[pid][1])] = st[pid][2]
+                key = (pid, st[pid][1])
+                if key not in role_of:
+                    role_of[key] = _role(pid, proc.pid)
+                seen[key] = st[pid][2]
+                hwm[key] = max(hwm.get(key, 0.0), _hwm_mb(pid))
         time.sleep(0.2)
     reader.join()
+    if roles is not None:
+        for key, cpu in seen.items():
+            roles[role_of[key]] = roles.get(role_of[key], 0.0) + cpu
+            peak = f"peak MB {role_of[key]}"  # the biggest process of the role, at its own peak
+            roles[peak] = max(roles.get(peak, 0.0), hwm.get(key, 0.0))
     return sum(seen.values()), out[0] if out else ""
 
 
@@ -128,11 +175,12 @@ def run_child(engine: str, bundle: Path, work: Path) -> dict:
     load0 = os.getloadavg()[0]
     proc = subprocess.Popen([sys.executable, __file__, "--one", engine, str(bundle), str(cache)],
                             stdout=subprocess.PIPE, text=True)
-    cpu, out = tree_cpu(proc)
+    roles: dict[str, float] = {}
+    cpu, out = tree_cpu(proc, roles)
     if proc.returncode != 0:
         raise SystemExit(f"{engine} on {bundle} failed (exit {proc.returncode})")
     res = json.loads(out.strip().splitlines()[-1])
-    res.update(cpu_s=cpu, load_before=load0, load_after=os.getloadavg()[0])
+    res.update(cpu_s=cpu, load_before=load0, load_after=os.getloadavg()[0], cpu_by_role=roles)
     subprocess.run(["rm", "-rf", str(cache)], check=False)
     return res
 
@@ -174,14 +222,27 @@ def report(rows: list[dict], args) -> str:
         nh = r["nodes"] * dur_h
         lines.append(f"| {r['nodes']} | {r['engine']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {nh / (r['cpu_s'] / 60):.2f} "
                      f"| {r['load_before']:.1f}-{r['load_after']:.1f} | {r['findings']} | {r['digest']} |")
-    lines += ["", "Ray steps (wall s) and the reduce:", "",
-              "| nodes | parse map | detect map | reduce wall s | reduce CPU s | window rows | driver peak RSS MB |",
-              "|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", "Ray steps (wall s), the detect map's CPU s summed over its groups by step (the group's catalog; "
+                  "setup: its window tables; detectors; write), and the reduce:", "",
+              "| nodes | engine | parse map | detect map | map catalog | map setup | map detectors | map write "
+              "| reduce wall s | reduce CPU s | window rows | driver peak RSS MB |",
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     ray = [r for r in rows if r["engine"] == "ray"]
     for r in ray:
         st = r["steps"]
-        lines.append(f"| {r['nodes']} | {st.get('parse', 0):.1f} | {st.get('detect_map', 0):.1f} | {r['reduce_wall_s']:.2f} "
-                     f"| {r['reduce_cpu_s']:.2f} | {r['window_rows']} | {r['driver_peak_rss_mb']:.0f} |")
+        lines.append(f"| {r['nodes']} | {r['engine']} | {st.get('parse', 0):.1f} | {st.get('detect_map', 0):.1f} | "
+                     + " | ".join(f"{st.get('detect_map_cpu_' + k, 0):.2f}" for k in ("catalog", "setup", "detectors", "write"))
+                     + f" | {r['reduce_wall_s']:.2f} | {r['reduce_cpu_s']:.2f} | {r['window_rows']} | {r['driver_peak_rss_mb']:.0f} |")
+    roles = sorted({k for r in rows for k in r.get("cpu_by_role", {}) if not k.startswith("peak")})
+    lines += ["", "CPU seconds by process (driver: the analysing process, which also runs the reduce; ray worker: the "
+                  "map tasks; ray runtime: GCS, raylet, agents; other: the local ingest's workers), and each role's "
+                  "biggest process's peak RSS MB:", "",
+              "| nodes | engine | " + " | ".join(roles) + " | " + " | ".join(f"peak MB {k}" for k in roles) + " |",
+              "|---:|---|" + "---:|" * (2 * len(roles))]
+    for r in rows:
+        cr = r.get("cpu_by_role", {})
+        lines.append(f"| {r['nodes']} | {r['engine']} | " + " | ".join(f"{cr.get(k, 0):.1f}" for k in roles) + " | "
+                     + " | ".join(f"{cr.get('peak MB ' + k, 0):.0f}" for k in roles) + " |")
     same = {}
     for r in rows:
         same.setdefault(r["nodes"], set()).add(r["digest"])

@@ -201,3 +201,41 @@ def test_events_from_every_origin_on_one_aligned_timeline(tmp_path):
     assert msg == "volatile uncorrectable ECC errors 0 -> 2"
     assert "exit code 94 -- no stats available" in b.sql(
         "SELECT message FROM events WHERE subject = 'ethtool_s'").item()
+
+
+def test_loo_median_is_the_median_of_the_other_rows():
+    """loo_median (queries/views/00_macros.sql) over a group's middle values equals median() over a
+    self-join with the group's other rows, bit for bit: ties, NULLs, groups of 1 to 64 rows. The
+    straggler detector compares each host with the median of the others this way, linear in hosts
+    (each row reads at most 3 values of its group, never the whole group's list)."""
+    import random
+
+    import duckdb
+
+    from forensics.resources import data_dir
+
+    con = duckdb.connect()
+    con.execute((data_dir("queries") / "views" / "00_macros.sql").read_text())
+    rnd = random.Random(1)
+    rows = []
+    for w in range(200):
+        for h in range(rnd.choice([1, 2, 3, 4, 5, 8, 17, 64])):
+            ties = w % 3 == 0
+            rows.append((f"h{h}", w, rnd.choice([100.5, 200.25, 300.125]) if ties else rnd.uniform(0, 700),
+                         None if rnd.random() < 0.4 else rnd.uniform(0, 100)))
+    con.execute("CREATE TABLE t (host VARCHAR, w INT, x DOUBLE, y DOUBLE)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    joined = con.sql("SELECT a.host, a.w, median(b.x), median(b.y), count(*) + 1 FROM t a JOIN t b "
+                     "ON a.w = b.w AND a.host <> b.host GROUP BY ALL ORDER BY 1, 2").fetchall()
+    linear = con.sql("""
+        WITH r AS (SELECT *, CASE WHEN x IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY x) END AS kx,
+                             CASE WHEN y IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY y) END AS ky FROM t),
+        g AS (SELECT w, count(*) AS n, count(x) AS nx, count(y) AS ny,
+                     loo_middle(list_sort(list(x) FILTER (WHERE x IS NOT NULL))) AS lx,
+                     loo_middle(list_sort(list(y) FILTER (WHERE y IS NOT NULL))) AS ly FROM t GROUP BY w)
+        SELECT r.host, r.w, loo_median(lx, nx, kx), loo_median(ly, ny, ky), n FROM r JOIN g USING (w) WHERE n >= 2
+        ORDER BY 1, 2""").fetchall()
+    assert len(joined) > 1000 and any(r[3] is None for r in joined)  # (groups whose other rows are all NULL)
+    assert linear == joined
+    assert con.sql("SELECT loo_median(loo_middle([1.0, 2.0, 4.0]), 3, 3), loo_median(loo_middle([1.0, 2.0, 4.0]), 3, NULL), "
+                   "loo_median(loo_middle([3.0]), 1, 1), loo_middle(range(1, 101))").fetchall() == [(1.5, 2.0, None, [50, 51, 52])]

@@ -8,7 +8,7 @@ import json
 import polars as pl
 
 from forensics import schema
-from forensics.detect.causality import CAUSES, link_and_rank, subject_keys
+from forensics.detect.causality import CAUSES, Peers, link_and_rank, subject_keys
 
 T0 = dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc)
 S30 = dt.timedelta(seconds=30)
@@ -117,6 +117,11 @@ def test_two_jobs_two_roots():
             _f("hot", "gpu_throttle", "gpu-a", T0 + S30, "warning", "GPU3"),
             _f("spin", "busy_but_slow", "gpu-b", T0 + 4 * S30, "warning", "4/4 GPUs")]
     assert _links(rows, peers)["spin"] == "hot"  # not the more root-like drops of the other job
+    # the same as communicator membership (what `nccl_peers(bundle)` gives: linear in hosts)
+    comms = Peers({"node01": frozenset({"cA"}), "node02": frozenset({"cA"}), "gpu-a": frozenset({"cB", "cC"}),
+                   "gpu-b": frozenset({"cB"})})
+    assert _links(rows, comms) == _links(rows, peers)
+    assert _links(rows, Peers({**comms.comms, "gpu-b": frozenset({"cD"})}))["spin"] is None  # no shared communicator
 
 
 def test_every_consequence_lists_the_plausible_causes():

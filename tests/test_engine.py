@@ -60,7 +60,9 @@ def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, 
     assert want["findings"], "the scenario must give findings to compare"
     assert {f["kind"] for f in want["findings"]} >= {"straggler"} if "straggler" in scenario else True
     assert got == want  # findings (every field, the ranked order, causes), hosts, coverage, errors
-    assert set(engine.timings) == {"parse", "detect_map", "reduce"}
+    assert set(engine.timings) == {"parse", "detect_map", "reduce", "reduce_cpu"} | {
+        f"detect_map_cpu_{step}" for step in ("catalog", "setup", "detectors", "write")}
+    assert all(v >= 0 for v in engine.timings.values())
 
 
 def test_same_findings_with_the_maps_derived_relations_cached(bundles, local, tmp_path):
@@ -145,3 +147,28 @@ def test_ray_engine_takes_detector_parameters(ray_local, with_train_log, tmp_pat
     want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
     got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor()), params=PARAMS))
     assert len(_shortfall(got)) == 1 and got == want
+
+
+def test_rays_token_notice_is_not_printed_but_its_errors_are(caplog):
+    """Ray 2.60 logs "Token authentication is enabled for this Ray cluster ..." on stderr whenever it
+    starts a local cluster: `--engine ray` drops that notice (by its text) and nothing else."""
+    import logging
+
+    from forensics.engine.executors import _quiet_token_notice
+
+    name = "ray._private.authentication.authentication_token_setup"
+    _quiet_token_notice()
+    _quiet_token_notice()  # (once is enough: no second filter)
+    lg = logging.getLogger(name)
+    assert len(lg.filters) == 1
+    with caplog.at_level(logging.INFO, logger=name):
+        lg.warning("Token authentication is enabled for this Ray cluster. Set RAY_AUTH_MODE=disabled to opt out.")
+        lg.warning("Token authentication is disabled for this Ray cluster. Anyone with network access ...")
+        lg.error("Token authentication is enabled for this Ray cluster but the token is invalid")
+        ray_setup = pytest.importorskip("ray._private.authentication.authentication_token_setup",
+                                        reason="Ray is not installed (pip install -e '.[test,ray]')")
+        if hasattr(ray_setup, "_warn_token_auth_enabled"):  # the very call Ray makes when it starts
+            ray_setup._warn_token_auth_enabled()
+    said = [r.getMessage() for r in caplog.records if r.name == name]
+    assert not [m for m in said if "enabled for this Ray cluster. Set" in m], said
+    assert any("is disabled for this Ray cluster" in m for m in said) and any("token is invalid" in m for m in said)

@@ -5,8 +5,8 @@ see :mod:`forensics.detect.rules`). A finding of a consequence kind gets `caused
 finding of one of its cause kinds when both of these hold:
 
 - **where**: the cause is in the declared scope: `host` = they share a host; `path` = they share a
-  host, a host of the cause is an NCCL peer of a host of the consequence (``nccl_peers``: the
-  hosts of one communicator in the logs' connection map), or the consequence names an RDMA address
+  host, a host of the cause is an NCCL peer of a host of the consequence (:class:`Peers`: the
+  hosts of one communicator in the logs' connection map, ``nccl_comm_hosts``), or the consequence names an RDMA address
   of the cause's host (an NCCL transport error's ``remoteGids``, found in that host's GID table,
   ``ib_gids``); `any` = anywhere in the bundle. A bundle
   without NCCL init lines has no peers, so nothing crosses hosts: "another host in the bundle" is
@@ -66,22 +66,54 @@ def subject_keys(subject: str | None) -> set[str]:
     return keys
 
 
+class Peers:
+    """Which hosts exchange NCCL traffic, kept as communicator membership: host -> the communicators
+    its ranks joined (``nccl_comm_hosts``); two hosts are peers when they share one. Linear in hosts
+    x communicators, where the host pairs (``nccl_peers``) are N² for a data-parallel job whose
+    communicator spans every host (a million pairs at 1,024 hosts)."""
+
+    def __init__(self, comms: Mapping[str, frozenset] | None = None):
+        self.comms: Mapping[str, frozenset] = comms or {}
+
+    @classmethod
+    def of(cls, peers: Peers | Mapping[str, frozenset[str]] | None) -> Peers:
+        """`peers` as a :class:`Peers`: itself, or from host -> its peer hosts (``nccl_peers``'s
+        pairs, which list both directions; a pair given one way counts both ways)."""
+        if isinstance(peers, Peers):
+            return peers
+        comms: dict[str, set] = {}
+        for host, others in (peers or {}).items():
+            for p in others:
+                pair = (min(host, p), max(host, p))
+                comms.setdefault(host, set()).add(pair)
+                comms.setdefault(p, set()).add(pair)
+        return cls({h: frozenset(c) for h, c in comms.items()})
+
+    def comms_of(self, hosts) -> frozenset:
+        """The communicators of any of `hosts`."""
+        return frozenset().union(*(self.comms.get(h, frozenset()) for h in hosts))
+
+
 def _shares_host(c: dict, r: dict) -> bool:
     return bool(set(c["hosts"] or []) & set(r["hosts"] or []))
 
 
-def _on_path(c: dict, r: dict, peers: Mapping[str, frozenset[str]]) -> bool:
+def _on_path(c: dict, r: dict, peers: Peers, r_comms: frozenset | None = None) -> bool:
+    """Whether `c` and `r` share a host or a host of `c` shares a communicator with one of `r`
+    (`r_comms`: ``peers.comms_of(r["hosts"])``, when the caller has it)."""
     if _shares_host(c, r):
         return True
-    cause_hosts = set(c["hosts"] or [])
-    return any(peers.get(h, frozenset()) & cause_hosts for h in r["hosts"] or [])
+    if r_comms is None:
+        r_comms = peers.comms_of(r["hosts"] or [])
+    return bool(r_comms) and any(peers.comms.get(g, frozenset()) & r_comms for g in c["hosts"] or [])
 
 
-def _in_scope(c: dict, r: dict, scope: str, peers, remote: frozenset[str]) -> bool:
+def _in_scope(c: dict, r: dict, scope: str, peers: Peers, remote: frozenset[str],
+              r_comms: frozenset | None = None) -> bool:
     if scope == "host":
         return _shares_host(c, r)
     if scope == "path":
-        return _on_path(c, r, peers) or bool(remote & set(c["hosts"] or []))
+        return _on_path(c, r, peers, r_comms) or bool(remote & set(c["hosts"] or []))
     return True
 
 
@@ -132,20 +164,27 @@ def remote_hosts(r: dict, addr_hosts: Mapping[str, frozenset[str]]) -> frozenset
     return frozenset(out)
 
 
-def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]],
-             remote: frozenset[str] = frozenset()) -> dict | None:
+def cause_of(r: dict, rows: list[dict], peers: Peers | Mapping[str, frozenset[str]] | None,
+             remote: frozenset[str] = frozenset(), by_kind: Mapping[str, list[int]] | None = None) -> dict | None:
     """The finding among `rows` that most likely caused `r` (see the module docstring), or None.
-    `remote`: the hosts `r` names as failing peers (:func:`remote_hosts`)."""
+    `remote`: the hosts `r` names as failing peers (:func:`remote_hosts`). `by_kind`: kind -> the
+    positions of its findings in `rows` (only the cause kinds of `r` are looked at; without it,
+    every row; the choice does not depend on the order either way)."""
     scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ())}
+    if not scopes:
+        return None
+    peers = Peers.of(peers)
+    r_comms = peers.comms_of(r["hosts"] or []) if "path" in scopes.values() else None
+    candidates = rows if by_kind is None else [rows[i] for k in scopes for i in by_kind.get(k, ())]
     best = None
-    for c in rows:
+    for c in candidates:
         if c is r or c["kind"] not in scopes or c["caused_by"] == r["id"]:
             continue
         if c["kind"] == r["kind"] and not _same_kind_ok(c, r):
             continue
         if _evidence(c).get("history") is True:
             continue
-        if not (_in_scope(c, r, scopes[c["kind"]], peers, remote) and _in_time(c, r, remote)):
+        if not (_in_scope(c, r, scopes[c["kind"]], peers, remote, r_comms) and _in_time(c, r, remote)):
             continue
         # ties (untimed causes: start unknown) go to one on the same host, then by id: never by row
         # order, which DuckDB's threads do not fix
@@ -155,20 +194,24 @@ def cause_of(r: dict, rows: list[dict], peers: Mapping[str, frozenset[str]],
     return best[1] if best else None
 
 
-def link_and_rank(findings: pl.DataFrame, peers: Mapping[str, frozenset[str]] | None = None,
+def link_and_rank(findings: pl.DataFrame, peers: Peers | Mapping[str, frozenset[str]] | None = None,
                   addr_hosts: Mapping[str, frozenset[str]] | None = None) -> pl.DataFrame:
-    """`findings` with `caused_by` filled and sorted root causes first. `peers`: host -> the hosts it
-    exchanges NCCL traffic with (the ``nccl_peers`` view); none given, causes cross no host.
+    """`findings` with `caused_by` filled and sorted root causes first. `peers`: who exchanges NCCL
+    traffic (:func:`nccl_peers`, or host -> its peer hosts); none given, causes cross no host.
     `addr_hosts`: RDMA address -> the hosts whose GID table holds it (:func:`gid_hosts`). The
-    result does not depend on the order of `findings`' rows."""
+    result does not depend on the order of `findings`' rows. Each finding is compared with the
+    findings of its cause kinds only."""
     if findings.height == 0:
         return findings
-    peers = peers or {}
+    peers = Peers.of(peers)
     addr_hosts = addr_hosts or {}
     rows = sorted(findings.to_dicts(), key=lambda r: (KINDS[r["kind"]].root_rank, r["start"] or _FAR, r["id"]))
+    by_kind: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_kind.setdefault(r["kind"], []).append(i)
     for r in rows:
         if not r["caused_by"]:
-            c = cause_of(r, rows, peers, remote_hosts(r, addr_hosts))
+            c = cause_of(r, rows, peers, remote_hosts(r, addr_hosts), by_kind)
             if c is not None:
                 r["caused_by"] = c["id"]
 
@@ -195,9 +238,10 @@ def gid_hosts(bundle) -> dict[str, frozenset[str]]:
     return {a: frozenset(h) for a, h in out.items()}
 
 
-def nccl_peers(bundle) -> dict[str, frozenset[str]]:
-    """host -> its NCCL peers, from the bundle's ``nccl_peers`` view."""
-    out: dict[str, set[str]] = {}
-    for host, peer in bundle.con.sql("SELECT host, peer FROM nccl_peers").fetchall():
-        out.setdefault(host, set()).add(peer)
-    return {h: frozenset(p) for h, p in out.items()}
+def nccl_peers(bundle) -> Peers:
+    """Who exchanges NCCL traffic in the open `bundle`: its hosts' communicators, from the
+    ``nccl_comm_hosts`` view (one row per host and communicator; ``nccl_peers`` lists the pairs)."""
+    out: dict[str, set] = {}
+    for host, comm in bundle.con.sql("SELECT host, comm_id FROM nccl_comm_hosts").fetchall():
+        out.setdefault(host, set()).add(comm)
+    return Peers({h: frozenset(c) for h, c in out.items()})

@@ -47,6 +47,12 @@ class RayExecutor:
                 # Ray started here inherit this environment (a runtime_env would cost a second pool
                 # of workers, 2-3 CPU seconds)
                 os.environ.setdefault("POLARS_MAX_THREADS", "1")
+                # a Ray for one offline run: no usage report sent anywhere (this tool never goes on the
+                # network), and no metrics its daemons would export every few seconds for a dashboard
+                # nobody opens (no CPU saving measurable here: it is within the noise of this shared machine)
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                os.environ.setdefault("RAY_enable_metrics_collection", "0")
+            _quiet_token_notice()
             try:
                 ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
             except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -72,6 +78,24 @@ class RayExecutor:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+_TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
+
+
+def _drop_token_notice(record) -> bool:
+    return not (record.levelno < 40 and str(record.msg).startswith(_TOKEN_NOTICE))
+
+
+def _quiet_token_notice() -> None:
+    """Ray (2.60) logs a notice on stderr each time it starts a local cluster with token
+    authentication on, its default: a run's output must not carry it. Only that notice is dropped
+    (by its text, below ERROR); Ray's errors and other warnings still show."""
+    import logging
+
+    lg = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    if _drop_token_notice not in lg.filters:
+        lg.addFilter(_drop_token_notice)
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:

@@ -58,13 +58,17 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
     :func:`forensics.detect.engine.run_all`'s `overrides`); the group's derived relations (NIC rates
     of big inputs, `derive`: see :mod:`forensics.db.derived`) are cached for its hosts. Writes ``<out>/findings.parquet`` and
     ``<out>/<table>.parquet`` for each of :data:`WINDOW_TABLES`; returns {"findings": path,
-    "windows": {table: path}, "errors": [...], "hosts": hosts}."""
+    "windows": {table: path}, "errors": [...], "hosts": hosts, "cpu_s": {step: CPU seconds of this
+    process}} (steps: catalog, setup, detectors, write)."""
     from forensics.db import connect, guard, safety
     from forensics.db.window import restrict
     from forensics.detect.engine import _interrupted, run_rule
     from forensics.detect.rules import prepare
     from forensics.layout import TABLES_DIR
 
+    import time
+
+    cpu = {"start": time.process_time()}
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     con, info = connect(Path(root), derive=derive, hosts=frozenset(hosts), clock=clock, memory=memory)
@@ -72,7 +76,9 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
         con.execute(f"SET threads = {max(1, int(threads))}")
         safety.lock_down(con, Path(root) / TABLES_DIR)
         restrict(con, since, until)
+        cpu["catalog"] = time.process_time()
         prepare(con, info["cached"])
+        cpu["setup"] = time.process_time()
         frames, errors = [], []
         bundle = _Con(con)
         for rule in host_rules(only):
@@ -83,6 +89,7 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
                     raise KeyboardInterrupt from None
                 errors.append(f"detector {rule.name}: {str(exc).splitlines()[0]}")
         findings = pl.concat(frames) if frames else schema.empty("findings")
+        cpu["detectors"] = time.process_time()
         findings.write_parquet(outdir / FINDINGS_FILE)
         windows = {}
         for table in WINDOW_TABLES:
@@ -93,4 +100,8 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
             windows[table] = str(outdir / f"{table}.parquet")
     finally:
         guard.release(con)
-    return {"findings": str(outdir / FINDINGS_FILE), "windows": windows, "errors": errors, "hosts": list(hosts)}
+    cpu["write"] = time.process_time()
+    marks = list(cpu.items())
+    spent = {k: round(t - marks[i][1], 3) for i, (k, t) in enumerate(marks[1:])}
+    return {"findings": str(outdir / FINDINGS_FILE), "windows": windows, "errors": errors, "hosts": list(hosts),
+            "cpu_s": spent}

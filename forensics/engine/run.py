@@ -17,8 +17,9 @@ def groups_of(n: int, slots: int, per_slot: int = 1) -> list[list[int]]:
 
 
 class MapReduce:
-    """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the seconds of
-    each step of the last analysis (parse, offsets, detect_map, reduce)."""
+    """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the wall seconds
+    of each step of the last analysis (parse, detect_map, reduce), the reduce's CPU seconds
+    (reduce_cpu) and the map tasks' CPU seconds by step, summed over groups (detect_map_cpu_<step>)."""
 
     def __init__(self, executor, derive: str = "lazy"):
         self.executor = executor
@@ -69,9 +70,12 @@ class MapReduce:
             items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory,
                       1, self.derive, params) for n, g in enumerate(groups)]
             outputs = self.executor.map(detect_group, items)
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             result = reduce_findings(bundle, outputs, only=only, params=params)
-            self.timings.update(detect_map=t1 - t0, reduce=time.perf_counter() - t1)
+            self.timings.update(detect_map=t1 - t0, reduce=time.perf_counter() - t1, reduce_cpu=time.process_time() - c1)
+            for o in outputs:  # the map tasks' CPU seconds by step, summed over the groups
+                for step, s in o.get("cpu_s", {}).items():
+                    self.timings[f"detect_map_cpu_{step}"] = self.timings.get(f"detect_map_cpu_{step}", 0.0) + s
             return result
         finally:
             shutil.rmtree(work, ignore_errors=True)

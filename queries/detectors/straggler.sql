@@ -17,9 +17,22 @@
 WITH w AS (
   SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu FROM det_host_windows
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
-), peer AS (  -- the other hosts at the same moment (leave-one-out, so two nodes compare with each other)
-  SELECT a.host, a.w, median(b.p) AS med_p, median(b.c) AS med_c, median(b.u) AS med_u, median(b.mu) AS med_mu, count(*) + 1 AS hosts
-  FROM w a JOIN w b ON a.w = b.w AND a.host IS DISTINCT FROM b.host GROUP BY a.host, a.w
+), r AS (  -- each row's position among its window's values (NULL for a NULL value)
+  SELECT *, CASE WHEN p IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY p) END AS kp,
+         CASE WHEN c IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY c) END AS kc,
+         CASE WHEN u IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY u) END AS ku,
+         CASE WHEN mu IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY mu) END AS kmu
+  FROM w
+), wl AS (  -- each window's count of values and its sorted values around the middle
+  SELECT w, count(*) AS n, count(p) AS np, count(c) AS nc, count(u) AS nu, count(mu) AS nmu,
+         loo_middle(list_sort(list(p) FILTER (WHERE p IS NOT NULL))) AS lp, loo_middle(list_sort(list(c) FILTER (WHERE c IS NOT NULL))) AS lc,
+         loo_middle(list_sort(list(u) FILTER (WHERE u IS NOT NULL))) AS lu, loo_middle(list_sort(list(mu) FILTER (WHERE mu IS NOT NULL))) AS lmu
+  FROM w GROUP BY w
+), peer AS (  -- the median of the other hosts at the same moment (leave-one-out, so two nodes compare with each other),
+  -- from the window's values without the host's own: linear in hosts (a join of every host with every other is N²)
+  SELECT r.host, r.w, loo_median(lp, np, kp) AS med_p, loo_median(lc, nc, kc) AS med_c, loo_median(lu, nu, ku) AS med_u,
+         loo_median(lmu, nmu, kmu) AS med_mu, n AS hosts
+  FROM r JOIN wl USING (w) WHERE n >= 2
 ), d AS (
   SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
          mu / nullif(med_mu, 0) - 1 AS mem_dev,

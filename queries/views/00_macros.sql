@@ -20,6 +20,18 @@ CREATE OR REPLACE MACRO per_second(delta, dt_s) AS CASE WHEN dt_s > 0 THEN delta
 -- within_s(ts, center, seconds): ts lies within +-seconds of center.
 CREATE OR REPLACE MACRO within_s(ts, center, seconds) AS
     abs(epoch_us(ts) - epoch_us(center)) <= seconds * 1e6;
+-- loo_middle(sorted), loo_median(middle, n, k): the median of a group's OTHER rows (leave-one-out),
+-- exactly median() over a self-join with them, in linear time where the self-join is quadratic.
+-- `sorted`: the group's values ascending without NULLs (list_sort(list(x) FILTER (WHERE x IS NOT NULL)));
+-- loo_middle keeps the values around its middle, all loo_median reads; `n`: the group's count(x);
+-- `k`: the row's position in `sorted` (rank() OVER (PARTITION BY group ORDER BY x)), NULL when its x is
+-- NULL (nothing left out). NULL when no other value is left. (loo_at, loo_median_m: their parts.)
+CREATE OR REPLACE MACRO loo_middle(sorted) AS list_slice(sorted, greatest(1, len(sorted) // 2), len(sorted) // 2 + 2);
+CREATE OR REPLACE MACRO loo_at(middle, n, k, j) AS
+    middle[CASE WHEN j < coalesce(k, n + 1) THEN j ELSE j + 1 END - greatest(1, n // 2) + 1];
+CREATE OR REPLACE MACRO loo_median_m(middle, n, k, m) AS
+    CASE WHEN m > 0 THEN list_median([loo_at(middle, n, k, (m + 1) // 2), loo_at(middle, n, k, m // 2 + 1)]) END;
+CREATE OR REPLACE MACRO loo_median(middle, n, k) AS loo_median_m(middle, n, k, n - CASE WHEN k IS NULL THEN 0 ELSE 1 END);
 -- severity_rank(severity): 2 critical, 1 warning, 0 info (for ORDER BY ... DESC).
 CREATE OR REPLACE MACRO severity_rank(severity) AS
     CASE severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 WHEN 'info' THEN 0 END;
