@@ -85,27 +85,94 @@ def make_bundle(path: Path, lines: int) -> Path:
     return path
 
 
-def timed(argv: list[str], env: dict) -> tuple[int, float, float, str, float, float]:
-    """(exit, wall s, peak RSS MiB, error lines, CPU s (user + system, children included), 1-min load
-    average at the end)."""
+class TreeRss:
+    """Samples the resident memory of a process and all its descendants (the CLI plus its ingest or
+    redaction workers) every `every` seconds from /proc; `peak` is the largest sum seen (MiB).
+
+    A sum of RSS counts the pages that the processes share (the interpreter, polars' library) once
+    per process, so it is an upper bound of what the tree holds; /usr/bin/time's figure (wait4's
+    ru_maxrss) is the largest single process only."""
+
+    def __init__(self, pid: int, every: float = 0.1):
+        import threading
+
+        self.pid, self.every, self.peak, self.procs = pid, every, 0.0, 0
+        self.stop = threading.Event()
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _tree(self) -> list[int]:
+        children: dict[int, list[int]] = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat", "rb") as fh:
+                        ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                children.setdefault(ppid, []).append(int(d))
+        out, todo = [], [self.pid]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            todo.extend(children.get(p, ()))
+        return out
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            total, n = 0, 0
+            for p in self._tree():
+                try:
+                    with open(f"/proc/{p}/statm", "rb") as fh:
+                        total += int(fh.read().split()[1]) * self.page
+                        n += 1
+                except (OSError, IndexError, ValueError):
+                    pass
+            if total / 2**20 > self.peak:
+                self.peak, self.procs = total / 2**20, n
+            self.stop.wait(self.every)
+
+    def close(self) -> float:
+        self.stop.set()
+        self.thread.join()
+        return self.peak
+
+
+def timed(argv: list[str], env: dict) -> tuple[int, float, float, str, float, float, float]:
+    """(exit, wall s, peak RSS MiB of the largest single process, error lines, CPU s (user + system,
+    children included), 1-min load average at the end, peak RSS MiB of the whole process tree)."""
     os.sync()
     time.sleep(1)
-    res = subprocess.run(["/usr/bin/time", "-v", FORENSICS, *argv], capture_output=True, text=True, env=env)
-    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", res.stderr)
+    proc = subprocess.Popen(["/usr/bin/time", "-v", FORENSICS, *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    tree = TreeRss(proc.pid)
+    try:
+        _, stderr = proc.communicate()
+    finally:
+        tree_peak = tree.close()
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", stderr)
     h, m, s = wall.groups()
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr)
-    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", res.stderr))
-    err = "\n".join(ln for ln in res.stderr.splitlines() if ln.startswith("forensics"))
-    return (res.returncode, int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, err, cpu,
-            os.getloadavg()[0])
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", stderr))
+    err = "\n".join(ln for ln in stderr.splitlines() if ln.startswith(("forensics", "error")))
+    return (proc.returncode, int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, err, cpu,
+            os.getloadavg()[0], tree_peak)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=10_000_000)
     ap.add_argument("--bundle", type=Path, help="measure this bundle instead of generating one")
+    ap.add_argument("--work", type=Path, help="folder for the cache and outputs (default: a new one under "
+                    "benchmarks/data/); removed at the end")
+    ap.add_argument("--cache", type=Path, help="use this parsed-table cache (kept) instead of a new one in the work folder")
+    ap.add_argument("--max-memory", help="the commands' --max-memory (through $FORENSICS_MAX_MEMORY; default: theirs)")
+    ap.add_argument("--tag", default="", help="results go to benchmarks/results/peak-rss-<date>[-TAG].md")
     ap.add_argument("--only", action="append", default=[], metavar="STEP",
                     help="run only the steps whose name starts with STEP (repeatable; the parse runs first anyway)")
+    ap.add_argument("--alone", action="store_true", help="with --only: no parse first (the step parses into its own "
+                    "cache if it needs to)")
     args = ap.parse_args(argv)
     data = ROOT / "benchmarks" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -118,9 +185,15 @@ def main(argv=None) -> int:
             make_bundle(bundle, args.lines)
             print(f"generated {bundle} ({bundle.stat().st_size / 1e6:.1f} MB) in {time.monotonic() - t0:.0f} s")
         what = f"{args.lines:,} generated dmesg lines on node01 of a 2-node simulated bundle ({bundle.stat().st_size / 1e6:.1f} MB .tar.zst)"
-    work = Path(tempfile.mkdtemp(prefix="peak-rss-", dir=data))
-    env = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(work / "cache"),
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=False)
+        work = args.work
+    else:
+        work = Path(tempfile.mkdtemp(prefix="peak-rss-", dir=data))
+    env = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(args.cache or work / "cache"),
                FORENSICS_REDACT_KEY_FILE=str(work / "redact.key"))
+    if args.max_memory:
+        env["FORENSICS_MAX_MEMORY"] = args.max_memory
     steps = [
         ("analyze (from raw: parse + detect)", ["analyze", str(bundle), "--quiet", "--format", "json"]),
         ("analyze (parsed)", ["analyze", str(bundle), "--quiet", "--format", "json"]),
@@ -130,25 +203,29 @@ def main(argv=None) -> int:
         ("redact", ["redact", str(bundle), "--out", str(work / "red.tar.zst"), "--key-file", str(work / "redact.key")]),
     ]
     if args.only:
-        steps = [s for s in steps if s is steps[0] or any(s[0].startswith(o) for o in args.only)]
+        steps = [s for s in steps if (s is steps[0] and not args.alone) or any(s[0].startswith(o) for o in args.only)]
     rows = []
     try:
         for name, a in steps:
-            rc, wall, rss, err, cpu, load = timed(a, env)
-            rows.append((name, rc, wall, rss, err, cpu, load))
-            print(f"{name:<36} rc={rc} {wall:7.1f} s {cpu:7.1f} CPU s {rss:8.0f} MiB load {load:.1f} {err}", flush=True)
+            rc, wall, rss, err, cpu, load, tree = timed(a, env)
+            rows.append((name, rc, wall, rss, err, cpu, load, tree))
+            print(f"{name:<36} rc={rc} {wall:7.1f} s {cpu:7.1f} CPU s {rss:8.0f} MiB (largest process) "
+                  f"{tree:8.0f} MiB (tree) load {load:.1f} {err}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     today = dt.date.today().isoformat()
-    out = ROOT / "benchmarks" / "results" / f"peak-rss-{today}.md"
+    out = ROOT / "benchmarks" / "results" / f"peak-rss-{today}{'-' + args.tag if args.tag else ''}.md"
     lines = [] if out.exists() else [f"# Peak memory per command ({today})", ""]
-    lines += [f"## {what}", "", f"Commit {rev}, {os.cpu_count()} CPUs, default --max-memory (half of "
-              f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB); /usr/bin/time -v, one run each.", "",
-              "| command | exit | wall s | CPU s | load avg (1 min, at end) | peak RSS MiB | under 2 GB |",
-              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {n} | {rc} | {w:.1f} | {c:.1f} | {ld:.1f} | {r:.0f} | {'yes' if r < 2000 else 'NO'} |" + (f" {e}" if e else "")
-              for n, rc, w, r, e, c, ld in rows]
+    lines += [f"## {what}", "", f"Commit {rev}, {os.cpu_count()} CPUs, --max-memory {args.max_memory or 'default'} ("
+              f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB of RAM); one run each. CPU s and the "
+              "largest process's peak RSS from /usr/bin/time -v (user + system, workers included); the tree's peak is the "
+              "largest sum of the RSS of the command and all its descendants, sampled from /proc every 0.1 s.", "",
+              "| command | exit | wall s | CPU s | load avg (1 min, at end) | peak RSS MiB, largest process | "
+              "peak RSS MiB, process tree | under 2 GB (2000 MiB) |",
+              "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {n} | {rc} | {w:.1f} | {c:.1f} | {ld:.1f} | {r:.0f} | {t:.0f} | {'yes' if max(r, t) < 2000 else 'NO'} |"
+              + (f" {e}" if e else "") for n, rc, w, r, e, c, ld, t in rows]
     with open(out, "a") as fh:
         fh.write("\n".join(lines) + "\n\n")
     print(f"wrote {out}")

@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     def budget(
         max_memory: Optional[str] = typer.Option(
             None, "--max-memory", metavar="SIZE",
-            help="memory this run may use, e.g. 4G (default: $FORENSICS_MAX_MEMORY, else half the RAM); "
+            help="memory this run may use, e.g. 4G (default: $FORENSICS_MAX_MEMORY, else half the RAM, at most 1.5G); "
                  "DuckDB gets 60% of it and spills or stops with one line beyond"),
     ) -> None:
         """Offline log and counter forensics for GPU training clusters."""
