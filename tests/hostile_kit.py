@@ -1,17 +1,40 @@
-"""Helpers for the hostile-input suite (tests/test_hostile_*.py): run the real command line in a
-child process and measure what it used (exit status, stderr, peak resident memory of that child)."""
+"""The hostile-input suite's shared kit (issue 15): run the real command line in a child process and
+check the five properties the issue asks of every hostile case.
+
+:func:`hostile` runs ``forensics ARGS`` in a sandbox (``HOME``, ``TMPDIR`` and the working folder are
+fresh folders inside the test's ``tmp_path``, beside a canary file holding a secret) and asserts:
+
+1. exit 2 with one ``forensics: error:`` line (``fails=``; after the warnings that say what was
+   skipped, when ``warns=`` too), or success with a stated warning (``warns=``);
+2. no traceback;
+3. peak memory under a stated bound (``max_mb=``): the largest sum of the resident memory of the
+   child and all its descendants (ingest and redaction workers included), sampled from /proc every
+   10 ms, and never less than the child's own high-water mark (VmHWM);
+4. nothing written outside: every file and folder under ``tmp_path`` (the inputs, HOME, the working
+   folder) is as it was but the cache and the outputs the case names (``writes=``); TMPDIR is empty
+   afterwards; and nothing read outside: the canary's secret is in no output, stdout or stderr;
+5. nothing lost that was readable: the case's own assertions on the returned :class:`Run` (the rows of
+   the rest of the bundle, the findings of the rest) follow the call.
+
+Which test covers which item of the issue's list: the map in tests/test_hostile_inputs.py's docstring
+(checked by its ``test_the_item_map_names_real_tests``).
+"""
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
 FORENSICS = str(Path(sys.executable).with_name("forensics"))
+CANARY = "canary-7c1e0b52-outside-the-bundle"  # the secret of the file beside every hostile input
 
 
 @dataclass
@@ -19,7 +42,7 @@ class Run:
     rc: int
     out: str
     err: str
-    peak_mb: float   # peak resident memory of the child in MiB (see run())
+    peak_mb: float   # peak resident memory of the child and its descendants in MiB (see run())
     seconds: float
 
     def one_line_error(self) -> str:
@@ -35,15 +58,21 @@ class Run:
 
 
 def env(cache: Path, **extra: str) -> dict:
-    e = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(cache), FORENSICS_REDACT_KEY_FILE=str(cache / "key"))
+    # the tables' sealing key: this session's own (the one every other command-line test uses, so that
+    # a shared cache's entries stay valid), never one in the sandbox's HOME
+    tables_key = os.environ.get("FORENSICS_TABLES_KEY_FILE") or str(Path.home() / ".config" / "forensics" / "tables.key")
+    e = dict(os.environ, TZ="UTC", LC_ALL="C", FORENSICS_CACHE_DIR=str(cache), FORENSICS_REDACT_KEY_FILE=str(cache / "key"),
+             FORENSICS_TABLES_KEY_FILE=tables_key)
     e.update(extra)
     return e
 
 
-def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, timeout: float = 300,
+def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, timeout: float = 600,
         cwd: Path | None = None, ulimit_nofile: int | None = None, max_file_bytes: int | None = None,
+        signal_when: tuple[Callable[[], bool], int] | None = None, argv0: list[str] | None = None,
         **extra_env: str) -> Run:
-    """`forensics ARGS` in a child; SIGINT after `interrupt_after` seconds when given; at most
+    """`forensics ARGS` (or `argv0 + ARGS`) in a child; SIGINT after `interrupt_after` seconds when
+    given; signal `sig` as soon as `when()` holds for ``signal_when=(when, sig)``; at most
     `ulimit_nofile` open files when given; no file written beyond `max_file_bytes` (RLIMIT_FSIZE: a
     full disk, as the child sees it: its writes past that size fail with EFBIG) when given."""
     import resource
@@ -56,19 +85,26 @@ def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, t
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        p = subprocess.Popen([FORENSICS, *map(str, args)], stdout=out, stderr=err, env=env(cache, **extra_env),
-                             cwd=cwd, preexec_fn=limit if (ulimit_nofile, max_file_bytes) != (None, None) else None)
-        if interrupt_after is not None:
-            time.sleep(interrupt_after)
-            p.send_signal(signal.SIGINT)
+        p = subprocess.Popen([*(argv0 or [FORENSICS]), *map(str, args)], stdout=out, stderr=err,
+                             env=env(cache, **extra_env), cwd=cwd,
+                             preexec_fn=limit if (ulimit_nofile, max_file_bytes) != (None, None) else None)
         deadline = t0 + timeout
-        hwm = 0
+        hwm = tree = 0
+        sent = False
         while True:
-            hwm = max(hwm, _vm_hwm_kib(p.pid))
+            hwm = max(hwm, _status_kib(p.pid, "VmHWM:"))
+            tree = max(tree, sum(_status_kib(q, "VmRSS:") for q in _descendants(p.pid)))
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if not sent and interrupt_after is not None and now - t0 >= interrupt_after:
+                p.send_signal(signal.SIGINT)
+                sent = True
+            if not sent and signal_when is not None and signal_when[0]():
+                p.send_signal(signal_when[1])
+                sent = True
+            if now > deadline:
                 p.kill()
                 pid, status, usage = os.wait4(p.pid, 0)
                 break
@@ -78,22 +114,125 @@ def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, t
         out.seek(0)
         err.seek(0)
         # ru_maxrss of a child starts at the RSS of the process that forked it (Linux carries the
-        # high-water mark across exec), so pytest's own size would count: VmHWM of the child's own
-        # memory, polled every 10 ms, where /proc has it
-        peak = hwm if hwm else usage.ru_maxrss
+        # high-water mark across exec), so pytest's own size would count: the child's own VmHWM and
+        # the sampled sum over its process tree, where /proc has them
+        peak = max(hwm, tree) if hwm else usage.ru_maxrss
         return Run(p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
                    peak / 1024, seconds)
 
 
-def _vm_hwm_kib(pid: int) -> int:
+def _status_kib(pid: int, field: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (/proc/<pid>/task/<tid>/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def snapshot(root: Path, skip: Iterable[Path] = ()) -> dict[str, tuple]:
+    """{relative path: (kind, size, mtime_ns, mode)} of everything under `root` but `skip` (and their insides)."""
+    skip = {Path(p).absolute() for p in skip}
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        here = Path(dirpath)
+        dirs[:] = [d for d in dirs if here / d not in skip]
+        for name in dirs + files:
+            p = here / name
+            if p in skip:
+                continue
+            st = p.lstat()
+            kind = st.st_mode >> 12
+            # (a folder's size and time change with its entries, which are compared themselves)
+            out[p.relative_to(root).as_posix()] = (kind, st.st_mode & 0o7777) if kind == 4 else \
+                (kind, st.st_size, st.st_mtime_ns, st.st_mode & 0o7777)
+    return out
+
+
+def _written_bytes(path: Path):
+    """The bytes of an output (a file, each file of a folder, each member of a (compressed) tar)."""
+    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+    for p in paths:
+        if p.name.endswith((".tar", ".tar.gz", ".tgz", ".tar.zst")):
+            if p.name.endswith(".tar.zst"):
+                import zstandard
+
+                fh = zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
+            else:
+                fh = gzip.open(p) if p.name.endswith(("gz", "tgz")) else open(p, "rb")
+            with fh, tarfile.open(fileobj=fh, mode="r|") as tar:
+                for m in tar:
+                    if m.isfile():
+                        yield tar.extractfile(m).read()
+        else:
+            yield p.read_bytes()
+
+
+def hostile(args: list, tmp_path: Path, *, max_mb: float, fails: str | None = None, warns: str | None = None,
+            rc_ok: tuple[int, ...] = (0,), writes: Iterable[Path] = (), cache: Path | None = None,
+            cwd: Path | None = None, **run_kw) -> Run:
+    """`forensics ARGS` run as a hostile case, the properties of the module's docstring asserted:
+    exit 2 and one line holding `fails` (when given), else an exit in `rc_ok` with `warns` on stderr
+    (when given); no traceback; peak memory of the process tree under `max_mb` MiB; nothing under
+    `tmp_path` changed but the cache (`cache`, default ``tmp_path/cache``) and `writes`; TMPDIR left
+    empty; the canary beside the input read by nothing. Returns the :class:`Run` for the case's own
+    "nothing lost" checks."""
+    tmp_path = Path(tmp_path)
+    cache = Path(cache) if cache is not None else tmp_path / "cache"
+    box = tmp_path / ".sandbox"
+    for d in ("home", "tmp", "cwd"):
+        (box / d).mkdir(parents=True, exist_ok=True)
+    canary = tmp_path / "canary.txt"
+    if not canary.exists():
+        canary.write_text(CANARY + "\n")
+    (box / "home" / ".netrc").write_text(f"machine example password {CANARY}\n")
+    writes = [Path(w).absolute() for w in writes]
+    skip = [cache.absolute(), *writes, (box / "tmp").absolute()]
+    before = snapshot(tmp_path, skip)
+    extra = {"HOME": str(box / "home"), "TMPDIR": str(box / "tmp"), **run_kw.pop("env", {})}
+    r = run(args, cache, cwd=cwd or box / "cwd", **extra, **run_kw)
+    if fails is not None and warns is not None:  # the stated warnings, then the one error line
+        assert r.rc == 2, (r.rc, r.err[-2000:])
+        r.no_traceback()
+        *said, line = [ln for ln in r.err.splitlines() if ln.strip()] or [""]
+        assert said and all(ln.startswith("forensics: warning: ") for ln in said), r.err[-2000:]
+        assert warns in "\n".join(said) and line.startswith("forensics: error: ") and fails in line, r.err[-2000:]
+    elif fails is not None:
+        line = r.one_line_error()
+        assert fails in line, line
+    else:
+        assert r.rc in rc_ok, (r.rc, r.err[-3000:])
+        r.no_traceback()
+        if warns is not None:
+            assert warns in r.err, r.err[-3000:]
+    assert r.peak_mb < max_mb, f"peak {r.peak_mb:.0f} MiB >= {max_mb} MiB"
+    after = snapshot(tmp_path, skip)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"written outside the cache and the outputs: {changed[:10]}"
+    left = sorted(p.name for p in (box / "tmp").iterdir())
+    assert not left, f"left in TMPDIR: {left}"
+    assert CANARY not in r.out and CANARY not in r.err, "the canary beside the input was read"
+    for w in writes:
+        for data in _written_bytes(w):
+            assert CANARY.encode() not in data, f"the canary beside the input is in {w}"
+    return r
 
 
 class Repeat:

@@ -1,6 +1,9 @@
 """The collector on a hostile node (issue 15, items 2 and 9): links and FIFOs planted where NCCL logs are
 globbed, secrets in GPU processes' environments, children that leave their process group, hangups,
-hung tools under --duration, a single-line output of hundreds of MB. Stand-ins only (tests/stand_ins)."""
+hung tools under --duration, a single-line output of hundreds of MB. Stand-ins only (tests/stand_ins).
+The cases that need no patched constant run the collector as a command through
+:func:`hostile_kit.hostile` (the suite's five properties; see the map in tests/test_hostile_inputs.py);
+the ones that scale its grace periods down run it in this process."""
 from __future__ import annotations
 
 import json
@@ -18,6 +21,7 @@ import forensics.collect.main as cmain
 import forensics.collect.proc as proc
 from forensics.collect import files, node
 from forensics.collect.specs import SPECS
+from hostile_kit import hostile
 from stand_ins.kit import live_standins, make_bin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,20 +116,18 @@ def _plant(tmp_path: Path, victim_pid: int) -> tuple[Path, Path]:
 
 
 def test_nccl_globs_follow_no_link(tmp_path, bare_node):
-    bare_node({})
+    log = bare_node({})
     victim = _sleeper(**SECRETS)
     try:
         shared, outside = _plant(tmp_path, victim.pid)
         out = tmp_path / "b.tar"
-        t0 = time.monotonic()
-        code = cmain.main(["--duration", "0", "--out", str(out), "--host", "n1", "--quiet", "--raw-only",
-                           "--nccl-log", str(shared / "nccl.*.log"), "--nccl-log", str(shared / "run*" / "nccl.log"),
-                           "--nccl-log", f"/proc/{victim.pid}/environ", "--nccl-log", "/dev/zero"])
-        assert time.monotonic() - t0 < 30  # the FIFO did not block
+        hostile(["collect", "--duration", "0", "--out", out, "--host", "n1", "--quiet", "--raw-only",
+                     "--nccl-log", shared / "nccl.*.log", "--nccl-log", shared / "run*" / "nccl.log",
+                     "--nccl-log", f"/proc/{victim.pid}/environ", "--nccl-log", "/dev/zero"], tmp_path,
+                    max_mb=200, writes=[out, log], timeout=240)  # (a blocking open of the FIFO: killed, rc -9)
     finally:
         victim.kill()
         victim.wait()
-    assert code == 0
     m = members(out)
     nccl = {k: v for k, v in m.items() if "/raw/nccl/" in k}
     assert list(nccl) == ["hosts/n1/raw/nccl/nccl.node01.100.log"]
@@ -197,16 +199,15 @@ def test_sighup_writes_a_partial_bundle(tmp_path, bare_node):
     """An ssh drop: a valid partial bundle, exit 129, no staging folder left, no child left (setsid ones too)."""
     log = bare_node({"numactl": {"mode": "setsid_hang"}, "iostat": {"mode": "setsid_hang"}})
     out = tmp_path / "hup.tar"
-    p = subprocess.Popen([sys.executable, "-m", "forensics.collect", "--duration", "60", "--interval", "1",
-                          "--out", str(out), "--host", "hup-node", "--raw-only"], cwd=ROOT, stderr=subprocess.PIPE,
-                         text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not (log.exists() and log.read_text().count(":setsid") >= 2):
-        time.sleep(0.1)
-    p.send_signal(signal.SIGHUP)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 129, err
-    assert "interrupted (SIGHUP)" in err and "Traceback" not in err
+    started = time.monotonic()
+
+    def children_running() -> bool:  # (or 30 s gone)
+        return time.monotonic() - started > 30 or (log.exists() and log.read_text().count(":setsid") >= 2)
+
+    hostile(["--duration", "60", "--interval", "1", "--out", out, "--host", "hup-node", "--raw-only"], tmp_path,
+            argv0=[sys.executable, "-m", "forensics.collect"], rc_ok=(129,), warns="interrupted (SIGHUP)",
+            max_mb=200, writes=[out, log], signal_when=(children_running, signal.SIGHUP), timeout=90,
+            PYTHONPATH=str(ROOT))
     assert live_standins(log) == []
     assert not [x for x in tmp_path.iterdir() if x.name.startswith(".forensics")]
     m = members(out)
@@ -244,19 +245,10 @@ def test_single_line_of_300_mb_keeps_memory_small(tmp_path, bare_node):
     collector's peak RSS stays far below the output's size."""
     log = bare_node({"nvidia-smi": {"mode": "fail", "mode_by_arg": {"-q": "oneline"}, "bytes": 300 << 20}})
     out = tmp_path / "big.tar"
-    # VmHWM: the peak of this process's own memory (ru_maxrss would include the test process's image
-    # from before the exec)
-    code = ("import re, sys\n"
-            "from forensics.collect.main import main\n"
-            "rc = main(sys.argv[1:])\n"
-            "print(re.search(r'VmHWM:\\s*([0-9]+) kB', open('/proc/self/status').read()).group(1))\n"
-            "sys.exit(rc)\n")
-    r = subprocess.run([sys.executable, "-c", code, "--duration", "0", "--out", str(out), "--host", "n1", "--quiet",
-                        "--raw-only"], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert r.returncode == 0, r.stderr
-    peak_mb = int(r.stdout.split()[-1]) / 1024
-    assert peak_mb < 100, peak_mb  # 300 MB went through it
+    # 300 MB went through it: the collector and its stand-in tools together stay under 150 MiB
+    hostile(["--duration", "0", "--out", out, "--host", "n1", "--quiet", "--raw-only"], tmp_path,
+            argv0=[sys.executable, "-m", "forensics.collect"], max_mb=150, writes=[out, log], timeout=120,
+            PYTHONPATH=str(ROOT))
     with tarfile.open(out) as tar:
         q = tar.getmember("hosts/n1/raw/nvidia_smi/q.txt")
         cmds = [json.loads(ln) for ln in tar.extractfile("hosts/n1/commands.jsonl").read().splitlines()]

@@ -1,6 +1,8 @@
 """Limits of one process and of the cache (issue 15, items 6 and 8): file descriptors bounded
 whatever the host count, caches keyed by content, a broken entry rebuilt, a cache removed under
-a run is an error (never 0 findings), the cache size-limited with least-recently-used eviction."""
+a run is an error (never 0 findings), the cache size-limited with least-recently-used eviction.
+Command-line cases run through :func:`hostile_kit.hostile` (the suite's five properties; see the map
+in tests/test_hostile_inputs.py)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,7 @@ import polars as pl
 import pytest
 
 from forensics.ingest.sink import TableSink
-from hostile_kit import run, small_bundle_members, write_tar_zst
+from hostile_kit import hostile, small_bundle_members, write_tar_zst
 
 
 def test_the_table_sink_keeps_few_files_open_and_loses_no_row(tmp_path, monkeypatch):
@@ -44,16 +46,14 @@ def _many_hosts(n: int) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_a_600_host_bundle_ingests_under_ulimit_n_256(tmp_path):
     tar = write_tar_zst(tmp_path / "many.tar.zst", _many_hosts(600))
-    r = run(["query", tar, "SELECT count(DISTINCT host) AS hosts, count(*) FILTER (WHERE xid = 79) AS xids "
-             "FROM kernel_log", "--format", "json"], tmp_path / "cache", ulimit_nofile=256,
-            FORENSICS_INGEST_PROCESSES="1")
-    assert r.rc == 0, r.err[-2000:]
+    r = hostile(["query", tar, "SELECT count(DISTINCT host) AS hosts, count(*) FILTER (WHERE xid = 79) AS xids "
+                 "FROM kernel_log", "--format", "json"], tmp_path, max_mb=800, ulimit_nofile=256,
+                FORENSICS_INGEST_PROCESSES="1")
     assert json.loads(r.out) == [{"hosts": 600, "xids": 600}]
 
 
-def _findings(r) -> int:
-    assert r.rc in (0, 1), r.err[-2000:]
-    return len(json.loads(r.out)["findings"])
+def _findings(args, tmp_path) -> int:
+    return len(json.loads(hostile(args, tmp_path, max_mb=500, rc_ok=(0, 1)).out)["findings"])
 
 
 def test_a_folder_of_loose_files_is_keyed_by_its_content(tmp_path):
@@ -63,25 +63,24 @@ def test_a_folder_of_loose_files_is_keyed_by_its_content(tmp_path):
     d.mkdir()
     f = d / "dmesg.txt"
     f.write_text("[    1.000000] usb 1-1: new high-speed USB device number 2\n")
-    cache = tmp_path / "cache"
-    assert _findings(run(["analyze", d, "--host", "n1", "--format", "json"], cache)) == 0
+    assert _findings(["analyze", d, "--host", "n1", "--format", "json"], tmp_path) == 0
     with open(f, "w") as fh:  # same folder entry, new content
         fh.write("[    2.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n")
-    assert _findings(run(["analyze", d, "--host", "n1", "--format", "json"], cache)) >= 1
+    assert _findings(["analyze", d, "--host", "n1", "--format", "json"], tmp_path) >= 1
 
 
 def test_a_broken_cache_entry_is_rebuilt_and_removed_tables_are_reparsed(tmp_path):
     tar = write_tar_zst(tmp_path / "b.tar.zst", small_bundle_members())
     cache = tmp_path / "cache"
     q = ["query", tar, "SELECT count(*) AS n FROM kernel_log", "--format", "json"]
-    first = run(q, cache)
-    assert first.rc == 0, first.err
+    first = hostile(q, tmp_path, max_mb=500)
+    assert json.loads(first.out)[0]["n"] > 0
     entry = next(p for p in cache.iterdir() if p.is_dir() and not p.name.startswith("."))
     (entry / "manifest.json").unlink()  # half removed, as by an rm -rf interrupted
-    assert run(q, cache).out == first.out
+    assert hostile(q, tmp_path, max_mb=500).out == first.out
     victim = next((entry / "tables" / "kernel_log").glob("host=*/part-0.parquet"))
     victim.unlink()  # a table file gone: the seal no longer matches, parsed again
-    assert run(q, cache).out == first.out
+    assert hostile(q, tmp_path, max_mb=500).out == first.out
 
 
 def test_tables_removed_while_analysing_are_an_error(tmp_path):
@@ -103,13 +102,13 @@ def test_cache_ls_and_prune(tmp_path):
     cache = tmp_path / "cache"
     tars = [write_tar_zst(tmp_path / f"b{i}.tar.zst", small_bundle_members(1 + i)) for i in range(2)]
     for t in tars:
-        assert run(["query", t, "SELECT 1"], cache).rc == 0
-    ls = run(["cache", "ls", "--cache-dir", cache], tmp_path)
-    assert ls.rc == 0 and ls.out.count("extracted archive") == 2 and "2 entries" in ls.out
-    pr = run(["cache", "prune", "--cache-dir", cache, "--max-size", "0"], tmp_path)
-    assert pr.rc == 0 and "removed 2 entries" in pr.out
-    assert "0 entries" in run(["cache", "ls", "--cache-dir", cache], tmp_path).out
+        hostile(["query", t, "SELECT 1"], tmp_path, max_mb=500)
+    ls = hostile(["cache", "ls", "--cache-dir", cache], tmp_path, max_mb=300)
+    assert ls.out.count("extracted archive") == 2 and "2 entries" in ls.out
+    pr = hostile(["cache", "prune", "--cache-dir", cache, "--max-size", "0"], tmp_path, max_mb=300)
+    assert "removed 2 entries" in pr.out
+    assert "0 entries" in hostile(["cache", "ls", "--cache-dir", cache], tmp_path, max_mb=300).out
     # a small limit evicts the least recently used entry as soon as a new one is made
-    assert run(["query", tars[0], "SELECT 1"], cache).rc == 0
-    assert run(["query", tars[1], "SELECT 1"], cache, FORENSICS_CACHE_MAX="1").rc == 0
-    assert run(["cache", "ls", "--cache-dir", cache], tmp_path).out.count("extracted archive") == 1
+    hostile(["query", tars[0], "SELECT 1"], tmp_path, max_mb=500)
+    hostile(["query", tars[1], "SELECT 1"], tmp_path, max_mb=500, FORENSICS_CACHE_MAX="1")
+    assert hostile(["cache", "ls", "--cache-dir", cache], tmp_path, max_mb=300).out.count("extracted archive") == 1

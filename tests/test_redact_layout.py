@@ -1,6 +1,8 @@
 """Redaction never renames the bundle's own layout (issue 15 item 7): hosts called `host` and `raw` (one
 real capture's host is literally `host`) keep host.json, commands.jsonl, raw/, tables/ and partitions;
-the redacted bundle gives the same findings; shell prompts and user@host forms are pseudonymised."""
+the redacted bundle gives the same findings; shell prompts and user@host forms are pseudonymised.
+The redactions run as the command through :func:`hostile_kit.hostile` (the suite's five properties; see
+the map in tests/test_hostile_inputs.py)."""
 from __future__ import annotations
 
 import json
@@ -17,11 +19,11 @@ from forensics.bundle.read import open_bundle
 from forensics.bundle.write import write_tree
 from forensics.importers.build import build_bundle
 from forensics.ingest.run import ingest_bundle
-from forensics.redact import redact
 from forensics.redact.discover import Known
 from forensics.redact.mapper import Mapper
 from forensics.redact.rewrite import Rewriter
 from forensics.simulate import SimConfig, write_bundle
+from hostile_kit import hostile
 
 FIX = Path(__file__).parent / "fixtures"
 RENAME = {"node01": "host", "node02": "raw"}
@@ -51,8 +53,10 @@ def layout(tmp_path_factory):
     tree = _renamed_tree(sim, d / "named", d)
     orig = write_tree(tree, d / "named.tar")
     red = d / "red.tar"
-    summary = redact(orig, red, key_file=d / "key", mapping_out=d / "map.json")
-    return {"dir": d, "orig": orig, "red": red, "summary": summary,
+    out = [red, d / "key", d / "map.json"]
+    r = hostile(["redact", orig, "--out", red, "--key-file", d / "key", "--mapping-out", d / "map.json", "--quiet",
+                 "--format", "json"], d, max_mb=700, writes=out, cache=d / "cache")
+    return {"dir": d, "orig": orig, "red": red, "summary": json.loads(r.out),
             "map": json.loads((d / "map.json").read_text())["mappings"]}
 
 
@@ -136,7 +140,8 @@ def test_prompt_in_a_real_capture_and_in_unparsed(tmp_path):
     orig = tmp_path / "o.tar"
     build_bundle([d], orig, host="trainbox17")
     red = tmp_path / "r.tar"
-    redact(orig, red, key_file=tmp_path / "k", mapping_out=tmp_path / "m.json")
+    hostile(["redact", orig, "--out", red, "--key-file", tmp_path / "k", "--mapping-out", tmp_path / "m.json", "--quiet"],
+            tmp_path, max_mb=600, writes=[red, tmp_path / "k", tmp_path / "m.json"])
     m = json.loads((tmp_path / "m.json").read_text())["mappings"]
     assert "dave" in m["users"] and "trainbox17" in m["hostnames"]
     b = open_bundle(red, workdir=tmp_path / "x")
