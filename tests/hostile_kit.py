@@ -242,6 +242,7 @@ class Repeat:
     def __init__(self, head: bytes, fill: bytes, size: int, tail: bytes = b""):
         self.parts = [(head, len(head)), (fill, size - len(head) - len(tail)), (tail, len(tail))]
         self.size = size
+        self.filled = 0
 
     def read(self, n: int = -1) -> bytes:
         out = []
@@ -254,8 +255,10 @@ class Repeat:
             take = min(n, left, 1 << 20)
             if len(unit) >= left:  # head or tail: its remaining bytes
                 chunk = unit[len(unit) - left:len(unit) - left + take]
-            else:  # the fill (its phase across reads does not matter)
-                chunk = (unit * (take // len(unit) + 1))[:take]
+            else:  # the fill, continued where the last read left it (whole lines stay whole)
+                start = self.filled % len(unit)
+                chunk = (unit * ((start + take) // len(unit) + 1))[start:start + take]
+                self.filled += len(chunk)
             self.parts[0] = (unit, left - len(chunk))
             out.append(chunk)
             n -= len(chunk)

@@ -300,20 +300,34 @@ def many_rows(tmp_path_factory):
     return bundle_dir(tmp, {"kernel_log": df, "hosts": [{"host": "n1"}, {"host": "n2"}]})
 
 
+def _big_dmesg_bundle(path: Path, members: dict) -> Path:
+    """A small simulated bundle whose node01 dmesg is ROWS generated lines (redact takes bundles, and
+    rewrites only tables this machine parsed: the raw lines are what it streams)."""
+    # (without the InfiniBand outputs: redaction refuses their ib_gids table today, an IPv4-mapped GID
+    # ':10.0.0.10' left as it was, a separate defect)
+    m = {k: v for k, v in members.items() if "/raw/infiniband/" not in k}
+    del m["hosts/node01/raw/dmesg/dmesg.txt"]
+    line = b"[    5.000000] usb 1-1: new high-speed USB device number 2 using xhci_hcd\n"
+    return write_tar_zst(path, m, {"hosts/node01/raw/dmesg/dmesg.txt": Repeat(line, line, ROWS * len(line))})
+
+
 @pytest.mark.slow  # (about 20 CPU s each)
 @pytest.mark.parametrize("cmd", ["report", "perfetto", "redact"])
-def test_commands_over_a_table_of_many_rows_stay_bounded(many_rows, tmp_path, cmd):
-    """report, export --perfetto and redact over 10^6 kernel_log rows: peak memory of the process tree
-    bounded; the report and the trace say how many events they sampled out of how many (nothing lost
-    silently); redaction keeps every row."""
+def test_commands_over_a_table_of_many_rows_stay_bounded(many_rows, members, tmp_path, cmd):
+    """report and export --perfetto over 10^6 kernel_log rows, redact over a bundle of 10^6 raw dmesg
+    lines: peak memory of the process tree bounded; the report and the trace say how many events they
+    sampled out of how many (nothing lost silently); redaction keeps every line."""
     out = tmp_path / {"report": "r.html", "perfetto": "t.json", "redact": "red.tar"}[cmd]
     args = {"report": ["report", many_rows, "--out", out, "--quiet"],
             "perfetto": ["export", many_rows, "--perfetto", out, "--quiet"],
-            "redact": ["redact", many_rows, "--out", out, "--quiet", "--key-file", tmp_path / "red.key"]}[cmd]
-    r = hostile(args, tmp_path, max_mb=700, writes=[out, tmp_path / "red.key"])
+            "redact": ["redact", _big_dmesg_bundle(tmp_path / "b.tar.zst", members) if cmd == "redact" else None,
+                       "--out", out, "--quiet", "--key-file", tmp_path / "red.key"]}[cmd]
+    # (redact's tree: its own process and the ingest workers that parse the redacted lines again)
+    r = hostile(args, tmp_path, max_mb=1300 if cmd == "redact" else 700, writes=[out, tmp_path / "red.key"])
     if cmd == "redact":
-        q = hostile(["query", out, "SELECT count(*) AS n FROM kernel_log", "--format", "json"], tmp_path, max_mb=500)
-        assert json.loads(q.out) == [{"n": ROWS}]
+        q = hostile(["query", out, "SELECT count(*) AS n FROM kernel_log WHERE message LIKE 'usb 1-1: new high-speed%'",
+                     "--format", "json"], tmp_path, max_mb=1300)  # (parsed again: workers)
+        assert json.loads(q.out)[0]["n"] >= ROWS  # every generated line, redacted and parsed again
     elif cmd == "report":
         assert re.search(r"events: [0-9]+ of %d loaded" % ROWS, out.read_text()), "the sample is not stated"
     else:
