@@ -72,13 +72,16 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   SELECT 'power' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM h
   UNION ALL BY NAME
   SELECT 'dcgm' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM dg
-), i AS (SELECT * FROM flag_episodes('f', bad, (host, basis), w)),
+), m AS (
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f
+  WINDOW o AS (PARTITION BY host, basis ORDER BY w)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host, basis ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
 e0 AS (
-  SELECT host, basis, episode, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util) AS util,
+  SELECT host, basis, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util) AS util,
          avg(power_ratio) AS power_ratio, avg(power_w) AS power_w, avg(ref_power_w) AS ref_power_w,
          avg(sm_active) AS sm_active, avg(tensor_active) AS tensor_active,
          max(waiting_gpus) AS waiting_gpus, max(gpus) AS gpus
-  FROM i WHERE bad GROUP BY host, basis, episode HAVING count(*) >= least($min_windows, $min_windows_with_peer)
+  FROM i WHERE bad GROUP BY host, basis, ep HAVING count(*) >= least($min_windows, $min_windows_with_peer)
 ), e AS (  -- a full episode, or a shorter one while an NCCL peer of the host waits in a full one (one job, one wait)
   SELECT * FROM e0 WHERE basis = 'power' AND (windows >= $min_windows OR EXISTS (
     SELECT 1 FROM e0 o JOIN nccl_peers p ON p.host = e0.host AND p.peer = o.host

@@ -14,12 +14,15 @@
 WITH w AS (
   SELECT *, (cpu_busy_pct >= $min_cpu_busy AND coalesce(gpu_util_pct, 0) < $max_gpu_util) AS bad FROM det_host_windows
   WHERE cpu_busy_pct IS NOT NULL
-), i AS (SELECT *, count(*) OVER (PARTITION BY host) AS cap_windows FROM flag_episodes('w', bad, host, w)),
+), m AS (
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM w WINDOW o AS (PARTITION BY host ORDER BY w)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep,
+                count(*) OVER (PARTITION BY host) AS cap_windows FROM m),
 e AS (
-  SELECT host, episode, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
+  SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
          avg(cpu_busy_pct) AS cpu_busy, avg(cpu_iowait_pct) AS iowait, avg(gpu_util_pct) AS gpu_util, avg(runq) AS runq
          , any_value(cap_windows) AS cap_windows
-  FROM i WHERE bad GROUP BY host, episode
+  FROM i WHERE bad GROUP BY host, ep
   HAVING count(*) >= least($min_windows, greatest(2, floor(any_value(cap_windows) / 3)))
 )
 SELECT host, 'CPU' AS subject, start, "end", least(1.0, 0.55 + windows / 40) * CASE WHEN windows < $min_windows THEN 0.8 ELSE 1 END AS score,

@@ -17,14 +17,17 @@ WITH w AS (
   SELECT *, (gpu_util_pct < $max_gpu_util AND (disk_util_max_pct >= $min_disk_util OR disk_await_max_ms >= $min_await_ms
              OR cpu_iowait_pct >= $min_iowait)) AS bad
   FROM det_host_windows WHERE gpu_util_pct IS NOT NULL
-), i AS (SELECT *, count(*) OVER (PARTITION BY host) AS cap_windows FROM flag_episodes('w', bad, host, w)),
+), m AS (
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM w WINDOW o AS (PARTITION BY host ORDER BY w)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep,
+                count(*) OVER (PARTITION BY host) AS cap_windows FROM m),
 e AS (
-  SELECT host, episode, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
+  SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
          avg(gpu_util_pct) AS gpu_util, avg(disk_util_max_pct) AS disk_util, avg(disk_await_max_ms) AS await_ms,
          avg(cpu_iowait_pct) AS iowait, avg(cpu_busy_pct) AS cpu_busy, mode(busiest_device) AS device,
          avg(disk_read_kb_s) AS read_kb_s
          , any_value(cap_windows) AS cap_windows
-  FROM i WHERE bad GROUP BY host, episode
+  FROM i WHERE bad GROUP BY host, ep
   HAVING count(*) >= least($min_windows, greatest(2, floor(any_value(cap_windows) / 3)))
 )
 SELECT host, coalesce(device, 'storage') AS subject, start, "end", least(1.0, 0.6 + windows / 40) * CASE WHEN windows < $min_windows THEN 0.8 ELSE 1 END AS score,

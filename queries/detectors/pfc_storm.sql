@@ -38,11 +38,12 @@ WITH c AS (
 ), hot AS (  -- only ports/priorities with a bad interval can have storms: the windows skip the rest
   SELECT DISTINCT host, iface, prio FROM flagged WHERE bad
 ), m AS (
-  SELECT * FROM flagged f SEMI JOIN hot h ON h.host IS NOT DISTINCT FROM f.host AND h.iface IS NOT DISTINCT FROM f.iface
-    AND h.prio IS NOT DISTINCT FROM f.prio
-), i AS (SELECT * FROM flag_episodes('m', bad, (host, iface, prio), ts)),
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s
+  FROM flagged f SEMI JOIN hot h ON h.host IS NOT DISTINCT FROM f.host AND h.iface IS NOT DISTINCT FROM f.iface
+    AND h.prio IS NOT DISTINCT FROM f.prio WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host, iface, prio ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM m),
 e AS (
-  SELECT host, iface, prio, episode, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
+  SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
          max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,
          max(paused_bound) AS max_paused_bound, list_distinct(flatten(list(dirs))) AS dirs
   FROM i WHERE bad GROUP BY ALL HAVING epoch(max(ts) - min(ts_start)) >= $min_duration_s

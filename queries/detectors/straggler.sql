@@ -53,12 +53,14 @@ WITH w AS (
   FROM d
 ), f AS (
   SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY w) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
-), i AS (SELECT * FROM flag_episodes('f', bad, host, w)),
+), m AS (
+  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f WINDOW o AS (PARTITION BY host ORDER BY w)
+), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
 e AS (
-  SELECT host, episode, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
+  SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
          avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,
          avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts
-  FROM i WHERE bad GROUP BY host, episode HAVING count(*) >= $min_windows
+  FROM i WHERE bad GROUP BY host, ep HAVING count(*) >= $min_windows
 )
 SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + windows / 60) AS score,
        host || ' is slower than its ' || (hosts - 1) || ' peers for ' || windows * 30 || ' s with nothing logged: its GPUs draw '

@@ -35,17 +35,6 @@ CREATE OR REPLACE MACRO loo_median(middle, n, k) AS loo_median_m(middle, n, k, n
 -- severity_rank(severity): 2 critical, 1 warning, 0 info (for ORDER BY ... DESC).
 CREATE OR REPLACE MACRO severity_rank(severity) AS
     CASE severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 WHEN 'info' THEN 0 END;
--- flag_episodes(rel, flag, part, ord): the rows of the relation named `rel` (a table, view or CTE,
--- as a string) with `episode` (BIGINT): the number (1, 2, ...) of the run of consecutive rows with
--- `flag` true that the row belongs to, counted per partition `part` (one column, or a row (a, b, ...)
--- of several) in the order `ord`; rows before the first run carry 0, rows between runs the number of
--- the run before. Episodes are the flagged rows grouped by (part, episode): one definition for the
--- detectors that join consecutive bad windows and for the *_episodes views.
-CREATE OR REPLACE MACRO flag_episodes(rel, flag, part, ord) AS TABLE
-    SELECT * EXCLUDE (_starts),
-           CAST(sum(_starts) OVER (PARTITION BY part ORDER BY ord ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
-    FROM (SELECT *, CASE WHEN flag AND NOT coalesce(lag(flag) OVER (PARTITION BY part ORDER BY ord), false) THEN 1 ELSE 0 END AS _starts
-          FROM query_table(rel));
 -- nic_counter_class(counter): what an ethtool -S counter counts, by its name (first match wins):
 -- link (link down events, carrier changes), storm (pause storm events), pause (PFC/global pause
 -- frames and durations, xon/xoff), drop (discards, drops, out of buffer, missed, FIFO), error (CRC,

@@ -6,7 +6,7 @@
 -- (raw.gpu_episode_rows is the definition; forensics.db.derived may cache it as Parquet.)
 CREATE OR REPLACE VIEW raw.gpu_episode_rows AS
 WITH s AS (
-    SELECT host, gpu, file, line_no, ts, ts_quality, sm_clock_mhz, temp_c, power_w, util_pct,
+    SELECT host, gpu, ts, ts_quality, sm_clock_mhz, temp_c, power_w, util_pct,
            unnest([
                {'reason': 'gpu_idle', 'active': coalesce(reason_gpu_idle, (clocks_event_reasons & 1) <> 0)},
                {'reason': 'applications_clocks', 'active': coalesce(reason_applications_clocks, (clocks_event_reasons & 2) <> 0)},
@@ -23,11 +23,15 @@ WITH s AS (
 ), act AS (  -- only series with an active sample can have episodes: the windows skip the rest
     SELECT DISTINCT host, gpu, reason FROM s WHERE active
 ), f AS (
-    SELECT s.*, lead(ts) OVER (PARTITION BY host, gpu, reason ORDER BY ts, file, line_no) AS next_ts
+    SELECT s.*,
+           active AND NOT coalesce(lag(active) OVER w, false) AS starts,
+           lead(ts) OVER w AS next_ts
     FROM s SEMI JOIN act USING (host, gpu, reason)
     WHERE active IS NOT NULL
+    WINDOW w AS (PARTITION BY host, gpu, reason ORDER BY ts)
 ), g AS (
-    SELECT * FROM flag_episodes('f', active, (host, gpu, reason), (ts, file, line_no))
+    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, gpu, reason ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
+    FROM f
 )
 SELECT e.host, e.gpu, e.reason,
        e.reason IN ('sw_power_cap', 'hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake') AS throttle,

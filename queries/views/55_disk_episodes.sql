@@ -4,15 +4,17 @@
 -- disk_episodes: the same at the default threshold of 90 %.
 CREATE OR REPLACE MACRO disk_saturation(min_util_pct) AS TABLE
 WITH s AS (
-    SELECT host, device, source, file, line_no, ts, ts_quality, util_pct, aqu_sz, r_s, w_s, rkb_s, wkb_s,
+    SELECT host, device, source, ts, ts_quality, util_pct, aqu_sz, r_s, w_s, rkb_s, wkb_s,
            coalesce(await_ms, greatest(r_await_ms, w_await_ms)) AS await_ms,
            util_pct >= min_util_pct AS active
     FROM raw.disk_io
     WHERE ts IS NOT NULL AND util_pct IS NOT NULL AND NOT coalesce(since_boot, false)
 ), f AS (
-    SELECT *, lead(ts) OVER (PARTITION BY host, device, source ORDER BY ts, file, line_no) AS next_ts FROM s
+    SELECT *, active AND NOT coalesce(lag(active) OVER w, false) AS starts, lead(ts) OVER w AS next_ts
+    FROM s WINDOW w AS (PARTITION BY host, device, source ORDER BY ts)
 ), g AS (
-    SELECT * FROM flag_episodes('f', active, (host, device, source), (ts, file, line_no))
+    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, device, source ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
+    FROM f
 )
 SELECT e.*, align_ts(e.start, c.clock_offset_s) AS start_aligned, align_ts(e."end", c.clock_offset_s) AS end_aligned,
        (epoch_us(e."end") - epoch_us(e.start)) / 1e6 AS duration_s

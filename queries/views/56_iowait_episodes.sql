@@ -3,14 +3,16 @@
 -- iowait_episodes: the same at the default threshold of 10 %.
 CREATE OR REPLACE MACRO iowait_above(min_iowait_pct) AS TABLE
 WITH s AS (
-    SELECT host, source, file, line_no, ts, ts_quality, iowait_pct, idle_pct, user_pct, system_pct,
+    SELECT host, source, ts, ts_quality, iowait_pct, idle_pct, user_pct, system_pct,
            iowait_pct >= min_iowait_pct AS active
     FROM raw.cpu_util
     WHERE ts IS NOT NULL AND iowait_pct IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false)
 ), f AS (
-    SELECT *, lead(ts) OVER (PARTITION BY host, source ORDER BY ts, file, line_no) AS next_ts FROM s
+    SELECT *, active AND NOT coalesce(lag(active) OVER w, false) AS starts, lead(ts) OVER w AS next_ts
+    FROM s WINDOW w AS (PARTITION BY host, source ORDER BY ts)
 ), g AS (
-    SELECT * FROM flag_episodes('f', active, (host, source), (ts, file, line_no))
+    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, source ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
+    FROM f
 )
 SELECT e.*, align_ts(e.start, c.clock_offset_s) AS start_aligned, align_ts(e."end", c.clock_offset_s) AS end_aligned,
        (epoch_us(e."end") - epoch_us(e.start)) / 1e6 AS duration_s
