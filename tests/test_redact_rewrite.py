@@ -65,6 +65,22 @@ def test_ipv4_mapped_gids_match_the_peer_address():
     assert f"peer {m.ipv4('172.36.143.59')}<44206>" in out and out.startswith(m.hostname("hostname-test") + ":984:1357 [4]")
 
 
+
+def test_sysfs_gid_table_entries_as_grep_prints_them():
+    """`grep -H . .../ports/1/gids/*` (the collector's ib_gids capture) puts the GID right after
+    "gids/<n>:": its IPv4-mapped RoCE address must get the same pseudonym as the address NCCL prints."""
+    lines = ["/sys/class/infiniband/mlx5_0/ports/1/gids/3:0000:0000:0000:0000:0000:ffff:0a64:000a",
+             "/sys/class/infiniband/mlx5_0/ports/1/gids/12:fe80:0000:0000:0000:966d:aeff:fe24:e383",
+             "peer 10.100.0.10<4711> remoteGids::ffff:10.100.0.10"]
+    rw, _, m = rewriter(lines)
+    out = rw.strings(lines)
+    assert "0a64:000a" not in out[0] and "fe24:e383" not in out[1] and "10.100.0.10" not in out[2]
+    assert out[0] == "/sys/class/infiniband/mlx5_0/ports/1/gids/3:" + m.ipv6("0000:0000:0000:0000:0000:ffff:0a64:000a")
+    assert out[1].startswith("/sys/class/infiniband/mlx5_0/ports/1/gids/12:fe80:0000:0000:0000:")
+    mapped = m.ipv4("10.100.0.10")
+    assert out[2] == f"peer {mapped}<4711> remoteGids::ffff:{mapped}"
+    assert out[0].endswith("ffff:%02x%02x:%02x%02x" % tuple(int(x) for x in mapped.split(".")))
+
 def test_what_must_not_change():
     rw, _, _ = rewriter(["node07:1:2 [0] NCCL INFO x"])
     keep = [

@@ -28,7 +28,9 @@ P_UUID = rf"(?<![0-9A-Fa-f]){HEX}{{8}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{1
 _V6_TAIL = rf"(?:(?:{H4}:){{0,5}}{V4}|{H4}(?::{H4}){{0,6}})"
 P_V6 = (
     r"(?:"
-    rf"(?<![0-9A-Fa-f:.])(?:{H4}:){{7}}{H4}"  # 8 groups (GIDs as sysfs and NCCL print them)
+    # 8 groups (GIDs as sysfs and NCCL print them), also right after the index of a GID table entry
+    # as `grep -H . /sys/class/infiniband/<dev>/ports/<port>/gids/*` prints it (".../gids/3:0000:...")
+    rf"(?:(?<![0-9A-Fa-f:.])|(?<=/gids/[0-9]:)|(?<=/gids/[0-9]{{2}}:)|(?<=/gids/[0-9]{{3}}:))(?:{H4}:){{7}}{H4}"
     rf"|(?<![0-9A-Fa-f:.])(?:{H4}:){{6}}{V4}"
     rf"|(?<![0-9A-Fa-f:.]){H4}(?::{H4}){{0,6}}::{_V6_TAIL}?"
     rf"|(?<![A-Za-z0-9_:.])::{_V6_TAIL}?"
