@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import time
 
 import polars as pl
 import pytest
@@ -112,3 +115,40 @@ def test_cache_ls_and_prune(tmp_path):
     hostile(["query", tars[0], "SELECT 1"], tmp_path, max_mb=500)
     hostile(["query", tars[1], "SELECT 1"], tmp_path, max_mb=500, FORENSICS_CACHE_MAX="1")
     assert hostile(["cache", "ls", "--cache-dir", cache], tmp_path, max_mb=300).out.count("extracted archive") == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_ingest_workers_end_when_the_command_is_killed(tmp_path):
+    """A SIGTERM or SIGKILL reaches only `forensics analyze` itself: its ingest workers must not go
+    on parsing into the cache entry (seen: 12 minutes after a SIGTERM, and the next run then failed)."""
+    script = ("import os, sys, time\n"
+              "from forensics.ingest.pool import worker_pool\n"
+              "with worker_pool(2) as pool:\n"
+              "    sleepers = [pool.submit(time.sleep, 120) for _ in range(2)]\n"
+              "    pids = set()\n"
+              "    while len(pids) < 2:\n"
+              "        pids = {p.pid for p in pool._processes.values()}\n"
+              "        time.sleep(0.05)\n"
+              "    print(' '.join(map(str, sorted(pids))), flush=True)\n"
+              "    time.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(p) for p in workers)
+        time.sleep(0.5)  # the workers have run their initializer
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 15
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in workers if _alive(p)], "ingest workers outlived the killed command"
+    finally:
+        proc.kill()

@@ -61,17 +61,42 @@ def archive_job(archive: str, root: str, prefix: str, by_host: dict, hosts: list
     return out
 
 
+def _die_with_parent(parent: int) -> None:
+    """Linux: this worker is sent SIGTERM when the process that started it ends, however it ends (a
+    SIGTERM or SIGKILL to `forensics analyze` reaches only that process), so no orphaned worker goes
+    on parsing and writing into the cache entry a later run rebuilds. Elsewhere: nothing."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the call took effect
+        os._exit(1)
+
+
+def _start_worker(parent: int, initializer, initargs) -> None:
+    _die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
+
+
 @contextlib.contextmanager
-def worker_pool(n: int, **kw):
+def worker_pool(n: int, initializer=None, initargs=(), **kw):
     """A pool of `n` spawned worker processes (polars must not be forked), each with its share of
-    the CPUs for polars."""
+    the CPUs for polars, that end when this process ends (:func:`_die_with_parent`). The pool must
+    be made and used by one thread that outlives it (Linux ties the signal to the creating thread)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     saved = os.environ.get("POLARS_MAX_THREADS")
     os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
     try:
-        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn"), **kw) as pool:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn"), initializer=_start_worker,
+                                 initargs=(os.getpid(), initializer, initargs), **kw) as pool:
             yield pool
     finally:
         if saved is None:
