@@ -75,6 +75,22 @@ def test_ib_completion_old_formats_quoted_without_host():
     assert cfg(res, "gdr.0") == [("fixture-host", None, "gdr.0", "disabled")]
 
 
+def test_ib_completion_nccl_2_29_symbolic_status_and_vendor_err():
+    """NCCL 2.29 prints the status and opcode by name (NVIDIA/nccl src/transport/net_ib/p2p.cc at
+    v2.29.2-1, ncclIbLogCompletionWithError: 'NET/IB: Got completion from peer %s with status=%s(%d)
+    opcode=%s(%d) vendor_err=%u  localGid %s remoteGids%s hca %s'). No user paste of this wording was
+    found, so the line is that format filled in; before, both numbers were lost (NULL)."""
+    line = ("gpu-a:3468:3905 [4] NCCL WARN NET/IB: Got completion from peer 10.216.210.236<54862> with"
+            " status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) vendor_err=129 "
+            " localGid ::ffff:10.0.0.11 remoteGids::ffff:10.0.0.12 hca mlx5_3\n"
+            "gpu-a:3468:3905 [4] NCCL INFO HINT: In many cases this error occurs when the NCCL_IB_TIMEOUT is set too short.\n")
+    res = NCCL.parse(line.encode(), ParseContext(host="gpu-a"))
+    r = row(res, 1)
+    assert (r["kind"], r["peer_addr"], r["ib_status"], r["vendor_err"]) == (
+        "ib_completion_error", "10.216.210.236<54862>", 12, 129)
+    assert res.unparsed.height == 0
+
+
 def test_socket_broken_pipe_proxy_connect_retcode_remote_closed():
     res = parse_fixture("issue795")
     r1 = row(res, 1)

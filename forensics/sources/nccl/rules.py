@@ -89,8 +89,10 @@ def _make_rules(ascii_only: bool) -> tuple[_Rule, ...]:
         _Rule(("version",), cfg=(_c("version", _M.str.extract(r"NCCL version ([^\s]+)", 1)),)),
         _Rule(("ib_completion_error",), stages=((
             ("peer_addr", _M.str.extract(r"from peer ([^\s]*<[0-9]+>) with", 1)),
-            ("ib_status", _i(_M.str.extract(r"with (?:error |status=)([0-9]{1,9})\b", 1), "ib_status")),
-            ("vendor_err", _i(_M.str.extract(r"vendor err ([0-9]{1,9})\b", 1), "vendor_err"))),),
+            # 'with error 12,' (to 2.18), 'with status=12 ' (2.19-2.28), 'with status=IBV_WC_RETRY_EXC_ERR(12) ' (2.29+)
+            ("ib_status", _i(_M.str.extract(r"with (?:error |status=(?:IBV_WC_[A-Z_]{1,40}\()?)([0-9]{1,9})\b", 1),
+                             "ib_status")),
+            ("vendor_err", _i(_M.str.extract(r"vendor[ _]err[ =]([0-9]{1,9})\b", 1), "vendor_err"))),),
             out=("peer_addr", "ib_status", "vendor_err")),
         _Rule(("error_chain",), stages=(
             (("_chain", _M.str.extract_groups(r"^(?P<f>[^ ]+):(?P<l>[0-9]{1,9}) -> (?P<r>-?[0-9]{1,9})\b")),),
