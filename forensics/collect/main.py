@@ -202,6 +202,19 @@ class Collector(object):
                         e["raw_file"] = None
         return res
 
+    def once_argvs(self, spec):
+        """The argv and fallbacks of a one-shot spec with its job placeholders filled (``{slurm_job_id}``:
+        $SLURM_JOB_ID of the collector's environment); None, recorded as skipped, when one is unknown."""
+        argvs = [list(spec.argv)] + [list(f) for f in spec.fallbacks]
+        if not any("{slurm_job_id}" in a for a in spec.argv):
+            return argvs
+        job_id = os.environ.get("SLURM_JOB_ID", "")
+        if not job_id.isdigit():  # (a number: never an option or a path handed to the command)
+            self.skipped(spec.name, spec.source, list(spec.argv),
+                         "skipped (no SLURM_JOB_ID in the collector's environment: not run inside a Slurm job)")
+            return None
+        return [self._fill(a, slurm_job_id=job_id) for a in argvs]
+
     def run_snapshot(self, spec, sample, ifaces):
         """One sample of a snapshot spec: each output preceded by a marker line, appended to its raw file."""
         items = expand_items(spec, ifaces, self.ib_ports)
@@ -298,7 +311,9 @@ class Collector(object):
                 if self.stop.is_set():
                     self.skipped(spec.name, spec.source, list(spec.argv), "skipped (collection interrupted)")
                 else:
-                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks], end=self.end)
+                    argvs = self.once_argvs(spec)
+                    if argvs:
+                        self.run_once(spec, argvs, end=self.end)
         job.copy_nccl_logs(self)
         return inventory
 
@@ -307,7 +322,9 @@ class Collector(object):
         try:
             for spec in SPECS:
                 if spec.mode == "once" and spec.when == "start":
-                    self.run_once(spec, [list(spec.argv)] + [list(f) for f in spec.fallbacks])
+                    argvs = self.once_argvs(spec)
+                    if argvs:
+                        self.run_once(spec, argvs)
             job.record_processes(self)
         except Exception as exc:  # noqa: BLE001
             self.say("collector error in one-shot commands: %s" % exc)

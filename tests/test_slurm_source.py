@@ -1,0 +1,93 @@
+"""The slurm source (issue 19): hostlist expansion bounds, forms the fixtures do not cover, and the
+collector's scontrol/sacct run for $SLURM_JOB_ID (skipped without it, failed without Slurm)."""
+from __future__ import annotations
+
+import json
+import tarfile
+
+import pytest
+
+import forensics.collect.main as cmain
+from forensics.sources import ParseContext, get
+from forensics.sources._hostlist import expand
+from stand_ins.kit import make_bin
+
+FIX = "tests/fixtures/slurm/"
+
+
+def test_hostlist_bounds_and_errors():
+    assert expand("gpu-[8-10]") == ["gpu-8", "gpu-9", "gpu-10"] and expand("n[001-002],x") == ["n001", "n002", "x"]
+    for bad in ("n[1-", "n]1[", "n[a-b]", "n[5-1]", "a,,b", "n[1-9999999]"):
+        with pytest.raises(ValueError):
+            expand(bad)
+    with pytest.raises(ValueError, match="more than 100"):
+        expand("n[1-60],m[1-60]", limit=100)
+
+
+def _parse(text: str):
+    return get("slurm").parse(text.encode(), ParseContext(host="h", file="x", tz="Europe/Paris"))
+
+
+def test_cut_states_one_liners_and_detail_nodes():
+    rows = "".join(f"{a:<12} {b:>10} {c:>8} \n" for a, b, c in (("5", "OUT_OF_ME+", "0:125"), ("5.0", "CANCELLED+", "0:9")))
+    r = _parse("       JobID      State ExitCode \n------------ ---------- -------- \n" + rows + "\n"
+               "JobId=9 JobName=x JobState=TIMEOUT Reason=TimeLimit Dependency=(null) ExitCode=0:15 RunTime=1-00:00:01 "
+               "StartTime=2026-01-02T03:04:05 EndTime=2026-01-03T03:04:06 NodeList=g[1-2] NumNodes=2\n"
+               "     Nodes=g1 CPU_IDs=0-7 Mem=0 GRES=gpu:8(IDX:0-7)\n     Nodes=g2 CPU_IDs=0-7 Mem=0 GRES=gpu:4(IDX:4-7)\n")
+    jobs = r.tables["slurm_jobs"]
+    assert jobs.select("job_id", "step", "state", "exit_status", "exit_signal").rows() == [
+        ("5", None, "OUT_OF_MEMORY", 0, 125), ("5", "0", "CANCELLED", 0, 9), ("9", None, "TIMEOUT", 0, 15)]
+    assert jobs["note"].to_list()[:2] == ["a value is cut by the column width (ends in +)"] * 2
+    t = jobs.row(2, named=True)
+    assert t["elapsed_s"] == 86401.0 and str(t["start"]) == "2026-01-02 02:04:05+00:00" and str(t["end"]) == "2026-01-03 02:04:06+00:00"
+    nodes = r.tables["slurm_job_nodes"]
+    assert nodes.select("node", "node_index", "gres").rows() == [("g1", 0, "gpu:8(IDX:0-7)"), ("g2", 1, "gpu:4(IDX:4-7)")]
+    assert r.unparsed.height == 0
+
+
+def test_running_end_time_is_not_an_end_and_secrets_are_not_kept():
+    r = _parse("JobId=1 JobName=a\n   JobState=RUNNING Reason=None\n   StartTime=2026-01-02T03:04:05 EndTime=2026-01-03T03:04:05\n"
+               "\nSLURM_JOB_ID=1\nAWS_SECRET_ACCESS_KEY=hunter2\nSLURM_JOB_NODELIST=a[1-2]\nSLURM_JOB_ID=1\nSLURM_PROCID=3\n")
+    jobs = r.tables["slurm_jobs"]
+    assert jobs["end"].to_list() == [None, None, None] and jobs["how"].to_list() == ["scontrol", "env", "env"]
+    assert jobs["procid"].to_list() == [None, None, 3]  # a repeated key starts the next task's dump
+    assert r.unparsed.rows(named=True)[0]["text"] == "AWS_SECRET_ACCESS_KEY"
+    assert "hunter2" not in str(r.unparsed.to_dicts())
+
+
+def test_hostlist_too_long_is_noted_not_expanded():
+    r = _parse("JobId=3 JobName=a JobState=RUNNING NodeList=n[1-99999999]\n")
+    assert r.tables["slurm_job_nodes"].height == 0
+    assert "node list not expanded" in r.tables["slurm_jobs"]["note"][0]
+
+
+def _collect(tmp_path, monkeypatch, job_id, tools):
+    log = tmp_path / "standin.log"
+    cfg = {t: {"file": FIX + f} for t, f in tools.items()}
+    for k, v in make_bin(tmp_path / "bin", cfg, log).items():
+        monkeypatch.setenv(k, v)
+    if job_id is None:
+        monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    else:
+        monkeypatch.setenv("SLURM_JOB_ID", job_id)
+    out = tmp_path / "b.tar"
+    assert cmain.main(["--duration", "0", "--out", str(out), "--host", "n1", "--quiet", "--raw-only"]) == 0
+    with tarfile.open(out) as tf:
+        cmds = [json.loads(ln) for ln in tf.extractfile("hosts/n1/commands.jsonl").read().decode().splitlines()]
+        names = tf.getnames()
+    return {c["name"]: c for c in cmds if c["source"] == "slurm"}, names
+
+
+def test_collect_runs_scontrol_and_sacct_for_the_job(tmp_path, monkeypatch):
+    cmds, names = _collect(tmp_path, monkeypatch, "10737675", {"scontrol": "slurm--scontrol-show-job-ccr-8node-hostlist.txt",
+                                                               "sacct": "slurm--sacct-parsable2-snakemake-failed.txt"})
+    assert cmds["scontrol_job"]["argv"] == ["scontrol", "show", "job", "-d", "10737675"] and cmds["scontrol_job"]["exit_code"] == 0
+    assert cmds["sacct_job"]["argv"][:4] == ["sacct", "-j", "10737675", "--parsable2"]
+    assert "hosts/n1/raw/slurm/scontrol-show-job.txt" in names and "hosts/n1/raw/slurm/sacct.txt" in names
+
+
+def test_collect_without_a_job_or_without_slurm(tmp_path, monkeypatch):
+    cmds, _ = _collect(tmp_path / "a", monkeypatch, None, {})
+    assert cmds["scontrol_job"]["error"].startswith("skipped (no SLURM_JOB_ID") and cmds["sacct_job"]["argv"][2] == "{slurm_job_id}"
+    cmds, _ = _collect(tmp_path / "b", monkeypatch, "42", {})
+    assert cmds["scontrol_job"]["error"] == "not found" and cmds["scontrol_job"]["argv"][-1] == "42"
