@@ -455,13 +455,13 @@ def test_vllm_engine_core_and_ray_worker_nested_prefixes():
         ("toolbox", 22126, 22126), ("toolbox", 22126, 22237)]
 
 
-def test_vllm_and_ray_lines_between_nccl_lines_are_unparsed_with_what_they_are():
+def test_vllm_and_ray_lines_between_nccl_lines_go_to_runtime_log():
     res = parse_fixture("vllm-issue2442")
     assert log(res).height == 5 and set(log(res)["prefix"].to_list()) == {"(RayWorker pid=75830)"}
     assert [v for *_, v in cfg(res, "net_plugin")] == ["NCCL RDMA Plugin (v5)"]
+    assert res.tables["runtime_log"].select("line_no", "program").rows() == [(2, "ray"), (3, "vllm")]
     why = reasons(res)
-    assert why[2] == "Ray log line (not an NCCL line)" and why[3] == "vLLM log line (not an NCCL line)"
-    assert res.lines == 10 and len(why) == 5  # the command line and the two wrapped halves of line 3 too
+    assert res.lines == 10 and sorted(why) == [1, 4, 5]  # the command line and the two wrapped halves of line 3
 
 
 def test_nccl_tests_pasted_into_markdown_without_hash():
@@ -475,20 +475,19 @@ def test_nccl_tests_pasted_into_markdown_without_hash():
 
 def test_mostly_pytorch_lines_around_nccl_are_accounted_and_said_so(tmp_path):
     # an RCCL/torchrun console output (Note 3 of a GitHub issue citing ROCm/rccl#1421): torchrun's and
-    # c10's glog lines, Python prints, and the NCCL lines between them
+    # c10's glog lines (-> runtime_log), Python prints, and the NCCL lines between them
     name = "nccl--rccl-torchrun-glog-interleaved-mostly-pytorch.txt"
     data = (Path(__file__).parent / "fixtures" / "nccl" / name).read_bytes()
     res = get("nccl").parse(data, ParseContext(host="h"))
     assert res.tables["nccl_log"]["line_no"].to_list() == [8, 9, 10, 12, 14]
+    # torchrun's banner, c10's glog lines with the year (I20241209) and the failure record
+    assert res.tables["runtime_log"]["line_no"].to_list() == [1, 2, 3, 5, 13, 16]
     reasons = dict(res.unparsed.select("line_no", "reason").iter_rows())
-    assert reasons[1] == reasons[16] == "PyTorch/torchrun log line (not an NCCL line)"
-    assert reasons[5] == reasons[13] == "PyTorch/torchrun log line (not an NCCL line)"  # glog with the year: I20241209
-    assert reasons[6] == "not an NCCL line" and 11 not in reasons  # a blank line is structure
+    assert reasons == dict.fromkeys([4, 6, 7, 15], "not an NCCL line")  # a blank line (11) is structure
     from forensics.ingest.files import unparsed_note
 
     note = unparsed_note(res.unparsed, res.lines, "nccl")
-    assert note.startswith("10 of 16 lines are not nccl's output as read (kept in unparsed): ")
-    assert "PyTorch/torchrun log line (not an NCCL line) x6, not an NCCL line x4" in note
+    assert note == "4 of 16 lines are not nccl's output as read (kept in unparsed): not an NCCL line x4"
     assert unparsed_note(res.unparsed.head(2), res.lines, "nccl") is None  # a few stray lines: no note
 
 
@@ -501,7 +500,8 @@ def test_mail_quoted_bare_version_line():
     log = res.tables["nccl_log"]
     assert log.filter(pl.col("line_no") == 2)["level"].to_list() == ["VERSION"]
     assert log.filter(pl.col("line_no") == 2)["host"].to_list() == ["h"]
-    assert res.unparsed.select("line_no", "reason").rows() == [(3, "PyTorch/torchrun log line (not an NCCL line)")]
+    assert res.unparsed.height == 0  # the quoted glog line is torchrun's record
+    assert res.tables["runtime_log"].select("line_no", "program", "src_line").rows() == [(3, "pytorch", 757)]
 
 
 def test_nccl_tests_output_indented_as_a_whole_is_read():

@@ -22,7 +22,10 @@ as torchrun's ``[rank0]:``, is allowed):
   0.147, 'train_loss': 0.128, 'epoch': 3.0}`` (a ``summary`` row, step_time_s = 1 / steps per second).
 
 The same output's torchrun failure records (``ChildFailedError``: ``host :``, ``rank : N (local_rank:
-M)``, ...) become ``rank_hosts`` rows: which host each failed rank ran on (:mod:`._rank_places`).
+M)``, ...) become ``rank_hosts`` rows: which host each failed rank ran on (:mod:`._rank_places`), and the
+log records of the programs that run the job (vLLM, Ray, torchrun/torchelastic, PyTorch's glog and Python
+logging: program, worker, pid, rank, level, time, source line, message) become ``runtime_log`` rows
+(:mod:`._runtime_log`).
 
 Everything else (evaluation dicts, DeepSpeed's ``step=N, skipped=`` and ``time (ms) |`` breakdowns,
 progress bars, warnings) goes to ``unparsed`` with a reason, so the count of lines not read is exact.
@@ -47,14 +50,16 @@ import re
 import polars as pl
 
 from forensics.sources import _rank_places as rank_places
+from forensics.sources import _runtime_log as runtime_log
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
                                      unparsed_frame, unparsed_rows)
 
 NAME = "train_log"
 VERSION = 2
-TABLES = ("train_steps", "rank_hosts")
+TABLES = ("train_steps", "rank_hosts", "runtime_log")
 DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer): step time, tokens/samples per s, TFLOP/s, "
-               "MFU, loss; torchrun failure records: the host of each failed rank")
+               "MFU, loss; torchrun failure records: the host of each failed rank; the vLLM/Ray/torchrun/PyTorch "
+               "log records of the job")
 
 # literals one of which every line read here holds: lines without any go to unparsed without a regex
 _GATE = ("iteration", "step:", "SamplesPerSec=", "{'", "step=", "time (ms)")
@@ -75,6 +80,7 @@ _HF_PAIR = re.compile(r"'([A-Za-z_]+)':\s*'?(" + _NUM + r"|nan|inf|-inf)'?(?=[,}
 _RANK = re.compile(r"^\s*\[rank([0-9]{1,7})\]:|\[Rank ([0-9]{1,7})\]")
 _TS = re.compile(r"(?:^|[\[\s])([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:[,.]([0-9]{1,6}))?(?=[\]\s])")
 
+_RUNTIME = re.compile(runtime_log.PATTERN)
 _NOT = "not a training step line of Megatron-LM, torchtitan, DeepSpeed or the HF Trainer"
 _DS_SKIP = "DeepSpeed optimizer-step or timer-breakdown line (no throughput; not read)"
 _HF_EVAL = "HF Trainer dict without a training loss or run summary (evaluation or other metrics; not read)"
@@ -107,6 +113,11 @@ def sniff(head: bytes) -> Sniff:
         records = rank_places.count_records(lines[:2000])
         if records:  # torchrun's failure summary (a job's stdout that died before any step line)
             return Sniff(0.7, f"{records} torchrun failure record(s) (host, rank, local_rank)")
+        logged = sum(1 for ln in lines[:2000] if _RUNTIME.match(ln))
+        if logged >= 2:  # a job's output before its first step line: the launcher's and server's log records
+            n = min(len(lines), 2000)
+            return Sniff(round(0.6 + 0.3 * logged / n, 3),
+                         f"{logged} of {n} lines are log records of vLLM, Ray, torchrun or PyTorch (a job's output)")
         return Sniff(0.0, "no training step line (Megatron, torchtitan, DeepSpeed, HF Trainer)")
     n = min(len(lines), 2000)
     return Sniff(round(0.6 + 0.4 * hits / n, 3), f"{hits} of {n} lines are training step lines")
@@ -253,6 +264,20 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         got.update(_common(t))
         got["line_no"] = line_no
         rows.append(got)
+    # log records among the lines no framework read (a step-like word inside a launcher's or server's record)
+    kept = [b for b in bad if b[2] not in (_NOT, _HF_EVAL)]
+    other = [b for b in bad if b[2] in (_NOT, _HF_EVAL)]
+    if other:
+        rest = pl.concat([rest.select("line_no", "text"),
+                          pl.DataFrame({"line_no": [b[0] for b in other], "text": [b[1] for b in other]},
+                                       schema={"line_no": pl.Int64, "text": pl.String})]).sort("line_no")
+    logged, rest = runtime_log.read(rest.select("line_no", "text"), ctx)
+    if other:  # what the records did not take keeps the reason the framework readers gave
+        reason = {b[0]: b[2] for b in other}
+        left = set(rest["line_no"].to_list()) & set(reason)
+        kept += [b for b in other if b[0] in left]
+        rest = rest.filter(~pl.col("line_no").is_in(list(left)))
+    bad = sorted(kept)
     df = pl.DataFrame({
         "line_no": pl.Series([r["line_no"] for r in rows], dtype=pl.Int64),
         "framework": pl.Series([r["framework"] for r in rows], dtype=pl.String),
@@ -270,4 +295,5 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if bad:
         unparsed.append(unparsed_rows(bad, ctx, NAME))
     frameworks = sorted(set(df["framework"].to_list()))
-    return result(NAME, ctx, n, {"train_steps": df, "rank_hosts": places}, unparsed, hosts=[], frameworks=frameworks)
+    return result(NAME, ctx, n, {"train_steps": df, "rank_hosts": places, "runtime_log": logged}, unparsed, hosts=[],
+                  frameworks=frameworks)

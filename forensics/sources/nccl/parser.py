@@ -17,6 +17,7 @@ from forensics.sources.nccl.config import _by_message, _rules_gated
 from forensics.sources.nccl.watchdog import _torch_rows
 from forensics.sources.nccl.perf_tests import perf_rows
 from forensics.sources import _rank_places as rank_places
+from forensics.sources import _runtime_log as runtime_log
 from forensics.sources.nccl.desync import desync_rows
 from forensics.sources.nccl.unparsed import _other_reasons
 
@@ -96,7 +97,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
                                      "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync"),
-                                     "rank_hosts": schema.empty("rank_hosts")},
+                                     "rank_hosts": schema.empty("rank_hosts"), "runtime_log": schema.empty("runtime_log")},
                       None, hosts=[], variant="empty")
     is_nc = lines.select(_NC_COND).to_series()
     nc, rest = lines.filter(is_nc), lines.filter(~is_nc)
@@ -124,6 +125,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if rest.height:  # torchrun's failure summary at the end of a job's stdout: where each failed rank ran
         places, used = rank_places.read(rest, ctx)
         rest = rest.filter(~pl.col("line_no").is_in(list(used))) if used else rest
+    runtime = None
+    if rest.height:  # the records of the programs around NCCL (vLLM, Ray, torchrun, PyTorch logging)
+        runtime, rest = runtime_log.read(rest, ctx)
     unparsed = _other_reasons(rest)[1] if rest.height else None
 
     log = _finish_log(log_parts)
@@ -141,7 +145,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
                                      "nccl_tests": perf if perf is not None else schema.empty("nccl_tests"),
                                      "nccl_desync": desync if desync is not None else schema.empty("nccl_desync"),
-                                     "rank_hosts": places if places is not None and places.height else schema.empty("rank_hosts")},
+                                     "rank_hosts": places if places is not None and places.height else schema.empty("rank_hosts"),
+                                     "runtime_log": runtime if runtime is not None else schema.empty("runtime_log")},
                   up, hosts=hosts, variant=variant)
 
 

@@ -8,9 +8,9 @@ import polars as pl
 
 NAME = "nccl"
 VERSION = 3
-TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync", "rank_hosts")
-DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines and "
-               "nccl-tests output (result table, Avg bus bandwidth)")
+TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync", "rank_hosts", "runtime_log")
+DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines, "
+               "nccl-tests output (result table, Avg bus bandwidth), the vLLM/Ray/torchrun/PyTorch log records around them")
 CHUNKABLE = True
 CHUNK_BYTES = 16 << 20  # ingest parses chunks of this size on worker threads (bounded memory, both cores busy)
 SNIFF_PRIORITY = 40
