@@ -91,3 +91,40 @@ def test_collect_without_a_job_or_without_slurm(tmp_path, monkeypatch):
     assert cmds["scontrol_job"]["error"].startswith("skipped (no SLURM_JOB_ID") and cmds["sacct_job"]["argv"][2] == "{slurm_job_id}"
     cmds, _ = _collect(tmp_path / "b", monkeypatch, "42", {})
     assert cmds["scontrol_job"]["error"] == "not found" and cmds["scontrol_job"]["argv"][-1] == "42"
+
+
+def _findings(tmp_path, texts: dict[str, str], only=("slurm_job_failure",)):
+    from forensics.db import open_bundle
+    from forensics.detect.engine import run_all
+    from table_bundles import write_tables
+
+    frames: dict = {}
+    for host, text in texts.items():
+        res = get("slurm").parse(text.encode(), ParseContext(host=host, file="raw/slurm/x.txt", tz="UTC"))
+        for t, df in res.tables.items():
+            frames.setdefault(t, []).append(df)
+    findings, errors = run_all(open_bundle(write_tables(tmp_path / "t", frames)), only=set(only), anomaly=False)
+    assert errors == []
+    return [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()]
+
+
+def test_slurm_job_failure_names_the_failed_node(tmp_path):
+    fixture = open(FIX + "slurm--sacct-o-fr-tp-node-fail-steps.txt").read()  # job 77: NODE_FAIL, step 77.2 too
+    scontrol = ("JobId=77 JobName=script-2.3.sh\n   JobState=NODE_FAIL Reason=NodeDown FailedNode=vm1 Dependency=(null)\n"
+                "   ExitCode=1:0\n   StartTime=2026-02-05T05:00:00 EndTime=2026-02-05T05:03:48\n   NodeList=vm[0-1]\n"
+                "   NumNodes=2 NumCPUs=4 NumTasks=4\n")
+    (f,) = _findings(tmp_path, {"vm0": fixture + "\n" + scontrol})
+    assert f["kind"] == "slurm_job_failure" and f["severity"] == "critical" and f["hosts"] == ["vm1"]
+    assert f["subject"] == "job 77" and f["evidence"]["steps"] == ["2", "job"] and f["evidence"]["failed_node"] == "vm1"
+    assert "failed node vm1" in f["summary"] and f["confirm"].startswith("sacct -j 77 ") and "scontrol show node vm1" in f["confirm"]
+    assert str(f["start"]) == "2026-02-05 05:03:48+00:00"
+
+
+def test_slurm_job_failure_without_failed_node_or_node_list(tmp_path):
+    fixture = open(FIX + "slurm--sacct-o-fr-tp-node-fail-steps.txt").read()
+    (f,) = _findings(tmp_path, {"vm0": fixture})
+    assert f["hosts"] == ["vm0"] and "does not say which" in f["summary"] and "not in the bundle" in f["summary"]
+    timeout = "JobId=5 JobName=t JobState=TIMEOUT Reason=TimeLimit ExitCode=0:0 NodeList=g[1-3] NumNodes=3\n"
+    (f,) = _findings(tmp_path / "b", {"g1": timeout})
+    assert f["severity"] == "warning" and f["hosts"] == ["g1", "g2", "g3"] and "time limit" in f["summary"]
+    assert _findings(tmp_path / "c", {"g1": open(FIX + "slurm--scontrol-show-job-ccr-8node-hostlist.txt").read()}) == []

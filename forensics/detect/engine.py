@@ -66,11 +66,12 @@ def _to_findings(df: pl.DataFrame, rule: Rule) -> pl.DataFrame:
     return schema.conform(out, "findings")
 
 
-_PLACEHOLDERS = {"<iface>": ("iface", "interface"), "<dev>": ("rdma_dev", "dev", "device"), "<pid>": ("pid",)}
+_PLACEHOLDERS = {"<iface>": ("iface", "interface"), "<dev>": ("rdma_dev", "dev", "device"), "<pid>": ("pid",),
+                 "<job>": ("job",), "<node>": ("node",)}
 
 
 def fill_confirm(confirm: str | None, evidence: str | None) -> str | None:
-    """The confirm command with its ``<iface>``/``<dev>``/``<pid>`` placeholders filled from the
+    """The confirm command with its ``<iface>``/``<dev>``/``<pid>``/``<job>``/``<node>`` placeholders filled from the
     finding's evidence when it names exactly one (placeholders it does not name are left for the reader).
 
     >>> fill_confirm("ethtool -S <iface> | grep pause; mlnx_qos -i <iface>", '{"iface": "enp91s0np0"}')
