@@ -116,3 +116,25 @@ def test_lines_that_only_look_alike_stay_out():
         "WARNING: Logging before InitGoogleLogging() is written to STDERR"]})
     rows, rest = runtime_log.read(lines, ParseContext())
     assert rows.height == 0 and rest.height == 4
+
+
+def test_etcd_rendezvous_records_between_glog_agent_lines_and_nccl():
+    rows, unparsed = _parse("nccl--llama-recipes-k8s-etcd-rendezvous-glog-agent-then-nccl-2.21.5.txt", year=2024)
+    etcd = rows.filter(pl.col("program") == "torchelastic")
+    assert etcd.height == 9 and etcd["level"].unique().to_list() == ["INFO"]
+    joined = etcd.filter(pl.col("message").str.starts_with("Joined rendezvous version 1 as rank 0")).row(0, named=True)
+    assert joined["ts"] == dt.datetime(2024, 12, 10, 18, 28, 0, 591000, tzinfo=UTC) and joined["ts_quality"] == "local"
+    glog = rows.filter(pl.col("program") == "pytorch")
+    assert glog.height == 23 and set(glog["tid"]) == {1}  # the agent's glog lines, config lines included
+    assert glog.filter(pl.col("src_line") == 525)["message"].to_list()[1] == "  restart_count=0"
+    assert unparsed == [33, 34, 35, 36]  # a Python warning, its source line and the script's prints
+
+
+def test_torchelastic_02_agent_and_etcd_records_of_a_restart():
+    rows, unparsed = _parse("train_log--azure-spot-eviction-torchelastic-0.2-etcd-rendezvous-restart.txt")
+    assert rows.select("program", "level", "logger").row(0) == ("torchelastic", "ERROR", "local_elastic_agent")
+    assert rows.filter(pl.col("logger") == "api").height == 5
+    assert rows.filter(pl.col("logger").is_null()).height == 14  # the etcd rendezvous records
+    assert set(rows["program"]) == {"torchelastic"}
+    # the traceback and the "Result:" block are no records
+    assert unparsed == [2, 3, 4, 5, 6, 7] + list(range(28, 36))

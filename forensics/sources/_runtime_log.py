@@ -13,7 +13,8 @@ tests/fixtures/nccl/ and tests/fixtures/train_log/):
   site-packages/torch/distributed/run.py:793] msg``, ``I20241209 23:39:42.495619 138559 File.cpp:905] msg``
   and c10's bracketed ``[W316 16:26:53.533610946 File.cpp:5072] msg`` (no thread id);
 - **torch logging** (torch 2.0-2.2) ``[2024-04-11 09:40:32,971] torch.distributed.run: [WARNING] msg``;
-- **torchelastic** (0.2 / torch.distributed.run 1.9-1.10) ``[INFO] 2021-12-08 12:28:26,050 api: msg``;
+- **torchelastic** (0.2 / torch.distributed.run 1.9-1.10) ``[INFO] 2021-12-08 12:28:26,050 api: msg``, and its
+  etcd rendezvous (torchelastic 0.2 to torch 2.x) ``INFO 2024-12-10 18:28:00,569 Attempting to join next rendezvous``;
 - **Python's default logging** ``WARNING:torch.distributed.elastic.multiprocessing.api:msg``
   (program ``pytorch`` for ``torch.*`` loggers, else ``python``).
 
@@ -76,6 +77,8 @@ _FORMATS = (
     rf"\[(?P<e_lvl>{_LVL})\] ?(?P<e_msg>.*)",
     # Python's default logging.basicConfig format
     rf"(?P<f_lvl>{_LVL}):(?P<f_logger>[A-Za-z_][A-Za-z0-9_.]{{0,200}}):(?P<f_msg>.*)",
+    # torch.distributed.elastic's etcd rendezvous (etcd_rendezvous.py: "%(levelname)s %(asctime)s %(message)s")
+    rf"(?P<g_lvl>{_LVL}) (?P<g_date>{_DATE}) (?P<g_hms>{_HMS}),(?P<g_ms>[0-9]{{3}}) (?P<g_msg>.*)",
 )
 PATTERN = _PREFIX + "(?:" + "|".join(_FORMATS) + ")$"
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
@@ -99,12 +102,14 @@ def _fields(g: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     fmt = (pl.when(c("a_lvl").is_not_null()).then(pl.lit("vllm")).when(c("b_lvl").is_not_null()).then(pl.lit("ray"))
            .when(c("c_lvl").is_not_null()).then(pl.lit("pytorch")).when(c("d_lvl").is_not_null())
            .then(pl.lit("torchelastic")).when(c("e_lvl").is_not_null()).then(pl.lit("pytorch"))
+           .when(c("g_lvl").is_not_null()).then(pl.lit("torchelastic"))
            .when(c("f_logger").str.starts_with("torch.") | (c("f_logger") == "torch")).then(pl.lit("pytorch"))
            .otherwise(pl.lit("python")))
     full = pl.coalesce(
         pl.concat_str([c("b_date"), pl.lit(" "), c("b_hms"), pl.lit("."), c("b_ms")]),
         pl.concat_str([c("d_date"), pl.lit(" "), c("d_hms"), pl.lit("."), c("d_ms")]),
         pl.concat_str([c("e_date"), pl.lit(" "), c("e_hms"), pl.lit("."), c("e_ms")]),
+        pl.concat_str([c("g_date"), pl.lit(" "), c("g_hms"), pl.lit("."), c("g_ms")]),
         pl.concat_str([c("c_y"), pl.lit("-"), c("c_md").str.zfill(4).str.slice(0, 2), pl.lit("-"),
                        c("c_md").str.zfill(4).str.slice(2, 2), pl.lit(" "), c("c_hms"),
                        c("c_frac").fill_null("").str.slice(0, 7)]),
@@ -121,11 +126,11 @@ def _fields(g: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
         partial = pl.concat_str([year.cast(pl.String), pl.lit("-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
                                  pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
     naive = pl.coalesce(full, partial)
-    msg = pl.coalesce(*(c(f"{k}_msg") for k in "abcdef"))
+    msg = pl.coalesce(*(c(f"{k}_msg") for k in "abcdefg"))
     out = g.with_columns(
         fmt.alias("program"),
         pl.coalesce(c("a_lvl"), c("b_lvl"), c("c_lvl").replace_strict(_GLOG_LEVEL, default=None), c("d_lvl"),
-                    c("e_lvl"), c("f_lvl")).alias("level"),
+                    c("e_lvl"), c("f_lvl"), c("g_lvl")).alias("level"),
         local_to_utc(naive, ctx.tz).alias("ts"),
         pl.when(full.is_not_null()).then(pl.lit("local")).when(partial.is_not_null()).then(pl.lit(YEAR_INFERRED))
         .otherwise(pl.lit("none")).alias("ts_quality"),
