@@ -28,7 +28,8 @@ class Spec(object):
     Its argv (with ``{iface}``, ``{interval}``, ``{count}``, ``{interval_ms}`` placeholders), how it
     expands (once, or per network interface), how it runs (``once``; ``snapshot``: run every
     sampling interval, each output preceded by a marker line; ``stream``: one long-running command
-    sampling by itself for the whole duration), its timeout and byte cap, the parser source that
+    sampling by itself for the whole duration; ``copy``: argv ``("copy", <absolute path>)``, a log file
+    copied at the end, never through a link, its last `cap` bytes when longer), its timeout and byte cap, the parser source that
     reads it and the raw file it writes. ``fallbacks`` are tried in order when the command is
     missing or fails (older tools without an option). ``when`` places one-shot commands: ``start``
     (before sampling) or ``end`` (after it: dmesg then holds what happened during the collection).

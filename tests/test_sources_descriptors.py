@@ -17,7 +17,7 @@ from forensics.sources import descriptors, file_hints, registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(registry())
-MODES = {"once", "snapshot", "stream"}
+MODES = {"once", "snapshot", "stream", "copy"}
 
 
 def test_every_parser_has_a_descriptor_and_back():
@@ -37,6 +37,8 @@ def test_collect_specs(name):
         assert ("{ibdev}" in " ".join(spec.argv)) == ("{port}" in " ".join(spec.argv)) == (spec.expand == "ibport")
         assert spec.expand is None or spec.mode == "snapshot", f"{spec.name}: only snapshots are expanded"
         assert spec.mode != "stream" or spec.argv_once, f"{spec.name}: a stream needs argv_once for --duration 0"
+        assert spec.mode != "copy" or (len(spec.argv) == 2 and spec.argv[0] == "copy" and spec.argv[1].startswith("/")
+                                       and spec.when == "end"), f"{spec.name}: a copy is ('copy', <absolute path>) at the end"
         assert spec in SPECS, f"{spec.name}: not in forensics.collect.specs.SPECS"
     raws = [s.raw for s in d.collect]
     assert len(raws) == len(set(raws)), f"{name}: two commands write the same raw file"

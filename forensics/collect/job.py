@@ -1,6 +1,7 @@
 """What the training job left on the node, captured by the collector: its GPU processes (command
 line, affinity, the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables only) and copies of its NCCL
-logs (never through a link: see :mod:`forensics.collect.files`).
+logs, and the log files sources declare (``Spec`` mode ``copy``: Fabric Manager's log), never through
+a link (see :mod:`forensics.collect.files`).
 
 Standard library only, Python 3.8 syntax. `c` is the running :class:`forensics.collect.main.Collector`.
 """
@@ -84,9 +85,19 @@ def _copy_one(c, src, fh):
     while os.path.exists(path):
         i += 1
         path, rel = c.raw(NCCL_SOURCE, "%s-%d" % (name, i))
-    res = proc.Result([NCCL_COPY, src])
-    out = proc.CappedFile(path, NCCL_CAP, append=False)
+    _copy_into(c, NCCL_NAME, NCCL_SOURCE, [NCCL_COPY, src], fh, path, rel, NCCL_CAP)
+
+
+def _copy_into(c, name, source, argv, fh, path, rel, cap, tail=False):
+    """Copy the open file `fh` to the raw file `path` (at most `cap` bytes, the tail kept) and record it;
+    `tail`: start reading at the last `cap` bytes (a long log's end) instead of reading it all."""
+    res = proc.Result(argv)
+    out = proc.CappedFile(path, cap, append=False)
     try:
+        size = os.fstat(fh.fileno()).st_size
+        if tail and size > cap:
+            fh.seek(size - cap)
+            out.truncated = True
         for block in iter(lambda: fh.read(1 << 20), b""):
             out.write(block)
         res.exit_code = 0
@@ -95,4 +106,29 @@ def _copy_one(c, src, fh):
     res.bytes = out.close()
     res.truncated = out.truncated
     res.end = proc.utcnow()
-    c.record(NCCL_NAME, NCCL_SOURCE, res, rel)
+    c.record(name, source, res, rel)
+
+def copy_declared(c, spec):
+    """Copy the file a ``copy`` spec names (``argv``: ["copy", <absolute path>]) to its raw file, never
+    through a link (the folder as named, then O_NOFOLLOW; a regular file with one link owned by root or
+    the collector's user). A file longer than the spec's cap: its last `cap` bytes (the copy starts at
+    a line). Absent or refused: recorded as a failed copy with the reason. ``FORENSICS_FILES_ROOT``
+    (tests only) is put before the path."""
+    path = spec.argv[1]
+    src = os.environ.get("FORENSICS_FILES_ROOT", "") + path
+    argv = [NCCL_COPY, path]
+    if c.stop.is_set():
+        c.skipped(spec.name, spec.source, argv, "skipped (collection interrupted)")
+        return
+    try:
+        fd = files.open_captured(src, os.path.dirname(src), files.job_uids(()))
+    except files.Refused as exc:
+        why = str(exc)
+        c.skipped(spec.name, spec.source, argv, why if why.startswith("cannot read") else "refused: " + why)
+        return
+    except OSError as exc:
+        c.skipped(spec.name, spec.source, argv, "cannot read: %s" % (exc.strerror or exc))
+        return
+    path_out, rel = c.raw(spec.source, spec.raw)
+    with os.fdopen(fd, "rb") as fh:
+        _copy_into(c, spec.name, spec.source, argv, fh, path_out, rel, spec.cap, tail=True)

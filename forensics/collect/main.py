@@ -314,6 +314,9 @@ class Collector(object):
                     argvs = self.once_argvs(spec)
                     if argvs:
                         self.run_once(spec, argvs, end=self.end)
+        for spec in SPECS:
+            if spec.mode == "copy":
+                job.copy_declared(self, spec)
         job.copy_nccl_logs(self)
         return inventory
 

@@ -11,7 +11,10 @@
 -- watchdog_last_completed, pytorch_exception, pytorch_error, process_terminate; gpu_throttle_start, gpu_throttle_end (gpu_episodes);
 -- gpu_ecc_dbe, gpu_ecc_sbe, gpu_remap_pending, gpu_remap_failure (gpu_samples increments/flags);
 -- nic_link_down_counter, nic_pause_storm (ethtool counter increments); disk_saturated,
--- cpu_iowait (episode starts); command_failed (collector commands that failed or timed out).
+-- cpu_iowait (episode starts); command_failed (collector commands that failed or timed out);
+-- Fabric Manager records (fabricmanager_log) as fm_nvswitch_error, fm_gpu_nvl_error (critical when the log says
+-- fatal), fm_multicast_failure, fm_start_failed (critical), fm_trunk_port_failure, fm_port_down, fm_ready,
+-- fm_service (info) and fm_error (its other ERROR/WARNING lines; the inband and multicast team chatter is left out).
 -- (raw.events_local is the definition without ts_aligned; forensics.db.derived may cache it.)
 CREATE OR REPLACE VIEW raw.events_local AS
 WITH kl AS (
@@ -138,6 +141,20 @@ WITH kl AS (
         'CPU iowait >= 10 % for ' || round(duration_s, 1) || ' s (max ' || round(max_iowait_pct, 1) || ' %)',
         'iowait_episodes', NULL, NULL
     FROM iowait_episodes
+
+    UNION ALL
+    SELECT ts, ts_quality, host, source,
+        CASE WHEN event IN ('other', 'inband', 'multicast') THEN 'fm_error' WHEN starts_with(event, 'fm_') THEN event
+             ELSE 'fm_' || event END,
+        CASE WHEN event IN ('nvswitch_error', 'gpu_nvl_error') THEN CASE WHEN fatal THEN 'critical' ELSE 'warning' END
+             WHEN event IN ('multicast_failure', 'fm_start_failed') THEN 'critical'
+             WHEN event IN ('fm_ready', 'fm_service') THEN 'info'
+             ELSE 'warning' END,
+        coalesce(switch_pci, gpu_guid, switch_guid, 'fabricmanager'),
+        message || coalesce(' (' || array_to_string(list_slice(string_split(detail, chr(10)), 1, 3), '; ') || ')', ''),
+        'fabricmanager_log', file, line_no
+    FROM raw.fabricmanager_log
+    WHERE event NOT IN ('other', 'inband', 'multicast') OR level IN ('ERROR', 'WARNING', 'WARN', 'FATAL', 'CRITICAL')
 
     UNION ALL
     SELECT start, 'exact', host, 'collector', 'command_failed',
