@@ -86,16 +86,18 @@ class BugSection(object):
     it; the body becomes the raw file `name`. With `args`, the block holds several commands one
     after another, each opened by a line matching `heading` whose first group is the command's
     arguments; only the commands whose arguments are in `args` are kept. `example`: a heading line
-    it must match (checked by the conformance test)."""
+    it must match (checked by the conformance test). `keep_heading`: the heading line stays as the
+    body's first line (a command line that names the device the output is of)."""
 
-    __slots__ = ("heading", "name", "example", "args", "rx")
+    __slots__ = ("heading", "name", "example", "args", "rx", "keep_heading")
 
-    def __init__(self, heading, name, example, args=()):
+    def __init__(self, heading, name, example, args=(), keep_heading=False):
         self.heading = heading
         self.name = name
         self.example = example
         self.args = tuple(args)
         self.rx = re.compile(heading)
+        self.keep_heading = keep_heading
 
 
 class FileHint(object):

@@ -158,6 +158,6 @@ def split_report(data: bytes) -> Report:
                         if args.strip() in sec.args:
                             add(source, sec.name, lines, cmd)
                 else:
-                    add(source, sec.name, body, heading)
+                    add(source, sec.name, [heading] + body if sec.keep_heading else body, heading)
                 break
     return rep

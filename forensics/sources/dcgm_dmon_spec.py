@@ -9,7 +9,8 @@ computes from one that spin-waits in an NCCL kernel, which ``nvidia-smi`` utilis
 or driver without the profiling module makes dcgmi refuse the watch; the fallback then reads the
 device fields alone. A node without DCGM records the command as failed (not found); one whose
 nv-hostengine is not running prints dcgmi's ``Error: ...`` line. sosreport and nvidia-bug-report do
-not run dcgmi.
+not run dcgmi (checked: sos @5c7e63e has no DCGM plugin, its nvidia
+plugin runs only nvidia-smi and nvidia-ctk; nvidia-bug-report.sh Change 37062940 runs no dcgmi).
 """
 from __future__ import annotations
 
