@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.atomic import atomic_path
 from forensics.bundle.errors import BundleError
 from forensics.errors import UserError
 from forensics.layout import TABLES_DIR
@@ -65,7 +66,8 @@ def check_lake(lake: Path | str, create: bool = False) -> Path:
     if create and (not lake.exists() or (lake.is_dir() and not any(lake.iterdir()))):
         try:
             lake.mkdir(parents=True, exist_ok=True)
-            _write_atomic(mark, (json.dumps(LAKE_FORMAT) + "\n").encode())
+            with atomic_path(mark, prefix=f".{mark.name}-", suffix="") as tmp:
+                Path(tmp).write_text(json.dumps(LAKE_FORMAT) + "\n")
         except OSError as exc:
             raise UserError(f"{lake}: cannot create the lake ({exc.strerror})") from None
     if not lake.is_dir():
@@ -79,17 +81,6 @@ def check_lake(lake: Path | str, create: bool = False) -> Path:
     if meta.get("version") != LAKE_FORMAT["version"]:
         raise UserError(f"{lake}: lake format version {meta.get('version')!r}; this tool reads version {LAKE_FORMAT['version']}")
     return lake
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def incident_id(path: Path) -> str:
@@ -129,14 +120,8 @@ def catalogue(lake: Path | str) -> pl.DataFrame:
 def write_frame_atomic(df: pl.DataFrame, path: Path) -> None:
     """Write `df` as the Parquet file `path`: a temporary file beside it, renamed over it, so a
     reader sees the old file or the whole new one and a killed write leaves no partial file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".parquet", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, prefix=f".{path.stem}-", suffix=".parquet") as tmp:
         df.write_parquet(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_row(lake: Path, row: dict) -> None:

@@ -26,6 +26,8 @@ import signal
 import subprocess
 import time
 
+from forensics.atomic import atomic_path
+
 STDERR_TAIL = 4096
 READ_CHUNK = 1 << 16
 KILL_GRACE_S = 1.5
@@ -168,12 +170,12 @@ class CappedFile(object):
                         start = pos + nl + 1
                     break
                 pos += len(block)
-        tmp = self.path + ".trim"
-        with open(self.path, "rb") as src, open(tmp, "wb") as dst:
+        # not flushed to disk: the file is rewritten often while the command runs, and read back at once
+        with atomic_path(self.path, suffix=".trim", fsync=False) as tmp, \
+                open(self.path, "rb") as src, open(tmp, "wb") as dst:
             _copy(src, dst, self.base)
             src.seek(start)
             _copy(src, dst, size - start)
-        os.replace(tmp, self.path)
         self.fh = open(self.path, "ab")
 
     def close(self):

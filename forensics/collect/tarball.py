@@ -1,15 +1,18 @@
 """Atomic tar writing (standard library only; zstd when the optional zstandard package is present).
 
 Members are added from bytes or files; the archive is written to a temporary file in the target
-folder and renamed into place on close, so a reader never sees a half-written bundle.
+folder and renamed into place on close, so a reader never sees a half-written bundle (the steps
+are :mod:`forensics.atomic`'s, which the zipapp carries; the writer stays open across add_* calls,
+so it uses reserve/commit/discard rather than the context manager).
 """
 from __future__ import annotations
 
 import io
 import os
 import tarfile
-import tempfile
 import time
+
+from forensics.atomic import commit, discard, reserve, umask_mode
 
 SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst")
 
@@ -38,13 +41,8 @@ class AtomicTar(object):
             except ImportError:
                 raise ValueError("zstd output needs the zstandard package (use .tar.gz): %s" % self.path)
         self.mtime = int(time.time()) if mtime is None else int(mtime)
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(prefix=".forensics-", suffix=".partial", dir=folder)
-        if mode is None:  # mkstemp makes 0600; by default a bundle gets the usual file mode
-            umask = os.umask(0o022)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(self.tmp, mode)
+        # by default a bundle gets the usual file mode (a temporary file is made 0600)
+        fd, self.tmp = reserve(self.path, prefix=".forensics-", mode=umask_mode() if mode is None else mode)
         self._fh = os.fdopen(fd, "wb")
         self._gz = None
         if comp == "gz":
@@ -86,10 +84,8 @@ class AtomicTar(object):
         self.tar.close()
         if self._gz is not None:
             self._gz.close()
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
         self._fh.close()
-        os.replace(self.tmp, self.path)
+        commit(self.tmp, self.path)
         self.closed = True
 
     def abort(self):
@@ -103,8 +99,7 @@ class AtomicTar(object):
                 obj.close()
             except Exception:
                 pass
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)
+        discard(self.tmp)
 
     def __enter__(self):
         return self

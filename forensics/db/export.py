@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from forensics.atomic import atomic_path
 from forensics.db import connect, guard
 from forensics.errors import write_error
 from forensics.db._build import quote_ident, quote_str
@@ -23,11 +24,9 @@ def export_duckdb(root: Path, out: Path, extra: dict | None = None) -> dict[str,
     if out.exists() and out.is_dir():
         raise ValueError(f"{out}: is a directory")
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
-    os.close(fd)
-    os.unlink(tmp)  # DuckDB creates the file itself
     try:
-        try:
+        with atomic_path(out, prefix=f".{out.name}.", suffix=".partial", leftovers=(".wal",)) as tmp:
+            os.unlink(tmp)  # DuckDB creates the file itself
             con, info = connect(root, materialize=True, database=tmp)
             try:
                 _attach_extra(con, extra)
@@ -36,17 +35,11 @@ def export_duckdb(root: Path, out: Path, extra: dict | None = None) -> dict[str,
                 con.execute("CHECKPOINT")
             finally:
                 guard.release(con)
-            os.replace(tmp, out)
-        except (OSError, duckdb.Error) as exc:  # a full disk is the output's problem, said as such
-            err = write_error(exc, out)
-            if err is None:
-                raise
-            raise err from None
-    except BaseException:
-        for p in (tmp, tmp + ".wal"):
-            if os.path.exists(p):
-                os.unlink(p)
-        raise
+    except (OSError, duckdb.Error) as exc:  # a full disk is the output's problem, said as such
+        err = write_error(exc, out)
+        if err is None:
+            raise
+        raise err from None
     return counts
 
 

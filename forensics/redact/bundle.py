@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from forensics.atomic import atomic_path
 from forensics.bundle.errors import BundleError
 from forensics.bundle.trust import claimed_current
 from forensics.bundle.read import open_bundle
@@ -318,16 +319,6 @@ def write_mapping(path: Path, mapper: Mapper, out: Path) -> None:
     doc = {"key_id": mapper.key_id(), "bundle": str(out),
            "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "mappings": {c: dict(sorted(v.items())) for c, v in mapper.record.items() if v}}
-    fd, tmp = tempfile.mkstemp(prefix=".forensics-map-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path, prefix=".forensics-map-", suffix="", mode=0o600) as tmp, open(tmp, "w") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.write("\n")

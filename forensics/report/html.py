@@ -39,6 +39,7 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.atomic import atomic_path, umask_mode
 from forensics.detect.catalog import SEVERITIES
 from forensics.report import eventsample, signals
 from forensics.report.findings_html import (  # noqa: F401 (evidence_html: part of this module's interface)
@@ -408,11 +409,6 @@ def write_html(analysis, path: Path | str, bundle=None, title: str | None = None
         raise ValueError("write_html needs the open bundle (analysis.bundle or bundle=)")
     path = Path(path)
     text = render_html(bundle, analysis, title)
-    tmp = path.with_name(path.name + ".partial")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except BaseException:  # a full disk: no half-written report left behind
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path, mode=umask_mode()) as tmp:  # a full disk: no half-written report left behind
+        Path(tmp).write_text(text, encoding="utf-8")
     return path

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.atomic import atomic_path, umask_mode
 from forensics.report import eventsample
 
 _SEV_COLOUR = {"critical": "terrible", "warning": "bad", "info": "good"}
@@ -164,11 +165,6 @@ def build_trace(bundle, findings: pl.DataFrame | None = None, max_points: int = 
 def write_trace(bundle, path: Path | str, findings: pl.DataFrame | None = None) -> Path:
     path = Path(path)
     text = json.dumps(build_trace(bundle, findings), default=str, allow_nan=False, separators=(",", ":"))
-    tmp = path.with_name(path.name + ".partial")
-    try:
-        tmp.write_text(text)
-        tmp.replace(path)
-    except BaseException:  # a full disk: no half-written trace left behind
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path, mode=umask_mode()) as tmp:  # a full disk: no half-written trace left behind
+        Path(tmp).write_text(text)
     return path
