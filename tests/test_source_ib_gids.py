@@ -2,6 +2,7 @@
 untimed NCCL completion error on a peer host follows the fault of the host owning its remoteGids."""
 from __future__ import annotations
 
+import doctest
 import json
 from pathlib import Path
 
@@ -9,7 +10,9 @@ from forensics.analysis import analyze_paths
 from forensics.simulate import SimConfig, write_bundle
 from forensics.sources import ParseContext
 from forensics.sources import infiniband as ib
-from forensics.sources._ib_gids import address, remote_addresses
+from forensics import gid
+from forensics.gid import address
+from forensics.sources._ib_gids import remote_addresses
 
 FIXTURES = Path(__file__).parent / "fixtures" / "infiniband"
 
@@ -76,6 +79,8 @@ def test_addresses_as_nccl_prints_them():
         "fe80::32c5:99ff:febe:6b46"]
     assert address("0000:0000:0000:0000:0000:ffff:0a0b:0bfb") == "::ffff:10.11.11.251"
     assert address("fe80:0000:0000:0000:0000:0000:0000:0000") is None and address("not a gid") is None
+    failures, tried = doctest.testmod(gid)  # the examples of forensics/gid.py
+    assert tried > 0 and failures == 0
 
 
 def test_simulated_xid79_peer_transport_error_follows_the_xid(tmp_path):

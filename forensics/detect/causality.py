@@ -40,7 +40,7 @@ import polars as pl
 
 from forensics.detect.catalog import KINDS, severity_rank
 from forensics.detect.rules import Cause
-from forensics.sources._ib_gids import address
+from forensics.gid import address
 
 # consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers
 CAUSES: dict[str, tuple[Cause, ...]] = {k.name: k.caused_by for k in KINDS.values() if k.caused_by}

@@ -23,10 +23,11 @@ as show_gids skips them.
 """
 from __future__ import annotations
 
-import ipaddress
 import re
 
 import polars as pl
+
+from forensics.gid import address
 
 _TS = pl.Datetime("us", "UTC")
 _HEX8 = r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
@@ -41,24 +42,6 @@ DEVINFO_PORT = re.compile(r"^\s+port:\s*([0-9]+)\s*$")
 DEVINFO_ATTR = re.compile(r"^\s+[a-z][a-z0-9_]*:\s*\S")  # ibv_devinfo's other `name: value` lines
 DEVINFO_GID = re.compile(r"^\s+GID\[\s*([0-9]+)\]:\s*([0-9A-Fa-f:.]+)(?:,\s*(.*?))?\s*$")
 REMOTE_GIDS = re.compile(r"remoteGids\s*([0-9A-Fa-f:.]*[0-9A-Fa-f])")
-
-
-def address(gid: str | None) -> str | None:
-    """The GID as NCCL prints it (inet_ntop): compressed IPv6, IPv4-mapped as ``::ffff:a.b.c.d``;
-    None for text that is no GID, an unused (all-zero) entry or the bare link-local prefix.
-
-    >>> address("0000:0000:0000:0000:0000:ffff:0a6e:0021"), address("fe80:0000:0000:0000:0ac0:ebff:fe3d:ca54")
-    ('::ffff:10.110.0.33', 'fe80::ac0:ebff:fe3d:ca54')
-    >>> address("::ffff:10.0.106.6"), address("0000:0000:0000:0000:0000:0000:0000:0000"), address("x")
-    ('::ffff:10.0.106.6', None, None)
-    """
-    try:
-        a = ipaddress.IPv6Address((gid or "").strip())
-    except ValueError:
-        return None
-    if int(a) == 0 or int(a) == 0xFE80 << 112:
-        return None
-    return f"::ffff:{a.ipv4_mapped}" if a.ipv4_mapped is not None else a.compressed
 
 
 def remote_addresses(message: str | None) -> list[str]:
