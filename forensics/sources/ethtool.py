@@ -27,7 +27,8 @@ Without markers the input is one snapshot per command line (or one in all): ``ts
 line, else ``ctx.hints["iface"]``, else a sosreport file name ``ethtool_-S_IFACE``, else null.
 
 Counter names are split into a queue-free ``counter`` and ``queue`` by
-:mod:`forensics.sources._ethtool_names`.
+:mod:`forensics.sources._ethtool_names`; a snapshot's time and interface are read from markers,
+command lines, watch headers and file names by :mod:`forensics.sources._ethtool_snapshot`.
 
 How it runs: every line is split once at its first ``": "`` and the value cast to u64 in polars;
 names are normalised once per distinct spelling (a few thousand in a 100 MB series) and joined
@@ -59,7 +60,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -76,6 +76,7 @@ from forensics.sources._base import (
     unparsed_frame,
 )
 from forensics.sources._ethtool_names import join_names
+from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
 VERSION = 1
@@ -85,18 +86,6 @@ SNIFF_PRIORITY = 40
 
 INT64_MAX = (1 << 63) - 1
 NA_VALUES = ("N/A", "[N/A]", "[Not Supported]", "Not Supported")
-
-# `ethtool [opts] -S|--statistics IFACE` anywhere in a line (prompt, sudo, watch header), or a
-# sosreport file name `ethtool_-S_IFACE` (e.g. `grep pause sos_commands/networking/ethtool_-S_eth1`).
-_IFACE = r"[A-Za-z0-9_.:@-]+"
-_CMD_RE = (r"(?:^|[^A-Za-z0-9_])ethtool(?:[ \t]+-[A-Za-z-]+)*?[ \t]+(?:-S|--statistics)(?:[ \t]+(" + _IFACE
-           + r"))?(?:[ \t|;&>)]|$)|ethtool_-S_(" + _IFACE + r")")
-_CMD = re.compile(_CMD_RE)
-_PROMPT_HOST = re.compile(r"^\s*[A-Za-z0-9._-]+@([A-Za-z0-9][A-Za-z0-9._-]*)[:~ ]")
-_WATCH_TIME = re.compile(
-    r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2}"
-    r" [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")
-_SOS_FILE = re.compile(r"ethtool_-S_(" + _IFACE + r")$")
 
 # sniffing: a counter line as ethtool prints it (names without inner spaces may be padded).
 _SNIFF_COUNTER = re.compile(
@@ -124,12 +113,12 @@ def sniff(head: bytes) -> bool:
             return True
         if ln.startswith(MARKER_PREFIX):
             m = parse_marker(ln)
-            if m and m[1] and _CMD.search(m[1]):
+            if m and m[1] and CMD.search(m[1]):
                 return True
             continue
         if _SNIFF_COUNTER.match(ln) or _SNIFF_QHDR.match(ln):
             counters += 1
-        elif "ethtool" in s and _CMD.search(s):
+        elif "ethtool" in s and CMD.search(s):
             cmds += 1
     if cmds and counters >= 1 and counters >= 0.6 * (nonblank - cmds):
         return True
@@ -138,7 +127,6 @@ def sniff(head: bytes) -> bool:
 
 _MARKER_B = MARKER_PREFIX.encode()
 BLOCK_BYTES = 8 << 20  # a big series is parsed a run of whole snapshots at a time: bounded memory
-_MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
 _TS = pl.Datetime("us", "UTC")
 
 
@@ -160,52 +148,6 @@ def _split_lines(data: bytes) -> pl.DataFrame:
     if "\r" in text:
         df = df.with_columns(pl.col("text").str.strip_suffix("\r"))
     return df
-
-
-def _iface_of(command: str | None) -> str | None:
-    m = _CMD.search(command or "")
-    return (m.group(1) or m.group(2)) if m else None
-
-
-def _markers(mk: pl.DataFrame) -> tuple[pl.Series, pl.Series, list[int]]:
-    """Per snapshot (marker order): ts, iface; and the line_nos of malformed marker lines."""
-    g = mk.select(pl.col("line_no"), pl.col("text"),
-                  pl.col("text").str.extract_groups(_MARKER_RE).struct.rename_fields(["ts", "argv"]).alias("m"))
-    mk = g.unnest("m").select(
-        "line_no", "text",
-        pl.col("ts").str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", strict=False).alias("_mts"),
-        pl.col("argv").str.replace_all(r"\\(.)", "${1}").alias("_margv"))
-    argv = mk["_margv"].to_list()
-    if mk["_mts"].null_count():
-        ts = mk["_mts"].to_list()
-        bad = []
-        for i in [i for i, t in enumerate(ts) if t is None]:  # unusual spellings: the reference parser decides
-            m = parse_marker(mk["text"][i])
-            if m is None:
-                bad.append(int(mk["line_no"][i]))
-                argv[i] = None
-            else:
-                ts[i], argv[i] = m
-        m_ts = pl.Series(ts, dtype=_TS)
-    else:
-        m_ts, bad = mk["_mts"], []
-    ifaces = {a: _iface_of(a) for a in set(argv) if a is not None}
-    return m_ts, pl.Series([ifaces.get(a) for a in argv], dtype=pl.String), bad
-
-
-def _watch_ts(text: str, tz: str | None) -> dt.datetime | None:
-    """Local time printed by `watch` in its header line, as UTC (None when absent or unreadable)."""
-    if not text.lstrip().startswith("Every "):
-        return None
-    m = _WATCH_TIME.search(text)
-    if not m:
-        return None
-    try:
-        naive = dt.datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
-        zone = ZoneInfo(tz or "UTC")
-    except (ValueError, KeyError, OSError):
-        return None
-    return naive.replace(tzinfo=zone).astimezone(dt.timezone.utc)
 
 
 def _value_reason(v: pl.Expr) -> pl.Expr:
@@ -239,14 +181,6 @@ _FLAGS = [
 ]
 
 
-def _hint_iface(ctx: ParseContext) -> str | None:
-    hint_iface = ctx.hints.get("iface") if ctx.hints else None
-    if hint_iface is None and ctx.file:
-        fm = _SOS_FILE.search(ctx.file.replace("\\", "/").rsplit("/", 1)[-1])
-        hint_iface = fm.group(1) if fm else None
-    return hint_iface
-
-
 def _bad_rows(rows: pl.DataFrame, df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame]) -> pl.DataFrame:
     """Counter rows whose name is unusable or whose value does not fit int64 go to `unparsed`."""
     too_big = (pl.col("u") > INT64_MAX) & ~pl.col("is_na")
@@ -268,9 +202,9 @@ def _simple_block(df: pl.DataFrame, rows: pl.DataFrame, flags: dict, ctx: ParseC
         features.add("header")
     if flags["too_big"] or rows["name_reason"].null_count() < rows.height:
         rows = _bad_rows(rows, df, ctx, unparsed)
-    hint = pl.lit(_hint_iface(ctx), dtype=pl.String)
+    hint = pl.lit(hint_iface(ctx), dtype=pl.String)
     if has_markers:
-        m_ts, m_iface, bad = _markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
+        m_ts, m_iface, bad = snapshot_markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
         if bad:
             unparsed.append(unparsed_frame(df.filter(pl.col("line_no").is_in(bad)),
                                            "malformed forensics-sample marker line", ctx, NAME))
@@ -368,10 +302,10 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     if flags["cand"]:
         cand = df.filter(~pl.col("fast") & ~pl.col("is_marker")).filter(pl.col("text").str.contains("ethtool", literal=True))
         for line_no, text in cand.select("line_no", "text").iter_rows():
-            m = _CMD.search(text)
+            m = CMD.search(text)
             if m:
-                cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), _watch_ts(text, ctx.tz)))
-                h = _PROMPT_HOST.match(text)
+                cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), watch_ts(text, ctx.tz)))
+                h = PROMPT_HOST.match(text)
                 if h:
                     hosts.add(h.group(1))
     if cmd_rows:
@@ -416,7 +350,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
 
     # markers: the snapshot's time and interface (a malformed marker still opens a snapshot)
     if has_markers:
-        m_ts, m_iface, bad = _markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
+        m_ts, m_iface, bad = snapshot_markers(df.filter(pl.col("is_marker")).select("line_no", "text"))
         if bad:
             unparsed.append(unparsed_frame(df.filter(pl.col("line_no").is_in(bad)),
                                            "malformed forensics-sample marker line", ctx, NAME))
@@ -440,7 +374,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     rows = _bad_rows(join_names(fast), df, ctx, unparsed)
 
     # snapshot, time, interface
-    hint = pl.lit(_hint_iface(ctx), dtype=pl.String)
+    hint = pl.lit(hint_iface(ctx), dtype=pl.String)
     if has_markers:
         sample_no = pl.col("sample_no") + sample_offset
         ts = m_ts.gather(rows["sample_no"]).alias("ts") if rows.height else pl.lit(None, dtype=_TS).alias("ts")
