@@ -19,8 +19,8 @@ from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
-from forensics.simulate import (fmt_dcgm, fmt_dmesg, fmt_ethtool, fmt_host, fmt_infiniband, fmt_nccl, fmt_nvlink,
-                                fmt_nvsmi, fmt_qos, fmt_sysstat, fmt_torch, fmt_train)
+from forensics.simulate import (fmt_dcgm, fmt_dmesg, fmt_ethtool, fmt_fabricmanager, fmt_host, fmt_infiniband, fmt_nccl,
+                                fmt_nvlink, fmt_nvsmi, fmt_qos, fmt_sysstat, fmt_torch, fmt_train)
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
 from forensics.simulate.job import JobModel
@@ -211,6 +211,8 @@ class Simulation:
         cap = end + 1.2
         add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
         add(SPEC["dcgmi_diag"], fmt_dcgm.diag_r1(plan, h, cfg.gpus_per_node, cap + 0.06), cap + 0.06, cap + 2.2)
+        add(SPEC["fabricmanager_journal"], fmt_fabricmanager.journal(host, cfg.seed), cap + 2.21, cap + 2.25)
+        add(SPEC["fabricmanager_log"], fmt_fabricmanager.log(host, cfg.seed), cap + 2.26, cap + 2.27)
         for g in range(cfg.gpus_per_node):
             pid = host.pid(g)
             name = f"nccl.{host.name}.{pid}.log"
