@@ -18,7 +18,7 @@ from forensics.sources import ParseContext, get
 from table_bundles import write_tables
 
 
-def _run(tmp_path, nodes: int, seed: int):
+def _run(tmp_path, nodes: int, seed: int, extra=None):
     path = tmp_path / f"hang{nodes}.tar"
     write_bundle(SimConfig(scenario="rank_hang", nodes=nodes, gpus_per_node=8, duration_s=120.0, interval_s=5.0,
                            seed=seed, confounders=False), path, tables=False)
@@ -36,6 +36,8 @@ def _run(tmp_path, nodes: int, seed: int):
                 for t, df in res.tables.items():
                     frames.setdefault(t, []).append(df)
     assert logs == nodes  # every host's ranks wrote their watchdog or dump-signal lines
+    for t, df in (extra(labels) if extra else {}).items():
+        frames.setdefault(t, []).append(df)
     findings, errors = run_all(open_bundle(write_tables(tmp_path / "t", frames)),
                                only={"hang_origin", "collective_timeout"}, anomaly=False)
     assert errors == []
@@ -58,3 +60,20 @@ def test_hang_origin_names_the_stuck_rank_and_host(tmp_path, nodes, seed):
     assert behind["ranks"] == [stuck] and behind["last_enqueued"] == behind["last_completed"] == ev["target_seq"] - 1
     assert rest["n_ranks"] == nodes * 8 - 1 and rest["last_completed"] == ev["target_seq"] - 1
     assert rest["last_enqueued"] > ev["target_seq"] and ev["timed_out_ranks"] == nodes * 8 - 1
+
+
+def test_confirm_names_the_origin_pid_when_the_output_gives_it(tmp_path):
+    """hang_origin's confirm command (py-spy dump --pid <pid>) gets the stuck rank's pid where the job's
+    output names it (here a torchrun failure record of that rank); without one the placeholder stays."""
+    def record(labels):
+        (truth,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
+        stuck = int(truth["subject"].split()[1])
+        return {"rank_hosts": pl.DataFrame({"host": [truth["hosts"][0]], "source": ["train_log"], "file": ["x.log"],
+                                            "line_no": [1], "how": ["torchrun_failure"], "rank": [stuck],
+                                            "local_rank": [stuck % 8], "node": [truth["hosts"][0]], "pid": [4242],
+                                            "exitcode": [-6]})}
+    findings, _ = _run(tmp_path, 8, 3, extra=record)
+    assert findings[0]["evidence"]["pid"] == 4242 and "py-spy dump --pid 4242 on its host" in findings[0]["confirm"]
+    (tmp_path / "b").mkdir()
+    findings, _ = _run(tmp_path / "b", 8, 3)
+    assert findings[0]["evidence"]["pid"] is None and "--pid <pid>" in findings[0]["confirm"]

@@ -4,7 +4,7 @@
 -- layer: job
 -- root_rank: 35
 -- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, cpu_saturation@host
--- confirm: grep -E 'Watchdog caught|last enqueued|Last enqueued|PG status' <logs of every rank>; py-spy dump --pid <the named rank's pid> on its host
+-- confirm: grep -E 'Watchdog caught|last enqueued|Last enqueued|PG status' <logs of every rank>; py-spy dump --pid <pid> on its host (the named rank's process)
 -- remediation: The named rank stopped first: it never entered (or never finished) the collective every other rank of its process group reached, so their watchdog timeouts are its consequence. Investigate that rank on that host first (py-spy dump of its stack, its host's kernel log, GPU and NIC), not the ranks that timed out.
 -- description: the rank(s) whose last enqueued (or last completed) collective sequence number in a process group is behind the others' when the job hung, from the PyTorch watchdog and dump-signal lines of every rank and from Flight Recorder dumps (pg_status); a rank's host is the one the launcher named (rank_nodes) where its log was taken elsewhere
 -- source: PyTorch ProcessGroupNCCL: each work item of a process group gets the next sequence number when a rank enqueues it (lastEnqueuedSeq_) and counts as completed when its CUDA event finished (lastCompletedSeq_); a collective completes on no rank until every member entered it. So the collective the timed-out ranks wait in (the lowest SeqNum of their timeouts; else the highest completed + 1) is one a rank whose last enqueued number is below it never entered; failing that, a rank whose last completed number is below the others' is the one behind. No threshold: sequence numbers are exact counts; ranks that printed nothing cannot be placed and are not named.
@@ -66,6 +66,15 @@ WITH p AS (
            FILTER (WHERE placed_by IS NOT NULL) AS placed,
          bool_or(never_entered) AS never_entered, min(t0) AS t0, min(file) AS file, min(line_no) AS line_no
   FROM o GROUP BY pg
+), opid AS (
+  -- the process of a lone origin rank, where the job's output names one: torchrun's failure record of
+  -- that rank, else the pid of the NCCL header lines behind its [rankN]: prefix (one pid, or none)
+  SELECT og.pg, coalesce(
+           (SELECT CASE WHEN count(DISTINCT h.pid) = 1 THEN any_value(h.pid) END FROM rank_hosts h
+            WHERE h."rank" = og.ranks[1] AND h.pid IS NOT NULL),
+           (SELECT CASE WHEN count(DISTINCT l.pid) = 1 THEN any_value(l.pid) END FROM nccl_log l
+            WHERE l.pid IS NOT NULL AND torchrun_rank(l.prefix, l."rank") = og.ranks[1])) AS pid
+  FROM og WHERE og.n_origin = 1 AND og.ranks[1] IS NOT NULL
 ), sg AS (
   -- the sequence numbers per rank group (ranks with the same last enqueued and last completed)
   SELECT pg, enq, comp, count(*) AS n_ranks, list("rank" ORDER BY "rank" NULLS LAST)[1:64] AS ranks,
@@ -90,7 +99,8 @@ SELECT og.hosts AS hosts,
        to_json({pg: og.pg, pg_desc: g.pg_desc, op_type: g.op_type, target_seq: g.target, timed_out_seq: g.stuck_seq,
                 timeout_ms: g.timeout_ms, origin_ranks: og.ranks, origin: og.who, never_entered: og.never_entered,
                 reporting_ranks: g.n, timed_out_ranks: g.n_timed_out, seq_groups: sgl.groups, hosts_from_launcher: og.placed,
+                pid: opid.pid,
                 first: {file: og.file, line_no: og.line_no}})::VARCHAR AS evidence
-FROM og JOIN gop g USING (pg) JOIN sgl USING (pg)
+FROM og JOIN gop g USING (pg) JOIN sgl USING (pg) LEFT JOIN opid USING (pg)
 WHERE og.n_origin < g.n
 ORDER BY start NULLS LAST, og.pg
