@@ -113,3 +113,28 @@ def test_readme_lists_what_a_new_source_touches():
     for part in ("forensics/sources/<name>", "forensics/sources/<name>_spec.py", "schemas/<table>.json",
                  "tests/fixtures/<name>/", "tests/fixtures/README.md", "queries/detectors/"):
         assert part in section, f"README 'Adding a source' does not mention {part}"
+
+
+README = (ROOT / "README.md").read_text()
+COLLECT_SECTION = README.split("### Collect on a node", 1)[1].split("\n### ", 1)[0]
+READS_SECTION = README.split("What the sources read:", 1)[1].split("\n### ", 1)[0]
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_readme_says_what_each_source_reads_and_collects(name):
+    """'Adding a source' item 6: the tool in the README's list of what the sources read, and each
+    command its descriptor makes `forensics collect` run (the program, or the file it copies) in
+    the collect section."""
+    assert f"\n- **{name}**:" in READS_SECTION, f"README 'What the sources read' has no '- **{name}**:' entry"
+    for spec in descriptors()[name].collect:
+        what = spec.argv[1] if spec.mode == "copy" else spec.argv[0]
+        assert what in COLLECT_SECTION, f"{spec.name}: README's collect section does not name {what}"
+
+
+def test_every_fixture_has_its_origin_in_the_fixtures_readme():
+    """'Adding a source' item 4: each real fixture's origin is in tests/fixtures/README.md."""
+    from fixture_cases import cases
+
+    text = (ROOT / "tests" / "fixtures" / "README.md").read_text()
+    missing = [f"{src}/{f.name}" for src, f in cases() if f.name not in text]
+    assert not missing, f"fixtures without their origin in tests/fixtures/README.md: {missing}"
