@@ -5,6 +5,7 @@ import json
 
 import polars as pl
 
+from forensics.analysis import analyze_paths
 from forensics.detect import xid_catalog
 from forensics.detect.catalog import SEVERITIES
 from test_detect_real_fixtures import findings_for
@@ -72,3 +73,40 @@ def test_gpu_xid_names_mnemonic_bucket_and_action(tmp_path):
     assert json.loads(x[79]["evidence"])["root_bucket"] == "RESTART_BM"
     assert x[13]["severity"] == "warning" and "[RESTART_APP]" in x[13]["summary"]
     assert "restart the application" in x[13]["remediation"]
+
+
+def test_nvlink5_decode_sheet_shape_and_known_rows():
+    """The catalogue's 'Xid 144-150 Decode' sheet (catalogue 610): 95 rows, 32-bit patterns, every action a bucket."""
+    d = xid_catalog.nvlink5_decode()
+    assert d.height == 95 and set(d["xid"]) == set(range(144, 151))
+    assert all(len(p) == 32 and set(p) <= set("01-") for p in d["v1_pattern"].to_list() + d["v2_pattern"].to_list())
+    actions = set(d["recovery_action"]) | set(d["action2"].drop_nulls())
+    assert actions <= set(xid_catalog.buckets()["bucket"]), actions - set(xid_catalog.buckets()["bucket"])
+    head = xid_catalog.NVLINK5_FILE.read_text().split("\nxid,", 1)[0]
+    assert "analyzing-xid-catalog.html" in head and "610" in head and "7f70ce96" in head
+    row = d.filter((pl.col("subcode") == "RLW_SRC_TRACK") & (pl.col("error_status") == "0x00000001")).row(0, named=True)
+    assert (row["recovery_action"], row["severity"], row["fault_origin"]) == ("RESET_GPU", "Fatal", "HW")
+
+
+def test_gpu_xid_decodes_nvlink5_xids_with_the_sheet(tmp_path):
+    """Real Xid 145/149 lines (quoted as kmsg input in leptonai/gpud PRs #1160 and #1174, B200/GB200): the
+    decode gives NVIDIA's action per sub code, which sets severity and remediation (gpud reads them the same way:
+    145 RLW_RXPIPE errorStatus 0x8 non-fatal; 149 NETIR_LINK_DOWN sub code 37 (0b100101) fatal, peer device)."""
+    p = tmp_path / "dmesg.txt"
+    p.write_text(
+        "[ 1234.567890] NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
+        "0x00000001 0x00000000 0x00100000 0x00000004)\n"
+        "[ 2234.567890] NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 "
+        "0x00000000 0x00000000 0x00000000 0x00000000)\n"
+        "[ 3234.567890] NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 "
+        "0x00000000 0x00000000 0x00000000)\n")
+    found = {json.loads(f["evidence"])["pci_addr"]: f
+             for f in analyze_paths([p], cache_dir=tmp_path / "c").findings.to_dicts() if f["kind"] == "gpu_xid"}
+    rx = found["0018:01:00.0"]
+    assert rx["severity"] == "info" and "[IGNORE]" in rx["summary"]
+    assert "RLW_RXPIPE errorStatus 0x00000008 decoded" in rx["remediation"] and "CONTACT_SUPPORT" in rx["remediation"]
+    peer = found["0000:00:00.0"]
+    assert peer["severity"] == "critical" and "INVESTIGATE_PEER_DEVICE" in peer["remediation"]
+    assert "NETIR_LINK_DOWN" in json.loads(peer["evidence"])["worst_decoded"]
+    netir = found["0019:01:00.0"]
+    assert "NETIR/NETIR_INT" in netir["remediation"] and "SYMPATHETIC_REPORT_SOLO" in netir["remediation"]

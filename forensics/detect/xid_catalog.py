@@ -1,6 +1,7 @@
 """NVIDIA's Xid catalogue as tables: one row per Xid (mnemonic, description, the GPU generations it
-applies to, NVIDIA's immediate and investigatory resolution buckets) and one row per bucket (the
-finding severity it means and the action to say). Read from the CSV files in ``data/`` beside this
+applies to, NVIDIA's immediate and investigatory resolution buckets), one row per bucket (the
+finding severity it means and the action to say) and the catalogue's decode of the NVLink5 Xids
+144-150 (which sub code and error status call for which action). Read from the CSV files in ``data/`` beside this
 module, whose comment header states their source, version and licence; the detectors see them as
 the tables ``xid_catalog`` and ``xid_buckets`` (:func:`register`)."""
 from __future__ import annotations
@@ -13,6 +14,7 @@ import polars as pl
 _DATA = Path(__file__).resolve().parent / "data"
 CATALOG_FILE = _DATA / "xid_catalog.csv"
 BUCKETS_FILE = _DATA / "xid_buckets.csv"
+NVLINK5_FILE = _DATA / "xid_nvlink5_decode.csv"
 SEVERITIES = ("info", "warning", "critical")
 
 
@@ -35,7 +37,15 @@ def buckets() -> pl.DataFrame:
     return _read(BUCKETS_FILE, {})
 
 
+@lru_cache(maxsize=None)
+def nvlink5_decode() -> pl.DataFrame:
+    """The catalogue's "Xid 144-150 Decode" sheet: per (Xid, sub code, intrInfo pattern, errorStatus) NVIDIA's
+    recovery action, investigatory action, severity and fault origin (95 rows; see the file's header)."""
+    return _read(NVLINK5_FILE, {}).with_columns(pl.col("xid").cast(pl.Int32))
+
+
 def register(con) -> None:
-    """Make ``xid_catalog`` and ``xid_buckets`` queryable on a DuckDB connection."""
+    """Make ``xid_catalog``, ``xid_buckets`` and ``xid_nvlink5_decode`` queryable on a DuckDB connection."""
     con.register("xid_catalog", catalog())
     con.register("xid_buckets", buckets())
+    con.register("xid_nvlink5_decode", nvlink5_decode())
