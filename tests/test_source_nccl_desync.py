@@ -63,3 +63,37 @@ def test_the_launcher_places_the_blamed_rank(tmp_path):
                                                                                "rank      : 7 (local_rank: 3)") for x in record])
     (f,) = _findings(tmp_path, [("nccl", "node01", REAL.read_bytes()), ("train_log", "node01", placed.encode() + b"\n")])
     assert f["hosts"] == ["node04"] and f["evidence"]["host_from"] == "torchrun_failure"
+
+
+MISMATCH = Path(__file__).parent / "fixtures" / "nccl"
+
+
+def test_detail_mismatch_lines_are_read(tmp_path):
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives" (real lines: ms-swift PR 9443,
+    SimpleTuner issue 2712): the reporting rank and the rank it names, with sequence number and op."""
+    res = _parse("nccl", (MISMATCH / "nccl--pytorch-detail-mismatch-simpletuner-2712-seq-op.txt").read_bytes())
+    assert res.tables["nccl_desync"].select("line_no", "state", "rank", "seq", "op_type").rows() == [
+        (1, "mismatch_reporter", 1, 101, "ALLGATHER"), (1, "mismatch_named", 7, 0, "REDUCE")]
+    old = _parse("nccl", b"RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent "
+                         b"collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], TensorDtypes=Float)\n")
+    assert old.tables["nccl_desync"].select("state", "rank", "seq", "op_type").rows() == [("mismatch_reporter", 0, None, "BROADCAST")]
+
+
+def _line(me: int, other: int, my_op: str, other_op: str) -> str:
+    fp = "CollectiveFingerPrint(SequenceNumber=21, OpType={}, TensorShape=[1], TensorDtypes=Long)"
+    return (f"[rank{me}]: RuntimeError: Detected mismatch between collectives on ranks. Rank {me} is running collective: "
+            f"{fp.format(my_op)}, but Rank {other} is running collective: {fp.format(other_op)}.\n")
+
+
+def test_hang_origin_names_the_rank_every_other_rank_names(tmp_path):
+    logs = "".join(_line(r, 3, "ALLREDUCE", "BROADCAST") for r in (0, 1, 2)) + _line(3, 0, "BROADCAST", "ALLREDUCE")
+    (f,) = _findings(tmp_path, [("nccl", "node01", logs.encode())])
+    assert f["subject"] == "rank 3" and f["evidence"]["state"] == "mismatch" and f["evidence"]["reports"] == 3
+    assert f["summary"].startswith("TORCH_DISTRIBUTED_DEBUG=DETAIL: rank 3 runs BROADCAST (sequence number 21) where rank(s) "
+                                   "0, 1, 2 run ALLREDUCE (sequence number 21) (named by 3 reporting ranks)")
+
+
+def test_a_lone_pair_names_both_and_says_it_cannot_tell(tmp_path):
+    (a, b) = _findings(tmp_path, [("nccl", "node01", (MISMATCH / "nccl--pytorch-detail-mismatch-ms-swift-9443-shape.txt").read_bytes())])
+    assert [a["subject"], b["subject"]] == ["rank 0", "rank 1"]
+    assert all("which of the two runs the wrong one is not known" in f["summary"] for f in (a, b))

@@ -17,6 +17,20 @@ lines follow the ``[rankN]:[E...] ... Rank N`` line, tab-indented and without th
                #315 started ranks:
                  [0, 1, 2] started ALLREDUCE
 
+With ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` PyTorch wraps every process group (ProcessGroupWrapper.cpp)
+and checks before each collective that all ranks run the same one; a rank that sees another rank's
+fingerprint differ raises (after a logger's or torchrun's prefix, on one line)::
+
+    RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective:
+    CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], ...), but
+    Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, ...).
+    Collectives differ in the following aspects: ...
+
+(``SequenceNumber=0OpType=REDUCE`` without a comma where the other rank's fingerprint is short;
+releases before 2.0 print ``running inconsistent collective`` and no other rank.) Two rows: the
+reporting rank (``mismatch_reporter``) and the rank it names (``mismatch_named``), each with the
+fingerprint's sequence number (the process group's, not the desync trace's) and op.
+
 One row per rank the report blames (``state`` joined_not_finished, finished_not_joined,
 never_joined; ``seq``: the collective it did not finish or did not join, counted from 1 by the
 desync trace, not the watchdog's SeqNum), and one per rank of the timeout line (``timed_out``, with
@@ -40,13 +54,21 @@ _SNAP_SEQ = re.compile(r"^\s*#([0-9]{1,19}) (started|finished) ranks:\s*$")
 _SNAP = re.compile(r"^\s*" + _RANKS + r" (started|finished) ([A-Za-z_]+)\s*$")
 _HEAD = re.compile(r"^\s*-?\s*(?:To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:"
                    r"|Snapshot of ranks' latest states:|They never joined any collectives)\s*$")
-GATE = "collective #|lagging|Snapshot of ranks|started ranks:|finished ranks:|\\] (?:started|finished) [A-Za-z_]+\\s*$"
+_FP = r"CollectiveFingerPrint\((?:SequenceNumber=([0-9]{1,19}),? ?)?OpType=([A-Za-z_]+)"
+_MISMATCH = re.compile(r"Detected mismatch between collectives on ranks\. Rank ([0-9]{1,7}) is running (?:inconsistent )?collective: "
+                       + _FP + r"(?:.*?, but Rank ([0-9]{1,7}) is running collective: (?:" + _FP + r"|([A-Z_]+)\.))?")
+GATE = ("collective #|lagging|Snapshot of ranks|started ranks:|finished ranks:|\\] (?:started|finished) [A-Za-z_]+\\s*$"
+        "|Detected mismatch between collectives on ranks")
 
 COLUMNS = {"line_no": pl.Int64, "state": pl.String, "rank": pl.Int32, "seq": pl.Int64, "op_type": pl.String}
 
 
 def _ranks(s: str) -> list[int]:
     return [int(x) for x in s.replace(" ", "").split(",")]
+
+
+def _int(s: str | None) -> int | None:
+    return int(s) if s else None
 
 
 def desync_rows(rest: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
@@ -75,6 +97,11 @@ def desync_rows(rest: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
             continue
         elif (m := _SNAP.match(text)) and snap_seq is not None:
             got = [{"state": m.group(2), "rank": r, "seq": snap_seq, "op_type": m.group(3)} for r in _ranks(m.group(1))]
+        elif m := _MISMATCH.search(text):
+            got = [{"state": "mismatch_reporter", "rank": int(m.group(1)), "seq": _int(m.group(2)), "op_type": m.group(3)}]
+            if m.group(4):
+                got.append({"state": "mismatch_named", "rank": int(m.group(4)), "seq": _int(m.group(5)),
+                            "op_type": m.group(6) or m.group(7)})
         elif _HEAD.match(text):
             used.add(line_no)
             continue

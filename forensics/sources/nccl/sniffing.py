@@ -11,6 +11,7 @@ _LINE = re.compile(
     r"[^\s:\[\]]+(?::[0-9]+:[0-9]+)? ?\[[0-9]+\] .*?NCCL (?:INFO|WARN|TRACE|ABORT|ATTN|CALL) "  # NCCL header
     r"|(?:^|\s)NCCL version [0-9]+\.[0-9]+"  # VERSION level
     r"|ProcessGroupNCCL\.cpp:[0-9]+\]|WorkNCCL\(SeqNum=|NCCL watchdog"  # PyTorch c10d
+    r"|Detected mismatch between collectives on ranks\. Rank [0-9]+ is running"  # TORCH_DISTRIBUTED_DEBUG=DETAIL
     r"|^\s*(?:\S+\s+)?#?\s*(?:nThread [0-9]+ nGpus [0-9]+ |Avg bus bandwidth\s*:"
     r"|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid|size\s+count\s+type\s+redop)"  # nccl-tests header and summary
     r"|(?:^|\s)[0-9]+\s+[0-9]+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|fp8_e[45]m[23])"
