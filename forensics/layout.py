@@ -17,6 +17,7 @@ HOSTS_DIR = "hosts"
 TABLES_DIR = "tables"
 TRUTH_DIR = "truth"
 ARCHIVE_MEMBERS = ".archive-members.json"  # in a cached bundle: raw files left in its archive
+WORK_PREFIXES = (".tables-", ".hosts-")  # a run's work folders in a bundle's tree (forensics.bundle.scratch)
 
 _MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$')
 

@@ -15,16 +15,16 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from forensics.bundle import scratch
 from forensics.bundle.errors import BundleError
 from forensics.errors import write_error
 from forensics.bundle.trust import check_members, file_sha256  # (file_sha256: imported from here by others)
 from forensics.bundle.manifest import read_manifest
 from forensics.bundle.read import (DEFAULT_LIMITS, LinkToDeferred, Limits, extract, extract_deferring, find_root,
                                    open_bundle)
-from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR
+from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, WORK_PREFIXES
 
 
 
@@ -52,8 +52,9 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
         shutil.rmtree(target, ignore_errors=True)  # a broken entry (removed in part, damaged): rebuilt
     created = False
     if not target.is_dir():
+        scratch.sweep(base, (PARTIAL,))  # entries that killed runs left half-extracted
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:16]}-", suffix=".partial", dir=base))
+            tmp = scratch.make(base, f"{PARTIAL}{target.name[:16]}-")
         except OSError as exc:
             raise write_error(exc, base) or BundleError(f"{base}: cannot write ({exc.strerror or exc})") from None
         try:
@@ -64,13 +65,14 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
                 raise write_error(exc, base) or exc from None
             try:
                 os.rename(tmp, target)
+                scratch.release(tmp)
                 created = True
             except OSError:
                 if not target.is_dir():  # not a concurrent loader that won the race
                     raise
-                shutil.rmtree(tmp, ignore_errors=True)
+                scratch.remove(tmp)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            scratch.remove(tmp)
             raise
     hold(target)
     if created:
@@ -82,6 +84,7 @@ def extracted(path: Path | str, cache_dir: Path | str | None = None, limits: Lim
     return root
 
 
+PARTIAL = ".partial-"  # an entry being extracted (see forensics.bundle.scratch)
 ENTRY_MARK = ".forensics-entry.json"  # written last into a complete entry, before it is renamed into place
 
 
@@ -267,3 +270,16 @@ def prune(base: Path, keep_bytes: int) -> tuple[int, int]:
         removed += 1
         freed += e.size
     return removed, freed
+
+
+def sweep_work(base: Path, stale_s: float | None = scratch.STALE_S) -> list[str]:
+    """Remove the work folders that killed runs left in the cache `base` (half-extracted entries,
+    ingest's folders inside entries): those whose owner is gone, and with `stale_s` those of an
+    older version (no lock file) unchanged that long. Never one a run in progress owns. Returns
+    their paths relative to `base`."""
+    out = scratch.sweep(base, (PARTIAL,), stale_s)
+    for e in entries(base):
+        if e.path.is_dir() and not e.path.is_symlink():
+            root = find_root(e.path)
+            out += [os.path.relpath(root / n, base) for n in scratch.sweep(root, WORK_PREFIXES, stale_s)]
+    return out

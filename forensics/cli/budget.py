@@ -51,7 +51,8 @@ def register(app: typer.Typer) -> None:
         max_size: Optional[str] = typer.Option(None, "--max-size", metavar="SIZE",
                                                help="keep at most this much (default: the cache limit; 0 empties it)"),
     ) -> None:
-        """Remove least recently used entries until the cache fits its limit (or --max-size)."""
+        """Remove least recently used entries until the cache fits its limit (or --max-size), and the
+        work folders of runs that were killed (never those of a run in progress)."""
         from forensics import limits
         from forensics.bundle import cache
 
@@ -60,5 +61,8 @@ def register(app: typer.Typer) -> None:
             keep = limits.parse_size(max_size) if max_size is not None else limits.cache_limit(root)
         except limits.LimitError as exc:
             raise UserError(str(exc)) from None
+        left = cache.sweep_work(root)
+        if left:
+            print(f"removed {len(left)} work folder{'s' if len(left) > 1 else ''} of runs that were killed")
         removed, freed = cache.prune(root, keep)
         print(f"removed {removed} entries, freed {limits.human(freed)}")

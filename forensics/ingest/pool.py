@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from forensics.bundle import scratch
 from forensics.ingest.archive import stream_hosts
 from forensics.ingest.host import host_job, raw_files
 from forensics.ingest.hostfacts import HostFacts, merge_facts
@@ -124,7 +125,7 @@ def ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str,
     from multiprocessing import get_context
 
     prefix, by_host = plan
-    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    work = scratch.make(root, ".hosts-")
     results: dict[int, tuple] = {}
     try:
         jobs = min(n, len(by_host))
@@ -155,7 +156,7 @@ def ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str,
                 results[i] = host_job(str(root), host, str(work / str(i)), raw=[])
             merge_host(results[i], work / str(i), tmp, sink, derived, coverage)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        scratch.remove(work)
 
 
 def raw_bytes(root: Path, hosts: list[str]) -> int:
@@ -188,7 +189,7 @@ def ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, de
                      coverage: list[dict], n: int, progress=None) -> None:
     """Hosts parsed in `n` worker processes, results merged in manifest order, so the tables are
     those of the serial ingest."""
-    work = Path(tempfile.mkdtemp(prefix=".hosts-", dir=root))
+    work = scratch.make(root, ".hosts-")
     try:
         with worker_pool(n) as pool:
             futures = [pool.submit(host_job, str(root), host, str(work / str(i))) for i, host in enumerate(hosts)]
@@ -197,4 +198,4 @@ def ingest_parallel(root: Path, hosts: list[str], tmp: Path, sink: TableSink, de
                 if progress:
                     progress(f"parsing {HOSTS_DIR}/{host}/raw/ (host {i + 1} of {len(hosts)} done)")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        scratch.remove(work)

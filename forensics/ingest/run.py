@@ -27,13 +27,12 @@ import datetime as dt
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import polars as pl
 
 from forensics import schema, sources
-from forensics.bundle import trust
+from forensics.bundle import scratch, trust
 from forensics.bundle.errors import BundleError
 from forensics.bundle.manifest import read_manifest
 from forensics.ingest import collector_tables as ct
@@ -42,7 +41,7 @@ from forensics.ingest.host import ingest_host
 from forensics.ingest.hostfacts import HostFacts
 from forensics.ingest.pool import ingest_archive, ingest_parallel, processes_for
 from forensics.ingest.sink import TableSink
-from forensics.layout import ARCHIVE_MEMBERS, TABLES_DIR
+from forensics.layout import ARCHIVE_MEMBERS, TABLES_DIR, WORK_PREFIXES
 
 
 META = "_meta.json"
@@ -77,7 +76,8 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
                           "open that archive instead, or remove the file")
     plan = read_plan(root, hosts)
     tables_dir = root / TABLES_DIR
-    tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+    scratch.sweep(root, WORK_PREFIXES)  # what killed runs left here (never a folder of a run in progress)
+    tmp = scratch.make(root, ".tables-")
     sink = TableSink(tmp)
     derived = HostFacts()
     sink.listeners.append(derived)
@@ -102,8 +102,8 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
                 break
             except BrokenProcessPool:  # a worker died (memory, or a main module without a __main__ guard):
                 sink.close()           # once more in this process
-                shutil.rmtree(tmp, ignore_errors=True)
-                tmp = Path(tempfile.mkdtemp(prefix=".tables-", dir=root))
+                scratch.remove(tmp)
+                tmp = scratch.make(root, ".tables-")
                 sink, derived, coverage = TableSink(tmp), HostFacts(), []
                 sink.listeners.append(derived)
         for host in hosts:
@@ -123,17 +123,18 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
         (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         old = None
         if tables_dir.exists():
-            old = root / f".tables-old-{os.getpid()}"
+            old = scratch.make(root, ".tables-old-", create=False)
             os.replace(tables_dir, old)
         os.replace(tmp, tables_dir)
+        scratch.release(tmp)
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            scratch.remove(old)
     except BaseException:
         try:
             sink.close()
         except Exception:  # noqa: BLE001
             pass
-        shutil.rmtree(tmp, ignore_errors=True)
+        scratch.remove(tmp)
         raise
     errors = [{"file": c["file"], "error": c["error"]} for c in coverage if c["error"]]
     return {"hosts": hosts, "files": len(coverage), "errors": errors, "rows": sink.table_rows()}
