@@ -31,7 +31,9 @@ test_the_item_map_names_real_tests below):
  6 stale or lost results: test_hostile_limits::test_a_folder_of_loose_files_is_keyed_by_its_content,
    test_hostile_limits::test_a_broken_cache_entry_is_rebuilt_and_removed_tables_are_reparsed,
    test_hostile_limits::test_tables_removed_while_analysing_are_an_error,
-   test_hostile_inputs::test_the_manifest_member_list_is_checked (a truncated archive: raw_missing)
+   test_hostile_inputs::test_the_manifest_member_list_is_checked (a truncated archive: raw_missing),
+   test_hostile_workdirs::test_a_killed_ingest_leaves_folders_that_the_next_run_removes,
+   test_hostile_workdirs::test_cache_prune_removes_what_killed_runs_left
  7 redaction: test_redact_layout::test_layout_words_are_not_renamed,
    test_redact_layout::test_same_findings_with_layout_named_hosts,
    test_redact_layout::test_prompts_are_found_and_pseudonymised,
@@ -59,8 +61,23 @@ test_the_item_map_names_real_tests below):
    test_cli_small_hostile::test_xid_beyond_its_column_is_null_never_cut,
    test_hostile_writes::test_counters_above_2_63_are_kept_in_unparsed_never_wrapped
 
-Tests named above that run in this process (unit checks of the streaming and of the filters) back
-the command-line cases; every item has at least one case run through :func:`hostile_kit.hostile`.
+Every item has at least one case run through :func:`hostile_kit.hostile` (some through a fixture or
+a helper that calls it). The tests named above that run in this process instead are unit checks
+behind a command-line case, each for a stated reason:
+
+- a function checked over many more values than commands could be run for (item 2: the environment
+  and argument filters, one parametrised case per secret name; item 5: the 90+ SQL escapes; item 7:
+  each prompt form, the command-line form being test_prompt_in_a_real_capture_and_in_unparsed;
+  item 12: each host name that breaks a path or Markdown, the command-line form being
+  test_bundle_host_option_with_newline);
+- an internal bound made visible (item 1: the event sample and the redaction's batches, behind
+  test_commands_over_a_table_of_many_rows_stay_bounded; item 8: the table sink's open files, behind
+  the 600-host case; item 4: the gzip bomb refused by the reader before any write);
+- the collector's timings shortened to keep the suite fast, which only a collector in this process
+  can have patched (item 9: setsid children, hung tools within --duration; its SIGHUP and 300 MB
+  cases run through the kit); another process's environment read (item 2), which needs a live
+  process of known environment;
+- a state made between two steps of one run (item 6: the tables removed while a run analyses).
 """
 from __future__ import annotations
 
