@@ -37,8 +37,9 @@ TRAIN_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), "train_log", None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
 #: (ncclras: the simulated jobs do not model NCCL's RAS network; a bundle has no RAS report, as from a
-#: node whose ncclras found no job to ask)
-NOT_SIMULATED: frozenset[str] = frozenset({"ncclras"})
+#: node whose ncclras found no job to ask; scontrol_job, sacct_job: the simulated jobs are not Slurm
+#: jobs, so a bundle is as from a node without SLURM_JOB_ID, where the collector skips both)
+NOT_SIMULATED: frozenset[str] = frozenset({"ncclras", "scontrol_job", "sacct_job"})
 MARKER = MARKER_PREFIX.encode()
 
 

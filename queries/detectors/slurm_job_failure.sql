@@ -3,7 +3,7 @@
 -- locality: cross
 -- layer: job
 -- root_rank: 38
--- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nvswitch_sxid@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, hang_origin@any
+-- caused_by: gpu_xid@host, gpu_unreachable@host, ecc_error@host, pcie_aer@host, nvswitch_sxid@host, nic_wedged@host, link_flap@host, hung_task@host, cpu_stall@host, memory_pressure@host, io_starvation@host, hang_origin@host
 -- confirm: sacct -j <job> --format=JobID,State,ExitCode,Elapsed,NodeList,FailedNode; scontrol show node <node>
 -- remediation: Slurm ended the job itself. NODE_FAIL/BOOT_FAIL: look at the node it names (else every node of the job) for what took it away (kernel log, Xid, NIC, power) and keep it out of the next allocation until it passes its checks. OUT_OF_MEMORY: a step on those nodes exceeded its memory limit (host RAM: data loaders, pinned buffers), not GPU memory. TIMEOUT: the job ran to its time limit; if it should have finished, it was most likely hung: look for where it stopped (hang_origin).
 -- description: Slurm's own record (scontrol show job, sacct, squeue in the bundle) that a job or step ended NODE_FAIL or BOOT_FAIL (on the node FailedNode names, else on every node of the job), OUT_OF_MEMORY or TIMEOUT (warning: also how a run planned to end at its limit ends)
