@@ -13,7 +13,7 @@ import pytest
 
 from forensics.analysis import analyze_paths
 from forensics.engine import MapReduce, SerialExecutor
-from forensics.engine.run import groups_of
+from forensics.engine.run import MIN_GROUP_HOSTS, detect_groups, groups_of
 from forensics.simulate import SimConfig, write_bundle
 
 # small: 4 nodes x 2 GPUs for 3 minutes, the fleet's benign noise on (more detectors have something to say)
@@ -51,9 +51,21 @@ def test_groups_cover_every_host_once():
         assert len(groups) == min(n, slots) and all(groups)
 
 
+def test_detect_groups_are_not_smaller_than_their_minimum():
+    """Each detect group pays a fixed catalog and detector planning: a cluster of many CPUs gets
+    groups of at least MIN_GROUP_HOSTS hosts, not one host per CPU."""
+    assert MIN_GROUP_HOSTS > 1
+    for n, slots, least, want in ((64, 2, 32, 2), (64, 1000, 32, 2), (2000, 1000, 32, 62), (31, 8, 32, 1),
+                                  (4, 3, 1, 3), (0, 4, 32, 0)):
+        groups = detect_groups(n, slots, least)
+        assert len(groups) == want
+        assert sorted(i for g in groups for i in g) == list(range(n))
+        assert all(len(g) >= min(n, least) for g in groups)
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, tmp_path):
-    engine = MapReduce(SerialExecutor())
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
     engine.executor.slots = 3  # 4 hosts in 3 groups: one group of two, cross-host work in the reduce
     got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=engine))
     want = local[scenario]
@@ -68,12 +80,42 @@ def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, 
 def test_same_findings_with_the_maps_derived_relations_cached(bundles, local, tmp_path):
     """Big inputs get their NIC rates derived (numpy) and cached per host group; forced here."""
     scenario = "pfc_storm+xid_79"
-    engine = MapReduce(SerialExecutor(), derive="always")
+    engine = MapReduce(SerialExecutor(), derive="always", min_group_hosts=1)
     engine.executor.slots = 2
     got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=engine))
     assert got == local[scenario]
     stores = list((tmp_path).glob("*/tables/_derived/groups/*/nic"))
     assert len(stores) == 2  # one per group of hosts, none for the whole bundle
+
+
+def test_the_map_reads_no_footer_its_driver_read(bundles, local, tmp_path, monkeypatch):
+    """The driver read and checked every table file's footer opening the bundle: the map's groups
+    get those facts and build their catalogs without reading a footer again."""
+    import forensics.engine.mapstep as mapstep
+    from forensics.db import _build
+
+    reads = {"map": 0}
+    in_map = [False]
+    real_file, real_group = _build.pq.ParquetFile, mapstep.detect_group
+
+    def counting(*a, **kw):
+        reads["map"] += in_map[0]
+        return real_file(*a, **kw)
+
+    def group(*a, **kw):
+        in_map[0] = True
+        try:
+            return real_group(*a, **kw)
+        finally:
+            in_map[0] = False
+
+    monkeypatch.setattr(_build.pq, "ParquetFile", counting)
+    monkeypatch.setattr(mapstep, "detect_group", group)
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
+    engine.executor.slots = 2
+    got = _comparable(analyze_paths([bundles["pfc_storm+xid_79"]], cache_dir=tmp_path, engine=engine))
+    assert got == local["pfc_storm+xid_79"]
+    assert reads["map"] == 0
 
 
 def test_same_findings_in_a_time_window_and_for_some_kinds(bundles, local, tmp_path):
@@ -82,7 +124,7 @@ def test_same_findings_in_a_time_window_and_for_some_kinds(bundles, local, tmp_p
         + dt.timedelta(seconds=30)
     kw = dict(since=t0, until=t0 + dt.timedelta(seconds=90), only={"pfc_storm", "busy_but_slow", "collective_timeout", "anomaly"})
     want = _comparable(analyze_paths([path], cache_dir=tmp_path, **kw))
-    got = _comparable(analyze_paths([path], cache_dir=tmp_path, engine=MapReduce(SerialExecutor()), **kw))
+    got = _comparable(analyze_paths([path], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1), **kw))
     assert got == want
 
 
@@ -92,7 +134,7 @@ def test_ray_engine_finds_what_the_local_engine_finds(ray_local, bundles, local,
     executor = RayExecutor()
     assert executor.slots == 2  # the session's local Ray (ray.init(num_cpus=2)), not a new one
     scenario = "pfc_storm+xid_79"
-    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=MapReduce(executor)))
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=MapReduce(executor, min_group_hosts=1)))
     assert got == local[scenario]
 
 
@@ -133,11 +175,11 @@ def test_detector_parameters_reach_the_map_step(with_train_log, tmp_path):
     analysis on both engines; without it neither engine states a shortfall."""
     want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
     assert len(_shortfall(want)) == 1  # the parameter took effect
-    engine = MapReduce(SerialExecutor())
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
     engine.executor.slots = 3
     got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=engine, params=PARAMS))
     assert got == want
-    plain = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(SerialExecutor())))
+    plain = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1)))
     assert _shortfall(plain) == []
 
 
@@ -145,7 +187,7 @@ def test_ray_engine_takes_detector_parameters(ray_local, with_train_log, tmp_pat
     from forensics.engine.executors import RayExecutor
 
     want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
-    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor()), params=PARAMS))
+    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor(), min_group_hosts=1), params=PARAMS))
     assert len(_shortfall(got)) == 1 and got == want
 
 

@@ -55,7 +55,8 @@ def _resolve(path: Path, cache_dir: Path | None, progress=None) -> Path:
 
 def connect(root: Path, materialize: bool = False, database: str = ":memory:",
             derive: str = "auto", hosts: frozenset[str] | None = None,
-            clock: pl.DataFrame | None = None, memory: int | None = None) -> tuple[duckdb.DuckDBPyConnection, dict]:
+            clock: pl.DataFrame | None = None, memory: int | None = None,
+            known: dict | None = None) -> tuple[duckdb.DuckDBPyConnection, dict]:
     """A DuckDB connection with the whole catalog of the bundle directory `root` built.
 
     Returns (connection, info) where info has ``present`` (tables with data), ``views`` (derived
@@ -63,7 +64,8 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
     Parquet cache of :mod:`forensics.db.derived`; `derive` = auto|always|never|lazy). Not locked down:
     see :func:`open_bundle`. A map task of :mod:`forensics.engine` opens only some `hosts` of the
     bundle with the `clock` offsets estimated over all of them (:func:`forensics.timeline.clock_offsets`
-    of the whole bundle) and its share of the `memory` budget.
+    of the whole bundle) and its share of the `memory` budget, given the footer facts its driver
+    read (`known`, :func:`forensics.db._build.footers`) rather than reading every footer again.
     """
     from forensics import timeline
     from forensics.db import derived
@@ -74,7 +76,7 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")  # never mixed into --format json output
         con.execute("SET parquet_metadata_cache = true")
-        files = _build.create_base(con, root, materialize=materialize, only_hosts=hosts)
+        files = _build.create_base(con, root, materialize=materialize, only_hosts=hosts, known=known)
         if clock is None:
             clock = timeline.clock_offsets(con)
         elif hosts is not None:
@@ -92,7 +94,8 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
         guard.release(con)
         raise
     hosts = [r[0] for r in con.execute("SELECT host FROM raw.bundle_hosts ORDER BY host").fetchall()]
-    return con, {"present": sorted(files), "files": [i.path for infos in files.values() for i in infos], "views": views, "hosts": hosts, "clock": clock, "cached": cached}
+    return con, {"present": sorted(files), "files": [i.path for infos in files.values() for i in infos], "views": views, "hosts": hosts, "clock": clock, "cached": cached,
+                 "infos": files}
 
 
 class Bundle:
@@ -109,6 +112,7 @@ class Bundle:
         self.confined = confined
         self.open_seconds = open_s
         self.files: list[Path] = info.get("files", [])
+        self.file_infos: dict = info.get("infos", {})  # {table: [FileInfo]}: the footer facts read when opened
         self.timeout: float | None = None  # seconds a statement of .sql() may run (None: no limit)
 
     @property

@@ -59,8 +59,7 @@ def table_files(root: Path, table: str, hosts: frozenset[str] | None = None) -> 
     d = root / TABLES_DIR / table
     if not d.is_dir():
         return []
-    return sorted(p for p in d.glob("*/*.parquet") if p.is_file()
-                  and (hosts is None or p.parent.name.removeprefix("host=") in hosts))
+    return sorted(p for p in d.glob("*/*.parquet") if p.is_file() and (hosts is None or host_of(p) in hosts))
 
 
 #: times a table may hold: a parsed log says nothing before 1970 or after 2200 (a shipped table
@@ -95,8 +94,11 @@ class FileInfo:
     between TS_MIN and TS_MAX by the footer statistics), else ValueError names the column.
     """
 
-    def __init__(self, path: Path, table: str | None = None):
+    def __init__(self, path: Path, table: str | None = None, known: tuple | None = None):
         self.path = path
+        if known is not None:  # (rows, Arrow schema, hosts) read and checked by another process
+            self.rows, self.schema, self.hosts = known
+            return
         md = pq.ParquetFile(path).metadata
         self.rows = md.num_rows
         self.schema = md.schema.to_arrow_schema()
@@ -176,19 +178,51 @@ def _parquet_select(table: str, infos: list[FileInfo]) -> str:
     return f"SELECT {', '.join(exprs)} FROM read_parquet({flist}, {opts})"
 
 
+def host_of(path: Path) -> str:
+    """The host of a table file ``tables/<table>/host=<host>/part-0.parquet`` (its partition's name)."""
+    return path.parent.name.removeprefix("host=")
+
+
+def footers(files: dict[str, list[FileInfo]], hosts: frozenset[str]) -> dict:
+    """The footer facts of `files` ({table: [FileInfo]}, as :func:`create_base` returns them) of the
+    partitions of `hosts`, in a compact picklable form for another process's :func:`create_base`
+    (a map task of :mod:`forensics.engine` over some hosts of a bundle this process opened): each
+    table's distinct schemas once, then (path, rows, hosts, schema index) per file."""
+    out = {}
+    for table, infos in files.items():
+        schemas: list[pa.Schema] = []
+        rows = []
+        for i in infos:
+            if host_of(i.path) not in hosts:
+                continue
+            k = next((n for n, s in enumerate(schemas) if s.equals(i.schema)), None)
+            if k is None:
+                k = len(schemas)
+                schemas.append(i.schema)
+            rows.append((str(i.path), i.rows, tuple(sorted(i.hosts)), k))
+        if rows:
+            out[table] = (schemas, rows)
+    return out
+
+
 def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = False,
-                only_hosts: frozenset[str] | None = None) -> dict[str, list[FileInfo]]:
+                only_hosts: frozenset[str] | None = None, known: dict | None = None) -> dict[str, list[FileInfo]]:
     """raw.<table> for every schema table; returns {table: its files} for the tables the bundle has
-    (with `only_hosts`: only these hosts' partitions, the catalog of a map task of :mod:`forensics.engine`)."""
+    (with `only_hosts`: only these hosts' partitions, the catalog of a map task of :mod:`forensics.engine`).
+    `known`: the footer facts of these files as :func:`footers` gives them, read and checked by the
+    process that opened the whole bundle (the files themselves are still listed here: a file it
+    does not know is read and checked as usual)."""
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     present: dict[str, list[FileInfo]] = {}
     kind = "TABLE" if materialize else "VIEW"
     hosts: set[str] = set()
     for table in schema.table_names():
         infos = []
+        schemas, facts = (known or {}).get(table, ([], []))
+        facts = {path: (rows, schemas[k], set(hs)) for path, rows, hs, k in facts}
         for f in table_files(root, table, only_hosts):
             try:
-                infos.append(FileInfo(f, table))
+                infos.append(FileInfo(f, table, known=facts.get(str(f))))
             except (OSError, ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
                 raise ValueError(f"{f.relative_to(root)}: not a valid {table} table ({exc})") from None
         sql = _parquet_select(table, infos) if infos else _empty_select(table)

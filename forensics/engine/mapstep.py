@@ -49,13 +49,14 @@ def host_rules(only: set[str] | None = None) -> list:
 
 def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, only: set[str] | None = None,
                  since=None, until=None, memory: int | None = None, threads: int = 1, derive: str = "lazy",
-                 params: dict | None = None) -> dict:
+                 params: dict | None = None, known: dict | None = None) -> dict:
     """Host-local detection over the parsed tables of `hosts` (a group of the bundle at `root`).
 
     One DuckDB over these hosts' partitions only, aligned with `clock` (the offsets of the whole
     bundle), restricted to [since, until), runs the detectors' setup scripts and every
     ``-- locality: host`` detector (`only`: these kinds; `params`: detector parameters by name, as
-    :func:`forensics.detect.engine.run_all`'s `overrides`); the group's derived relations (NIC rates
+    :func:`forensics.detect.engine.run_all`'s `overrides`; `known`: the footer facts of the group's
+    table files its driver read, :func:`forensics.db._build.footers`); the group's derived relations (NIC rates
     of big inputs, `derive`: see :mod:`forensics.db.derived`) are cached for its hosts. Writes ``<out>/findings.parquet`` and
     ``<out>/<table>.parquet`` for each of :data:`WINDOW_TABLES`; returns {"findings": path,
     "windows": {table: path}, "errors": [...], "hosts": hosts, "cpu_s": {step: CPU seconds of this
@@ -71,7 +72,8 @@ def detect_group(root: str, hosts: list[str], clock: pl.DataFrame, out: str, onl
     cpu = {"start": time.process_time()}
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    con, info = connect(Path(root), derive=derive, hosts=frozenset(hosts), clock=clock, memory=memory)
+    con, info = connect(Path(root), derive=derive, hosts=frozenset(hosts), clock=clock, memory=memory,
+                        known=known)
     try:
         con.execute(f"SET threads = {max(1, int(threads))}")
         safety.lock_down(con, Path(root) / TABLES_DIR)

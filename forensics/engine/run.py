@@ -16,14 +16,30 @@ def groups_of(n: int, slots: int, per_slot: int = 1) -> list[list[int]]:
     return [list(range(g, n, k)) for g in range(k) if g < n]
 
 
+def detect_groups(n: int, slots: int, min_hosts: int) -> list[list[int]]:
+    """The detect map's groups of n hosts: one per slot, but none of fewer than `min_hosts` hosts
+    (a single group when there are fewer)."""
+    return groups_of(n, min(slots, max(1, n // max(1, min_hosts))))
+
+
+#: hosts per group of the detect map, at least (fewer groups than the executor's slots when there are
+#: fewer hosts): each group pays a fixed ~1.3 CPU s (its DuckDB catalog of views ~0.4 s, planning
+#: every host-local detector ~0.8 s) on top of ~0.07 s per host, measured on a 64-node x 60 s
+#: simulated bundle (benchmarks/map_group_cost.py); with the parse's ~0.3 s per
+#: host, 32 hosts keep that fixed part near 10% of a group's map work
+MIN_GROUP_HOSTS = 32
+
+
 class MapReduce:
     """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the wall seconds
     of each step of the last analysis (parse, detect_map, reduce), the reduce's CPU seconds
-    (reduce_cpu) and the map tasks' CPU seconds by step, summed over groups (detect_map_cpu_<step>)."""
+    (reduce_cpu) and the map tasks' CPU seconds by step, summed over groups (detect_map_cpu_<step>).
+    `min_group_hosts`: hosts per group of the detect map, at least (:data:`MIN_GROUP_HOSTS`)."""
 
-    def __init__(self, executor, derive: str = "lazy"):
+    def __init__(self, executor, derive: str = "lazy", min_group_hosts: int = MIN_GROUP_HOSTS):
         self.executor = executor
         self.derive = derive  # the map catalogs' derived relations (forensics.db.derived)
+        self.min_group_hosts = max(1, min_group_hosts)
         self.timings: dict[str, float] = {}
 
     # step 1: parse (the bundle's tables/, as the local ingest writes them)
@@ -58,17 +74,20 @@ class MapReduce:
     def detect(self, bundle, only=None, since=None, until=None, progress=None, params=None):
         """(findings, errors) of the open `bundle` (all hosts; its clock offsets are the map's);
         `params`: detector parameters by name, the same in the map and the reduce."""
+        from forensics.db._build import footers
         from forensics.engine.mapstep import detect_group
         from forensics.engine.reduce import reduce_findings
 
         hosts = list(bundle.hosts)
-        groups = groups_of(len(hosts), self.executor.slots)
+        groups = detect_groups(len(hosts), self.executor.slots, self.min_group_hosts)
         memory = max(64 << 20, limits.duckdb_memory() // max(1, min(self.executor.slots, len(groups))))
         work = Path(tempfile.mkdtemp(prefix=".map-", dir=bundle.root))  # (where every node reads the bundle)
         try:
             t0 = time.perf_counter()
-            items = [(str(bundle.root), [hosts[i] for i in g], bundle.clock, str(work / f"g{n}"), only, since, until, memory,
-                      1, self.derive, params) for n, g in enumerate(groups)]
+            members = [[hosts[i] for i in g] for g in groups]
+            infos = getattr(bundle, "file_infos", {})  # what the driver read opening the bundle: not read again per group
+            items = [(str(bundle.root), m, bundle.clock, str(work / f"g{n}"), only, since, until, memory,
+                      1, self.derive, params, footers(infos, frozenset(m))) for n, m in enumerate(members)]
             outputs = self.executor.map(detect_group, items)
             t1, c1 = time.perf_counter(), time.process_time()
             result = reduce_findings(bundle, outputs, only=only, params=params)
