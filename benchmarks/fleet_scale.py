@@ -1,7 +1,8 @@
 """Fleet scale: the local and Ray engines on simulated incidents of 64, 256 and 1,024 nodes.
 
-    nice -n 10 python benchmarks/fleet_scale.py                       # 64, 256, 1024 nodes x 60 s at 2 s, 2 GPUs
-    nice -n 10 python benchmarks/fleet_scale.py --nodes 64 --duration 2m
+    nice -n 15 python benchmarks/fleet_scale.py                       # 64, 256, 1024 nodes x 60 s at 2 s, 2 GPUs
+    nice -n 15 python benchmarks/fleet_scale.py --nodes 64 --repeat 2   # A B B A: local, ray, ray, local
+    nice -n 15 python benchmarks/fleet_scale.py --report run1.log run2.log --duration 30s --interval 5s --gpus 1
 
 For each size: a raw-only simulated bundle (pfc_storm, `forensics simulate`, under benchmarks/data/),
 then each engine analyses it from raw in a fresh cache, in a child process of its own
@@ -12,13 +13,17 @@ then each engine analyses it from raw in a fresh cache, in a child process of it
   shortest-lived ones are under-counted by at most 0.2 s each); wall seconds; the machine's load
   average (the machine is shared: CPU seconds are the figure to compare, wall times are noisy);
 - node-hours analysed per core-minute = nodes x duration / CPU minutes;
+- on Ray, its fixed start (its daemons, `import ray` and `ray.init` in the driver, a worker process per
+  CPU started by a trivial task), the tree's CPU and wall seconds before the analysis begins, so that
+  the overhead is reported with and without it (a running cluster has paid it already);
 - on Ray, the steps' wall seconds (parse map, detect map, reduce), the reduce's CPU seconds (the
   driver process, DuckDB's threads included), the rows of the window tables the reduce reads, and
   the driver's peak RSS (it runs the reduce);
 - that both engines' findings are identical (a digest of the JSON analysis).
 
-Writes benchmarks/results/fleet_scale-<date>.md (appended when run again that day) with a linear
-fit of the reduce step (seconds and window rows per node) and a projection to 2,000 and 10,000 nodes.
+Writes benchmarks/results/fleet_scale-<date>.md (or --out; appended) with the overhead of Ray per size,
+a linear fit of each engine's CPU seconds and of the reduce step (seconds, window rows and memory per
+node). `--report LOG...` writes that report for runs printed by earlier invocations (one JSON line each).
 """
 from __future__ import annotations
 
@@ -304,10 +309,12 @@ def report(rows: list[dict], args) -> str:
         for x in ry:
             for k, v in x.get("fixed_by_role", {}).items():
                 fr[k] = fr.get(k, 0.0) + v / len(ry)
+        daemons = mean([x["cpu_by_role"].get("ray runtime", 0.0) - x.get("fixed_by_role", {}).get("ray runtime", 0.0)
+                        for x in ry])
         lines += ["", f"Ray overhead at {n} nodes (means of {len(loc)} local and {len(ry)} Ray runs): "
                       f"with Ray's start CPU {100 * (rc / lc - 1):+.1f}% ({rc:.1f} vs {lc:.1f} s), wall "
                       f"{100 * (rw / lw - 1):+.1f}% ({rw:.1f} vs {lw:.1f} s); without it (Ray already running: "
-                      f"{rc - fc:.1f} CPU s, {rw - fw:.1f} wall s) CPU {100 * ((rc - fc) / lc - 1):+.1f}%, wall "
+                      f"{rc - fc:.1f} CPU s, of which its daemons' {daemons:.1f} while the analysis runs, {rw - fw:.1f} wall s) CPU {100 * ((rc - fc) / lc - 1):+.1f}%, wall "
                       f"{100 * ((rw - fw) / lw - 1):+.1f}%; target < 15%. Ray's start: {fc:.1f} CPU s ("
                       + ", ".join(f"{k} {v:.1f}" for k, v in sorted(fr.items())) + f"), {fw:.1f} s wall."]
     if len(both) >= 2:
@@ -344,14 +351,21 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default="local,ray")
     ap.add_argument("--one", nargs=3, metavar=("ENGINE", "BUNDLE", "CACHE"), help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--report", nargs="+", type=Path, metavar="LOG",
+                    help="report the runs these earlier invocations printed (their stdout) together; run nothing")
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one(*args.one), default=str))
         return 0
+    rows = []
+    if args.report:  # the runs printed by earlier invocations (one JSON line each), reported together
+        for log in args.report:
+            rows += [json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"engine"')]
+        rows.sort(key=lambda r: r["nodes"])
+        return _write(report(rows, args), args)
     work = ROOT / "benchmarks" / "tmp"
     work.mkdir(parents=True, exist_ok=True)
     engines = args.engines.split(",")
-    rows = []
     for n in [int(x) for x in args.nodes.split(",")]:
         bundle = bundle_for(n, args.duration, args.interval, args.gpus)
         order = []
@@ -362,7 +376,10 @@ def main(argv=None) -> int:
             r["nodes"] = n
             rows.append(r)
             print(json.dumps(r, default=str), flush=True)
-    text = report(rows, args)
+    return _write(report(rows, args), args)
+
+
+def _write(text: str, args) -> int:
     out = args.out or ROOT / "benchmarks" / "results" / f"fleet_scale-{dt.date.today():%Y-%m-%d}.md"
     with open(out, "a") as fh:
         if out.stat().st_size == 0:
