@@ -22,6 +22,7 @@ either recognised with a stated confidence or reported as not recognised, and a 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -285,6 +286,17 @@ def drop_before_first_marker(df: pl.DataFrame, bad: list[tuple[int, str, str]]) 
     lost = df.filter(before & (pl.col("text").str.strip_chars() != ""))
     bad.extend((line_no, text, BEFORE_FIRST_MARKER) for line_no, text in lost.select("line_no", "text").iter_rows())
     return df.filter(~before)
+
+
+def leftover_reason(s: str, prompt: re.Pattern, tool: str, otherwise: str, error: str | None = None) -> str:
+    """The ``unparsed`` reason of a line a reader could not place (`s`: stripped): the tool's own
+    error message (starts with "Error"; only where `error` says what it is), a shell prompt or command
+    line (`prompt` finds the tool's command in it), else `otherwise`."""
+    if error is not None and s.startswith("Error"):
+        return error
+    if prompt.search(s):
+        return f"shell prompt or command line, not {tool} output"
+    return otherwise
 
 
 def head_text(head: bytes, limit: int = 65536) -> str:

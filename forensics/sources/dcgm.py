@@ -51,7 +51,7 @@ import re
 import polars as pl
 
 from forensics import schema
-from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, leftover_reason, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "dcgm"
 VERSION = 1
@@ -184,9 +184,7 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
         return
     m = _ROW.match(text)
     if not m:
-        reason = ("shell prompt or command line, not dcgmi diag output" if _PROMPT.search(s)
-                  else "not a dcgmi diag table row")
-        bad.append((line_no, text, reason))
+        bad.append((line_no, text, leftover_reason(s, _PROMPT, "dcgmi diag", "not a dcgmi diag table row")))
         return
     name, cell = m.group(1).strip(), m.group(2)
     value = cell.strip()

@@ -42,7 +42,7 @@ import re
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
-from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, leftover_reason, marker_split, result, split_lines, unparsed_rows
 
 NAME = "dcgm_discovery"
 VERSION = 1
@@ -143,8 +143,7 @@ def _line(st: _State, line_no: int, text: str, bad: list) -> None:
         return
     if st.kind is None:
         bad.append((line_no, text, "table row before any 'N ... found.' line" if (m1 or m2) else
-                    ("shell prompt or command line, not dcgmi discovery output" if _PROMPT.search(s)
-                     else "not dcgmi discovery output")))
+                    leftover_reason(s, _PROMPT, "dcgmi discovery", "not dcgmi discovery output")))
         return
     if m1 and st.kind in ("Switch", "ConnectX"):
         st.entity(line_no, int(m1.group(1)))
@@ -166,9 +165,5 @@ def _line(st: _State, line_no: int, text: str, bad: list) -> None:
         elif info:
             bad.append((line_no, text, "device line dcgmi discovery does not print"))
         return
-    if s.startswith("Error"):
-        bad.append((line_no, text, "dcgmi error message"))
-    elif _PROMPT.search(s):
-        bad.append((line_no, text, "shell prompt or command line, not dcgmi discovery output"))
-    else:
-        bad.append((line_no, text, "not a row of the section's table"))
+    bad.append((line_no, text, leftover_reason(s, _PROMPT, "dcgmi discovery", "not a row of the section's table",
+                                               error="dcgmi error message")))

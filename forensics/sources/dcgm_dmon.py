@@ -47,6 +47,7 @@ from forensics.sources._base import (
     Sniff,
     drop_before_first_marker,
     head_text,
+    leftover_reason,
     marker_split,
     result,
     split_lines,
@@ -240,9 +241,6 @@ def _line(rd: _Reader, line_no: int, text: str, bad: list) -> None:
         return
     if s == _STOP:
         bad.append((line_no, text, "dcgmi's notice that dmon was stopped by a signal"))
-    elif s.startswith("Error"):
-        bad.append((line_no, text, "dcgmi error message"))
-    elif _PROMPT.search(s):
-        bad.append((line_no, text, "shell prompt or command line, not dcgmi dmon output"))
     else:
-        bad.append((line_no, text, "not a dcgmi dmon header or entity row"))
+        bad.append((line_no, text, leftover_reason(s, _PROMPT, "dcgmi dmon", "not a dcgmi dmon header or entity row",
+                                                   error="dcgmi error message")))
