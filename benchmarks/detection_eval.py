@@ -12,9 +12,12 @@ matrix is nodes 2/8/32/64 x sampling 1/5/10 s x captures of 3/15/60 minutes:
 Scoring (forensics.detect.evaluate.score_strict): a finding (warning or worse) is true when it
 matches a fault or a labelled effect (kind, host, subject, window +-60 s); one whose ``caused_by``
 chain reaches a true finding is an explained consequence; every other one is false. A fault that
-another fault's crash cut to under two sampling intervals is marked unobservable by the simulator:
-listed apart, not a recall target. Root cause first counts one root per part of the scenario
-argument (``a+b``: two), whichever of a part's labelled kinds is found. Reported:
+another fault's crash cut to under two sampling intervals at its full size (counted from the end of its
+onset ramp, where the simulator models one: the starving dataloader's 20 s) is marked unobservable by
+the simulator: no sampled series can hold two samples of it, so no episode of it can be told from a
+glitch; listed apart, not a recall target (a finding of it still counts as true). Root cause first
+counts one root per part of the scenario argument (``a+b``: two), whichever of a part's labelled kinds
+is found. Reported:
 precision and recall per kind with 95% Wilson intervals, root cause ranked first (with two faults:
 both among the first two roots), false findings per healthy node-hour, critical findings on healthy
 bundles, and every miss and false finding with the commands that reproduce it.

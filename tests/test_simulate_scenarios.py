@@ -135,7 +135,7 @@ def test_labels_shape(name):
         assert labels["faults"], name
     for entry in labels["faults"] + labels["effects"]:
         assert {"kind", "hosts", "subject", "start", "end", "signals"} <= set(entry) <= {
-            "kind", "hosts", "subject", "start", "end", "signals", "part", "unobservable"}
+            "kind", "hosts", "subject", "start", "end", "signals", "part", "unobservable", "onset_s"}
         assert entry["kind"] in KINDS
         assert entry["hosts"] and set(entry["hosts"]) <= set(hosts)
         assert entry["subject"] is None or isinstance(entry["subject"], str)

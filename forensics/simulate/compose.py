@@ -49,8 +49,9 @@ JOB_DRIVEN = frozenset({"io_starvation", "cpu_saturation", "pulsing_utilization"
 
 def _end_with_the_job(plan: Plan, t_fail: float) -> None:
     """Truth of job-driven faults ends when another fault kills the job; one that would start later never shows.
-    A fault cut to less than two sampling intervals is kept but marked ``unobservable`` (no sampled
-    series can hold an episode of it: at most one sample fell inside), so a scorer can say so."""
+    A fault cut to less than two sampling intervals at its full size (after its onset ramp, ``onset_s``,
+    where it has one) is kept but marked ``unobservable`` (no sampled series can hold an episode of it:
+    at most one sample of it at that size fell inside), so a scorer can say so."""
     import datetime as dt
 
     def ts(s):
@@ -65,10 +66,12 @@ def _end_with_the_job(plan: Plan, t_fail: float) -> None:
                     continue
                 if e["end"] is None or ts(e["end"]) > t_fail:
                     e["end"] = iso(t_fail)
-                    lasted = t_fail - max(ts(e["start"]), plan.cluster.cfg.t0)
+                    full = ts(e["start"]) + e.get("onset_s", 0.0)  # when it reached its full size
+                    lasted = t_fail - max(full, plan.cluster.cfg.t0)
                     if lasted < 2 * interval:
-                        e["unobservable"] = (f"lasted {lasted:.1f} s in the capture before another fault ended the "
-                                             f"job: under two sampling intervals ({interval:g} s)")
+                        what = "at its full size (after a %g s onset)" % e["onset_s"] if e.get("onset_s") else ""
+                        e["unobservable"] = (f"lasted {max(lasted, 0.0):.1f} s {what + ' ' if what else ''}in the capture "
+                                             f"before another fault ended the job: under two sampling intervals ({interval:g} s)")
             keep.append(e)
         entries[:] = keep
 

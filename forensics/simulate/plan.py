@@ -145,14 +145,16 @@ class Plan:
         self.nccl_warn.setdefault(rank, []).append((t, lines, thread))
 
     def truth(self, kind: str, hosts: list[str], subject: str | None, start: float, end: float | None,
-              signals: list[str], effect: bool = False) -> None:
+              signals: list[str], effect: bool = False, onset_s: float = 0.0) -> None:
         """Record a fault (or an effect). One that starts after the capture has ended left no trace
-        in it and is not recorded."""
+        in it and is not recorded. `onset_s`: how long the fault takes to reach its full size (a ramp)."""
         cfg = self.cluster.cfg
         if start > cfg.t0 + cfg.duration_s + 1.2 + max(h.jitter_s for h in self.cluster.hosts):
             return  # after every host's logs were copied
         entry = {"kind": kind, "hosts": sorted(hosts), "subject": subject, "start": iso(start),
                  "end": iso(end) if end is not None else None, "signals": signals}
+        if onset_s:
+            entry["onset_s"] = onset_s
         (self.effects if effect else self.faults).append(entry)
 
 

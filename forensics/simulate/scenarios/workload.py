@@ -10,20 +10,24 @@ from forensics.simulate.scenarios.base import (
 )
 
 
+#: the starving dataloader's ramp: its workers and reads grow to their full size over this many seconds
+ONSET_S = 20.0
+
+
 @scenario("dataloader_starvation", "seed 002: the dataloader starves every GPU: CPU ~95% busy, the dataset disk "
                                    "near saturation (iostat %util, r_await), GPU utilisation falls to ~20%")
 def _starvation(plan: Plan, r) -> None:
     cl = plan.cluster
     ts, te = _window(plan, r, 0.3, 0.85)
     sl = plan.span(ts, te)
-    ramp = np.clip((plan.grid0 + np.arange(plan.T) - ts) / 20.0, 0, 1)
+    ramp = np.clip((plan.grid0 + np.arange(plan.T) - ts) / ONSET_S, 0, 1)
     plan.data_wait[:, sl] = 5.8 * ramp[sl]
     plan.cpu_extra[:, sl] = ramp[sl]
     plan.disk_load[:, sl] = ramp[sl]
     hosts = _names(plan, range(cl.cfg.nodes))
     plan.truth("io_starvation", hosts, "sda", ts, te,
-               ["iostat:sda %util ~100", "iostat:sda r_await tens of ms", "iostat:aqu-sz", "sar:%iowait"])
-    plan.truth("cpu_saturation", hosts, None, ts, te, ["sar -u:%idle < 5", "sar -q:runq-sz"])
+               ["iostat:sda %util ~100", "iostat:sda r_await tens of ms", "iostat:aqu-sz", "sar:%iowait"], onset_s=ONSET_S)
+    plan.truth("cpu_saturation", hosts, None, ts, te, ["sar -u:%idle < 5", "sar -q:runq-sz"], onset_s=ONSET_S)
     plan.truth("pulsing_utilization", hosts, None, ts, te,
                ["nvidia_smi:utilization.gpu alternates 0/100 around a ~20% mean while waiting for batches"],
                effect=True)
