@@ -171,23 +171,32 @@ def test_the_report_writers(tmp_path, monkeypatch, which):
 
     out = tmp_path / f"r.{which}"
     out.write_bytes(OLD)
+    full = [True]
     if which == "html":
         monkeypatch.setattr(html, "render_html", lambda bundle, analysis, title: "<html>" + "x" * 1000)
         write = lambda: html.write_html(None, out, bundle=object())  # noqa: E731
-    else:
-        monkeypatch.setattr(perfetto, "build_trace", lambda bundle, findings: {"traceEvents": []})
+        real = pathlib.Path.write_text
+
+        def write_text(self, text, *args, **kwargs):
+            if not full[0]:
+                return real(self, text, *args, **kwargs)
+            real(self, text[:len(text) // 2], *args, **kwargs)
+            raise DiskFull()
+
+        monkeypatch.setattr(pathlib.Path, "write_text", write_text)
+    else:  # the trace is written as it is made: the disk fills after its first events
+        def chunks(bundle, findings, max_points, other):
+            yield [{"ph": "i", "name": "e", "ts": 1, "pid": 1, "tid": 1}] * 1000
+            if full[0]:
+                raise DiskFull()
+            yield [{"ph": "i", "name": "f", "ts": 2, "pid": 1, "tid": 1}]
+
+        monkeypatch.setattr(perfetto, "_chunks", chunks)
         write = lambda: perfetto.write_trace(object(), out)  # noqa: E731
-    real = pathlib.Path.write_text
-
-    def write_text(self, text, *args, **kwargs):
-        real(self, text[:len(text) // 2], *args, **kwargs)
-        raise DiskFull()
-
-    monkeypatch.setattr(pathlib.Path, "write_text", write_text)
     with pytest.raises(DiskFull):
         write()
     assert out.read_bytes() == OLD and _left(tmp_path) == [out.name]
-    monkeypatch.setattr(pathlib.Path, "write_text", real)
+    full[0] = False
     write()
     assert out.read_bytes() != OLD and _left(tmp_path) == [out.name]
     assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())  # a report gets the usual mode

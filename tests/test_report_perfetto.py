@@ -145,3 +145,30 @@ def test_cli_export_perfetto(tmp_path, monkeypatch):
     assert {e["args"]["id"] for e in xs} == set(rb.pfc_analysis().findings["id"])
     res = CliRunner().invoke(app, ["export", str(rb.pfc_bundle_path())])
     assert isinstance(res.exception, UserError) and "--perfetto" in str(res.exception)
+
+
+def test_the_trace_is_written_as_it_is_made(tmp_path, monkeypatch):
+    """`write_trace` streams (events CHUNK at a time, series rows BATCH_ROWS at a time, so a track's
+    rows span several batches): the bytes are those of the whole trace built at once, whatever the
+    sizes, and each series track keeps every step-th of its rows from the first (step = ceil(rows /
+    max_points)), as thinning the whole frame does."""
+    import polars as pl
+
+    import forensics.report.perfetto as perfetto
+
+    a = rb.pfc_analysis()
+    whole = json.dumps(build_trace(a.bundle, a.findings, max_points=MAX_POINTS), separators=(",", ":"))
+    for chunk, rows in ((7, 5), (1, 1), (10_000, 65_536)):
+        monkeypatch.setattr(perfetto, "CHUNK", chunk)
+        monkeypatch.setattr(perfetto, "BATCH_ROWS", rows)
+        out = perfetto.write_trace(a.bundle, tmp_path / f"t{chunk}.json", a.findings, max_points=MAX_POINTS)
+        assert out.read_text() == whole, (chunk, rows)
+    for sql, keys in ((perfetto.GPU_SQL, ("gpu",)), (perfetto.NIC_SQL, ("iface",))):
+        full = a.bundle.sql(sql)
+        want = {(h, *k): part.gather_every(max(1, -(-part.height // MAX_POINTS)))
+                for (h, *k), part in full.group_by(["host", *keys], maintain_order=True)}
+        got = list(perfetto._thinned(a.bundle, sql, keys, MAX_POINTS))
+        assert [(h, *k) for h, k, _ in got] == list(want) and len(want) > 1
+        for h, k, part in got:
+            assert part.equals(want[(h, *k)]), (h, k)
+    assert not list(perfetto._thinned(a.bundle, sql.replace("nic_signals", "no_such_view"), keys, MAX_POINTS))

@@ -148,6 +148,16 @@ class Bundle:
             rel = self.con.sql(query, params=params) if params else self.con.sql(query)
             return _to_polars(rel) if rel is not None else pl.DataFrame()
 
+        return self._guarded(run)
+
+    def stream(self, query: str, rows: int = 65_536):
+        """Run one read-only SELECT and return its result as a pyarrow RecordBatchReader of at most
+        `rows` rows a batch (a result too big to hold at once; the connection runs nothing else
+        until it is read). Errors as :meth:`sql`'s."""
+        safety.check(query)
+        return self._guarded(lambda: self.con.sql(query).to_arrow_reader(rows))
+
+    def _guarded(self, run):
         try:
             return guard.run(self.con, run, self.timeout)
         except guard.QueryTimeout as exc:
