@@ -18,7 +18,9 @@ from forensics.sources import ParseContext, get
 from table_bundles import write_tables
 
 
-def _run(tmp_path, nodes: int, seed: int, extra=None):
+def _run(tmp_path, nodes: int, seed: int, extras=(None,)):
+    """(findings, labels) of the simulated job; with `extras`, a list of findings per extra (a function
+    of the labels giving more tables), the job simulated and parsed once."""
     path = tmp_path / f"hang{nodes}.tar"
     write_bundle(SimConfig(scenario="rank_hang", nodes=nodes, gpus_per_node=8, duration_s=120.0, interval_s=5.0,
                            seed=seed, confounders=False), path, tables=False)
@@ -36,12 +38,14 @@ def _run(tmp_path, nodes: int, seed: int, extra=None):
                 for t, df in res.tables.items():
                     frames.setdefault(t, []).append(df)
     assert logs == nodes  # every host's ranks wrote their watchdog or dump-signal lines
-    for t, df in (extra(labels) if extra else {}).items():
-        frames.setdefault(t, []).append(df)
-    findings, errors = run_all(open_bundle(write_tables(tmp_path / "t", frames)),
-                               only={"hang_origin", "collective_timeout"}, anomaly=False)
-    assert errors == []
-    return [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()], labels
+    out = []
+    for k, extra in enumerate(extras):
+        more = {t: [*frames.get(t, []), df] for t, df in (extra(labels) if extra else {}).items()}
+        findings, errors = run_all(open_bundle(write_tables(tmp_path / f"t{k}", {**frames, **more})),
+                                   only={"hang_origin", "collective_timeout"}, anomaly=False)
+        assert errors == []
+        out.append([dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()])
+    return (out[0] if extras == (None,) else out), labels
 
 
 @pytest.mark.parametrize("nodes,seed", [(8, 3), (32, 11), pytest.param(64, 7, marks=pytest.mark.slow)])
@@ -62,18 +66,26 @@ def test_hang_origin_names_the_stuck_rank_and_host(tmp_path, nodes, seed):
     assert rest["last_enqueued"] > ev["target_seq"] and ev["timed_out_ranks"] == nodes * 8 - 1
 
 
-def test_confirm_names_the_origin_pid_when_the_output_gives_it(tmp_path):
-    """hang_origin's confirm command (py-spy dump --pid <pid>) gets the stuck rank's pid where the job's
-    output names it (here a torchrun failure record of that rank); without one the placeholder stays."""
+def test_confirm_names_the_origin_pid_when_the_bundle_gives_it(tmp_path):
+    """hang_origin's confirm command (py-spy dump --pid <pid>) gets the stuck rank's pid where the bundle
+    names it: the GPU process on its host whose RANK is that rank (collect's process_env) first, else a
+    torchrun failure record of that rank; without either the placeholder stays."""
+    def truth(labels):
+        (t,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
+        return int(t["subject"].split()[1]), t["hosts"][0]
+
     def record(labels):
-        (truth,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
-        stuck = int(truth["subject"].split()[1])
-        return {"rank_hosts": pl.DataFrame({"host": [truth["hosts"][0]], "source": ["train_log"], "file": ["x.log"],
-                                            "line_no": [1], "how": ["torchrun_failure"], "rank": [stuck],
-                                            "local_rank": [stuck % 8], "node": [truth["hosts"][0]], "pid": [4242],
-                                            "exitcode": [-6]})}
-    findings, _ = _run(tmp_path, 8, 3, extra=record)
-    assert findings[0]["evidence"]["pid"] == 4242 and "py-spy dump --pid 4242 on its host" in findings[0]["confirm"]
-    (tmp_path / "b").mkdir()
-    findings, _ = _run(tmp_path / "b", 8, 3)
-    assert findings[0]["evidence"]["pid"] is None and "--pid <pid>" in findings[0]["confirm"]
+        stuck, host = truth(labels)
+        return {"rank_hosts": pl.DataFrame({"host": [host], "source": ["train_log"], "file": ["x.log"], "line_no": [1],
+                                            "how": ["torchrun_failure"], "rank": [stuck], "local_rank": [stuck % 8],
+                                            "node": [host], "pid": [4242], "exitcode": [-6]})}
+
+    def env(labels):
+        stuck, host = truth(labels)
+        return {**record(labels), "process_env": pl.DataFrame({
+            "host": [host, host], "source": ["collector"] * 2, "file": ["processes.jsonl"] * 2, "line_no": [1, 2],
+            "pid": [5151, 5152], "key": ["RANK", "RANK"], "value": [str(stuck), str(stuck + 1)]})}
+    runs, _ = _run(tmp_path, 2, 3, extras=(env, record, None))
+    for findings, want in zip(runs, (5151, 4242, None)):
+        assert findings[0]["kind"] == "hang_origin" and findings[0]["evidence"]["pid"] == want
+        assert f"py-spy dump --pid {want if want else '<pid>'} on its host" in findings[0]["confirm"]

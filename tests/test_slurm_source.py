@@ -128,3 +128,35 @@ def test_slurm_job_failure_without_failed_node_or_node_list(tmp_path):
     (f,) = _findings(tmp_path / "b", {"g1": timeout})
     assert f["severity"] == "warning" and f["hosts"] == ["g1", "g2", "g3"] and "time limit" in f["summary"]
     assert _findings(tmp_path / "c", {"g1": open(FIX + "slurm--scontrol-show-job-ccr-8node-hostlist.txt").read()}) == []
+
+
+def test_collect_over_ssh_takes_the_job_of_the_gpu_processes(tmp_path, monkeypatch):
+    """Started outside the job (no SLURM_JOB_ID of its own), the collector asks Slurm about the one job its
+    GPU processes run in (their SLURM_JOB_ID, now kept with RANK & co. in process_env)."""
+    import os
+    import subprocess
+    import sys
+
+    from forensics.collect import node
+    assert node.env_allowed("SLURM_JOB_ID") and node.env_allowed("RANK") and not node.env_allowed("SLURM_JOB_USER")
+    train = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             env=dict(os.environ, SLURM_JOB_ID="777", RANK="5", LOCAL_RANK="1"))
+    try:
+        log = tmp_path / "standin.log"
+        cfg = {"scontrol": {"file": FIX + "slurm--scontrol-show-job-ccr-8node-hostlist.txt"},
+               "nvidia-smi": {"text": {"--query-compute-apps": f"{train.pid}, GPU-aaaa-1111, 00000000:18:00.0, 81000 MiB\n",
+                                       "--query-gpu=index,uuid": "0, GPU-aaaa-1111, 00000000:18:00.0\n"}}}
+        for k, v in make_bin(tmp_path / "bin", cfg, log).items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+        out = tmp_path / "b.tar"
+        assert cmain.main(["--duration", "0", "--out", str(out), "--host", "n1", "--quiet", "--raw-only"]) == 0
+    finally:
+        train.kill()
+        train.wait()
+    with tarfile.open(out) as tf:
+        cmds = [json.loads(ln) for ln in tf.extractfile("hosts/n1/commands.jsonl").read().decode().splitlines()]
+        procs = [json.loads(ln) for ln in tf.extractfile("hosts/n1/raw/collector/processes.jsonl").read().decode().splitlines()]
+    assert {c["name"]: c["argv"] for c in cmds}["scontrol_job"] == ["scontrol", "show", "job", "-d", "777"]
+    assert {k: v for k, v in procs[0]["env"].items() if not k.startswith(("NCCL_", "CUDA_", "TORCH_NCCL_", "OMP_"))} == \
+        {"LOCAL_RANK": "1", "RANK": "5", "SLURM_JOB_ID": "777"}

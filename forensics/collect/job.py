@@ -1,5 +1,5 @@
 """What the training job left on the node, captured by the collector: its GPU processes (command
-line, affinity, the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS variables only) and copies of its NCCL
+line, affinity, the NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS and placing SLURM_JOB_ID/PROCID/LOCALID, RANK, LOCAL_RANK variables only) and copies of its NCCL
 logs, and the log files sources declare (``Spec`` mode ``copy``: Fabric Manager's log), never through
 a link (see :mod:`forensics.collect.files`).
 
@@ -42,6 +42,7 @@ def record_processes(c):
         for pid in pids:
             info = node.process_info(pid)
             c.process_uids.add(info.get("uid"))
+            c.process_jobs.add((info.get("env") or {}).get("SLURM_JOB_ID"))
             info.update(apps.get(pid, {"gpus": [], "gpu_uuids": []}))
             if pid in c.pids:
                 info["requested"] = True

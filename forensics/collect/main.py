@@ -3,7 +3,7 @@
 Runs every spec of :mod:`forensics.collect.specs` (missing or failing commands are recorded in
 commands.jsonl and never stop the rest), samples the snapshot and stream specs for ``--duration``
 seconds every ``--interval`` seconds, copies NCCL logs, records GPU processes
-(:mod:`forensics.collect.job`: command line, affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS
+(:mod:`forensics.collect.job`: command line, affinity, NCCL_/CUDA_/TORCH_NCCL_/OMP_NUM_THREADS, SLURM_JOB_ID, RANK, ...
 variables only), the NIC inventory and the clock reference, and writes a bundle atomically. On
 SIGINT/SIGTERM/SIGHUP it stops its commands, writes a valid bundle with what it has and exits
 non-zero (130/143/129). When the parsing dependencies are importable, the bundle also gets its
@@ -113,6 +113,7 @@ class Collector(object):
         self.hung = set()  # programs that timed out once
         self.ib_ports = []  # (RDMA device, port) pairs, listed when the collection starts
         self.process_uids = set()  # owners of the recorded GPU processes (job users)
+        self.process_jobs = set()  # their SLURM_JOB_ID (None: not in a Slurm job)
         t0 = time.monotonic()
         self.sample_end = t0 + (self.duration + SAMPLE_GRACE_S if self.duration > 0 else ONESHOT_BUDGET_S)
         self.end = self.sample_end - SAMPLE_GRACE_S + END_SLACK_S if self.duration > 0 else t0 + ONESHOT_BUDGET_S + END_SLACK_S
@@ -204,14 +205,17 @@ class Collector(object):
 
     def once_argvs(self, spec):
         """The argv and fallbacks of a one-shot spec with its job placeholders filled (``{slurm_job_id}``:
-        $SLURM_JOB_ID of the collector's environment); None, recorded as skipped, when one is unknown."""
+        $SLURM_JOB_ID of the collector's environment, else the one job of the GPU processes recorded, for
+        a collector started outside the job: over ssh); None, recorded as skipped, when none is known."""
         argvs = [list(spec.argv)] + [list(f) for f in spec.fallbacks]
         if not any("{slurm_job_id}" in a for a in spec.argv):
             return argvs
-        job_id = os.environ.get("SLURM_JOB_ID", "")
+        jobs = sorted(j for j in self.process_jobs if j)
+        job_id = os.environ.get("SLURM_JOB_ID") or (jobs[0] if len(jobs) == 1 else "")
         if not job_id.isdigit():  # (a number: never an option or a path handed to the command)
             self.skipped(spec.name, spec.source, list(spec.argv),
-                         "skipped (no SLURM_JOB_ID in the collector's environment: not run inside a Slurm job)")
+                         "skipped (no SLURM_JOB_ID in the collector's environment nor one job among the GPU processes'"
+                         " (%d found): not run inside a Slurm job)" % len(jobs))
             return None
         return [self._fill(a, slurm_job_id=job_id) for a in argvs]
 

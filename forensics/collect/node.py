@@ -12,7 +12,8 @@ import socket
 import time
 
 ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_NCCL_")
-ENV_NAMES = ("OMP_NUM_THREADS",)
+# and, to place the process: its Slurm job, its task rank, and the ranks torchrun gave it
+ENV_NAMES = ("OMP_NUM_THREADS", "SLURM_JOB_ID", "SLURM_PROCID", "SLURM_LOCALID", "RANK", "LOCAL_RANK")
 # names that hold secrets whatever their prefix (NCCL_IB_SECRET, TORCH_NCCL_API_KEY, CUDA_TOKEN): never kept
 ENV_SECRET_WORDS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "KEY", "CREDENTIAL")
 # NCCL settings with such a word that are no secret (the InfiniBand partition key index NCCL uses)
@@ -237,6 +238,7 @@ def scrub_argv(args):
 
 def env_allowed(key):
     """A variable kept from a GPU process's environment: NCCL_*, CUDA_*, TORCH_NCCL_*, OMP_NUM_THREADS,
+    SLURM_JOB_ID, SLURM_PROCID, SLURM_LOCALID, RANK, LOCAL_RANK,
     and none whose name (any case) holds a secret word (*PASSWORD*, *SECRET*, *TOKEN*, *KEY*, *CREDENTIAL*, ...)."""
     if not (key.startswith(ENV_PREFIXES) or key in ENV_NAMES):
         return False

@@ -30,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 
 from forensics import schema
-from forensics.collect.node import env_allowed as collect_env_allowed
+from forensics.collect.node import ENV_NAMES, env_allowed as collect_env_allowed
 from forensics.sources._base import ParseContext, ParseResult, count_lines, result, unparsed_rows
 
 SOURCE = "collector"
@@ -150,7 +150,7 @@ def parse_processes(data: bytes, ctx: ParseContext) -> ParseResult:
         procs.append(row)
         for key, value in sorted(env.items()):
             if not env_allowed(key):
-                why = ("named like a secret" if key.startswith(("NCCL_", "CUDA_", "TORCH_NCCL_")) or key == "OMP_NUM_THREADS"
+                why = ("named like a secret" if key.startswith(("NCCL_", "CUDA_", "TORCH_NCCL_")) or key in ENV_NAMES
                        else "outside NCCL_*/CUDA_*/TORCH_NCCL_*/OMP_NUM_THREADS")
                 bad.append((line_no, key, f"environment variable {why} dropped (value not kept)"))
                 continue

@@ -67,9 +67,12 @@ WITH p AS (
          bool_or(never_entered) AS never_entered, min(t0) AS t0, min(file) AS file, min(line_no) AS line_no
   FROM o GROUP BY pg
 ), opid AS (
-  -- the process of a lone origin rank, where the job's output names one: torchrun's failure record of
-  -- that rank, else the pid of the NCCL header lines behind its [rankN]: prefix (one pid, or none)
+  -- the process of a lone origin rank, where the bundle names one: the GPU process on its host whose
+  -- RANK variable is that rank (collect's process record), torchrun's failure record of that rank, else
+  -- the pid of the NCCL header lines behind its [rankN]: prefix (one pid, or none)
   SELECT og.pg, coalesce(
+           (SELECT CASE WHEN count(DISTINCT e.pid) = 1 THEN any_value(e.pid) END FROM process_env e
+            WHERE e.key = 'RANK' AND e.value = og.ranks[1]::VARCHAR AND e.host = og.hosts[1]),
            (SELECT CASE WHEN count(DISTINCT h.pid) = 1 THEN any_value(h.pid) END FROM rank_hosts h
             WHERE h."rank" = og.ranks[1] AND h.pid IS NOT NULL),
            (SELECT CASE WHEN count(DISTINCT l.pid) = 1 THEN any_value(l.pid) END FROM nccl_log l
