@@ -59,9 +59,14 @@ NODES, INTERVALS, DURATIONS = (2, 8, 32, 64), (1.0, 5.0, 10.0), (180.0, 900.0, 3
 QUICK_CELLS = [(2, 5.0, 180.0), (8, 10.0, 180.0), (2, 10.0, 900.0), (8, 5.0, 180.0), (2, 1.0, 180.0)]
 
 
+#: scenarios added later, after the rest so that every earlier case keeps its seed
+LATER = ["nvswitch_sxid"]
+
+
 def cases() -> list[tuple[str, bool]]:
     """(scenario argument, same host) of every case, healthy first; the index is the seed offset."""
-    return [("healthy", False)] + [(s, False) for s in SINGLES] + PAIRS + [(e, False) for e in EDGES]
+    return ([("healthy", False)] + [(s, False) for s in SINGLES] + PAIRS + [(e, False) for e in EDGES]
+            + [(s, False) for s in LATER])
 
 
 def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None) -> list[dict]:

@@ -213,7 +213,7 @@ class Simulation:
         add(SPEC["dmesg"], fmt_dmesg.dmesg(host, plan, cfg.seed, cap), cap, cap + 0.05)
         add(SPEC["dcgmi_diag"], fmt_dcgm.diag_r1(plan, h, cfg.gpus_per_node, cap + 0.06), cap + 0.06, cap + 2.2)
         add(SPEC["fabricmanager_journal"], fmt_fabricmanager.journal(host, cfg.seed), cap + 2.21, cap + 2.25)
-        add(SPEC["fabricmanager_log"], fmt_fabricmanager.log(host, cfg.seed), cap + 2.26, cap + 2.27)
+        add(SPEC["fabricmanager_log"], fmt_fabricmanager.log(host, cfg.seed, plan.fm_log.get(h, ()), cap), cap + 2.26, cap + 2.27)
         for g in range(cfg.gpus_per_node):
             pid = host.pid(g)
             name = f"nccl.{host.name}.{pid}.log"

@@ -25,13 +25,15 @@ def _start(host, seed: int) -> tuple[float, int, int, int]:
     return t, pid, pid - int(r.integers(40, 90)), pid + int(r.integers(1, 9))
 
 
-def log(host, seed: int) -> bytes:
-    """/var/log/fabricmanager.log of this boot as the collector copies it."""
+def log(host, seed: int, events=(), copied: float = float("inf")) -> bytes:
+    """/var/log/fabricmanager.log of this boot as the collector copies it (at true time `copied`):
+    the start, then `events` ``(true time, level, message)`` a scenario has FM log (the fault
+    monitor's lines, e.g. ``detected NVSwitch fatal error ...``), in time order."""
     t, _, _, tid = _start(host, seed)
-    when = [t + 1.2, t + 2.6]
-    stamps = tf.times([host.offset_s + w for w in when], host.tz, "%b %d %Y %H:%M:%S").to_list()
-    msgs = ["Connected to 1 node.", READY]
-    return tf.lines_bytes([f"[{s}] [INFO] [tid {tid}] {m}" for s, m in zip(stamps, msgs)])
+    rows = [(t + 1.2, "INFO", "Connected to 1 node."), (t + 2.6, "INFO", READY)]
+    rows += sorted(e for e in events if e[0] <= copied)
+    stamps = tf.times([host.offset_s + w for w, _, _ in rows], host.tz, "%b %d %Y %H:%M:%S").to_list()
+    return tf.lines_bytes([f"[{s}] [{lvl}] [tid {tid}] {m}" for s, (_, lvl, m) in zip(stamps, rows)])
 
 
 def journal(host, seed: int) -> bytes:

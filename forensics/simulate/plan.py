@@ -67,6 +67,8 @@ class Plan:
     nic_traffic: dict = field(default_factory=dict)
     #: host -> [(true time, message)]
     dmesg: dict = field(default_factory=dict)
+    #: host -> [(true time, level, message)] Fabric Manager adds to /var/log/fabricmanager.log
+    fm_log: dict = field(default_factory=dict)
     #: rank -> [(true time, [lines without the host:pid:tid prefix], tid offset)]
     nccl_warn: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)

@@ -3,7 +3,7 @@
 -- locality: cross
 -- layer: nccl
 -- root_rank: 41
--- caused_by: hang_origin@path, pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path, hung_task@path, cpu_stall@path
+-- caused_by: hang_origin@path, pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, pcie_aer@path, hung_task@path, cpu_stall@path, nvswitch_sxid@path
 -- confirm: grep -E 'Watchdog caught|last completed' <logs>; py-spy dump on the lowest-SeqNum rank
 -- remediation: A collective timed out: the rank with the lowest last-completed sequence number is the one the others waited for; investigate that rank's node first.
 -- description: PyTorch NCCL watchdog timeouts; the rank with the lowest last-completed sequence number is the one the others waited for; a rank behind torchrun's [rankN]: prefix is on the host the launcher names for it (rank_nodes) where its log was taken elsewhere

@@ -1,12 +1,19 @@
-"""Fabric faults seen through the RDMA port and NVLink tools and the NIC QoS (``ibstat``,
-``/sys/class/infiniband``, ``nvidia-smi nvlink -e``, ``mlnx_qos``): a half-width rail, NVLink errors, a host
-with another RoCE QoS."""
+"""Fabric faults seen through the RDMA port and NVLink tools, the NIC QoS and the NVSwitches (``ibstat``,
+``/sys/class/infiniband``, ``nvidia-smi nvlink -e``, ``mlnx_qos``, the kernel's SXid lines and Fabric
+Manager's log): a half-width rail, NVLink errors, a host with another RoCE QoS, a fatal NVSwitch error."""
 from __future__ import annotations
 
 import numpy as np
 
-from forensics.simulate.plan import Plan
-from forensics.simulate.scenarios.base import _names, _pick_host, _rate, _window, scenario
+from forensics.simulate.plan import Crash, Plan
+from forensics.simulate.scenarios.base import _fault_at, _names, _pick_host, _rate, _timeout, _window, scenario
+
+#: the NVSwitches (driver instance -> PCI address) of the real SXid lines in
+#: tests/fixtures/dmesg/dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt (nvidia-nvswitch0-2)
+NVSWITCHES = ("0000:05:00.0", "0000:06:00.0", "0000:07:00.0")
+#: what the driver prints after each fatal SXid 20034 line, verbatim from that fixture
+SXID_DATA = ("Data {0x10000000, 0x10000000, 0x00000000, 0x10000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, "
+             "0x00000000}")
 
 
 @scenario("ib_link_degraded", "one rail port (RoCE on ConnectX-7) retrains at half width (4X -> 2X: 400 -> 200 Gb/s) "
@@ -64,3 +71,34 @@ def _pfc_misconfig(plan: Plan, r) -> None:
     plan.qos_override[h] = {"trust": "pcp", "pfc": [3]}
     plan.truth("pfc_misconfig", _names(plan, [h]), None, plan.cluster.cfg.t0, None,
                ["mlnx_qos:Priority trust state: pcp on the rails (dscp on every other host)"])
+
+
+@scenario("nvswitch_sxid", "one NVSwitch takes fatal SXid 20034 (LTSSM Fault Up) on one or two of its NVLink ports: "
+                           "the driver's SXid lines in dmesg, Fabric Manager's 'detected NVSwitch fatal error' in its "
+                           "log; the node's NVLink collectives stall and every rank times out in its all-reduce")
+def _nvswitch_sxid(plan: Plan, r) -> None:
+    """The wording is that of real lines: the kernel's record (``SXid (PCI:..): 20034, Fatal, Link N LTSSM
+    Fault Up``, then its ``Severity 1 Engine instance N`` and ``Data {...}`` lines) from
+    tests/fixtures/dmesg/dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt, Fabric Manager's from
+    tests/fixtures/fabricmanager/fabricmanager--gpud-matcher-fatal-sxid-multicast.log. Ours: which switch
+    and ports, FM's ``physical id`` (the switch's instance) and its line 0.3-1.5 s after the kernel's.
+    A fatal SXid leaves the switch needing a reset (Fabric Manager guide): the all-reduce that was
+    crossing it never completes, no rank dies or logs an NCCL error, and every rank's watchdog fires."""
+    cl = plan.cluster
+    ts, _, h, _ = _fault_at(plan, r)
+    sw = int(r.integers(0, len(NVSWITCHES)))
+    addr = NVSWITCHES[sw]
+    links = sorted(int(x) for x in r.choice(64, size=int(r.integers(1, 3)), replace=False))
+    head = f"nvidia-nvswitch{sw}: SXid (PCI:{addr}): 20034"
+    for k, link in enumerate(links):
+        t = ts + 0.0035 * k
+        plan.add_dmesg(h, t, f"{head}, Fatal, Link {link} LTSSM Fault Up")
+        plan.add_dmesg(h, t + 0.0003, f"{head}, Severity 1 Engine instance {link} Sub-engine instance 00")
+        plan.add_dmesg(h, t + 0.0016, f"{head}, {SXID_DATA}")
+        plan.fm_log.setdefault(h, []).append(
+            (t + float(r.uniform(0.3, 1.5)), "ERROR", f"detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus "
+                                                      f"id 0000{addr} physical id {sw} port {link}"))
+    plan.add_crash(Crash(t_fail=ts + 0.01, dead=[], timeout_s=_timeout(cl.cfg), cause="nvswitch_sxid"), [])
+    plan.truth("nvswitch_sxid", _names(plan, [h]), "SXid 20034 fatal", ts, None,
+               [f"dmesg:{head}, Fatal, Link {links[0]} LTSSM Fault Up",
+                f"fabricmanager:detected NVSwitch fatal error 20034 ... pci bus id 0000{addr} port {links[0]}"])
