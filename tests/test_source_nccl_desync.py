@@ -97,3 +97,19 @@ def test_a_lone_pair_names_both_and_says_it_cannot_tell(tmp_path):
     (a, b) = _findings(tmp_path, [("nccl", "node01", (MISMATCH / "nccl--pytorch-detail-mismatch-ms-swift-9443-shape.txt").read_bytes())])
     assert [a["subject"], b["subject"]] == ["rank 0", "rank 1"]
     assert all("which of the two runs the wrong one is not known" in f["summary"] for f in (a, b))
+
+
+def test_the_collectors_process_record_places_the_blamed_rank(tmp_path):
+    """rank_nodes' process_env rows: the GPU process on node05 whose RANK is 7 (collect's processes.jsonl)."""
+    from forensics.ingest.collector_tables import parse_processes
+
+    frames: dict = {}
+    procs = parse_processes(b'{"pid": 4321, "env": {"RANK": "7", "LOCAL_RANK": "3", "HOME": "/root"}}\n',
+                            ParseContext(host="node05", file="hosts/node05/raw/collector/processes.jsonl"))
+    for res in (_parse("nccl", REAL.read_bytes()), procs):
+        for t, df in res.tables.items():
+            frames.setdefault(t, []).append(df)
+    findings, errors = run_all(open_bundle(write_tables(tmp_path, frames)), only={"hang_origin"}, anomaly=False)
+    assert errors == []
+    (f,) = [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()]
+    assert f["hosts"] == ["node05"] and f["evidence"]["host_from"] == "process_env"
