@@ -154,6 +154,26 @@ def test_an_unreachable_ray_address_is_one_line(tmp_path):
     assert "cannot reach Ray at 127.0.0.1:1" in r.stderr
 
 
+def test_a_ray_that_does_not_start_is_one_line(monkeypatch):
+    """Ray raises a bare Exception when its node does not come up in time (a loaded machine): one
+    line naming it, not a traceback."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[test,ray]')")
+    from forensics.engine.executors import RayExecutor
+    from forensics.errors import UserError
+
+    def timed_out(**kw):
+        raise Exception("The current node timed out during startup. This could happen because some of the raylet "
+                        "failed to startup or the GCS has become overloaded.\nmore")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", timed_out)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with pytest.raises(UserError) as err:
+        RayExecutor()
+    assert str(err.value).startswith("cannot start or reach Ray on this machine: The current node timed out")
+    assert "\n" not in str(err.value)
+
+
 @pytest.fixture(scope="module")
 def with_train_log(tmp_path_factory):
     """Seed 000's case study (its training log at ~2,040 tokens/s per GPU), small."""

@@ -55,9 +55,16 @@ class RayExecutor:
             _quiet_token_notice()
             try:
                 ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not
+                # start in time ("The current node timed out during startup": seen at load 60 on 2 cores)
+                if not address:
+                    try:
+                        ray.shutdown()  # what it had started
+                    except Exception:  # noqa: BLE001
+                        pass
                 where = f"at {address}" if address else "on this machine"
-                raise UserError(f"cannot start or reach Ray {where}: {str(exc).splitlines()[0]}") from None
+                first = (str(exc).splitlines() or [type(exc).__name__])[0]
+                raise UserError(f"cannot start or reach Ray {where}: {first}") from None
             self._started = True
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote: dict = {}
