@@ -47,8 +47,9 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     from forensics.analysis import analyze_paths
 
     t0 = time.perf_counter()
+    started = _tree_now(os.getpid())  # the interpreter and forensics imported: the local engine pays it too
     runner = None
-    timed = {}
+    timed = {"driver_start_cpu_s": started}
     if engine == "ray":
         from forensics.engine import MapReduce
         from forensics.engine.executors import RayExecutor
@@ -59,8 +60,9 @@ def one(engine: str, bundle: str, cache: str) -> dict:
         # before an analysis comes; measured here as the process tree's CPU seconds at this point
         ex.map(_warm, [(0.5,)] * ex.slots)
         roles: dict[str, float] = {}
-        timed.update(fixed_cpu_s=_tree_now(os.getpid(), roles), fixed_wall_s=time.perf_counter() - t0,
-                     fixed_by_role=roles)
+        fixed = _tree_now(os.getpid(), roles) - started
+        roles["driver"] = roles.get("driver", 0.0) - started
+        timed.update(fixed_cpu_s=fixed, fixed_wall_s=time.perf_counter() - t0, fixed_by_role=roles)
         runner = MapReduce(ex)
     if runner is not None:  # the reduce's CPU: the driver's, around the reduce only
         from forensics.engine import reduce as red
@@ -89,8 +91,18 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     if runner is not None:
         out["steps"] = runner.timings
         out.update(timed)
+        # Ray's background: what its daemons and idle workers spend per second of wall time whatever
+        # runs (heartbeats, polling), measured idle after the analysis under the same load; the
+        # parent takes this probe's CPU off the run's
+        c0, w0 = _tree_now(os.getpid()), time.perf_counter()
+        time.sleep(IDLE_PROBE_S)
+        out["idle_probe_cpu_s"] = _tree_now(os.getpid()) - c0
+        out["idle_cpu_per_s"] = out["idle_probe_cpu_s"] / (time.perf_counter() - w0)
         runner.executor.close()
     return out
+
+
+IDLE_PROBE_S = 30.0
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -217,7 +229,7 @@ def run_child(engine: str, bundle: Path, work: Path) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"{engine} on {bundle} failed (exit {proc.returncode})")
     res = json.loads(out.strip().splitlines()[-1])
-    res.update(cpu_s=cpu, load_before=load0, load_after=os.getloadavg()[0], cpu_by_role=roles)
+    res.update(cpu_s=cpu - res.get("idle_probe_cpu_s", 0.0), load_before=load0, load_after=os.getloadavg()[0], cpu_by_role=roles)
     subprocess.run(["rm", "-rf", str(cache)], check=False)
     return res
 
@@ -255,7 +267,8 @@ def report(rows: list[dict], args) -> str:
              f"run under `nice`. CPU = seconds of the whole process tree.", "",
              "Ray start: Ray's fixed start-up (its daemons, the driver's `import ray` and `ray.init`, one worker "
              "process per CPU), the process tree's CPU seconds once a trivial task has run on every CPU, before "
-             "the analysis; a running cluster has paid it before an analysis comes. \"Without\" figures subtract it "
+             "the analysis, less the driver's own start (the interpreter and forensics imported, which the local "
+             "engine pays too); a running cluster has paid it before an analysis comes. \"Without\" figures subtract it "
              "(Ray's daemons' CPU during the analysis stays counted).", "",
              "| nodes | engine | CPU s | Ray start CPU s | CPU s without Ray start | wall s | Ray start wall s "
              "| node-hours / core-minute | same, without Ray start | load before-after | findings | digest |",
@@ -311,12 +324,21 @@ def report(rows: list[dict], args) -> str:
                 fr[k] = fr.get(k, 0.0) + v / len(ry)
         daemons = mean([x["cpu_by_role"].get("ray runtime", 0.0) - x.get("fixed_by_role", {}).get("ray runtime", 0.0)
                         for x in ry])
+        rates = [x.get("idle_cpu_per_s", args.idle_rate) for x in ry]
+        if all(v is not None for v in rates):
+            bg = mean([v * (x["wall_s"] - x["fixed_wall_s"]) for v, x in zip(rates, ry)])
+            background = (f" Ray's background (daemons and workers, {mean(rates):.4f} CPU s per wall second measured idle"
+                          f"{'' if all('idle_cpu_per_s' in x for x in ry) else ' apart, --idle-rate'}) over the analysis' "
+                          f"{rw - fw:.0f} wall s: {bg:.1f} CPU s; the rest, {rc - fc - bg:.1f} CPU s, is the split's own "
+                          f"work: {100 * ((rc - fc - bg) / lc - 1):+.1f}% against local.")
+        else:
+            background = ""
         lines += ["", f"Ray overhead at {n} nodes (means of {len(loc)} local and {len(ry)} Ray runs): "
                       f"with Ray's start CPU {100 * (rc / lc - 1):+.1f}% ({rc:.1f} vs {lc:.1f} s), wall "
                       f"{100 * (rw / lw - 1):+.1f}% ({rw:.1f} vs {lw:.1f} s); without it (Ray already running: "
                       f"{rc - fc:.1f} CPU s, of which its daemons' {daemons:.1f} while the analysis runs, {rw - fw:.1f} wall s) CPU {100 * ((rc - fc) / lc - 1):+.1f}%, wall "
                       f"{100 * ((rw - fw) / lw - 1):+.1f}%; target < 15%. Ray's start: {fc:.1f} CPU s ("
-                      + ", ".join(f"{k} {v:.1f}" for k, v in sorted(fr.items())) + f"), {fw:.1f} s wall."]
+                      + ", ".join(f"{k} {v:.1f}" for k, v in sorted(fr.items())) + f"), {fw:.1f} s wall." + background]
     if len(both) >= 2:
         a_l, b_l = fit(both, [mean([x["cpu_s"] for x in by[(n, "local")]]) for n in both])
         a_r, b_r = fit(both, [mean([x["cpu_s"] - x["fixed_cpu_s"] for x in by[(n, "ray")]]) for n in both])
@@ -353,6 +375,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--report", nargs="+", type=Path, metavar="LOG",
                     help="report the runs these earlier invocations printed (their stdout) together; run nothing")
+    ap.add_argument("--idle-rate", type=float, default=None, metavar="CPU_S_PER_S",
+                    help="with --report: Ray's background CPU per wall second for runs that did not measure it")
+    ap.add_argument("--driver-start", type=float, default=None, metavar="CPU_S",
+                    help="with --report: the driver's own start (interpreter and forensics imported, measured apart) "
+                         "to take off the Ray start of runs that did not record it")
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one(*args.one), default=str))
@@ -361,6 +388,10 @@ def main(argv=None) -> int:
     if args.report:  # the runs printed by earlier invocations (one JSON line each), reported together
         for log in args.report:
             rows += [json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"engine"')]
+        for r in rows:  # runs of a version that counted the driver's own start as Ray's: take it off
+            if "fixed_cpu_s" in r and "driver_start_cpu_s" not in r and args.driver_start is not None:
+                r["fixed_cpu_s"] -= args.driver_start
+                r["fixed_by_role"]["driver"] -= args.driver_start
         rows.sort(key=lambda r: r["nodes"])
         return _write(report(rows, args), args)
     work = ROOT / "benchmarks" / "tmp"
