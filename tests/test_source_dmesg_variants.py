@@ -278,6 +278,27 @@ def test_event_fields_are_the_same_from_python_re_and_from_polars():
     assert py.row(len(msgs) - 8, named=True)["cpu"] is None  # over Int32: null, as polars' cast says
 
 
+def test_event_columns_are_the_same_through_each_path_of_add_events(monkeypatch):
+    # up to PY_MAX rows the gate and the columns are worked out in Python; above it the gate is a polars
+    # query and the messages past it go through Python's re (few) or polars (many): the same columns
+    from forensics.sources.dmesg import events
+    msgs = []
+    for f in sorted(FIX.glob("*.txt")):
+        msgs += dmesg.parse(f.read_bytes(), ParseContext(host="h", tz="UTC")).tables["kernel_log"]["message"].to_list()
+    msgs += [None, "", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus. NVRM: fallen off the bus",
+             "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up"]
+    xid = [79 if m is not None and m.startswith("NVRM: Xid") else None for m in msgs]
+    df = pl.DataFrame({"message": msgs, "xid": xid}, schema={"message": pl.String, "xid": pl.Int32})
+    got = []
+    for py_max in (10 ** 9, df.height - 1, 0):  # all Python; polars gate + Python re; polars throughout
+        monkeypatch.setattr(events, "PY_MAX", py_max)
+        got.append(events.add_events(df))
+    assert got[0].columns == ["message", "xid", *events.EVENT_COLUMNS] and got[0].schema == got[2].schema
+    assert got[0].equals(got[1], null_equal=True) and got[0].equals(got[2], null_equal=True)
+    assert got[0]["event"].drop_nulls().n_unique() >= 10
+    assert got[0].filter(pl.col("xid").is_not_null())["event"].null_count() == sum(x is not None for x in xid)
+
+
 def test_xid_lines_keep_their_xid_and_no_event():
     res = parse("dmesg--gpud-xe9680-ctime-xid119-gsp.txt")
     x = res.tables["kernel_log"].filter(pl.col("xid").is_not_null())
