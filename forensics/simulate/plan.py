@@ -76,7 +76,8 @@ class Plan:
     gdr: bool = True
     #: (host, gpu) -> NUMA node its process is pinned to
     affinity: dict = field(default_factory=dict)
-    #: (host, gpu) -> [(true time, {"dbe": n, "sbe": n, "remap_unc": n, "pending": bool, "failure": bool})]
+    #: (host, gpu) -> [(true time, {"dbe": n, "sbe": n, "remap_unc": n, "pending": bool, "failure": bool})];
+    #: "sbe_agg": correctable errors of earlier boots (in the aggregate counter only, not the volatile one)
     ecc: dict = field(default_factory=dict)
     faults: list = field(default_factory=list)
     effects: list = field(default_factory=list)

@@ -147,13 +147,14 @@ class HostModel:
     def ecc(self, g: int, times: np.ndarray) -> dict:
         ev = sorted(self.plan.ecc.get((self.h, g), []), key=lambda e: e[0])
         n = len(times)
-        res = {"dbe": np.zeros(n, dtype=np.int64), "sbe": np.zeros(n, dtype=np.int64),
+        res = {"dbe": np.zeros(n, dtype=np.int64), "sbe": np.zeros(n, dtype=np.int64), "sbe_agg": np.zeros(n, dtype=np.int64),
                "remap_unc": np.zeros(n, dtype=np.int64), "pending": np.zeros(n, dtype=bool),
                "failure": np.zeros(n, dtype=bool)}
         for t, d in ev:
             after = times >= t
             res["dbe"] += after * d.get("dbe", 0)
             res["sbe"] += after * d.get("sbe", 0)
+            res["sbe_agg"] += after * d.get("sbe_agg", 0)
             res["remap_unc"] += after * d.get("remap_unc", 0)
             if d.get("pending"):
                 res["pending"] |= after

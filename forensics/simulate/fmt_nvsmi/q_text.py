@@ -27,6 +27,7 @@ def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None) -> s
     bar1 = 1 if used < 100 else 115
     volt = 670.0 if sm <= 400 else 880.0 + (sm - 1200) / 780 * 120
     dbe, sbe = int(ecc["dbe"][i]), int(ecc["sbe"][i])
+    sbe_agg = sbe + int(ecc["sbe_agg"][i])
     unc = int(ecc["remap_unc"][i])
     pending = "Yes" if ecc["pending"][i] else "No"
     failure = "Yes" if ecc["failure"][i] else "No"
@@ -168,7 +169,7 @@ def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None) -> s
         Aggregate
             SRAM Correctable              : 0
             SRAM Uncorrectable            : 0
-            DRAM Correctable              : {sbe}
+            DRAM Correctable              : {sbe_agg}
             DRAM Uncorrectable            : {dbe}
     Retired Pages
         Single Bit ECC                    : N/A

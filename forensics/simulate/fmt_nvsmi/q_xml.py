@@ -180,7 +180,7 @@ def q_xml(host, hm, t: float) -> bytes:
 			<aggregate>
 				<sram_correctable>0</sram_correctable>
 				<sram_uncorrectable>0</sram_uncorrectable>
-				<dram_correctable>{int(ecc["sbe"][0])}</dram_correctable>
+				<dram_correctable>{int(ecc["sbe"][0]) + int(ecc["sbe_agg"][0])}</dram_correctable>
 				<dram_uncorrectable>{int(ecc["dbe"][0])}</dram_uncorrectable>
 			</aggregate>
 		</ecc_errors>

@@ -139,3 +139,17 @@ def _ecc(plan: Plan, r) -> None:
     # the remapping is still pending when the collector runs dcgmi diag -r 1 after sampling
     plan.truth("dcgm_diag_failure", _names(plan, [h]), _gpu_subject(plan, h, g), ts, None,
                ["dcgm:Page Retirement/Row Remap Fail: GPU had memory errors and row remappings are pending"], effect=True)
+
+
+@scenario("ecc_correctable_outlier", "one GPU's memory has corrected far more errors than its peers': aggregate DRAM "
+                                     "Correctable in the tens to hundreds from earlier boots (the others 0; a real 8x A100 "
+                                     "nvidia-smi -q had 87), 1-3 more this boot; no Xid, no remap pending, the job runs on")
+def _ecc_correctable(plan: Plan, r) -> None:
+    """The real case (tests/fixtures/nvidia_smi/nvidia_smi--q-d-ecc-8xa100-535-dram-correctable-87.txt): one GPU with
+    Aggregate DRAM Correctable 87 and Volatile 0, seven with 0. Ours: the count (40-399) and the few new
+    correctable errors during the capture (in both counters); nothing else changes (corrected in hardware)."""
+    ts, _, h, g = _fault_at(plan, r)
+    past = int(r.integers(40, 400))
+    plan.ecc[(h, g)] = [(plan.grid0 - 3600.0, {"sbe_agg": past}), (ts, {"sbe": int(r.integers(1, 4))})]
+    plan.truth("ecc_correctable_outlier", _names(plan, [h]), _gpu_subject(plan, h, g), plan.cluster.cfg.t0, None,
+               [f"nvidia_smi:ECC Errors Aggregate DRAM Correctable {past} (+1-3 this boot), 0 on the node's other GPUs"])

@@ -1,10 +1,13 @@
-"""The simulator's nvswitch_sxid scenario (issue 18: each fabric detection becomes a scenario), small
-(2 nodes of 4 GPUs, 2 minutes): one NVSwitch's fatal SXid 20034 is written as the kernel and Fabric
-Manager print it (wording of tests/fixtures/dmesg/dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt and
+"""The simulator's scenarios of issue 18's detections (each becomes a scenario), small (2 nodes of 4 GPUs,
+2 minutes): the analysis must put the scenario's kind first, as the only root, on the faulty host (and
+GPU); the healthy job of the same size has none of these findings.
+
+nvswitch_sxid: one NVSwitch's fatal SXid 20034 is written as the kernel and Fabric Manager print it
+(wording of tests/fixtures/dmesg/dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt and
 tests/fixtures/fabricmanager/fabricmanager--gpud-matcher-fatal-sxid-multicast.log), the job's
-all-reduce stalls and every rank's watchdog fires. The analysis must put nvswitch_sxid first, as the
-root, on the faulty host, with the timeouts caused by it; the healthy job of the same size has no
-NVSwitch or Fabric Manager finding."""
+all-reduce stalls and every rank's watchdog fires (the timeouts are its effect).
+ecc_correctable_outlier: one GPU's aggregate DRAM Correctable count far above its peers' (the real
+8x A100 tests/fixtures/nvidia_smi/nvidia_smi--q-d-ecc-8xa100-535-dram-correctable-87.txt case)."""
 from __future__ import annotations
 
 import json
@@ -63,8 +66,20 @@ def test_fatal_sxid_is_the_root_on_its_host(run):
     assert {f["kind"] for f in findings if f["severity"] != "info"} == {"nvswitch_sxid", "collective_timeout"}
 
 
+def test_correctable_ecc_outlier_is_the_root_on_its_gpu(run):
+    findings, labels, _ = run("ecc_correctable_outlier")
+    (truth,) = labels["faults"]
+    gpu = truth["subject"].split()[0]  # GPU<n>
+    (f,) = [f for f in findings if f["severity"] != "info"]
+    assert (f["kind"], f["hosts"], f["caused_by"]) == ("ecc_correctable_outlier", truth["hosts"], None)
+    assert f["subject"].split()[0] == gpu and findings[0] is f
+    count = int(re.search(r"nvidia_smi:ECC Errors Aggregate DRAM Correctable (\d+)", truth["signals"][0]).group(1))
+    n = int(re.search(r"has (\d+) aggregate correctable DRAM ECC errors, its \d+ peers 0", f["summary"]).group(1))
+    assert count + 1 <= n <= count + 3  # the earlier boots' count and this boot's 1-3
+
+
 def test_healthy_run_has_no_fabric_finding(run):
     findings, _, raw = run("healthy")
-    assert not [f for f in findings if f["kind"] in ("nvswitch_sxid", "fabric_manager_failure")]
+    assert not [f for f in findings if f["kind"] in ("nvswitch_sxid", "fabric_manager_failure", "ecc_correctable_outlier")]
     assert [f for f in findings if f["severity"] != "info"] == []
     assert not any("SXid" in t or "[ERROR]" in t for t in raw.values())
