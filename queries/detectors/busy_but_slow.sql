@@ -72,10 +72,7 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   SELECT 'power' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM h
   UNION ALL BY NAME
   SELECT 'dcgm' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM dg
-), m AS (
-  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f
-  WINDOW o AS (PARTITION BY host, basis ORDER BY w)
-), i AS (SELECT *, sum(s) OVER (PARTITION BY host, basis ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
+), i AS (SELECT *, flag_run(bad, (host, basis), w) AS ep FROM f),
 e0 AS (
   SELECT host, basis, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util) AS util,
          avg(power_ratio) AS power_ratio, avg(power_w) AS power_w, avg(ref_power_w) AS ref_power_w,

@@ -19,7 +19,7 @@ WITH s0 AS (
   SELECT *, coalesce(iface, device || ' port ' || port) AS port_name,
          median(max_rate_gbps) OVER (PARTITION BY host, coalesce(ca_type, speed), link_layer) AS peer_rate_gbps,
          count(*) OVER (PARTITION BY host, coalesce(ca_type, speed), link_layer) AS peers
-  FROM ib_port_summary
+  FROM det_ib_port_summary
 ), ml AS (  -- mlxlink per port: worst BER after FEC, growth of post-FEC errors over its snapshots, last raw BER
   SELECT host, device, coalesce(port, 1) AS port, min(ts) AS ml_first_ts, max(ts) AS ml_last_ts,
          greatest(max(value_num) FILTER (WHERE field = 'effective_physical_ber'),

@@ -39,7 +39,7 @@ WITH k0 AS (
   FROM det_nic_class WHERE class = 'link_down' AND delta > 0 GROUP BY ALL
   UNION ALL  -- RDMA ports: their link_downed counter (an InfiniBand port has no ethtool -S; a RoCE port counts the same downs twice)
   SELECT host, coalesce(iface, device || ' port ' || port), downed_from, downed_from, link_downed
-  FROM ib_port_summary WHERE link_downed > 0
+  FROM det_ib_port_summary WHERE link_downed > 0
 ), cd AS (
   SELECT host, iface, min(first_down) AS first_down, max(last_event) AS last_event, max(downs) AS downs FROM cd0 GROUP BY ALL
 ), pe AS (

@@ -9,11 +9,15 @@
 -- description: NVLink error counters of a GPU link grew during the capture (a link recovery, replays, or CRC errors), or a link is inactive while the GPU's other links are up
 -- source: NVIDIA DCGM health watch for NVLink (DcgmHealthWatch.cpp with DcgmGpuHardwareLimits.h): replay or recovery errors: any increase (DCGM_LIMIT_MAX_NVLINK_ERROR = 1) is a failure (DCGM_FR_NVLINK_ERROR_CRITICAL); CRC flit/data errors: a rate of 100/s or more is a failure (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR, "RM has informed us that CRC errors only matter at rates of 100+ per second"), any lower increase a warning (DCGM_FR_NVLINK_ERROR_THRESHOLD); an <inactive> link beside active ones on the same GPU is a link down (nvidia-smi nvlink -s)
 -- param: crc_fail_per_s = 100   CRC errors per second from which a link fails (DCGM)
-WITH c AS (
+WITH moved AS (  -- links with a counter whose value changed: only they can have grown (one hash pass; the windows skip the rest)
+  SELECT DISTINCT host, gpu, link FROM (
+    SELECT host, file, gpu, link, counter FROM nvlink_errors WHERE gpu IS NOT NULL AND link IS NOT NULL
+    GROUP BY ALL HAVING min(value) <> max(value))
+), c AS (
   SELECT host, gpu, link, counter, ts, value, file, line_no,
          lag(value) OVER (PARTITION BY host, file, gpu, link, counter ORDER BY sample_no, line_no) AS prev,
          lag(ts) OVER (PARTITION BY host, file, gpu, link, counter ORDER BY sample_no, line_no) AS prev_ts
-  FROM nvlink_errors WHERE gpu IS NOT NULL AND link IS NOT NULL
+  FROM nvlink_errors n SEMI JOIN moved USING (host, gpu, link) WHERE gpu IS NOT NULL AND link IS NOT NULL
 ), d AS (
   SELECT host, gpu, link,
          CAST(sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END)
@@ -24,8 +28,9 @@ WITH c AS (
               FILTER (WHERE counter LIKE 'crc%') AS BIGINT) AS crc,
          max((value - prev) / nullif(epoch(ts) - epoch(prev_ts), 0)) FILTER (WHERE counter LIKE 'crc%' AND value >= prev) AS crc_peak_per_s,
          min(ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS start, max(ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS "end",
-         arg_min(line_no, ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS first_line,
-         arg_min(file, ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS first_file
+         -- (the first line: counters that rose in one sample tie on ts, the lowest file and line wins)
+         arg_min(line_no, {t: ts, f: file, l: line_no}) FILTER (WHERE prev IS NOT NULL AND value > prev) AS first_line,
+         arg_min(file, {t: ts, f: file, l: line_no}) FILTER (WHERE prev IS NOT NULL AND value > prev) AS first_file
   FROM c GROUP BY ALL
 ), grew AS (
   SELECT * FROM d WHERE coalesce(replay, 0) + coalesce(recovery, 0) + coalesce(crc, 0) > 0

@@ -37,11 +37,11 @@ WITH c AS (
   FROM per
 ), hot AS (  -- only ports/priorities with a bad interval can have storms: the windows skip the rest
   SELECT DISTINCT host, iface, prio FROM flagged WHERE bad
-), m AS (
-  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s
+), i AS (
+  SELECT *, flag_run(bad, (host, iface, prio), ts) AS ep
   FROM flagged f SEMI JOIN hot h ON h.host IS NOT DISTINCT FROM f.host AND h.iface IS NOT DISTINCT FROM f.iface
-    AND h.prio IS NOT DISTINCT FROM f.prio WINDOW o AS (PARTITION BY host, iface, prio ORDER BY ts)
-), i AS (SELECT *, sum(s) OVER (PARTITION BY host, iface, prio ORDER BY ts ROWS UNBOUNDED PRECEDING) AS ep FROM m),
+    AND h.prio IS NOT DISTINCT FROM f.prio
+),
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
          max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,

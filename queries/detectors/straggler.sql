@@ -53,9 +53,7 @@ WITH w AS (
   FROM d
 ), f AS (
   SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY w) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
-), m AS (
-  SELECT *, CASE WHEN bad AND NOT coalesce(lag(bad) OVER o, false) THEN 1 ELSE 0 END AS s FROM f WINDOW o AS (PARTITION BY host ORDER BY w)
-), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY w ROWS UNBOUNDED PRECEDING) AS ep FROM m),
+), i AS (SELECT *, flag_run(bad, host, w) AS ep FROM f),
 e AS (
   SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
          avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,

@@ -25,11 +25,8 @@ WITH s AS (
   SELECT host, file, rk, metric, max(sustained) FILTER (WHERE n >= $sustain_steps) AS best FROM r GROUP BY ALL
 ), x AS (
   SELECT r.*, b.best, r.rate < $max_ratio * b.best AS low FROM r JOIN b USING (host, file, rk, metric) WHERE b.best > 0
-), m AS (
-  SELECT *, CASE WHEN low AND NOT coalesce(lag(low) OVER o, false) THEN 1 ELSE 0 END AS st
-  FROM x WINDOW o AS (PARTITION BY host, file, rk, metric ORDER BY line_no)
 ), i AS (
-  SELECT *, sum(st) OVER (PARTITION BY host, file, rk, metric ORDER BY line_no ROWS UNBOUNDED PRECEDING) AS ep FROM m
+  SELECT *, flag_run(low, (host, file, rk, metric), line_no) AS ep FROM x
 ), e AS (
   SELECT host, file, rk, metric, ep, min(ts) AS start, max(ts) AS "end", count(*) AS steps, min(step) AS first_step,
          max(step) AS last_step, median(rate) AS rate, any_value(best) AS best, min(line_no) AS line_no,

@@ -32,6 +32,15 @@ CREATE OR REPLACE MACRO loo_at(middle, n, k, j) AS
 CREATE OR REPLACE MACRO loo_median_m(middle, n, k, m) AS
     CASE WHEN m > 0 THEN list_median([loo_at(middle, n, k, (m + 1) // 2), loo_at(middle, n, k, m // 2 + 1)]) END;
 CREATE OR REPLACE MACRO loo_median(middle, n, k) AS loo_median_m(middle, n, k, n - CASE WHEN k IS NULL THEN 0 ELSE 1 END);
+-- flag_run(flag, part, ord): the episode key of a row whose `flag` is true (NULL on other rows): one
+-- value for each run of consecutive flagged rows of the partition `part` (a column, or a row
+-- (a, b, ...) of several) in the order `ord`; group the flagged rows by (part, flag_run) to get
+-- episodes (consecutive bad windows or intervals). A NULL flag ends a run as false does. The key is
+-- the row's position among all rows minus its position among the flagged rows: two windows, none
+-- nested in the other, over the rows as they are (no table macro: filters and joins still push down).
+CREATE OR REPLACE MACRO flag_run(flag, part, ord) AS
+    CASE WHEN flag THEN row_number() OVER (PARTITION BY part ORDER BY ord)
+                        - row_number() OVER (PARTITION BY part, flag ORDER BY ord) END;
 -- severity_rank(severity): 2 critical, 1 warning, 0 info (for ORDER BY ... DESC).
 CREATE OR REPLACE MACRO severity_rank(severity) AS
     CASE severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 WHEN 'info' THEN 0 END;

@@ -6,19 +6,30 @@
 -- the port's first and last sample (a value below the one before is a reset: the new value counts
 -- as the increase) with when the error counters first and last rose. One snapshot gives no increase.
 CREATE OR REPLACE VIEW ib_port_summary AS
-WITH c AS (
-  SELECT host, device, port, counter, ts, value,
-         lag(value) OVER (PARTITION BY host, device, port, counter, file ORDER BY sample_no, line_no) AS prev
+WITH c0 AS (
+  SELECT host, device, port, counter, file, ts, value, sample_no, line_no
   FROM ib_counters
   WHERE device IS NOT NULL AND port IS NOT NULL
     AND counter IN ('symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'local_link_integrity_errors',
                     'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards')
+), s AS (  -- per series: one whose value never changed rose by 0 (one hash pass; the window below skips it)
+  SELECT host, device, port, counter, file, count(*) AS samples, coalesce(min(value) <> max(value), false) AS moved
+  FROM c0 GROUP BY ALL
+), c AS (
+  SELECT host, device, port, counter, ts, value,
+         lag(value) OVER (PARTITION BY host, device, port, counter, file ORDER BY sample_no, line_no) AS prev
+  FROM c0 SEMI JOIN (SELECT * FROM s WHERE moved) m USING (host, device, port, counter, file)
 ), d AS (
-  SELECT host, device, port, counter, count(*) AS samples,
-         sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS increase,
-         min(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS first_rise,
-         max(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS last_rise
-  FROM c GROUP BY ALL
+  SELECT host, device, port, counter, CAST(sum(samples) AS BIGINT) AS samples, sum(increase) AS increase,
+         min(first_rise) AS first_rise, max(last_rise) AS last_rise FROM (
+    SELECT host, device, port, counter, count(*) AS samples,
+           sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS increase,
+           min(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS first_rise,
+           max(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS last_rise
+    FROM c GROUP BY ALL
+    UNION ALL BY NAME
+    SELECT host, device, port, counter, samples, 0 AS increase FROM s WHERE NOT moved)
+  GROUP BY ALL
 ), e AS (
   SELECT host, device, port, max(samples) AS counter_samples,
          CAST(sum(increase) FILTER (WHERE counter = 'symbol_error') AS BIGINT) AS symbol_error,
