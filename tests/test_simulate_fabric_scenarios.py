@@ -6,6 +6,10 @@ nvswitch_sxid: one NVSwitch's fatal SXid 20034 is written as the kernel and Fabr
 (wording of tests/fixtures/dmesg/dmesg--gpud-sxid-readme-raw-xid79-sxid20034.txt and
 tests/fixtures/fabricmanager/fabricmanager--gpud-matcher-fatal-sxid-multicast.log), the job's
 all-reduce stalls and every rank's watchdog fires (the timeouts are its effect).
+nic_wedged (4 minutes, so that the hung task is reported): a rail NIC's mlx5 fatal health report and
+the health worker's 122 s hung task (wording of
+tests/fixtures/dmesg/dmesg--netdev-mlx5-fatal-syndrome-hung-task-recovery-aborted.txt); the NCCL error,
+the timeouts, the spin-waiting and the hung task are its effects.
 ecc_correctable_outlier: one GPU's aggregate DRAM Correctable count far above its peers' (the real
 8x A100 tests/fixtures/nvidia_smi/nvidia_smi--q-d-ecc-8xa100-535-dram-correctable-87.txt case)."""
 from __future__ import annotations
@@ -27,10 +31,10 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("sxid")
     done = {}
 
-    def go(scenario):
+    def go(scenario, **size):
         if scenario not in done:
             path = root / f"{scenario}.tar"
-            write_bundle(SimConfig(scenario=scenario, **SIZE), path)
+            write_bundle(SimConfig(scenario=scenario, **{**SIZE, **size}), path)
             with tarfile.open(path) as tf:
                 labels = json.load(tf.extractfile("truth/labels.json"))
                 raw = {m.name: tf.extractfile(m).read().decode() for m in tf.getmembers()
@@ -78,8 +82,23 @@ def test_correctable_ecc_outlier_is_the_root_on_its_gpu(run):
     assert count + 1 <= n <= count + 3  # the earlier boots' count and this boot's 1-3
 
 
+def test_wedged_nic_is_the_root_and_the_hung_task_its_effect(run):
+    findings, labels, raw = run("nic_wedged", duration_s=240.0)
+    (truth,) = labels["faults"]
+    host, pci = truth["hosts"][0], truth["subject"].split()[1]
+    dmesg = raw[f"hosts/{host}/raw/dmesg/dmesg.txt"]
+    assert f"mlx5_core {pci}: poll_health:702:(pid 0): Fatal error 1 detected" in dmesg
+    assert f"Workqueue: mlx5_health{pci} mlx5_fw_fatal_reporter_err_work [mlx5_core]" in dmesg
+    roots = [f for f in findings if f["caused_by"] is None and f["severity"] != "info"]
+    assert [(f["kind"], f["hosts"]) for f in roots] == [("nic_wedged", [host])] and findings[0] is roots[0]
+    assert roots[0]["subject"] == f"NIC {pci}"
+    (hung,) = [f for f in findings if f["kind"] == "hung_task"]
+    assert hung["hosts"] == [host] and hung["caused_by"] == roots[0]["id"]
+    assert {e["kind"] for e in labels["effects"]} >= {"hung_task", "collective_timeout", "nccl_transport_error"}
+
+
 def test_healthy_run_has_no_fabric_finding(run):
     findings, _, raw = run("healthy")
-    assert not [f for f in findings if f["kind"] in ("nvswitch_sxid", "fabric_manager_failure", "ecc_correctable_outlier")]
+    assert not [f for f in findings if f["kind"] in ("nvswitch_sxid", "fabric_manager_failure", "ecc_correctable_outlier", "nic_wedged", "hung_task")]
     assert [f for f in findings if f["severity"] != "info"] == []
     assert not any("SXid" in t or "[ERROR]" in t for t in raw.values())

@@ -144,3 +144,57 @@ def _link_flap(plan: Plan, r) -> None:
     plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, downs[0][0], up_end,
                ["nvidia_smi:utilization.gpu ~100% at lower power while the all-reduce stalls on the down port"],
                effect=True)
+
+
+#: mlx5's health report after a fatal firmware error whose reads return all ones (the device stopped
+#: answering), verbatim after the function tag from the real lines of
+#: tests/fixtures/dmesg/dmesg--netdev-mlx5-fatal-syndrome-hung-task-recovery-aborted.txt
+MLX5_DEAD_HEALTH = [f"print_health_info:380:(pid 0): assert_var[{i}] 0xffffffff" for i in range(5)] + [
+    "print_health_info:383:(pid 0): assert_exit_ptr 0xffffffff", "print_health_info:385:(pid 0): assert_callra 0xffffffff",
+    "print_health_info:388:(pid 0): fw_ver 65535.65535.65535", "print_health_info:389:(pid 0): hw_id 0xffffffff",
+    "print_health_info:390:(pid 0): irisc_index 255", "print_health_info:391:(pid 0): synd 0xff: unrecognized error",
+    "print_health_info:393:(pid 0): ext_synd 0xffff", "print_health_info:395:(pid 0): raw fw_ver 0xffffffff"]
+
+
+@scenario("nic_wedged", "one rail NIC's firmware dies (mlx5 'Fatal error 1 detected', health reads all ones, synd 0xff): "
+                        "its port carries nothing from then on, its rank's NCCL send fails after the IB retries, the "
+                        "rest time out; the health worker blocks for 122 s (hung task) in captures long enough")
+def _nic_wedged(plan: Plan, r) -> None:
+    """Wording of the real netdev report (fixture above): the health poll's line, the all-ones health
+    dump, and 122 s later ``INFO: task kworker/...:N blocked for more than 122 seconds.`` with its
+    ``Workqueue: mlx5_health<pci> mlx5_fw_fatal_reporter_err_work [mlx5_core]``. Ours: which rail, the
+    kworker's name and pid, the NCCL error 30 s after (as link_flap's last outage)."""
+    cl = plan.cluster
+    cfg = cl.cfg
+    ts, _, h, rail = _fault_at(plan, r, 0.25)
+    nic = cl.hosts[h].rails[rail]
+    plan.add_dmesg(h, ts, f"mlx5_core {nic.pci_addr}: poll_health:702:(pid 0): Fatal error 1 detected")
+    for k, text in enumerate(MLX5_DEAD_HEALTH):
+        plan.add_dmesg(h, ts + 0.00024 + 0.000007 * k, f"mlx5_core {nic.pci_addr}: {text}")
+    t_hung = ts + 122.0 + float(r.uniform(0.5, 3.0))
+    kw = f"kworker/u128:{int(r.integers(1, 9))}"
+    kpid = int(r.integers(300, 900))
+    for k, text in enumerate([f"INFO: task {kw}:{kpid} blocked for more than 122 seconds.",
+                              '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+                              f"{kw:<15} D10848 {kpid:5d}      2 0x02000000",
+                              f"Workqueue: mlx5_health{nic.pci_addr} mlx5_fw_fatal_reporter_err_work [mlx5_core]"]):
+        plan.add_dmesg(h, t_hung + 0.00001 * k, text)
+    plan.nic_traffic[(h, nic.iface)] = plan.ramp(ts, plan.t_end + 1.0, 0.0, 0.0)
+    mine = cl.rank(h, rail)
+    t_err = ts + 30.2
+    errors = {}
+    if cfg.nodes > 1:
+        prev = (h - 1) % cfg.nodes
+        pnic = cl.hosts[prev].rails[rail]
+        plan.add_nccl(mine, t_err, _ib_error_lines(pnic.ip, nic.ip, 12, 129, 0, "Send", int(r.integers(33000, 61000)),
+                                                   cl.hosts[prev].frontend.ip))
+        errors = {mine: t_err}
+    plan.comm_factor[plan.span(ts, t_err)] = np.maximum(plan.comm_factor[plan.span(ts, t_err)], 60.0)
+    plan.add_crash(Crash(t_fail=t_err, dead=[], timeout_s=_timeout(cfg), cause="nic_wedged", errors=errors), [])
+    plan.truth("nic_wedged", _names(plan, [h]), f"NIC {nic.pci_addr} {nic.iface}", ts, None,
+               ["dmesg:mlx5_core ... poll_health: Fatal error 1 detected", "dmesg:print_health_info synd 0xff"])
+    plan.truth("busy_but_slow", _names(plan, range(cfg.nodes)), None, ts, t_err,
+               ["nvidia_smi:utilization.gpu ~100% while the collectives wait on the dead port"], effect=True)
+    plan.truth("hung_task", _names(plan, [h]), None, t_hung, None,
+               [f"dmesg:INFO: task {kw}:{kpid} blocked for more than 122 seconds. (Workqueue: mlx5_health...)"],
+               effect=True)
