@@ -89,3 +89,52 @@ def test_confirm_names_the_origin_pid_when_the_bundle_gives_it(tmp_path):
     for findings, want in zip(runs, (5151, 4242, None)):
         assert findings[0]["kind"] == "hang_origin" and findings[0]["evidence"]["pid"] == want
         assert f"py-spy dump --pid {want if want else '<pid>'} on its host" in findings[0]["confirm"]
+
+
+def test_flight_recorder_dumps_alone_name_the_stuck_rank(tmp_path):
+    """Every rank of a hung job dumps its Flight Recorder ring (TORCH_NCCL_DUMP_ON_TIMEOUT=1); the
+    simulated bundle holds one JSON dump per rank where `collect --nccl-log '/tmp/nccl_trace_rank_*'`
+    puts it (raw/nccl), read as flight_recorder there. From the dumps alone hang_origin names the stuck
+    rank and its host (its entries stop at the collective before the one every other rank enqueued);
+    with the torchrun logs too, the same origin, its first evidence a dump."""
+    from forensics.ingest.host import routed_source
+
+    path = tmp_path / "hang2.tar"
+    write_bundle(SimConfig(scenario="rank_hang", nodes=2, gpus_per_node=8, duration_s=120.0, interval_s=5.0,
+                           seed=3, confounders=False), path, tables=False)
+    fr: dict = {}
+    logs: dict = {}
+    with tarfile.open(path) as tf:
+        labels = json.load(tf.extractfile("truth/labels.json"))
+        for m in tf.getmembers():
+            parts = m.name.split("/")
+            if not (m.isfile() and parts[0] == "hosts" and parts[2:4] == ["raw", "nccl"]):
+                continue
+            data = tf.extractfile(m).read()
+            ctx = ParseContext(host=parts[1], file="/".join(parts[2:]), tz="UTC", year=2026)
+            if parts[-1].startswith("nccl_trace_rank_"):
+                assert routed_source("nccl", data) == "flight_recorder"
+                res = get("flight_recorder").parse(data, ctx)
+                assert res.unparsed.height == 0 and not res.meta.get("warning")
+                for t, df in res.tables.items():
+                    fr.setdefault(t, []).append(df)
+            elif parts[-1].startswith("torchrun-"):
+                for t, df in get("nccl").parse(data, ctx).tables.items():
+                    logs.setdefault(t, []).append(df)
+    (truth,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
+    stuck = int(truth["subject"].split()[1])
+    pg = pl.concat(fr["flight_recorder_pg"])
+    assert sorted(pg["rank"].to_list()) == list(range(16))  # one dump per rank
+    behind = pg.filter(pl.col("rank") == stuck)
+    assert behind["last_enqueued"].to_list() == behind["last_completed"].to_list()
+    assert (pg.filter(pl.col("rank") != stuck)["last_completed"] == behind["last_completed"][0]).all()
+    assert (pg.filter(pl.col("rank") != stuck)["last_enqueued"] > behind["last_enqueued"][0] + 1).all()
+    for k, frames in enumerate((fr, {**logs, **fr})):
+        findings, errors = run_all(open_bundle(write_tables(tmp_path / f"t{k}", frames)), only={"hang_origin"},
+                                   anomaly=False)
+        assert errors == []
+        (origin,) = findings.to_dicts()
+        ev = json.loads(origin["evidence"])
+        assert origin["hosts"] == truth["hosts"] and origin["subject"] == truth["subject"]
+        assert ev["origin_ranks"] == [stuck] and ev["never_entered"] and ev["reporting_ranks"] == 16
+        assert ev["first"]["file"] == f"raw/nccl/nccl_trace_rank_{stuck}"

@@ -48,8 +48,9 @@ def raw_files(raw: Path) -> list[tuple[str, Path]]:
 
 
 #: sources whose collected files may be another source's output: a glob of `collect --nccl-log`
-#: (raw/nccl) also matches the job's training log (its stdout, a torchrun summary)
-_ROUTED = {"nccl": ("train_log",)}
+#: (raw/nccl) also matches the job's training log (its stdout, a torchrun summary) and its Flight
+#: Recorder dumps (`--nccl-log '/tmp/nccl_trace_rank_*'`)
+_ROUTED = {"nccl": ("train_log", "flight_recorder")}
 
 
 def routed_source(source: str, data: Path | bytes) -> str:

@@ -19,7 +19,7 @@ from forensics.bundle import trust
 from forensics.collect import main as cmain
 from forensics.collect.specs import Spec, by_name
 from forensics.layout import FORMAT_VERSION, MANIFEST, MARKER_PREFIX, TABLES_DIR, TRUTH_DIR, parse_marker, raw_path
-from forensics.simulate import (fmt_dcgm, fmt_dmesg, fmt_ethtool, fmt_fabricmanager, fmt_host, fmt_infiniband, fmt_nccl,
+from forensics.simulate import (fmt_dcgm, fmt_dmesg, fmt_ethtool, fmt_fabricmanager, fmt_fr, fmt_host, fmt_infiniband, fmt_nccl,
                                 fmt_nvlink, fmt_nvsmi, fmt_qos, fmt_sysstat, fmt_torch, fmt_train)
 from forensics.simulate.config import COUNTER_EVERY_S, NVSMI_Q_EVERY_S, PER_CPU_EVERY_S, SimConfig, fmt_interval
 from forensics.simulate.hardware import build_cluster
@@ -224,12 +224,17 @@ class Simulation:
         if wd:
             name = f"torchrun-{host.name}.log"
             add(NCCL_SPEC, wd, cap + 0.12, cap + 0.13, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
+        for R, dump in fmt_fr.dumps(self.cluster, plan, model, h) if hung else ():
+            name = f"{fmt_fr.PREFIX.rsplit('/', 1)[1]}{R}"
+            add(NCCL_SPEC, dump, cap + 0.135, cap + 0.136, argv=[cmain.NCCL_COPY, fmt_fr.PREFIX + str(R)], raw=name)
         tlog = fmt_train.train_log(self.cluster, plan, model, h)
         if tlog:
             name = "train-rank0.log"
             add(TRAIN_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
+        if hung:  # a hung job's Flight Recorder dumps (TORCH_NCCL_DUMP_ON_TIMEOUT=1) are named too
+            argv += ["--nccl-log", fmt_fr.PREFIX + "*"]
         base = f"hosts/{host.name}"
         files[f"{base}/host.json"] = fmt_host.host_json(host, cfg, start, cap + 0.2, argv, chrony, timedatectl)
         files[f"{base}/commands.jsonl"] = fmt_host.commands_jsonl(cmds)

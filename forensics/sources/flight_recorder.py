@@ -65,8 +65,11 @@ def sniff(head: bytes) -> Sniff:
     if head[:2] == b"\x80\x02" and sum(k in head[:4096] for k in _KEYS + (b"version",)) >= 2:
         return Sniff(0.95, "a protocol-2 pickle naming Flight Recorder keys (version, entries, pg_config, pg_status)")
     text = head[:4096].lstrip()
-    if text[:1] == b"{" and sum(b'"' + k + b'"' in text for k in _KEYS) >= 1 and b'"version"' in text:
-        return Sniff(0.9, "a JSON object with Flight Recorder keys (version, entries, pg_config or pg_status)")
+    # _dump_fr_trace_json sorts its keys: "comm_lib_version" and "entries" open the object and "version"
+    # closes it, past the head of any dump of more than a few entries
+    if text[:1] == b"{" and sum(b'"' + k + b'"' in text for k in _KEYS) >= 1 and (
+            b'"version"' in text or text.startswith(b'{"comm_lib_version"')):
+        return Sniff(0.9, "a JSON object with Flight Recorder keys (version or comm_lib_version, entries, pg_config or pg_status)")
     return Sniff(0.0, "neither a pickle nor JSON with Flight Recorder keys")
 
 
