@@ -99,7 +99,20 @@ def test_a_long_log_keeps_its_end(tmp_path, monkeypatch):
     (_log_dir(root) / "fabricmanager.log").write_bytes(b"".join(lines))
     small = Spec(FM.name, FM.argv, FM.source, FM.raw, mode="copy", when="end", cap=1000)
     got, rec = _copy(tmp_path, monkeypatch, root, small)
-    assert len(got) == 1000 and got.endswith(lines[-1]) and rec["truncated"] is True and rec["error"] is None
+    # the last 1000 bytes, less the cut first line: whole lines only, the newest kept
+    kept = [ln for ln in lines if got.startswith(ln) or ln in got]
+    assert got == b"".join(lines[-len(kept):]) and 1000 - len(lines[0]) < len(got) <= 1000
+    assert rec["truncated"] is True and rec["error"] is None
+
+
+def test_a_tail_cut_on_a_line_boundary_keeps_that_line(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    lines = [b"[Jul 23 2024 07:00:%02d] [INFO] [tid 1] line %04d\n" % (i % 60, i) for i in range(100)]
+    (_log_dir(root) / "fabricmanager.log").write_bytes(b"".join(lines))
+    cap = sum(len(ln) for ln in lines[-10:])
+    small = Spec(FM.name, FM.argv, FM.source, FM.raw, mode="copy", when="end", cap=cap)
+    got, rec = _copy(tmp_path, monkeypatch, root, small)
+    assert got == b"".join(lines[-10:]) and rec["truncated"] is True
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")

@@ -91,15 +91,23 @@ def _copy_one(c, src, fh):
 
 def _copy_into(c, name, source, argv, fh, path, rel, cap, tail=False):
     """Copy the open file `fh` to the raw file `path` (at most `cap` bytes, the tail kept) and record it;
-    `tail`: start reading at the last `cap` bytes (a long log's end) instead of reading it all."""
+    `tail`: start reading at the last `cap` bytes (a long log's end) instead of reading it all, from the
+    first line that starts in them (a cut first line is left out)."""
     res = proc.Result(argv)
     out = proc.CappedFile(path, cap, append=False)
     try:
         size = os.fstat(fh.fileno()).st_size
+        at_line = True
         if tail and size > cap:
-            fh.seek(size - cap)
+            fh.seek(size - cap - 1)
+            at_line = fh.read(1) == b"\n"
             out.truncated = True
         for block in iter(lambda: fh.read(1 << 20), b""):
+            if not at_line:
+                cut = block.find(b"\n")
+                if cut < 0:
+                    continue
+                block, at_line = block[cut + 1:], True
             out.write(block)
         res.exit_code = 0
     except OSError as exc:
