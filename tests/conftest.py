@@ -31,7 +31,9 @@ def ray_local():
     they skip, saying why, where Ray is not installed (the README's test command installs it)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[test,ray]'): "
                                             "the Ray engine's tests are skipped")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    from forensics.engine.executors import start_local_ray
+
+    start_local_ray(ray, 2)  # as `--engine ray` starts it
     try:
         yield ray
     finally:

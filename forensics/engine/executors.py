@@ -41,7 +41,6 @@ class RayExecutor:
         if not ray.is_initialized():
             if address:
                 _check_reachable(address)
-            kw = {"address": address} if address else {"num_cpus": num_cpus or os.cpu_count() or 1}
             if not address:
                 # one polars thread per task (the tasks share this machine's CPUs): the workers of a
                 # Ray started here inherit this environment (a runtime_env would cost a second pool
@@ -54,7 +53,10 @@ class RayExecutor:
                 os.environ.setdefault("RAY_enable_metrics_collection", "0")
             _quiet_token_notice()
             try:
-                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
+                if address:
+                    ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+                else:
+                    start_local_ray(ray, num_cpus or os.cpu_count() or 1)
             except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not
                 # start in time ("The current node timed out during startup": seen at load 60 on 2 cores)
                 if not address:
@@ -85,6 +87,44 @@ class RayExecutor:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+#: Ray's settings for a Ray started here (its ``_system_config``): no per-handler timing statistics
+#: in its event loops (``event_stats``, for debugging Ray itself) and no task events sent to its GCS
+#: (``task_events_report_interval_ms`` = 0: they feed the dashboard's task list and timeline, which
+#: nobody opens here). Each halved an idle worker's CPU in probes on this machine (0.20 -> 0.07-0.11
+#: CPU s per 30 s, benchmarks/ray_start.py); findings do not depend on them.
+LOCAL_RAY_CONFIG = {"event_stats": False, "task_events_report_interval_ms": 0}
+
+
+def start_local_ray(ray, num_cpus: int) -> None:
+    """Start a Ray of `num_cpus` CPUs on this machine for this process, lean: with
+    :data:`LOCAL_RAY_CONFIG`, and without the two daemons an offline run never uses, the log monitor
+    (it forwards workers' output to a driver that asked for none, ``log_to_driver=False``) and the
+    autoscaler's monitor (one machine, nothing to scale). Ray's ``init`` does not expose these two
+    switches (its ``RayParams`` has them: ``include_log_monitor``, ``no_monitor``), so they are set on
+    the parameters ``init`` builds, for this call only; a Ray without them starts both, as before.
+    Measured: benchmarks/results/fleet_scale-2026-12-06-c.md."""
+    try:
+        from ray._private import parameter
+    except ImportError:  # another layout of Ray's internals: its defaults
+        parameter = None
+    original = getattr(parameter, "RayParams", None)
+    if original is not None:
+        class _Lean(original):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, **kw)
+                if hasattr(self, "include_log_monitor") and hasattr(self, "no_monitor"):
+                    self.include_log_monitor = False
+                    self.no_monitor = True
+
+        parameter.RayParams = _Lean
+    try:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                 _system_config=dict(LOCAL_RAY_CONFIG))
+    finally:
+        if original is not None:
+            parameter.RayParams = original
 
 
 _TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
