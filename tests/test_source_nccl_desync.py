@@ -113,3 +113,23 @@ def test_the_collectors_process_record_places_the_blamed_rank(tmp_path):
     assert errors == []
     (f,) = [dict(r, evidence=json.loads(r["evidence"])) for r in findings.to_dicts()]
     assert f["hosts"] == ["node05"] and f["evidence"]["host_from"] == "process_env"
+
+
+TITAN = Path(__file__).parent / "fixtures" / "train_log" / "train_log--torchtitan-pr3393-rank0-prefix.txt"
+
+
+def test_mismatch_lines_in_a_training_log_are_read_as_the_nccl_source_reads_them():
+    """A job's stdout with step lines is read by train_log (routed so in raw/nccl too): the real mismatch
+    lines (ms-swift PR 9443, SimpleTuner issue 2712) in it become the same nccl_desync rows, not unparsed lines."""
+    steps = TITAN.read_bytes()
+    n_steps = len(steps.splitlines())
+    for name in ("nccl--pytorch-detail-mismatch-simpletuner-2712-seq-op.txt", "nccl--pytorch-detail-mismatch-ms-swift-9443-shape.txt"):
+        lines = (MISMATCH / name).read_bytes()
+        alone = _parse("nccl", lines).tables["nccl_desync"].select("line_no", "state", "rank", "seq", "op_type").rows()
+        assert alone
+        res = _parse("train_log", steps + lines)
+        got = res.tables["nccl_desync"].select("line_no", "state", "rank", "seq", "op_type").rows()
+        assert got == [(ln + n_steps, *rest) for ln, *rest in alone]
+        assert set(res.tables["nccl_desync"]["source"].to_list()) == {"train_log"}
+        assert not any("Detected mismatch" in t for t in res.unparsed["text"].to_list())
+        assert res.tables["train_steps"].height > 0

@@ -25,7 +25,10 @@ The same output's torchrun failure records (``ChildFailedError``: ``host :``, ``
 M)``, ...) become ``rank_hosts`` rows: which host each failed rank ran on (:mod:`._rank_places`), and the
 log records of the programs that run the job (vLLM, Ray, torchrun/torchelastic, PyTorch's glog and Python
 logging: program, worker, pid, rank, level, time, source line, message) become ``runtime_log`` rows
-(:mod:`._runtime_log`).
+(:mod:`._runtime_log`). PyTorch's desync report and ``TORCH_DISTRIBUTED_DEBUG=DETAIL``'s ``Detected
+mismatch between collectives`` errors in the same output become ``nccl_desync`` rows, read by the nccl
+source's reader (:mod:`forensics.sources.nccl.desync`), so ``hang_origin_desync`` sees them whichever
+source took the file.
 
 Everything else (evaluation dicts, DeepSpeed's ``step=N, skipped=`` and ``time (ms) |`` breakdowns,
 progress bars, warnings) goes to ``unparsed`` with a reason, so the count of lines not read is exact.
@@ -53,13 +56,14 @@ from forensics.sources import _rank_places as rank_places
 from forensics.sources import _runtime_log as runtime_log
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
                                      unparsed_frame, unparsed_rows)
+from forensics.sources.nccl.desync import desync_rows
 
 NAME = "train_log"
-VERSION = 2
-TABLES = ("train_steps", "rank_hosts", "runtime_log")
+VERSION = 3
+TABLES = ("train_steps", "rank_hosts", "runtime_log", "nccl_desync")
 DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer): step time, tokens/samples per s, TFLOP/s, "
                "MFU, loss; torchrun failure records: the host of each failed rank; the vLLM/Ray/torchrun/PyTorch "
-               "log records of the job")
+               "log records of the job; PyTorch desync reports and DETAIL collective mismatches")
 
 # literals one of which every line read here holds: lines without any go to unparsed without a regex
 _GATE = ("iteration", "step:", "SamplesPerSec=", "{'", "step=", "time (ms)")
@@ -250,6 +254,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         gate = gate | text.str.contains(lit, literal=True)
     lines = lines.with_columns(gate.alias("cand"), (text.str.strip_chars() == "").alias("blank"))
     rest = lines.filter(~pl.col("cand") & ~pl.col("blank"))
+    # PyTorch's desync report and TORCH_DISTRIBUTED_DEBUG=DETAIL's mismatch error in the job's stdout:
+    # read as the nccl source reads them (its reader, forensics.sources.nccl.desync)
+    desync, rest = desync_rows(rest.select("line_no", "text")) if rest.height else (None, rest)
     places, used = rank_places.read(rest, ctx)
     if used:
         rest = rest.filter(~pl.col("line_no").is_in(list(used)))
@@ -295,5 +302,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if bad:
         unparsed.append(unparsed_rows(bad, ctx, NAME))
     frameworks = sorted(set(df["framework"].to_list()))
-    return result(NAME, ctx, n, {"train_steps": df, "rank_hosts": places, "runtime_log": logged}, unparsed, hosts=[],
-                  frameworks=frameworks)
+    tables = {"train_steps": df, "rank_hosts": places, "runtime_log": logged}
+    if desync is not None:
+        tables["nccl_desync"] = desync
+    return result(NAME, ctx, n, tables, unparsed, hosts=[], frameworks=frameworks)
