@@ -229,7 +229,7 @@ class Simulation:
             add(NCCL_SPEC, dump, cap + 0.135, cap + 0.136, argv=[cmain.NCCL_COPY, fmt_fr.PREFIX + str(R)], raw=name)
         tlog = fmt_train.train_log(self.cluster, plan, model, h)
         if tlog:
-            name = "train-rank0.log"
+            name, tlog = tlog
             add(TRAIN_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]

@@ -48,8 +48,8 @@ class Plan:
     disk_load: np.ndarray = None
     temp_override: dict = field(default_factory=dict)
     pulsing: bool = False
-    #: write rank 0's training log (its logged tokens/s): scenarios about throughput
-    train_log: bool = False
+    #: the framework of the job's training log (forensics.simulate.fmt_train); None: chosen by the seed
+    train_framework: str | None = None
     crash: Crash | None = None
     #: (host, iface) -> {counter: per-second increments (T,)}
     nic_extra: dict = field(default_factory=dict)

@@ -132,7 +132,7 @@ def _case000(plan: Plan, r) -> None:
     for g in gpus:
         plan.affinity[(h, g)] = 1 - cl.hosts[h].gpus[g].numa
         plan.compute_factor[h, g] *= 1.14
-    plan.train_log = True  # what the team saw first: the job's own tokens/s/GPU
+    plan.train_framework = "torchtitan"  # what the team saw first: the job's own tokens/s/GPU
     plan.env["NCCL_BUFFSIZE"] = "2097152"
     plan.env["NCCL_NET_GDR_LEVEL"] = "LOC"
     plan.gdr = False
