@@ -62,8 +62,9 @@ KIND_FIELDS = ("layer", "root_rank", "caused_by", "confirm", "remediation")  # o
 SCOPES = ("host", "path", "any")
 LOCALITIES = ("host", "cross")  # `-- locality:` of a detector
 #: the setup scripts' tables (queries/detectors/_*.sql) that a `cross` detector may read: the small
-#: per host x 30 s window tables and capture spans that a split engine carries from map to reduce
-WINDOW_TABLES = ("det_gpu_windows", "det_host_windows", "det_nic_windows", "det_capture")
+#: per host x 30 s window tables, the per host x 10 s GPU buckets (straggler) and capture spans that a
+#: split engine carries from map to reduce
+WINDOW_TABLES = ("det_gpu_windows", "det_host_windows", "det_gpu_buckets", "det_nic_windows", "det_capture")
 
 
 @dataclass(frozen=True)

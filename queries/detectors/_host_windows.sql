@@ -36,6 +36,17 @@ SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (
 FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w)
 LEFT JOIN q USING (host, w);
 
+-- Per host x 10 s bucket GPU features, for the peer comparison of straggler.sql: a straggler cut short
+-- after 20-60 s is two to six of these and drowns in a 30 s window's average. 10 s is several training
+-- steps (a 1 s bucket would judge one step's phase) and holds at least one sample at the usual 1-10 s
+-- sampling; with +-2 s of clock skew the hosts' samples of one bucket are still of the same moment.
+-- Host-local (a split engine's map computes it for its hosts and carries it to the reduce).
+CREATE OR REPLACE TEMP TABLE det_gpu_buckets AS
+SELECT host, time_bucket(INTERVAL 10 SECOND, ts) AS b, avg(util_pct) AS gpu_util_pct, avg(power_w) AS gpu_power_w,
+       avg(sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples
+FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
+GROUP BY ALL;
+
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs
 -- (nic_counter_signal() and its direction/priority macros in queries/views/00_macros.sql). Classified once per distinct counter name (det_counter_names, made by prepare() in
 -- forensics/detect/rules.py: from the cached nic_counter_summary when there is one, else nic_counters),

@@ -7,65 +7,79 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over 2 minutes, consistently enough to stand 3 standard errors clear of the windows' own scatter (the usual 3-sigma), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the larger of the run's own scatter and the standard deviation of the host's buckets over the whole capture, so two lucky buckets of a noisy 10 s-sampled host are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
--- param: min_windows = 4   consecutive 30 s windows whose mean excess is judged (2 minutes)
--- param: min_t = 3   the mean excess must be this many standard errors of those windows' own spread (1 s power averages taken at random phases of the step scatter by 10% or more per window at 5-10 s sampling; a lone noisy window is no straggler)
+-- param: min_buckets = 2   shortest run of 10 s buckets judged (20 s, two samples at 10 s sampling)
+-- param: max_buckets = 12   longest run judged (2 minutes); runs of every length in between are judged, so a weak straggler that lasts is found by a long run
+-- param: min_t = 3   the run's mean excess must be this many standard errors clear of the noise (the run's own scatter or the host's over the capture, whichever is larger; 1 s power averages taken at random phases of the step scatter by 10% or more per bucket at 5-10 s sampling)
 -- param: max_host_fraction = 0.34   at most this fraction of hosts may stand out at once (a straggler is the exception)
 WITH w AS (
-  SELECT host, w, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu FROM det_host_windows
+  SELECT host, b, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu FROM det_gpu_buckets
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
-), r AS (  -- each row's position among its window's values (NULL for a NULL value)
-  SELECT *, CASE WHEN p IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY p) END AS kp,
-         CASE WHEN c IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY c) END AS kc,
-         CASE WHEN u IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY u) END AS ku,
-         CASE WHEN mu IS NOT NULL THEN rank() OVER (PARTITION BY w ORDER BY mu) END AS kmu
+), r AS (  -- each row's position among its bucket's values (NULL for a NULL value)
+  SELECT *, CASE WHEN p IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY p) END AS kp,
+         CASE WHEN c IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY c) END AS kc,
+         CASE WHEN u IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY u) END AS ku,
+         CASE WHEN mu IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY mu) END AS kmu
   FROM w
-), wl AS (  -- each window's count of values and its sorted values around the middle
-  SELECT w, count(*) AS n, count(p) AS np, count(c) AS nc, count(u) AS nu, count(mu) AS nmu,
+), wl AS (  -- each bucket's count of values and its sorted values around the middle
+  SELECT b, count(*) AS n, count(p) AS np, count(c) AS nc, count(u) AS nu, count(mu) AS nmu,
          loo_middle(list_sort(list(p) FILTER (WHERE p IS NOT NULL))) AS lp, loo_middle(list_sort(list(c) FILTER (WHERE c IS NOT NULL))) AS lc,
          loo_middle(list_sort(list(u) FILTER (WHERE u IS NOT NULL))) AS lu, loo_middle(list_sort(list(mu) FILTER (WHERE mu IS NOT NULL))) AS lmu
-  FROM w GROUP BY w
+  FROM w GROUP BY b
 ), peer AS (  -- the median of the other hosts at the same moment (leave-one-out, so two nodes compare with each other),
-  -- from the window's values without the host's own: linear in hosts (a join of every host with every other is N²)
-  SELECT r.host, r.w, loo_median(lp, np, kp) AS med_p, loo_median(lc, nc, kc) AS med_c, loo_median(lu, nu, ku) AS med_u,
+  -- from the bucket's values without the host's own: linear in hosts (a join of every host with every other is N²)
+  SELECT r.host, r.b, loo_median(lp, np, kp) AS med_p, loo_median(lc, nc, kc) AS med_c, loo_median(lu, nu, ku) AS med_u,
          loo_median(lmu, nmu, kmu) AS med_mu, n AS hosts
-  FROM r JOIN wl USING (w) WHERE n >= 2
-), d AS (
+  FROM r JOIN wl USING (b) WHERE n >= 2
+), d0 AS (
   SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
-         mu / nullif(med_mu, 0) - 1 AS mem_dev,
-         (u >= $min_util AND med_u >= $min_util) AS busy
-  FROM w JOIN peer USING (host, w)
-), span AS (  -- every run of min_windows consecutive busy windows, by its last window
-  SELECT a.host, a.w AS w_end, avg(b.power_dev) AS pm, stddev_samp(b.power_dev) AS ps, avg(b.mem_dev) AS mm,
-         avg(b.clock_def) AS cm, stddev_samp(b.clock_def) AS cs
-  FROM d a JOIN d b ON a.host = b.host AND b.w BETWEEN a.w - to_seconds(30 * ($min_windows - 1)) AND a.w
-  GROUP BY a.host, a.w HAVING count(*) = $min_windows AND bool_and(b.busy)
-), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of its own spread
-  SELECT host, w_end FROM span
-  WHERE (pm >= $min_power_excess AND pm >= $min_t * coalesce(ps, 0) / sqrt($min_windows) AND coalesce(mm >= $min_power_excess, true))
-     OR (cm >= $min_clock_deficit AND cm >= $min_t * coalesce(cs, 0) / sqrt($min_windows))
+         mu / nullif(med_mu, 0) - 1 AS mem_dev, (u >= $min_util AND med_u >= $min_util) AS busy,
+         b - lag(b) OVER (PARTITION BY host ORDER BY b) AS gap
+  FROM w JOIN peer USING (host, b)
+), d1 AS (  -- a segment of the host's buckets ends where more than twice its usual spacing is missing (a gap
+  -- in the capture; at sampling above 10 s every other bucket is empty, and that is no gap)
+  SELECT *, sum(CASE WHEN gap > 2 * greatest(med_gap, INTERVAL 10 SECOND) THEN 1 ELSE 0 END)
+              OVER (PARTITION BY host ORDER BY b) AS seg
+  FROM (SELECT *, median(gap) OVER (PARTITION BY host) AS med_gap FROM d0)
+), d AS (  -- the host's noise: the standard deviation of its busy buckets' deviations over the capture
+  -- (not a robust scatter: at 10 s sampling the job's own cycles, aliased, give a host runs of +20% buckets
+  -- between quiet ones, a heavy tail that the MAD does not see)
+  SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d1
+  JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c
+        FROM d1 WHERE busy GROUP BY host) USING (host)
+), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
+  SELECT a.host, a.seg, a.k AS k_end, L, avg(x.power_dev) AS pm, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
+         avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_
+  FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
+  JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
+  GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
+), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of the noise
+  SELECT host, seg, k_end, L FROM span
+  WHERE (pm >= $min_power_excess AND pm >= $min_t * greatest(coalesce(ps, 0), coalesce(np_, 0)) / sqrt(L)
+         AND coalesce(mm >= $min_power_excess, true))
+     OR (cm >= $min_clock_deficit AND cm >= $min_t * greatest(coalesce(cs, 0), coalesce(nc_, 0)) / sqrt(L))
 ), o AS (
-  SELECT d.*, EXISTS (SELECT 1 FROM ok WHERE ok.host = d.host
-                      AND d.w BETWEEN ok.w_end - to_seconds(30 * ($min_windows - 1)) AND ok.w_end) AS out
+  SELECT d.*, EXISTS (SELECT 1 FROM ok WHERE ok.host = d.host AND ok.seg = d.seg
+                      AND d.k BETWEEN ok.k_end - ok.L + 1 AND ok.k_end) AS out
   FROM d
 ), f AS (
-  SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY w) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
-), i AS (SELECT *, flag_run(bad, host, w) AS ep FROM f),
+  SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY b) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
+), i AS (SELECT *, flag_run(bad, (host, seg), b) AS ep FROM f),
 e AS (
-  SELECT host, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows,
+  SELECT host, seg, ep, min(b) AS start, max(b) + INTERVAL 10 SECOND AS "end", count(*) AS buckets,
          avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,
          avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts
-  FROM i WHERE bad GROUP BY host, ep HAVING count(*) >= $min_windows
+  FROM i WHERE bad GROUP BY host, seg, ep HAVING count(*) >= $min_buckets
 )
-SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + windows / 60) AS score,
-       host || ' is slower than its ' || (hosts - 1) || ' peers for ' || windows * 30 || ' s with nothing logged: its GPUs draw '
+SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + epoch("end" - start) / 1800) AS score,
+       host || ' is slower than its ' || (hosts - 1) || ' peers for ' || round(epoch("end" - start))::BIGINT || ' s with nothing logged: its GPUs draw '
          || round(power_w)::BIGINT || ' W vs ' || round(peer_power_w)::BIGINT || ' W on the peers ('
          || CASE WHEN power_dev >= 0 THEN '+' ELSE '' END || round(100 * power_dev, 1) || '%), SM clock '
          || round(clock)::BIGINT || ' vs ' || round(peer_clock)::BIGINT || ' MHz; the others wait for it at every all-reduce' AS summary,
        to_json({power_w: round(power_w, 1), peer_median_power_w: round(peer_power_w, 1), power_excess: round(power_dev, 3),
                 sm_clock_mhz: round(clock), peer_median_sm_clock_mhz: round(peer_clock), clock_deficit: round(clock_def, 3),
-                windows: windows, peers: hosts - 1})::VARCHAR AS evidence
+                buckets_10s: buckets, peers: hosts - 1})::VARCHAR AS evidence
 FROM e ORDER BY start
