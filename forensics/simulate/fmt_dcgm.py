@@ -3,7 +3,8 @@ run of an NVIDIA/nccl issue and the p4d run): the Metadata section (DCGM version
 GPUs' PCI device ids: 2330 for the H100 80GB HBM3 SXM), then the nine Deployment checks of level 1.
 A GPU whose row remapping is pending when the diagnostic runs fails "Page Retirement/Row Remap" with
 DCGM's message for it (dcgm_errors.h ``DCGM_FR_PENDING_ROW_REMAP_MSG``), cut every 45 characters
-as dcgmi cuts every message.
+as dcgmi cuts every message; a GPU without persistence mode fails "Persistence Mode" with the message of
+tests/fixtures/dcgm/dcgm--diag-r4-memtest-blog-persistence-fail-wrapped-error.txt.
 
 ``dcgmi dmon`` of the collector's fields, laid out as dcgmi prints it (``dcgmi/DeviceMonitor.cpp``;
 the fixture of DCGM 3.1.8 in tests/fixtures/dcgm_dmon): ``#Entity`` in a 10-wide column, each field
@@ -29,6 +30,9 @@ DEVICE_ID = "2330"
 WRAP = 45
 DEPLOYMENT = ("Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode",
               "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom")
+#: DCGM's message for a GPU without persistence mode, as the fixture above prints it (its spelling kept)
+PERSISTENCE_MSG = ("Persistence mode for GPU {} is currently disabled. The DCGM diagnostic requires peristence mode to be "
+                   'enabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.')
 BORDER = "+---------------------------+------------------------------------------------+"
 
 
@@ -51,8 +55,13 @@ def diag_r1(plan, h: int, n_gpus: int, t: float) -> bytes:
            _row("DCGM Version", DCGM_VERSION), _row("Driver Version Detected", DRIVER),
            _row("GPU Device IDs Detected", ",".join([DEVICE_ID] * n_gpus)),
            "|-----  Deployment  --------+------------------------------------------------|"]
+    no_pm = sorted(g for hh, g in plan.persistence_off if hh == h)
     for test in DEPLOYMENT:
-        if test == "Page Retirement/Row Remap" and pending:
+        if test == "Persistence Mode" and no_pm:
+            out.append(_row(test, "Fail"))
+            for g in no_pm:
+                out += _message("Error", PERSISTENCE_MSG.format(g))
+        elif test == "Page Retirement/Row Remap" and pending:
             out.append(_row(test, "Fail"))
             for g in pending:
                 out += _message("Error", f"GPU {g} had memory errors and row remappings are pending")

@@ -28,12 +28,13 @@ def _start(host, seed: int) -> tuple[float, int, int, int]:
 def log(host, seed: int, events=(), copied: float = float("inf")) -> bytes:
     """/var/log/fabricmanager.log of this boot as the collector copies it (at true time `copied`):
     the start, then `events` ``(true time, level, message)`` a scenario has FM log (the fault
-    monitor's lines, e.g. ``detected NVSwitch fatal error ...``), in time order."""
+    monitor's lines, e.g. ``detected NVSwitch fatal error ...``), in time order; an event may name its
+    thread as a fourth element (FM logs from several threads), else FM's main thread's."""
     t, _, _, tid = _start(host, seed)
     rows = [(t + 1.2, "INFO", "Connected to 1 node."), (t + 2.6, "INFO", READY)]
     rows += sorted(e for e in events if e[0] <= copied)
-    stamps = tf.times([host.offset_s + w for w, _, _ in rows], host.tz, "%b %d %Y %H:%M:%S").to_list()
-    return tf.lines_bytes([f"[{s}] [{lvl}] [tid {tid}] {m}" for s, (_, lvl, m) in zip(stamps, rows)])
+    stamps = tf.times([host.offset_s + row[0] for row in rows], host.tz, "%b %d %Y %H:%M:%S").to_list()
+    return tf.lines_bytes([f"[{s}] [{lvl}] [tid {(rest or [tid])[0]}] {m}" for s, (_, lvl, m, *rest) in zip(stamps, rows)])
 
 
 def journal(host, seed: int) -> bytes:

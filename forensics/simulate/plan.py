@@ -79,6 +79,8 @@ class Plan:
     #: (host, gpu) -> [(true time, {"dbe": n, "sbe": n, "remap_unc": n, "pending": bool, "failure": bool})];
     #: "sbe_agg": correctable errors of earlier boots (in the aggregate counter only, not the volatile one)
     ecc: dict = field(default_factory=dict)
+    #: (host, gpu) whose persistence mode is off (nvidia-smi -q says Disabled, dcgmi diag fails its check)
+    persistence_off: set = field(default_factory=set)
     faults: list = field(default_factory=list)
     effects: list = field(default_factory=list)
     #: where the fault being built sits in time: None (mid-capture), "early", "late", "short"

@@ -13,7 +13,7 @@ from forensics.simulate.series import (MEM_CLOCK, MEM_TOTAL, P_LIMIT, R_APP, R_H
                                        R_IDLE, R_SW_POWER, R_SW_THERMAL, R_SYNC)
 
 
-def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None) -> str:
+def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None, pm: str = "Enabled") -> str:
     util = int(s["util"][g][i])
     mem_util = int(s["mem_util"][g][i])
     temp = int(s["temp"][g][i])
@@ -49,7 +49,7 @@ def _gpu_block(gpu, s: dict, g: int, i: int, ecc: dict, proc: tuple | None) -> s
     Product Architecture                  : Hopper
     Display Mode                          : Enabled
     Display Active                        : Disabled
-    Persistence Mode                      : Enabled
+    Persistence Mode                      : {pm}
     Addressing Mode                       : None
     MIG Mode
         Current                           : Disabled
@@ -258,7 +258,8 @@ def q_snapshots(host, hm, times: np.ndarray) -> bytes:
         out.append(f"CUDA Version                              : {CUDA}")
         out.append("")
         out.append(f"Attached GPUs                             : {len(host.gpus)}")
-        blocks = [_gpu_block(gpu, s, g, i, eccs[g], gpu_process(host, hm, g, i, s))
+        blocks = [_gpu_block(gpu, s, g, i, eccs[g], gpu_process(host, hm, g, i, s),
+                             "Disabled" if (hm.h, g) in hm.plan.persistence_off else "Enabled")
                   for g, gpu in enumerate(host.gpus) if not s["lost"][g][i]]
         out.append("\n\n".join(blocks))
     return ("\n".join(out) + "\n").encode()

@@ -40,7 +40,7 @@ def q_xml(host, hm, t: float) -> bytes:
 		<product_architecture>Hopper</product_architecture>
 		<display_mode>Enabled</display_mode>
 		<display_active>Disabled</display_active>
-		<persistence_mode>Enabled</persistence_mode>
+		<persistence_mode>{'Disabled' if (hm.h, g) in hm.plan.persistence_off else 'Enabled'}</persistence_mode>
 		<addressing_mode>None</addressing_mode>
 		<mig_mode>
 			<current_mig>Disabled</current_mig>

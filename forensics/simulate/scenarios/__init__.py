@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from forensics.simulate.scenarios.base import SCENARIOS, Scenario, crash_truth, scenario
 # registered in this order (after ``healthy``): what `simulate --list` and the evaluation show
-from forensics.simulate.scenarios import network, gpu, workload, fabric  # noqa: E402,F401
+from forensics.simulate.scenarios import network, gpu, workload, fabric, health  # noqa: E402,F401
 
 __all__ = ["SCENARIOS", "Scenario", "crash_truth", "scenario"]
