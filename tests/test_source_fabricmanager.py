@@ -40,6 +40,10 @@ def test_bug_report_appends_the_log_file():
     res = PARSER.parse(rep.sections[0].data, ParseContext(host="hgx-07"))
     assert res.unparsed.height == 0  # the '*** ls:' line is structure
     assert res.tables["fabricmanager_log"]["event"].to_list() == ["nvswitch_error", "nvswitch_error", "multicast_failure"]
+    # the file's stamps carry no zone and no NVIDIA document names one: read in the host's zone, and labelled so
+    t = PARSER.parse(rep.sections[0].data, ParseContext(host="hgx-07", tz="Europe/Paris")).tables["fabricmanager_log"]
+    assert t["ts_quality"].unique().to_list() == ["local_zone_assumed"]
+    assert t["ts"][0] == dt.datetime(2024, 7, 9, 16, 14, 7, tzinfo=dt.timezone.utc)  # 18:14:07 CEST
     # Bottlerocket's copy of the script puts its host root before the path
     assert nvbug.split_report(text.replace("*** /var/log", "*** /.bottlerocket/rootfs/var/log").encode()).sections
 

@@ -9,7 +9,16 @@ shape)::
     [Feb 25 2025 14:01:18] [INFO] [tid 1803] Received an inband message:  Message header details: magic Id:adbc request Id:73a12417a65c5380 status:0 type:2 length:56
     Message payload details:Team setup request: Allocation Size:60000000 Flags:0 Number of GPUs:8 GPU Handles:6319a3aba7f6e5de ...
 
-A record is ``[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N] message`` (the host's local time: ``ctx.tz``);
+A record is ``[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N] message``, read as the host's local time (``ctx.tz``)
+with ``ts_quality`` ``local_zone_assumed``: the stamp carries no zone, and no document says which one
+FM writes. Searched (2026-12-06, the search index's docs, pages and issues): NVIDIA's Fabric Manager
+user guide (docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide, HTML and the PDF of release 2.3,
+May 2025), issue trackers and pages that quote FM logs: none of what was returned states the zone. leptonai/gpud reads the same stamps as UTC
+(components/accelerator/nvidia/fabric-manager/log_parser.go @aa6c9c2: Go's ``time.Parse`` with no
+zone), an assumption of its own, not a statement of FM's. Local time is our assumption too: no real
+log and journal of the same FM start were found to compare (the journal's ``-o short`` lines are local
+by journald's definition; the simulator writes both in local time). On a host whose zone is not UTC,
+if FM logs in UTC, these records are off by the zone's offset: the label says the zone is assumed;
 lines without that prefix continue the record before them (payload lines, ``key : value`` blocks of
 GPU NVL errors, a long line wrapped by a terminal) and are kept in ``detail``; blank lines between
 records are structure. The journal holds the service's own lines (``nv-fabricmanager[pid]:``,
@@ -46,7 +55,7 @@ from forensics.sources._base import ParseContext, ParseResult, Sniff, local_to_u
 from forensics.sources.dmesg.months import month_number
 
 NAME = "fabricmanager"
-VERSION = 1
+VERSION = 2  # 2: the log file's records are ts_quality local_zone_assumed (were local)
 TABLES = ("fabricmanager_log",)
 DESCRIPTION = ("NVIDIA Fabric Manager log (/var/log/fabricmanager.log) and journal: NVSwitch fatal/non-fatal errors, "
                "GPU NVL errors, NVLink SHARP (multicast) team failures, start failures, port/trunk failures")
@@ -148,7 +157,7 @@ def _records(h: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
     d = h.with_columns(
         ts=pl.coalesce(iso, local).cast(_TS),
         ts_quality=pl.when(pl.col("iso").is_not_null()).then(pl.lit("exact"))
-        .when(pl.col("level").is_not_null()).then(pl.lit("local"))
+        .when(pl.col("level").is_not_null()).then(pl.lit("local_zone_assumed"))
         .otherwise(pl.lit("local_year_inferred")),
         message=msg, event=ev, sx=sx,
         lines=1 + pl.col("more").fill_null(0),
