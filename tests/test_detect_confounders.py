@@ -167,3 +167,15 @@ def test_pfc_storm_sample_flags_every_node_that_spins(tmp_path):
     assert sorted(spin) == ["node01", "node02", "node03", "node04"]
     assert all(f["caused_by"] == storm["id"] for f in spin.values())
     assert json.loads(spin["node01"]["evidence"])["windows"] == 2
+
+
+def test_a_straggler_cut_short_after_half_a_minute(run):
+    # drops on the peer end the job ~32 s after the straggler began: a run of 10 s buckets, not four 30 s windows
+    cfg = dict(SMALL, interval_s=1.0, duration_s=180.0, seed=4, clock_skew_ms=2000.0)
+    truth = next(f for f in Simulation(SimConfig("packet_drops+straggler", **cfg)).plan.faults if f["kind"] == "straggler")
+    t0, t1 = (dt.datetime.fromisoformat(truth[k]) for k in ("start", "end"))
+    assert (t1 - t0).total_seconds() < 40
+    st = [f for f in run("packet_drops+straggler", **cfg) if f["kind"] == "straggler"]
+    assert [f["hosts"] for f in st] == [truth["hosts"]]
+    s0, s1 = (st[0][k] if isinstance(st[0][k], dt.datetime) else dt.datetime.fromisoformat(st[0][k]) for k in ("start", "end"))
+    assert s0 < t1 and s1 > t0 and (s1 - s0).total_seconds() <= 60
