@@ -33,3 +33,23 @@ def from_fixtures(root: Path, items: list[tuple[str, str, str]]) -> Path:
         for t, df in res.tables.items():
             frames.setdefault(t, []).append(df.with_columns(pl.lit(host).alias("host")))
     return write_tables(root, frames)
+
+
+def job_outputs(tar_path: Path):
+    """(file name, source, data, parse result) of each file a simulated bundle holds in raw/nccl (the
+    torchrun logs and Flight Recorder dumps `collect --nccl-log` copied), read by the source ingest
+    routes it to."""
+    import tarfile
+
+    from forensics.ingest.host import routed_source
+    from forensics.sources import ParseContext
+
+    with tarfile.open(tar_path) as tf:
+        for m in tf.getmembers():
+            parts = m.name.split("/")
+            if not (m.isfile() and parts[0] == "hosts" and parts[2:4] == ["raw", "nccl"]):
+                continue
+            data = tf.extractfile(m).read()
+            src = routed_source("nccl", data)
+            ctx = ParseContext(host=parts[1], file="/".join(parts[2:]), tz="UTC", year=2026)
+            yield parts[-1], src, data, get(src).parse(data, ctx)

@@ -15,7 +15,7 @@ from forensics.db import open_bundle
 from forensics.detect.engine import run_all
 from forensics.simulate import SimConfig, write_bundle
 from forensics.sources import ParseContext, get
-from table_bundles import write_tables
+from table_bundles import job_outputs, write_tables
 
 
 def _run(tmp_path, nodes: int, seed: int, extras=(None,)):
@@ -97,8 +97,6 @@ def test_flight_recorder_dumps_alone_name_the_stuck_rank(tmp_path):
     puts it (raw/nccl), read as flight_recorder there. From the dumps alone hang_origin names the stuck
     rank and its host (its entries stop at the collective before the one every other rank enqueued);
     with the torchrun logs too, the same origin, its first evidence a dump."""
-    from forensics.ingest.host import routed_source
-
     path = tmp_path / "hang2.tar"
     write_bundle(SimConfig(scenario="rank_hang", nodes=2, gpus_per_node=8, duration_s=120.0, interval_s=5.0,
                            seed=3, confounders=False), path, tables=False)
@@ -106,21 +104,15 @@ def test_flight_recorder_dumps_alone_name_the_stuck_rank(tmp_path):
     logs: dict = {}
     with tarfile.open(path) as tf:
         labels = json.load(tf.extractfile("truth/labels.json"))
-        for m in tf.getmembers():
-            parts = m.name.split("/")
-            if not (m.isfile() and parts[0] == "hosts" and parts[2:4] == ["raw", "nccl"]):
-                continue
-            data = tf.extractfile(m).read()
-            ctx = ParseContext(host=parts[1], file="/".join(parts[2:]), tz="UTC", year=2026)
-            if parts[-1].startswith("nccl_trace_rank_"):
-                assert routed_source("nccl", data) == "flight_recorder"
-                res = get("flight_recorder").parse(data, ctx)
-                assert res.unparsed.height == 0 and not res.meta.get("warning")
-                for t, df in res.tables.items():
-                    fr.setdefault(t, []).append(df)
-            elif parts[-1].startswith("torchrun-"):
-                for t, df in get("nccl").parse(data, ctx).tables.items():
-                    logs.setdefault(t, []).append(df)
+    for fname, src, _, res in job_outputs(path):
+        if fname.startswith("nccl_trace_rank_"):
+            assert src == "flight_recorder"
+            assert res.unparsed.height == 0 and not res.meta.get("warning")
+            for t, df in res.tables.items():
+                fr.setdefault(t, []).append(df)
+        elif fname.startswith("torchrun-"):
+            for t, df in res.tables.items():
+                logs.setdefault(t, []).append(df)
     (truth,) = [t for t in labels["faults"] if t["kind"] == "hang_origin"]
     stuck = int(truth["subject"].split()[1])
     pg = pl.concat(fr["flight_recorder_pg"])

@@ -224,7 +224,7 @@ class Simulation:
         if wd:
             name = f"torchrun-{host.name}.log"
             add(NCCL_SPEC, wd, cap + 0.12, cap + 0.13, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
-        for R, dump in fmt_fr.dumps(self.cluster, plan, model, h) if hung else ():
+        for R, dump in fmt_fr.dumps(self.cluster, plan, model, h):
             name = f"{fmt_fr.PREFIX.rsplit('/', 1)[1]}{R}"
             add(NCCL_SPEC, dump, cap + 0.135, cap + 0.136, argv=[cmain.NCCL_COPY, fmt_fr.PREFIX + str(R)], raw=name)
         tlog = fmt_train.train_log(self.cluster, plan, model, h)
@@ -233,7 +233,7 @@ class Simulation:
             add(TRAIN_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
-        if hung:  # a hung job's Flight Recorder dumps (TORCH_NCCL_DUMP_ON_TIMEOUT=1) are named too
+        if plan.crash is not None:  # the Flight Recorder dumps of a job that stops (TORCH_NCCL_DUMP_ON_TIMEOUT=1) too
             argv += ["--nccl-log", fmt_fr.PREFIX + "*"]
         base = f"hosts/{host.name}"
         files[f"{base}/host.json"] = fmt_host.host_json(host, cfg, start, cap + 0.2, argv, chrony, timedatectl)

@@ -1,7 +1,11 @@
-"""PyTorch Flight Recorder dumps of a hung job: one JSON dump per rank that dumped before the copy.
+"""PyTorch Flight Recorder dumps of a job that stopped in a collective: one JSON dump per rank that
+dumped before the copy.
 
-With ``TORCH_NCCL_DUMP_ON_TIMEOUT=1`` every rank whose watchdog fired, and every rank it signalled
-(the hang log's ``preparing to dump debug info`` lines, :mod:`forensics.simulate.fmt_torch`), writes
+With ``TORCH_NCCL_DUMP_ON_TIMEOUT=1`` ("dump on watchdog timeout or exception") every rank whose
+watchdog fired, every rank whose watchdog caught an NCCL error (a link flap, a wedged NIC, a dead
+peer: the torchrun log's ``Exception (either an error or timeout) detected by watchdog`` lines,
+:mod:`forensics.simulate.fmt_nccl`), and every rank a timed-out rank signalled (the hang log's
+``preparing to dump debug info`` lines, :mod:`forensics.simulate.fmt_torch`), writes
 its Flight Recorder ring to ``TORCH_FR_DUMP_TEMP_FILE`` + rank (default ``/tmp/nccl_trace_rank_``),
 which ``collect --nccl-log '/tmp/nccl_trace_rank_*'`` copies into raw/nccl. The shape is exactly that
 of the real JSON dumps of tests/fixtures/flight_recorder/ (``_dump_fr_trace_json``, format 2.10: sorted
@@ -10,6 +14,10 @@ keys, ``pg_status`` numbers as strings, 0 for times not discovered); only the va
 the last :data:`RING` entries (the job's ``TORCH_FR_BUFFER_SIZE``). A rank that reached the collective
 the stuck rank never entered has the step's buckets enqueued and none completed (last enqueued
 S + BUCKETS - 1, last completed S - 1); the stuck rank's entries stop at S - 1, all completed.
+A rank that died (the GPU of an Xid 79 or a contained ECC error) and the ranks torchrun then ended on
+its node, or on the node of a rank whose NCCL error took its process down, write none: their process
+is gone before any watchdog fires. The dumps are in the one format of the real fixtures (2.10, PyTorch
+2.13's); the crash scenarios' watchdog lines keep the wording of their real PyTorch 2.4 sample.
 """
 from __future__ import annotations
 
@@ -38,13 +46,13 @@ def _entry(seq: int, created: float, completed: float | None, timeout_ms: int, t
 def dumps(cluster, plan, model, h: int) -> list[tuple[int, bytes]]:
     """(rank, JSON dump) of every rank on host h that dumped before the collector copied the files."""
     crash = plan.crash
-    if crash is None or crash.stuck is None or model.crash_step is None or not model.watchdog:
+    if crash is None or model.crash_step is None:
         return []
     host = cluster.hosts[h]
     S = model.crash_seq
     T = int(round(crash.timeout_s * 1000))
-    stuck = cluster.rank(*crash.stuck)
-    first = min(st + ran for st, ran in model.watchdog.values())
+    stuck = cluster.rank(*crash.stuck) if crash.stuck is not None else None
+    first = min((st + ran for st, ran in model.watchdog.values()), default=None)
     world = cluster.cfg.nodes * cluster.cfg.gpus_per_node
     config = {"0": {"desc": "default_pg", "name": "0", "ranks": str(list(range(world)))}}
     per = COMM0 / BUCKETS   # one bucket's all-reduce
@@ -52,13 +60,17 @@ def dumps(cluster, plan, model, h: int) -> list[tuple[int, bytes]]:
     for g in range(cluster.cfg.gpus_per_node):
         R = cluster.rank(h, g)
         tid = host.pid(g) * 4096 + 0x7F0000000000   # a pthread id, not the pid
-        if R in model.watchdog:
-            start, ran = model.watchdog[R]
-            at = start + ran + 0.0005 + DUMP_AFTER_S
+        if R in model.watchdog or R in crash.errors:
+            if R in model.watchdog:
+                start, ran = model.watchdog[R]
+                at = start + ran + 0.0005 + DUMP_AFTER_S
+            else:  # its watchdog caught the NCCL error (fmt_nccl.watchdog_log: 0.35 s after it) and dumped
+                start = model.arrive_crash[h, g]
+                at = crash.errors[R] + 0.35 + 0.0002 + DUMP_AFTER_S
             seqs = range(S + BUCKETS - RING, S + BUCKETS)
             entries = [_entry(q, host.wall(start + (q - S) * per * 0.5), None, T, tid) for q in seqs]
             enq, comp = S + BUCKETS - 1, S - 1
-        elif R == stuck:
+        elif R == stuck and first is not None:
             at = first + 0.0051 + 0.0001 + DUMP_AFTER_S
             t_last = crash.t_fail
             entries = [_entry(q, host.wall(t_last - (S - q) * per), host.wall(t_last - (S - q - 1) * per), T, tid)
