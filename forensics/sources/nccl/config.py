@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 import polars as pl
-from forensics.sources.nccl.patterns import _INT, _collect, _nulls
+from forensics.sources.nccl.patterns import _INT, _collect, _compact, _nulls
 from forensics.sources.nccl.classify import _classify
 from forensics.sources.nccl.rules import _CFG_COLS, _ROW_FIELDS, _ROW_FIELD_INPUTS, _RULES, _RULE_INPUTS
 
@@ -61,11 +61,13 @@ def _by_message(df: pl.DataFrame, ascii_only: bool) -> tuple[pl.DataFrame, list[
     """Big inputs: kinds and rules once per distinct message (a log repeats its messages across ranks, channels
     and steps), then per row: the kind (CALL/ABORT levels turn "other" into nccl_call/abort, whose rows take
     nothing from the rules), the message's fields, _ROW_FIELDS, and its nccl_config rows."""
-    g = df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_r"), "message").group_by("message").agg("_r")
+    # distinct messages in the order of their first row: the passes over them then walk the input's buffers forward
+    g = (df.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_r"), "message")
+         .group_by("message", maintain_order=True).agg("_r"))
     rows = g.get_column("_r")
     code = pl.repeat(0, df.height, dtype=pl.UInt32, eager=True).scatter(
         rows.explode(), pl.int_range(g.height, dtype=pl.UInt32, eager=True).repeat_by(rows.list.len()).explode())
-    u = g.select("message")
+    u = g.select(_compact(g.get_column("message")))  # (one contiguous copy: the rules walk these strings many times)
     u = u.with_columns(_classify(u.with_columns(pl.lit(None, dtype=pl.String).alias("level"))),
                        pl.repeat(False, u.height, eager=True).scatter(
                            code.filter(df.get_column("level") == "WARN"), True).alias("_warn"))

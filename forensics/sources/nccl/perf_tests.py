@@ -53,43 +53,70 @@ _STRUCT = (r"^\s*#\s*$|^\s*#?\s*(?:Using devices|out-of-place\s+in-place|size\s+
 _F, _I = pl.Float64, pl.Int64
 
 
-def _tok(i: pl.Expr | int, dtype: pl.DataType | None = None) -> pl.Expr:
-    v = pl.col("_t").list.get(i, null_on_oob=True)
-    return v if dtype is None else pl.when(v != "N/A").then(v).cast(dtype, strict=False)
-
-
 def _result_cols() -> list[pl.Expr]:
-    """Fields of a result line (its words in "_t"): size, count, type, redop, [root], then the out-of-place and
-    in-place halves (time, algbw, busbw, #wrong|error). With the root column (nccl-tests 2.10+) a half's 4th field
-    is the #wrong count; before, it is the max error."""
-    n = pl.col("_t").list.len()
-    new = (n % 4) == 1
-    o = pl.when(new).then(5).otherwise(4)  # first field of the out-of-place half
-    out = [_tok(0, _I).alias("size_b"), _tok(1, _I).alias("count"), _tok(2).alias("dtype"), _tok(3).alias("redop"),
-           pl.when(new).then(_tok(4, pl.Int32)).alias("root")]
-    for side, at in (("oop", o), ("ip", o + 4)):
-        out += [_tok(at, _F).alias(f"{side}_time_us"), _tok(at + 1, _F).alias(f"{side}_algbw_gbs"),
-                _tok(at + 2, _F).alias(f"{side}_busbw_gbs"),
-                pl.when(new).then(_tok(at + 3, _I)).alias(f"{side}_wrong"),
-                pl.when(~new).then(_tok(at + 3, _F)).alias(f"{side}_error")]
+    """Fields of a result line (its words in struct fields _0 .. _12, "_new" true with the root column): size, count,
+    type, redop, [root], then the out-of-place and in-place halves (time, algbw, busbw, #wrong|error). With the root
+    column (nccl-tests 2.10+) a half's 4th field is the #wrong count; before, it is the max error."""
+    f, new = [pl.col(f"_{i}") for i in range(_WORDS)], pl.col("_new")
+
+    def tok(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+        return pl.when(e != "N/A").then(e).cast(dtype, strict=False)
+
+    out = [tok(f[0], _I).alias("size_b"), tok(f[1], _I).alias("count"), f[2].alias("dtype"), f[3].alias("redop"),
+           pl.when(new).then(tok(f[4], pl.Int32)).alias("root")]
+    for side, at in (("oop", 4), ("ip", 8)):
+        g = (lambda j, at=at: pl.when(new).then(f[at + j + 1]).otherwise(f[at + j]))  # a field of the half
+        out += [tok(g(0), _F).alias(f"{side}_time_us"), tok(g(1), _F).alias(f"{side}_algbw_gbs"),
+                tok(g(2), _F).alias(f"{side}_busbw_gbs"),
+                pl.when(new).then(tok(f[at + 4], _I)).alias(f"{side}_wrong"),
+                pl.when(~new).then(tok(f[at + 3], _F)).alias(f"{side}_error")]
     return out
 
 
+_WORDS = 13  # the most a result line has (_RESULT): size count type redop root + 2 x 4
 _RESULT_COLS = _result_cols()
+# the words of a result line as struct fields _0 .. _12 (null past its last word) and whether it has the root column
+# (9 or 13 words; 8 or 12 without): each field computed once, not once per expression that reads it
+_WORDS_OF = [pl.col("_t").list.to_struct(fields=[f"_{i}" for i in range(_WORDS)]).alias("_s"),
+             (pl.col("_t").list.len() % 4 == 1).alias("_new")]
+# the fields of the header and summary rows, each on the rows of its kind only
+_DEV = pl.col("_d").struct.field
+_KIND_COLS = {
+    "device": [_DEV("1").cast(pl.Int32, strict=False).alias("test_rank"), _DEV("3").alias("test_host"),
+               _DEV("2").cast(_I, strict=False).alias("pid"), _DEV("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
+               pl.when(_DEV("5") != "").then(_DEV("5")).alias("gpu")],
+    "avg_busbw": [pl.col("_b").str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs")],
+    "out_of_bounds": [pl.col("_b").str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
+                      pl.col("_b").str.extract(_OOB, 1).alias("detail")],
+    "params": [pl.col("_b").str.extract(_PARAMS, 1).alias("detail")],
+}
+_KIND_ORDER = (("device", _DEVICE), ("avg_busbw", _AVG), ("out_of_bounds", _OOB), ("params", _PARAMS),
+               ("structure", _STRUCT))
+
+
+def _kinds(df: pl.DataFrame) -> pl.Series:
+    """Kind of each line (its body in "_b"): result, else the first header/summary pattern it matches (evaluated on
+    the lines that are not results only), else null."""
+    b = pl.col("_b")
+    is_res = df.select(b.str.contains(_RESULT).fill_null(False)).to_series()
+    kind = pl.lit(None, dtype=pl.String)
+    for name, rx in reversed(_KIND_ORDER):
+        kind = pl.when(b.str.contains(rx)).then(pl.lit(name)).otherwise(kind)
+    out = pl.repeat("result", df.height, dtype=pl.String, eager=True).alias("kind")
+    if is_res.all():
+        return out
+    if not is_res.any():
+        return df.select(kind.alias("kind")).to_series()
+    rest = (~is_res).arg_true()
+    return out.scatter(rest, df.gather(rest).select(kind).to_series())
 
 
 def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(line_no, text) lines no NCCL/PyTorch reader took -> (nccl_tests rows without host/source/file; structure
-    lines dropped, other lines left as they came)."""
+    """(line_no, text) lines no NCCL/PyTorch reader took -> (nccl_tests rows without host/source/file, in line order;
+    structure lines dropped, other lines left as they came)."""
     df = lines.with_columns(_BODY)
     b = pl.col("_b")
-    kind = (pl.when(b.str.contains(_RESULT)).then(pl.lit("result"))
-            .when(b.str.contains(_DEVICE)).then(pl.lit("device"))
-            .when(b.str.contains(_AVG)).then(pl.lit("avg_busbw"))
-            .when(b.str.contains(_OOB)).then(pl.lit("out_of_bounds"))
-            .when(b.str.contains(_PARAMS)).then(pl.lit("params"))
-            .when(b.str.contains(_STRUCT)).then(pl.lit("structure")))
-    df = df.with_columns(kind.alias("kind"))
+    df = df.with_columns(_kinds(df))
     hit = df.get_column("kind").is_not_null()
     left = df.filter(~hit).select("line_no", "text")
     got = df.filter(hit & (pl.col("kind") != "structure"))
@@ -99,24 +126,18 @@ def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     k = pl.col("_k").struct.field
     rank = pl.coalesce(k("r1"), k("r2"), k("r3"), k("r4")).cast(pl.Int32, strict=False).alias("rank")
     got = got.with_columns(pre.str.extract_groups(_RANK).alias("_k"))
-    is_res = got.get_column("kind") == "result"
     parts = []
-    if is_res.any():  # result rows: their words
-        r = got.filter(is_res) if not is_res.all() else got
-        parts.append(r.with_columns(b.str.extract_all(r"\S+").alias("_t")).select(
-            "line_no", rank, "kind", *_RESULT_COLS))
-    if not is_res.all():  # the few header and summary rows
-        o = got.filter(~is_res) if is_res.any() else got
-        dev = pl.col("_d").struct.field
-        parts.append(o.with_columns(b.str.extract_groups(_DEVICE).alias("_d")).select(
-            "line_no", rank, "kind",
-            b.str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs"),
-            b.str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
-            dev("1").cast(pl.Int32, strict=False).alias("test_rank"), dev("3").alias("test_host"),
-            dev("2").cast(_I, strict=False).alias("pid"), dev("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
-            pl.when(dev("5") != "").then(dev("5")).alias("gpu"),
-            pl.coalesce(b.str.extract(_PARAMS, 1), b.str.extract(_OOB, 1)).alias("detail")))
-    out = pl.concat(parts, how="diagonal") if len(parts) > 1 else parts[0]
+    kinds = got.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_r"), "kind").group_by("kind").agg("_r")
+    for kind, idx in zip(kinds.get_column("kind").to_list(), kinds.get_column("_r")):
+        sub = got if idx.len() == got.height else got.gather(idx)
+        if kind == "result":  # result rows: their words
+            sub = sub.with_columns(b.str.extract_all(r"\S+").alias("_t")).with_columns(_WORDS_OF).unnest("_s")
+            parts.append(sub.select("line_no", rank, "kind", *_RESULT_COLS))
+        else:  # the few header and summary rows: the fields of their kind
+            if kind == "device":
+                sub = sub.with_columns(b.str.extract_groups(_DEVICE).alias("_d"))
+            parts.append(sub.select("line_no", rank, "kind", *_KIND_COLS[kind]))
+    out = pl.concat(parts, how="diagonal").sort("line_no") if len(parts) > 1 else parts[0]
     return out, left
 
 
