@@ -13,8 +13,8 @@ _LEVEL_OF = {"INFO ": "INFO", "INFO": "INFO", "WARN ": "WARN", "WARN": "WARN", "
              "CALL ": "CALL", "CALL": "CALL", "ATTN ": "ATTN", "ATTN": "ATTN", "versi": "VERSION"}
 
 
-# the message starts at p + this ("NCCL version" keeps its words)
-_LEVEL_OFF = {k: {"VERSION": 1, "TRACE": 12, "ABORT": 12}.get(v, 11) for k, v in _LEVEL_OF.items()}
+# the message starts at p + this ("NCCL version" keeps its words), by the level read there
+_LEVEL_OFF = {v: {"VERSION": 1, "TRACE": 12, "ABORT": 12}.get(v, 11) for v in _LEVEL_OF.values()}
 
 
 _EXTRA = (r"^(?:[0-9]+\.[0-9]+ )?(?P<src_file>[^\s:()]+):(?P<sl>[0-9]{1,9})(?: \((?P<src_func>[^)]*)\))?$")
@@ -32,7 +32,7 @@ def _fast_plan() -> list:
           _i(pl.col("_tid").str.to_integer(strict=False), "tid"), _i(pl.col("_dev"), "cuda_dev")]
     ok = (pl.col("pid").is_not_null() & pl.col("tid").is_not_null() & pl.col("cuda_dev").is_not_null()
           & pl.col("level").is_not_null() & (d < p) & (pl.col("host").str.len_bytes() > 0))
-    off = p + t.str.slice(p + 6, 5).replace_strict(_LEVEL_OFF, default=None, return_dtype=pl.Int64)
+    off = p + pl.col("level").replace_strict(_LEVEL_OFF, default=None, return_dtype=pl.Int64)  # (no second slice)
     # ASCII rows: a byte slice (no walk over the characters before the offset)
     message = t.cast(pl.Binary).bin.slice(off).cast(pl.String).alias("message")
     s4 = ["line_no", "host", "pid", "tid", "cuda_dev", "level", message,
