@@ -21,7 +21,8 @@ CFG = dict(nodes=3, gpus_per_node=4, duration_s=300.0, interval_s=5.0, confounde
 
 
 @pytest.mark.parametrize("name,seed", [("xid_79", 2), ("ecc_remap", 2), ("link_flap", 2), ("nic_wedged", 2),
-                                       ("packet_drops", 2), ("nvswitch_sxid", 2)])
+                                       ("packet_drops", 2), ("nvswitch_sxid", 2),
+                                       ("gpu_unreachable", 2)])
 def test_every_rank_that_stops_in_the_collective_dumps_and_no_rank_is_named(tmp_path, name, seed):
     sim = Simulation(SimConfig(scenario=name, seed=seed, **CFG))
     crash, model = sim.plan.crash, sim.model
