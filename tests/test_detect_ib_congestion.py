@@ -1,0 +1,73 @@
+"""ib_congestion (issue 18): an InfiniBand link-layer port whose PortXmitWait (sysfs
+counters/port_xmit_wait) says it had data to send but sent none for a fifth of the time or more;
+RoCE ports' wait is PFC pause time, left to pfc_storm. The series is the collector's
+``grep -H -s -r .`` of a port in the layout of tests/fixtures/infiniband/
+infiniband--sysfs-grep-gpud-h100-ndr-and-roce-bond.txt (4X NDR InfiniBand port mlx5_1)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics.analysis import analyze_paths
+
+RATE = 400e9  # 400 Gb/sec (4X NDR)
+TICK_BYTES = 8
+
+
+def _series(tmp_path: Path, shares: list[float], layer: str = "InfiniBand", interval: int = 5) -> Path:
+    """A port sampled every `interval` s whose port_xmit_wait grows by `shares[k]` of interval k."""
+    out, wait = [], 2489603687  # the fixture port's value
+    base = "/sys/class/infiniband/mlx5_1/ports/1"
+    for k in range(len(shares) + 1):
+        if k:
+            wait += round(shares[k - 1] * RATE * interval / (TICK_BYTES * 8))
+        ts = (dt.datetime(2026, 11, 30, 10, 0, tzinfo=dt.timezone.utc)
+              + dt.timedelta(seconds=interval * k)).isoformat(timespec="microseconds")
+        out += [f'#### forensics-sample ts={ts} argv="grep -H -s -r . {base}/state"', f"{base}/state:4: ACTIVE",
+                f"{base}/phys_state:5: LinkUp", f"{base}/rate:400 Gb/sec (4X NDR)", f"{base}/link_layer:{layer}",
+                f"{base}/counters/port_xmit_discards:0", f"{base}/counters/port_xmit_wait:{wait}",
+                f"{base}/counters/port_xmit_data:{230442669431839 + k * 10**10}"]
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "sysfs-mlx5_1-1.txt").write_text("\n".join(out) + "\n")
+    return d
+
+
+def _kind(tmp_path, d, kind="ib_congestion"):
+    a = analyze_paths([d], cache_dir=tmp_path / "c", host="n1")
+    return [f for f in a.findings.to_dicts() if f["kind"] == kind]
+
+
+@pytest.mark.parametrize("shares,severity", [
+    ([0.01, 0.02, 0.01, 0.03, 0.02, 0.01], None),       # normal: a few % waiting
+    ([0.01, 0.19, 0.19, 0.19, 0.19, 0.01], None),       # just under the threshold
+    ([0.01, 0.3, 0.35, 0.3, 0.02, 0.01], "warning"),    # 15 s at ~30%
+    ([0.01, 0.6, 0.7, 0.65, 0.6, 0.02], "critical"),    # over half the time
+    ([0.01, 0.02, 0.9, 0.02, 0.01, 0.01], None),        # one 5 s burst: shorter than min_duration_s
+])
+def test_wait_share_against_the_threshold(tmp_path, shares, severity):
+    got = _kind(tmp_path, _series(tmp_path, shares))
+    if severity is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0]["severity"] == severity
+    assert got[0]["subject"].startswith("mlx5_1 port 1")
+    ev = json.loads(got[0]["evidence"])
+    assert ev["rate_gbps"] == 400 and ev["tick_bytes"] == TICK_BYTES
+    assert abs(ev["max_wait_share"] - max(shares)) < 0.01
+    assert "waited to transmit" in got[0]["summary"]
+
+
+def test_roce_port_wait_is_left_to_pfc_storm(tmp_path):
+    assert _kind(tmp_path, _series(tmp_path, [0.01, 0.6, 0.7, 0.65, 0.6, 0.02], layer="Ethernet")) == []
+
+
+def test_real_snapshot_alone_gives_nothing(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    src = Path(__file__).parent / "fixtures" / "infiniband" / "infiniband--sysfs-grep-gpud-h100-ndr-and-roce-bond.txt"
+    (d / "sysfs.txt").write_bytes(src.read_bytes())
+    assert _kind(tmp_path, d) == []  # one sample: no interval, no share
