@@ -71,3 +71,17 @@ def test_real_snapshot_alone_gives_nothing(tmp_path):
     src = Path(__file__).parent / "fixtures" / "infiniband" / "infiniband--sysfs-grep-gpud-h100-ndr-and-roce-bond.txt"
     (d / "sysfs.txt").write_bytes(src.read_bytes())
     assert _kind(tmp_path, d) == []  # one sample: no interval, no share
+
+
+@pytest.mark.parametrize("scenario", ["pfc_storm", "healthy"])
+def test_simulated_roce_pauses_and_a_healthy_bundle_give_none(tmp_path, scenario):
+    """End to end on simulated bundles (normal-congestion confounders on): a PFC storm is pfc_storm's
+    finding and no ib_congestion; a healthy bundle gives neither. (The simulator's ports are RoCE
+    and write the pause time in microseconds as port_xmit_wait, fmt_infiniband, so the Ethernet
+    filter itself is checked by test_roce_port_wait_is_left_to_pfc_storm above.)"""
+    from forensics.simulate import SimConfig, write_bundle
+    out = tmp_path / "b.tar"
+    write_bundle(SimConfig(scenario, nodes=2, gpus_per_node=2, duration_s=150, interval_s=5, seed=11), out)
+    kinds = {f["kind"] for f in analyze_paths([out], cache_dir=tmp_path / "c").findings.to_dicts()}
+    assert "ib_congestion" not in kinds
+    assert ("pfc_storm" in kinds) == (scenario == "pfc_storm")
