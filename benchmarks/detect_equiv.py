@@ -5,8 +5,8 @@ both sides (CPU seconds of this process, DuckDB's threads included).
     python benchmarks/detect_equiv.py --base main BUNDLE... [--cache-dir DIR] [--only nvlink_errors,ib_port_summary]
 
 The other commit's SQL is read with ``git show``: its detectors replace this checkout's text, and
-its view files are run with each view renamed ``base_<view>`` (the views they read keep this
-checkout's definitions, so a difference is the file's own). Setup scripts (``_*.sql``) run once,
+its view files are run with each view and macro they define renamed ``base_<name>`` (the views
+and macros of other files keep this checkout's definitions, so a difference is the file's own). Setup scripts (``_*.sql``) run once,
 from this checkout, before both. Exit 1 when any result differs.
 """
 from __future__ import annotations
@@ -94,7 +94,10 @@ def main(argv=None) -> int:
                     print(f"{name}: neither a detector nor a view of this checkout", file=sys.stderr)
                     return 2
                 old_text = git_show(args.base, f"queries/views/{vfile.name}")
-                old_text = re.sub(rf"(VIEW\s+(?:raw\.)?){re.escape(name)}\b", rf"\1base_{name}", old_text)
+                # every view and macro the file defines gets the prefix, and so do the uses of them
+                # in it (a view of the file reading the file's macro reads the base's macro)
+                for defined in set(re.findall(r"CREATE OR REPLACE (?:VIEW|MACRO) (?:raw\.)?(\w+)", old_text)):
+                    old_text = re.sub(rf"\b{re.escape(defined)}\b", f"base_{defined}", old_text)
                 b.con.execute(old_text)
                 c0 = cpu()
                 new = b.con.sql(f"SELECT * FROM {name}").pl()

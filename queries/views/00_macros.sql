@@ -36,11 +36,18 @@ CREATE OR REPLACE MACRO loo_median(middle, n, k) AS loo_median_m(middle, n, k, n
 -- value for each run of consecutive flagged rows of the partition `part` (a column, or a row
 -- (a, b, ...) of several) in the order `ord`; group the flagged rows by (part, flag_run) to get
 -- episodes (consecutive bad windows or intervals). A NULL flag ends a run as false does. The key is
--- the row's position among all rows minus its position among the flagged rows: two windows, none
--- nested in the other, over the rows as they are (no table macro: filters and joins still push down).
+-- the row's position among all rows minus the number of flagged rows up to it: two window functions
+-- of one window (one sort, so rows tied on `ord` are in the same order for both), none nested in the
+-- other, over the rows as they are (no table macro: filters and joins still push down).
 CREATE OR REPLACE MACRO flag_run(flag, part, ord) AS
     CASE WHEN flag THEN row_number() OVER (PARTITION BY part ORDER BY ord)
-                        - row_number() OVER (PARTITION BY part, flag ORDER BY ord) END;
+                        - count(*) FILTER (WHERE flag) OVER (PARTITION BY part ORDER BY ord ROWS UNBOUNDED PRECEDING) END;
+-- run_number(part, run): the runs' numbers 1, 2, ... in their order within `part`, in a query grouped
+-- by `part`'s columns and run = flag_run(flag, part, ord) (the keys grow along `ord`): what the
+-- episode views (gpu_episodes, disk_saturation, iowait_above) call `episode`. A window beside flag_run
+-- over the same `part` row and `ord` (their next sample's time) shares its sort: rows tied on `ord`
+-- (two sar files reporting the same second) are then in one order for all of them.
+CREATE OR REPLACE MACRO run_number(part, run) AS row_number() OVER (PARTITION BY part ORDER BY run);
 -- severity_rank(severity): 2 critical, 1 warning, 0 info (for ORDER BY ... DESC).
 CREATE OR REPLACE MACRO severity_rank(severity) AS
     CASE severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 WHEN 'info' THEN 0 END;

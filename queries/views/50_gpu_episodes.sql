@@ -22,16 +22,11 @@ WITH s AS (
     WHERE ts IS NOT NULL AND gpu IS NOT NULL
 ), act AS (  -- only series with an active sample can have episodes: the windows skip the rest
     SELECT DISTINCT host, gpu, reason FROM s WHERE active
-), f AS (
-    SELECT s.*,
-           active AND NOT coalesce(lag(active) OVER w, false) AS starts,
-           lead(ts) OVER w AS next_ts
+), g AS (
+    SELECT s.*, flag_run(active, (host, gpu, reason), ts) AS run,
+           lead(ts) OVER (PARTITION BY (host, gpu, reason) ORDER BY ts) AS next_ts
     FROM s SEMI JOIN act USING (host, gpu, reason)
     WHERE active IS NOT NULL
-    WINDOW w AS (PARTITION BY host, gpu, reason ORDER BY ts)
-), g AS (
-    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, gpu, reason ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
-    FROM f
 )
 SELECT e.host, e.gpu, e.reason,
        e.reason IN ('sw_power_cap', 'hw_slowdown', 'sw_thermal_slowdown', 'hw_thermal_slowdown', 'hw_power_brake') AS throttle,
@@ -39,7 +34,7 @@ SELECT e.host, e.gpu, e.reason,
        e.ongoing, e.samples, e.ts_quality, e.min_sm_clock_mhz, e.avg_sm_clock_mhz, e.max_temp_c, e.avg_power_w,
        e.avg_util_pct
 FROM (
-    SELECT host, gpu, reason, episode,
+    SELECT host, gpu, reason, run_number((host, gpu, reason), run) AS episode,
            min(ts) AS start,
            coalesce(arg_max_null(next_ts, ts), max(ts)) AS "end",
            arg_max_null(next_ts, ts) IS NULL AS ongoing,
@@ -47,7 +42,7 @@ FROM (
            min(sm_clock_mhz) AS min_sm_clock_mhz, avg(sm_clock_mhz) AS avg_sm_clock_mhz,
            max(temp_c) AS max_temp_c, avg(power_w) AS avg_power_w, avg(util_pct) AS avg_util_pct
     FROM g WHERE active
-    GROUP BY host, gpu, reason, episode
+    GROUP BY host, gpu, reason, run
 ) e;
 
 CREATE OR REPLACE VIEW gpu_episodes AS

@@ -9,23 +9,19 @@ WITH s AS (
            util_pct >= min_util_pct AS active
     FROM raw.disk_io
     WHERE ts IS NOT NULL AND util_pct IS NOT NULL AND NOT coalesce(since_boot, false)
-), f AS (
-    SELECT *, active AND NOT coalesce(lag(active) OVER w, false) AS starts, lead(ts) OVER w AS next_ts
-    FROM s WINDOW w AS (PARTITION BY host, device, source ORDER BY ts)
 ), g AS (
-    SELECT *, CAST(sum(starts::INT) OVER (PARTITION BY host, device, source ORDER BY ts ROWS UNBOUNDED PRECEDING) AS BIGINT) AS episode
-    FROM f
+    SELECT *, flag_run(active, (host, device, source), ts) AS run, lead(ts) OVER (PARTITION BY (host, device, source) ORDER BY ts) AS next_ts FROM s
 )
 SELECT e.*, align_ts(e.start, c.clock_offset_s) AS start_aligned, align_ts(e."end", c.clock_offset_s) AS end_aligned,
        (epoch_us(e."end") - epoch_us(e.start)) / 1e6 AS duration_s
 FROM (
-    SELECT host, device, source, episode, min(ts) AS start,
+    SELECT host, device, source, run_number((host, device, source), run) AS episode, min(ts) AS start,
            coalesce(arg_max_null(next_ts, ts), max(ts)) AS "end", arg_max_null(next_ts, ts) IS NULL AS ongoing,
            count(*) AS samples, any_value(ts_quality) AS ts_quality,
            max(util_pct) AS max_util_pct, avg(util_pct) AS avg_util_pct,
            max(await_ms) AS max_await_ms, avg(await_ms) AS avg_await_ms, max(aqu_sz) AS max_aqu_sz,
            avg(coalesce(rkb_s, 0) + coalesce(wkb_s, 0)) AS avg_kb_s
-    FROM g WHERE active GROUP BY host, device, source, episode
+    FROM g WHERE active GROUP BY host, device, source, run
 ) e
 LEFT JOIN raw.clock_offsets c ON c.host = e.host;
 
