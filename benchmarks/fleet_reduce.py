@@ -110,13 +110,21 @@ def _reset_peak() -> None:
         pass
 
 
-def profile_steps(steps: list[dict]) -> None:
-    """Wrap the reduce's steps so that each records its RSS before, its peak and its RSS after (MB),
-    and the Python heap's peak (tracemalloc) in `steps`: which step grows with the hosts."""
+def profile_steps(steps: list[dict], memory: bool = True) -> None:
+    """Wrap the open's and the reduce's steps so that each records its CPU seconds and, with `memory`,
+    its RSS before, its peak and its RSS after (MB) and the Python heap's peak (tracemalloc, which
+    slows Python code several times: without `memory` the CPU seconds are the undisturbed ones) in
+    `steps`: which step grows with the hosts."""
     import tracemalloc
 
+    from forensics import timeline
+    from forensics.db import _build
     from forensics.detect import anomaly, causality, engine as det_engine
     from forensics.engine import reduce as red
+
+    if not memory:
+        tracemalloc.reset_peak = tracemalloc.get_traced_memory = lambda: (0, 0)  # (not started: no cost)
+        tracemalloc.start = lambda: None
 
     def wrap(mod, name, label=None):
         inner = getattr(mod, name)
@@ -137,6 +145,8 @@ def profile_steps(steps: list[dict]) -> None:
         return timed
 
     tracemalloc.start()
+    for mod, name in ((_build, "create_base"), (timeline, "anchors"), (timeline, "estimate"), (_build, "create_views")):
+        wrap(mod, name, f"open: {name}")
     wrap(red, "load_windows")
     rr = wrap(det_engine, "run_rule", lambda bundle, rule, *_: f"cross {rule.name}")
     red.run_rule = rr  # (imported by name inside reduce_findings from forensics.detect.engine)
@@ -145,14 +155,14 @@ def profile_steps(steps: list[dict]) -> None:
     wrap(causality, "link_and_rank")
 
 
-def child(dest: str, profile: bool = False) -> dict:
+def child(dest: str, profile: bool = False, memory: bool = True) -> dict:
     """In a child process: open the replicated tables, reduce; what it cost."""
     from forensics.db import open_bundle
     from forensics.engine.reduce import reduce_findings
 
     steps: list[dict] = []
     if profile:
-        profile_steps(steps)
+        profile_steps(steps, memory)
     outs = json.loads((Path(dest) / "outputs.json").read_text())
     c0, w0 = time.process_time(), time.perf_counter()
     b = open_bundle(Path(dest), derive="never")
@@ -179,13 +189,15 @@ def main(argv=None) -> int:
     ap.add_argument("--copies", default="1,4,16")
     ap.add_argument("--profile", action="store_true",
                     help="also each step's RSS before/after, its peak and the Python heap's peak (tracemalloc)")
+    ap.add_argument("--cpu-steps", action="store_true",
+                    help="each step's CPU seconds only (no tracemalloc, which slows Python code several times)")
     ap.add_argument("--work", type=Path, default=None,
                     help="keep the parsed bundle, its map outputs and the copies here, and reuse them when run again")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.profile), default=str))
+        print(json.dumps(child(args.child, args.profile or args.cpu_steps, not args.cpu_steps), default=str))
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="fleet-reduce-", dir=ROOT / "benchmarks" / "tmp"))
     rows = []
@@ -204,7 +216,8 @@ def main(argv=None) -> int:
                 new = replicate(root, outs, k, dest)
                 (dest / "outputs.json").write_text(json.dumps(new))
             load = os.getloadavg()[0]
-            r = subprocess.run([sys.executable, __file__, "--child", str(dest)] + (["--profile"] if args.profile else []),
+            r = subprocess.run([sys.executable, __file__, "--child", str(dest)] + (["--profile"] if args.profile else [])
+                               + (["--cpu-steps"] if args.cpu_steps else []),
                                capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(r.stderr[-2000:])
@@ -235,6 +248,21 @@ def main(argv=None) -> int:
                       f"{b2 * 1000:.2f} ms x hosts; peak RSS MB = {a3:.0f} + {b3:.3f} x hosts. Per host: " +
                   ", ".join(f"{r['hosts']}: {1000 * r['reduce_cpu_s'] / r['hosts']:.1f} ms, "
                             f"{r['peak_rss_mb'] / r['hosts']:.2f} MB" for r in rows) + "."]
+    if rows and rows[0].get("steps"):  # --profile / --cpu-steps: CPU s of each step by size, and per host
+        names = list(dict.fromkeys(s["step"] for r in rows for s in r["steps"]))
+        lines += ["", "CPU s by step (" + ("--cpu-steps: no tracemalloc" if args.cpu_steps else "--profile: under tracemalloc")
+                  + "), and ms per host:", "", "| step | " + " | ".join(f"{r['hosts']} hosts" for r in rows)
+                  + " | " + " | ".join(f"ms/host at {r['hosts']}" for r in rows) + " |",
+                  "|---|" + "---:|" * (2 * len(rows))]
+        for name in names:
+            cpu = [sum(s["cpu_s"] for s in r["steps"] if s["step"] == name) for r in rows]
+            lines.append(f"| {name} | " + " | ".join(f"{c:.3f}" for c in cpu) + " | "
+                         + " | ".join(f"{1000 * c / r['hosts']:.2f}" for c, r in zip(cpu, rows)) + " |")
+        for e in (rows[0]["steps"][-1].get("each") or []):
+            name = e["step"]
+            cpu = [sum(x["cpu_s"] for s in r["steps"] for x in s.get("each") or [] if x["step"] == name) for r in rows]
+            lines.append(f"| ({name}) | " + " | ".join(f"{c:.3f}" for c in cpu) + " | "
+                         + " | ".join(f"{1000 * c / r['hosts']:.2f}" for c, r in zip(cpu, rows)) + " |")
     text = "\n".join(lines) + "\n"
     out = args.out or ROOT / "benchmarks" / "results" / f"fleet_scale-{dt.date.today():%Y-%m-%d}.md"
     with open(out, "a") as fh:

@@ -32,6 +32,7 @@ depend on it either.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -135,8 +136,16 @@ def _in_time(c: dict, r: dict, remote: frozenset[str] = frozenset()) -> bool:
 
 
 def _evidence(f: dict) -> dict:
+    """`f`'s evidence, parsed (read only: the same dict is shared by the findings of one evidence text)."""
+    return _parsed(f["evidence"] or "{}")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parsed(text: str) -> dict:
+    # cause_of reads each candidate's evidence once per consequence it is compared with: parsed once
+    # per text, not findings x candidates times (the part of the reduce that grew faster than the hosts)
     try:
-        e = json.loads(f["evidence"] or "{}")
+        e = json.loads(text)
     except ValueError:
         return {}
     return e if isinstance(e, dict) else {}
@@ -164,20 +173,45 @@ def remote_hosts(r: dict, addr_hosts: Mapping[str, frozenset[str]]) -> frozenset
     return frozenset(out)
 
 
+def _rank_key(r: dict) -> tuple:
+    """The order :func:`link_and_rank` sorts findings in before linking them (kind's root rank, start, id)."""
+    return KINDS[r["kind"]].root_rank, r["start"] or _FAR, r["id"]
+
+
 def cause_of(r: dict, rows: list[dict], peers: Peers | Mapping[str, frozenset[str]] | None,
-             remote: frozenset[str] = frozenset(), by_kind: Mapping[str, list[int]] | None = None) -> dict | None:
+             remote: frozenset[str] = frozenset(), by_kind: Mapping[str, list[int]] | None = None,
+             ordered: bool = False, by_kind_host: Mapping[tuple[str, str], list[int]] | None = None) -> dict | None:
     """The finding among `rows` that most likely caused `r` (see the module docstring), or None.
     `remote`: the hosts `r` names as failing peers (:func:`remote_hosts`). `by_kind`: kind -> the
     positions of its findings in `rows` (only the cause kinds of `r` are looked at; without it,
-    every row; the choice does not depend on the order either way)."""
+    every row; the choice does not depend on the order either way). `ordered`: `rows` are sorted by
+    :func:`_rank_key`, so the scan stops at the first candidate that no later one can beat.
+    `by_kind_host`: (kind, host) -> the positions of that kind's findings on that host, with
+    `by_kind`: a cause kind that must share a host with `r` is looked at on `r`'s hosts only (else
+    every finding of a kind is compared with every finding it may cause: findings squared)."""
     scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ())}
     if not scopes:
         return None
     peers = Peers.of(peers)
     r_comms = peers.comms_of(r["hosts"] or []) if "path" in scopes.values() else None
-    candidates = rows if by_kind is None else [rows[i] for k in scopes for i in by_kind.get(k, ())]
+    if by_kind is None:
+        candidates = rows
+    else:
+        if by_kind_host is not None:
+            at = {i for k, scope in scopes.items() if scope == "host"
+                  for h in set(r["hosts"] or []) for i in by_kind_host.get((k, h), ())}
+            at = list(at) + [i for k, scope in scopes.items() if scope != "host" for i in by_kind.get(k, ())]
+        else:
+            at = [i for k in scopes for i in by_kind.get(k, ())]
+        candidates = [rows[i] for i in (sorted(at) if ordered else at)]
     best = None
     for c in candidates:
+        if ordered and best is not None:
+            # a later candidate has a key of (root rank, start) at least the best's; with the same
+            # (root rank, start) it wins only by sharing r's host where the best does not
+            head, top = _rank_key(c)[:2], best[0][:2]
+            if head > top or (head == top and not best[0][2]):
+                break
         if c is r or c["kind"] not in scopes or c["caused_by"] == r["id"]:
             continue
         if c["kind"] == r["kind"] and not _same_kind_ok(c, r):
@@ -200,18 +234,22 @@ def link_and_rank(findings: pl.DataFrame, peers: Peers | Mapping[str, frozenset[
     traffic (:func:`nccl_peers`, or host -> its peer hosts); none given, causes cross no host.
     `addr_hosts`: RDMA address -> the hosts whose GID table holds it (:func:`gid_hosts`). The
     result does not depend on the order of `findings`' rows. Each finding is compared with the
-    findings of its cause kinds only."""
+    findings of its cause kinds only, those that must share a host with it on its hosts only, from
+    the most root-like and earliest on, stopping at the first that no later one can beat."""
     if findings.height == 0:
         return findings
     peers = Peers.of(peers)
     addr_hosts = addr_hosts or {}
-    rows = sorted(findings.to_dicts(), key=lambda r: (KINDS[r["kind"]].root_rank, r["start"] or _FAR, r["id"]))
+    rows = sorted(findings.to_dicts(), key=_rank_key)
     by_kind: dict[str, list[int]] = {}
+    by_kind_host: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
         by_kind.setdefault(r["kind"], []).append(i)
+        for h in set(r["hosts"] or []):
+            by_kind_host.setdefault((r["kind"], h), []).append(i)
     for r in rows:
         if not r["caused_by"]:
-            c = cause_of(r, rows, peers, remote_hosts(r, addr_hosts), by_kind)
+            c = cause_of(r, rows, peers, remote_hosts(r, addr_hosts), by_kind, ordered=True, by_kind_host=by_kind_host)
             if c is not None:
                 r["caused_by"] = c["id"]
 
