@@ -93,8 +93,12 @@ class RayExecutor:
 #: in its event loops (``event_stats``, for debugging Ray itself) and no task events sent to its GCS
 #: (``task_events_report_interval_ms`` = 0: they feed the dashboard's task list and timeline, which
 #: nobody opens here). Each halved an idle worker's CPU in probes on this machine (0.20 -> 0.07-0.11
-#: CPU s per 30 s, benchmarks/ray_start.py); findings do not depend on them.
-LOCAL_RAY_CONFIG = {"event_stats": False, "task_events_report_interval_ms": 0}
+#: CPU s per 30 s, benchmarks/ray_start.py); findings do not depend on them. And workers at this
+#: process's own priority (``worker_niceness`` 0): Ray's default, 15, runs every task 15 nice levels below
+#: the driver (19 under ``nice -n 15``), for a cluster whose driver must stay responsive; here the tasks
+#: are the analysis, and on a busy machine they got a third of the CPU share the local engine gets,
+#: so a run lasted 2-2.5 times longer and Ray's background, which grows with wall time, with it.
+LOCAL_RAY_CONFIG = {"event_stats": False, "task_events_report_interval_ms": 0, "worker_niceness": 0}
 
 
 def start_local_ray(ray, num_cpus: int) -> None:
