@@ -26,8 +26,11 @@ WITH g AS (
           AND metric IN ('pswpin/s', 'pswpout/s', 'majflt/s', 'pswpin', 'pswpout', 'majflt'))
   GROUP BY ALL
 ), s AS (
-  SELECT *, coalesce(epoch(ts) - epoch(lag(ts) OVER o), epoch(lead(ts) OVER o) - epoch(ts)) AS dur_s
-  FROM g WINDOW o AS (PARTITION BY host, file ORDER BY ts)
+  -- only samples that can count as bad (b's test implies one of these two) go on to the memory join
+  SELECT * FROM (
+    SELECT *, coalesce(epoch(ts) - epoch(lag(ts) OVER o), epoch(lead(ts) OVER o) - epoch(ts)) AS dur_s
+    FROM g WINDOW o AS (PARTITION BY host, file ORDER BY ts))
+  WHERE swap_pages_s >= $min_swap_pages_s OR majflt_s >= $min_majflt_s
 ), mem AS (
   -- total RAM = kbmemused / %memused (old and new sysstat alike)
   SELECT host, ts AS mem_ts, memused_pct, commit_pct,
