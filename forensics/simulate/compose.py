@@ -12,6 +12,7 @@ The job can die only once: two faults that each end the job are refused.
 """
 from __future__ import annotations
 
+from forensics.simulate import fmt_train
 from forensics.simulate.config import SimConfig, rng
 from forensics.simulate.hardware import Cluster
 from forensics.simulate.plan import WARMUP_S, Plan, iso
@@ -97,6 +98,7 @@ def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
         plan.crash = crash
         _end_with_the_job(plan, crash.t_fail)
         crash_truth(plan, crash, dead_hosts, crash.errors)
+    fmt_train.throughput_truth(plan)
     if cfg.confounders:
         confounders.apply(plan)
     return plan

@@ -133,3 +133,21 @@ def _deepspeed(host, times, rows, world: int, ends, t_first: float) -> list[str]
                    f"RunningAvgSamplesPerSec={running!r}, CurrSamplesPerSec={world / last!r}, "
                    "MemAllocated=59.65GB, MaxMemAllocated=63.31GB")
     return out
+
+
+#: kinds of the faults (and effects) that slow every step of the data-parallel job: its slowest rank
+#: sets the pace, so the log's rate falls however far the log's host is from the fault
+SLOWING = ("pfc_storm", "gpu_throttle", "ib_link_degraded", "io_starvation", "cpu_saturation", "link_flap",
+           "packet_drops", "straggler", "nvlink_errors", "numa_misplacement", "nccl_misconfig", "busy_but_slow",
+           "pcie_aer", "cpu_stall")
+
+
+def throughput_truth(plan) -> None:
+    """Label the job's logged throughput falling while a fault slows its steps: a ``throughput_drop``
+    effect on the log's host over the fault's window (not a recall target; a drop found then is true)."""
+    host = plan.cluster.hosts[log_host(plan.cluster, plan)].name
+    for f in list(plan.faults) + list(plan.effects):
+        if f["kind"] in SLOWING:
+            plan.effects.append({"kind": "throughput_drop", "hosts": [host], "subject": "training throughput",
+                                 "start": f["start"], "end": f["end"],
+                                 "signals": [f"train_log: logged rate below the job's best while {f['kind']} lasts"]})
