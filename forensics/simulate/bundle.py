@@ -32,8 +32,6 @@ from forensics.simulate.series import HostModel
 #: the collector's specs by name; NCCL log copies are recorded like a spec of their own
 SPEC = by_name()
 NCCL_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), cmain.NCCL_SOURCE, None)
-#: the job's training log, copied like the NCCL logs but read by the train_log source
-TRAIN_SPEC = Spec(cmain.NCCL_NAME, (cmain.NCCL_COPY,), "train_log", None)
 #: collector specs the simulator does not model yet (a bundle then lacks them, as if never collected);
 #: tests/test_simulate_collector_records.py checks every other spec is simulated
 #: (ncclras: the simulated jobs do not model NCCL's RAS network; a bundle has no RAS report, as from a
@@ -230,7 +228,9 @@ class Simulation:
         tlog = fmt_train.train_log(self.cluster, plan, model, h)
         if tlog:
             name, tlog = tlog
-            add(TRAIN_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
+            # copied by the collector's `--nccl-log /var/log/train/*.log` into raw/nccl, as a real one is
+            # (ingest reads it with the train_log source: ingest/host.py routes it by content)
+            add(NCCL_SPEC, tlog, cap + 0.14, cap + 0.15, argv=[cmain.NCCL_COPY, f"/var/log/train/{name}"], raw=name)
         argv = ["forensics", "collect", "--duration", fmt_interval(cfg.duration_s), "--interval", fmt_interval(iv),
                 "--nccl-log", "/var/log/nccl/*.log", "--nccl-log", "/var/log/train/*.log"]
         if plan.crash is not None:  # the Flight Recorder dumps of a job that stops (TORCH_NCCL_DUMP_ON_TIMEOUT=1) too
