@@ -46,7 +46,7 @@ def test_seed000_case_study_states_the_shortfall(tmp_path):
     write_bundle(SimConfig(scenario="seed000_case_study", nodes=4, gpus_per_node=4, duration_s=240.0, interval_s=2.0,
                            seed=5, confounders=False), path)
     with tarfile.open(path) as tf:
-        assert any(m.name.endswith("raw/train_log/train-rank0.log") for m in tf.getmembers())
+        assert any(m.name.endswith("raw/nccl/train-rank0.log") for m in tf.getmembers())  # as --nccl-log copies it
     analysis = analyze_paths([path], cache_dir=tmp_path / "cache", params={"expect_tokens_per_s": 3200})
     rows = analysis.findings.filter(pl.col("kind") == "throughput_shortfall").to_dicts()
     assert len(rows) == 1
