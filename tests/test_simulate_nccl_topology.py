@@ -75,7 +75,8 @@ def test_nccl_init_matches_the_topology(scenario, seed):
         t = topo(m[raw + "nvidia_smi/topo-m.txt"].decode())
         buses = bus_ids(m[raw + "nvidia_smi/query-gpu.csv"].decode())
         rails = sorted({n for pix, _ in t["gpus"].values() for n in pix})
-        logs = sorted(k for k in m if k.startswith(raw + "nccl/"))
+        logs = sorted(k for k in m if k.startswith(raw + "nccl/nccl."))  # the ranks' NCCL logs (raw/nccl also
+        # holds what --nccl-log copies from /var/log/train: the training log, watchdog logs)
         assert len(logs) == GPUS
         for k in logs:
             log = m[k].decode()
