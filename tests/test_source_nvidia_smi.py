@@ -77,6 +77,25 @@ def test_remapped_rows_pending_a10():
     assert row["remapped_uncorrectable"] is None and row["remap_pending"] is None
 
 
+def test_standalone_d_page_retirement_eight_gpus():
+    """`nvidia-smi -q -d PAGE_RETIREMENT` alone (Azure, driver 535.86.10): a section per GPU holding only
+    Retired Pages; each GPU gets its sample with the three counters, and the PCI domain (0001-0008, as
+    Hyper-V numbers them) keeps the GPUs apart."""
+    data = load("q-d-page-retirement-8gpu-535-azure.txt")
+    res = run(data)
+    assert res.unparsed.height == 0
+    rows = res.tables["gpu_samples"].sort("gpu")
+    assert rows["gpu"].to_list() == list(range(8))
+    assert rows["pci_bus_id"].to_list() == [f"000{i}:00:00.0" for i in range(1, 9)]
+    assert set(zip(rows["retired_pages_sbe"], rows["retired_pages_dbe"], rows["retired_pages_pending"])) == {(0, 0, False)}
+    assert rows["ts"].unique().to_list() == [dt.datetime(2024, 3, 14, 20, 45, 34, tzinfo=UTC)]
+    # a pending page shows as such on its GPU only
+    bumped = data.replace(b"Pending Page Blacklist            : No", b"Pending Page Blacklist            : Yes", 3)
+    rows = run(bumped).tables["gpu_samples"].sort("gpu")
+    assert rows["retired_pages_pending"].to_list() == [True, True, True] + [False] * 5
+    assert rows["ecc_sbe_volatile"].null_count() == 8  # not asked for: null, not 0
+
+
 def test_ecc_old_and_new_layouts():
     v100 = sample(run(load("q-v100-410-throttle-old-ecc.txt")))  # Single/Double Bit ... Total
     assert (v100["ecc_sbe_volatile"], v100["ecc_dbe_volatile"], v100["ecc_sbe_aggregate"]) == (0, 0, 0)
