@@ -47,3 +47,42 @@ def test_drop_against_the_jobs_own_best_level(tmp_path):
 def test_real_step_spread_is_no_drop(tmp_path):
     assert _findings(tmp_path, FIX.read_bytes()) == []
     assert _findings(tmp_path / "b", _log([7300] * 8 + [4200] * 2 + [7300] * 3)) == []  # 2 slow steps < min_steps
+
+
+LIGHTNING = Path(__file__).parent / "fixtures" / "train_log" / "train_log--lightning-ray-train-unknown-total-vnum.txt"
+
+
+def _lightning_log(step_s: list[float], epochs: int = 1) -> bytes:
+    """The real Lightning bar lines of the fixture (``Epoch 0: |  | 0/? [00:00<?, ?it/s]``, then ``... 1/?
+    [00:20<00:00,  0.05it/s, v_num=0, train_loss=14.60]``), redrawn after every batch of the given durations, each epoch's bar restarting;
+    all redraws joined by carriage returns in one physical line, as tqdm writes them to a file."""
+    first, line = LIGHTNING.read_text().splitlines()[:2]
+    first = first[: first.index("]") + 1]  # 'Epoch 0: |          | 0/? [00:00<?, ?it/s]': the bar's reset
+    out = []
+    for epoch in range(epochs):
+        out.append(first.replace("Epoch 0:", f"Epoch {epoch}:"))
+        elapsed = 0.0
+        for n, s in enumerate(step_s, start=1):
+            elapsed += s
+            t = line.replace("Epoch 0:", f"Epoch {epoch}:").replace(" 1/?", f" {n}/?")
+            t = t.replace("[00:20<", f"[{int(elapsed) // 60:02d}:{int(elapsed) % 60:02d}<").replace("0.05it/s", f"{n / elapsed:.2f}it/s")
+            out.append(t)
+    return ("\r".join(out) + "\n").encode()
+
+
+def test_lightning_bar_slowdown_reaches_the_detector(tmp_path):
+    # 2 s a batch, then 4 s a batch for 200 s, then 2 s again: the windows of the bar's own counts halve
+    got = _findings(tmp_path, _lightning_log([2.0] * 150 + [4.0] * 50 + [2.0] * 50))
+    assert len(got) == 1
+    ev = got[0]["evidence"]
+    assert ev["framework"] == "lightning" and ev["metric"] == "steps/s" and ev["first"]["line_no"] == 1
+    assert ev["best_sustained"] == 0.5 and round(ev["drop_pct"]) == 50 and ev["steps"] >= 3
+    assert 151 <= ev["first_step"] and ev["last_step"] <= 202  # batches of the slow stretch, in the bar's count
+    assert got[0]["start"] is None  # a progress bar has no clock time: none is invented
+
+
+def test_lightning_epoch_start_and_printed_average_are_no_drop(tmp_path):
+    # each epoch's first batch takes 12 s (workers starting): the printed it/s, an average since the epoch
+    # began, stays below 80% of the steady rate for 19 batches every epoch; the 20 s windows of the bar's
+    # counts see one slow window an epoch (0->20 s: 5 batches), fewer than min_steps
+    assert _findings(tmp_path, _lightning_log([12.0] + [2.0] * 149, epochs=3)) == []

@@ -20,6 +20,10 @@ as torchrun's ``[rank0]:``, is allowed):
   'epoch': 18.1}`` (values also as strings, as newer releases print them; TF Trainer adds ``'step'``) and
   the end-of-run ``{'train_runtime': 204.08, 'train_samples_per_second': 1.176, 'train_steps_per_second':
   0.147, 'train_loss': 0.128, 'epoch': 3.0}`` (a ``summary`` row, step_time_s = 1 / steps per second).
+- **PyTorch Lightning** progress bars, tqdm's ``Epoch 0:  22%|██▏  | 4/18 [00:17<01:02,  4.47s/it, loss=9.926,
+  v_num=193315]`` and Rich's ``Epoch 0/23 ━━━━ 98/98 0:00:22 • 0:00:00 4.44it/s v_num: 0 ...``, every
+  update of a carriage-return-joined line (:mod:`._lightning`: epoch, batches done, the bar's elapsed time
+  and rate; no clock time; step time derived over windows of the bar's own counts).
 
 The same output's torchrun failure records (``ChildFailedError``: ``host :``, ``rank : N (local_rank:
 M)``, ...) become ``rank_hosts`` rows: which host each failed rank ran on (:mod:`._rank_places`), and the
@@ -31,7 +35,7 @@ source's reader (:mod:`forensics.sources.nccl.desync`), so ``hang_origin_desync`
 source took the file.
 
 Everything else (evaluation dicts, DeepSpeed's ``step=N, skipped=`` and ``time (ms) |`` breakdowns,
-progress bars, warnings) goes to ``unparsed`` with a reason, so the count of lines not read is exact.
+other progress bars, warnings) goes to ``unparsed`` with a reason, so the count of lines not read is exact.
 Timestamps printed by these loggers are local time without a zone: converted with ctx.tz
 (ts_quality "local"); lines without one get ts null ("none").
 
@@ -43,7 +47,7 @@ Timestamps printed by these loggers are local time without a zone: converted wit
 >>> res.tables["train_steps"].select("framework", "rank", "step", "tokens_per_s", "tflops_per_gpu", "mfu_pct", "loss").rows()
 [('torchtitan', 0, 14, 7282.0, 0.52, 0.17, 3.24405)]
 >>> res.lines, res.unparsed.select("line_no", "reason").rows()
-(2, [(2, 'not a training step line of Megatron-LM, torchtitan, DeepSpeed or the HF Trainer')])
+(2, [(2, 'not a training step line of Megatron-LM, torchtitan, DeepSpeed, the HF Trainer or PyTorch Lightning')])
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ import re
 
 import polars as pl
 
+from forensics.sources import _lightning as lightning
 from forensics.sources import _rank_places as rank_places
 from forensics.sources import _runtime_log as runtime_log
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
@@ -59,14 +64,14 @@ from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text
 from forensics.sources.nccl.desync import desync_rows
 
 NAME = "train_log"
-VERSION = 3
+VERSION = 4
 TABLES = ("train_steps", "rank_hosts", "runtime_log", "nccl_desync")
-DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer): step time, tokens/samples per s, TFLOP/s, "
+DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer, PyTorch Lightning's progress bars): step time, tokens/samples per s, TFLOP/s, "
                "MFU, loss; torchrun failure records: the host of each failed rank; the vLLM/Ray/torchrun/PyTorch "
                "log records of the job; PyTorch desync reports and DETAIL collective mismatches")
 
 # literals one of which every line read here holds: lines without any go to unparsed without a regex
-_GATE = ("iteration", "step:", "SamplesPerSec=", "{'", "step=", "time (ms)")
+_GATE = ("iteration", "step:", "SamplesPerSec=", "{'", "step=", "time (ms)", *lightning.GATE)
 _NUM = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 
 _MEGATRON = re.compile(r"(?:^|[|\]])\s*iteration\s+([0-9]{1,12})\s*/\s*([0-9]{1,12})\s*\|")
@@ -85,9 +90,11 @@ _RANK = re.compile(r"^\s*\[rank([0-9]{1,7})\]:|\[Rank ([0-9]{1,7})\]")
 _TS = re.compile(r"(?:^|[\[\s])([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:[,.]([0-9]{1,6}))?(?=[\]\s])")
 
 _RUNTIME = re.compile(runtime_log.PATTERN)
-_NOT = "not a training step line of Megatron-LM, torchtitan, DeepSpeed or the HF Trainer"
+_SPLIT_TAIL = re.compile(lightning.SPLIT_TAIL)
+_NOT = "not a training step line of Megatron-LM, torchtitan, DeepSpeed, the HF Trainer or PyTorch Lightning"
 _DS_SKIP = "DeepSpeed optimizer-step or timer-breakdown line (no throughput; not read)"
-_HF_EVAL = "HF Trainer dict without a training loss or run summary (evaluation or other metrics; not read)"
+_HF_EVAL = ("dict without the HF Trainer's training-step keys ('loss' with 'learning_rate' or 'epoch') or run summary "
+            "(evaluation or other metrics; not read)")
 _HF_BAD = "HF Trainer-like dict whose values do not read as numbers"
 
 _MEGATRON_KEYS = {
@@ -103,7 +110,8 @@ _MEGATRON_KEYS = {
 def sniff(head: bytes) -> Sniff:
     """A training log: at least one step line of a known framework (Megatron's ``iteration N/ M | ...
     elapsed time per iteration``, torchtitan's ``step: N  loss: ... tps:``, DeepSpeed's
-    ``SamplesPerSec=``, the Trainer's ``{'loss': ..., 'learning_rate'`` / ``'train_steps_per_second'``).
+    ``SamplesPerSec=``, the Trainer's ``{'loss': ..., 'learning_rate'`` / ``'train_steps_per_second'``,
+    Lightning's training progress bar past its first batch in an output that shows Lightning's marks).
     Confidence 0.6 plus 0.4 x the share of non-blank lines that are step lines; without step lines,
     0.7 for torchrun failure records (a ``host :`` line followed by ``rank : N (local_rank: M)``)."""
     lines = [ln for ln in head_text(head).splitlines() if ln.strip()]
@@ -113,6 +121,13 @@ def sniff(head: bytes) -> Sniff:
     for ln in lines[:2000]:
         if _is_step(ln):
             hits += 1
+    barred, prev = [], ""
+    for ln in lines[:2000]:
+        if any(g in ln for g in lightning.GATE):  # (a bar split over two lines read as one)
+            barred.append((lightning.rejoin(prev, ln) if _SPLIT_TAIL.match(ln) else None) or ln)
+        prev = ln
+    if barred and any(lightning.marked(ln) for ln in barred):  # Lightning's bars, in an output that shows its marks
+        hits += sum(1 for ln in barred if lightning.is_step(ln))
     if not hits:
         records = rank_places.count_records(lines[:2000])
         if records:  # torchrun's failure summary (a job's stdout that died before any step line)
@@ -204,7 +219,8 @@ def _hf(text: str) -> dict | str:
         row["step_time_s"] = 1.0 / sps if sps else None
         if "train_samples_per_second" in pairs:
             row["samples_per_s"] = _num(pairs["train_samples_per_second"])
-    elif "'loss':" in text or "'train_steps_per_second':" in text:
+    elif ("'loss':" in text and "loss" not in pairs) or ("'train_steps_per_second':" in text
+                                                          and "train_steps_per_second" not in pairs):
         return _HF_BAD
     else:
         return _HF_EVAL
@@ -242,7 +258,51 @@ def _read(text: str) -> dict | str:
     return _NOT
 
 
-_FLOATS = ("epoch", "step_time_s", "tokens_per_s", "samples_per_s", "tflops_per_gpu", "mfu_pct", "loss")
+_FLOATS = ("epoch", "step_time_s", "tokens_per_s", "samples_per_s", "tflops_per_gpu", "mfu_pct", "loss", "elapsed_s",
+           "iters_per_s")
+
+
+def _split_bars(lines: pl.DataFrame, cand: pl.DataFrame, rest: pl.DataFrame) -> tuple[dict[int, str], pl.DataFrame]:
+    """Progress bars split over two lines (a Colab notebook's saved output): the joined text by the line
+    number of their second half, and `rest` without their first halves (read with the second)."""
+    tails = cand.filter(pl.col("text").str.contains(lightning.SPLIT_TAIL))
+    if not tails.height:
+        return {}, rest
+    heads = lines.filter(pl.col("line_no").is_in((tails["line_no"] - 1).to_list()))
+    head_of = dict(zip(heads["line_no"].to_list(), heads["text"].to_list()))
+    joined = {}
+    for line_no, t in zip(tails["line_no"].to_list(), tails["text"].to_list()):
+        both = lightning.rejoin(head_of.get(line_no - 1, ""), t)
+        if both is not None:
+            joined[line_no] = both
+    used = [n - 1 for n in joined]
+    return joined, rest.filter(~pl.col("line_no").is_in(used)) if used else rest
+
+
+def _lightning_rows(bars: list[tuple[int, str, str, list[dict], str | None]], rows: list[dict]) -> list[tuple[int, str, str]]:
+    """Rows of Lightning's training-bar updates (appended to `rows`) and the unparsed entries of the bar
+    lines that give none (:mod:`._lightning`); `bars`: (line_no, the line, the text read: the line, or
+    a split bar rejoined, the reader's rows, its reason). Nothing is read as Lightning's unless the
+    output shows one of its marks."""
+    if not any(lightning.marked(t) for _, _, t, _, _ in bars):
+        return [(line_no, raw, lightning.NO_MARK) for line_no, raw, _, _, _ in bars]
+    lightning.derive_step_times([r for _, _, _, got, _ in bars for r in got])
+    bad = []
+    for line_no, raw, t, got, why in bars:
+        if why is not None:
+            bad.append((line_no, raw, why))
+            continue
+        common = _common(t)
+        naive = common.pop("naive", None)
+        stamp = _TS.search(t) if naive is not None and len(got) == 1 else None
+        steps = [r for r in got if "step" in r]
+        for seq, r in enumerate(steps):
+            row = {k: r.get(k) for k in ("epoch", "step", "steps_total", "elapsed_s", "iters_per_s", "loss", "step_time_s")}
+            row.update(common, framework="lightning", record="step", line_no=line_no, seq=seq)
+            if stamp is not None and stamp.end() <= r["start_at"]:  # a collector's time before the line's one update
+                row["naive"] = naive
+            rows.append(row)
+    return bad
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -261,9 +321,16 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if used:
         rest = rest.filter(~pl.col("line_no").is_in(list(used)))
     cand = lines.filter(pl.col("cand"))
+    joined, rest = _split_bars(lines, cand, rest)
     rows: list[dict] = []
     bad: list[tuple[int, str, str]] = []
+    bars: list[tuple[int, str, str, list[dict], str | None]] = []  # Lightning's progress bars, read as a whole below
     for line_no, t in zip(cand["line_no"].to_list(), cand["text"].to_list()):
+        if any(g in t for g in lightning.GATE):
+            got_bars, why = lightning.read_line(joined.get(line_no, t))
+            if got_bars or why:
+                bars.append((line_no, t, joined.get(line_no, t), got_bars, why))
+                continue
         got = _read(t)
         if isinstance(got, str):
             bad.append((line_no, t, got))
@@ -271,6 +338,16 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         got.update(_common(t))
         got["line_no"] = line_no
         rows.append(got)
+    if bars:
+        bad += _lightning_rows(bars, rows)
+        rich = [line_no for line_no, _, _, got, why in bars if why is None and any(r.get("rich") for r in got)]
+        if rich:  # the Rich bar's wrapped metrics, in the lines that follow it
+            near = lines.filter(pl.col("line_no").is_in([at + k for at in rich for k in range(1, 6)]))
+            more = lightning.continuations(dict(zip(near["line_no"].to_list(), near["text"].to_list())), rich)
+            if more:
+                taken = rest.filter(pl.col("line_no").is_in(more))
+                bad += [(a, b, lightning.RICH_MORE) for a, b in zip(taken["line_no"].to_list(), taken["text"].to_list())]
+                rest = rest.filter(~pl.col("line_no").is_in(more))
     # log records among the lines no framework read (a step-like word inside a launcher's or server's record)
     kept = [b for b in bad if b[2] not in (_NOT, _HF_EVAL)]
     other = [b for b in bad if b[2] in (_NOT, _HF_EVAL)]
@@ -293,8 +370,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         "step": pl.Series([r.get("step") for r in rows], dtype=pl.Int64),
         "steps_total": pl.Series([r.get("steps_total") for r in rows], dtype=pl.Int64),
         "naive": pl.Series([r.get("naive") for r in rows], dtype=pl.Datetime("us")),
+        "seq": pl.Series([r.get("seq", 0) for r in rows], dtype=pl.Int32),
         **{c: pl.Series([r.get(c) for r in rows], dtype=pl.Float64) for c in _FLOATS},
-    })
+    }).sort("line_no", "seq")
     df = df.with_columns(local_to_utc(pl.col("naive"), ctx.tz).alias("ts"),
                          pl.when(pl.col("naive").is_null()).then(pl.lit("none")).otherwise(pl.lit("local"))
                          .alias("ts_quality")).drop("naive")

@@ -5,4 +5,4 @@ from __future__ import annotations
 
 from forensics.descriptor import Descriptor
 
-DESCRIPTOR = Descriptor("train_log", "training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer)")
+DESCRIPTOR = Descriptor("train_log", "training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer, PyTorch Lightning progress bars)")
