@@ -12,8 +12,7 @@ from forensics.sources._base import NULL_TOKENS
 
 # bytes Python's str.split() treats as blanks and polars' patterns do not (\s is Unicode White_Space)
 SPLIT_ONLY_BLANKS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-_OTHER_BLANKS = (b"\r", b"\x0b", b"\x0c")
-_WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1f (a third faster)
+_WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1f (a third faster than \S+)
 
 
 def has_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
@@ -23,13 +22,11 @@ def has_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
 
 def words(text: pl.Expr, data: bytes) -> pl.Expr:
     """Each line's whitespace-separated words as str.split() gives them, for `data` without
-    SPLIT_ONLY_BLANKS: split at spaces when tabs are the only other blanks (40% quicker than a pattern)."""
-    if not data.isascii():
-        return text.str.extract_all(r"\S+")
-    if has_any(data, _OTHER_BLANKS):
-        return text.str.extract_all(_WORD_ASCII)
-    spaced = text.str.replace_all("\t", " ", literal=True) if b"\t" in data else text
-    return spaced.str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+    SPLIT_ONLY_BLANKS: one pattern pass (ASCII: the blanks str.split() knows, no newline within a line).
+
+    The pattern is twice as quick as splitting at spaces and dropping the empty words (polars 2.1,
+    sar-50mb.txt: 0.48-0.57 against 0.94-1.06 CPU s, one thread)."""
+    return text.str.extract_all(_WORD_ASCII if data.isascii() else r"\S+")
 
 
 # ---------------------------------------------------------------- numbers
