@@ -48,38 +48,50 @@ metrics (the logger's version, which Lightning adds) or one of its own bars (``V
 N``, ``Sanity Checking``, ``Validating``, ``Predicting``/``Testing DataLoader N``). A tqdm ``Epoch N:``
 bar without them is some other training loop's: left unparsed with that reason, as are Lightning's
 validation/sanity/test/predict bars (not training steps) and training bars before their first batch.
+The ``Validation sanity check`` bar of Lightning 1.0-1.4 is its own too, a closing postfix's value is
+read only when a ``,`` or ``]`` ends it (a cut ``loss=1.5`` of ``loss=1.537`` is no value).
 
->>> rows, why = read_line("Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=9.926, v_num=193315]")
->>> [(r["epoch"], r["step"], r["steps_total"], r["elapsed_s"], round(r["iters_per_s"], 4), r["loss"]) for r in rows], why
-([(0.0, 4, 18, 17.0, 0.2237, 9.926)], None)
+**How** (vectorised, polars): a carriage return is put before every bar description in the candidate
+lines, which are split there and exploded, so that each piece holds at most one redraw at its start;
+one regex per form extracts the fields. Only the window walk (a running anchor) is a Python loop, over
+plain columns.
+
+>>> import polars as pl
+>>> lines = pl.DataFrame({"line_no": [1], "text": ["Epoch 0:   0%|          | 0/18 [00:00<?, ?it/s]\\r"
+...     "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=9.926, v_num=193315]"]})
+>>> rows = updates(lines)
+>>> rows.select("line_no", "kind", "epoch", "step", "steps_total", "elapsed_s", "loss").rows()
+[(1, 'start', 0.0, 0, 18, 0.0, None), (1, 'step', 0.0, 4, 18, 17.0, 9.926)]
+>>> round(rows["iters_per_s"][1], 4), marked(rows)
+(0.2237, True)
+
 """
 from __future__ import annotations
 
 import re
 
+import polars as pl
+
 WINDOW_S = 20.0
 
-_DESC_OTHER = (r"Validation DataLoader [0-9]{1,4}|Validation sanity check|Validation|Validating|Sanity Checking DataLoader [0-9]{1,4}|Sanity Checking|"
-               r"Training|Testing DataLoader [0-9]{1,4}|Testing|Predicting DataLoader [0-9]{1,4}|Predicting")
-_NEXT = r"Epoch [0-9]|Validation|Validating|Sanity Checking|Training:|Testing|Predicting"
+_OTHER = (r"Validation DataLoader [0-9]{1,4}|Validation sanity check|Validation|Validating|Sanity Checking DataLoader "
+          r"[0-9]{1,4}|Sanity Checking|Training|Testing DataLoader [0-9]{1,4}|Testing|Predicting DataLoader [0-9]{1,4}|Predicting")
+# where a redraw begins: a carriage return is put before each, then the lines are split there
+_CUT = r"(Epoch [0-9]{1,9}(?::|/-?[0-9])|Validation|Validating|Sanity Checking|Training:|Testing|Predicting)"
 _HMS = r"[0-9]{1,6}(?::[0-9]{2}){1,2}"
-_TQDM = re.compile(
-    r"(?P<desc>Epoch (?P<epoch>[0-9]{1,9})|" + _DESC_OTHER + r"): *(?:[0-9]{1,3}%)? *(?:\|[^|\r\n]{0,400}\|)? *"
-    r"(?P<n>[0-9]{1,12})(?:/(?P<total>[0-9]{1,12}|\?)|it|batch)? *"
-    r"\[(?P<el>" + _HMS + r")(?:<(?:\?|" + _HMS + r"))?, *"
-    r"(?P<rate>\?|[0-9]{1,9}(?:\.[0-9]{1,6})?)(?P<unit>it/s|s/it|batch/s|s/batch)"
-    r"(?P<post>(?:(?!" + _NEXT + r")[^\]\r\n]){0,2000})")
-_RICH = re.compile(
-    r"(?P<desc>Epoch (?P<epoch>[0-9]{1,9})/-?[0-9]{1,9}|" + _DESC_OTHER + r") +[━╸╺╴╶─ ]*"
-    r"(?P<n>[0-9]{1,12})/(?P<total>[0-9]{1,12}|--) +(?P<el>[0-9]{1,6}:[0-9]{2}:[0-9]{2}) +• +(?:-:--:--|" + _HMS + r") +"
-    r"(?P<rate>[0-9]{1,9}(?:\.[0-9]{1,6})?)(?P<unit>it/s)(?P<post>[^\r\n]{0,2000})")
-_SPLIT_HEAD = re.compile(r"\s*(?:Epoch [0-9]{1,9}|" + _DESC_OTHER + r"): *[0-9]{1,3}%\s*")
-SPLIT_TAIL = r"^\s*[0-9]{1,12}/(?:[0-9]{1,12}|\?) \[[0-9]"
-_PAIR_TQDM = re.compile(r"(?:^|, )([A-Za-z_][\w/.-]{0,80})=([^,\]]*)(?=,|\]|$)")
-_PAIR_RICH = re.compile(r"(?:^|\s)([A-Za-z_][\w/.-]{0,80}): (\S+)(?=\s|$)")
-_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|nan|inf")
+_TQDM = (r"^(?P<desc>Epoch (?P<epoch>[0-9]{1,9})|" + _OTHER + r"): *(?:[0-9]{1,3}%)? *(?:\|[^|\r\n]*\|)? *"
+         r"(?P<n>[0-9]{1,12})(?:/(?P<total>[0-9]{1,12}|\?)|it|batch)? *"
+         r"\[(?P<el>" + _HMS + r")(?:<(?:\?|" + _HMS + r"))?, *"
+         r"(?P<rate>\?|[0-9]{1,9}(?:\.[0-9]{1,6})?)(?P<unit>it/s|s/it|batch/s|s/batch)(?P<post>[^\]\r\n]*\]?)")
+_RICH = (r"^(?P<desc>Epoch (?P<epoch>[0-9]{1,9})/-?[0-9]{1,9}|" + _OTHER + r") +[━╸╺╴╶─ ]*"
+         r"(?P<n>[0-9]{1,12})/(?P<total>[0-9]{1,12}|--) +(?P<el>[0-9]{1,6}:[0-9]{2}:[0-9]{2}) +• +(?:-:--:--|" + _HMS
+         + r") +(?P<rate>[0-9]{1,9}(?:\.[0-9]{1,6})?)(?P<unit>it/s)(?P<post>[^\r\n]*)")
+_FIELDS = ("desc", "epoch", "n", "total", "el", "rate", "unit", "post")
+_FLOAT = r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
 _LOSS_KEYS = ("loss", "train_loss", "train/loss", "train_loss_step", "train/loss_step")
-_MARKS = ("DataLoader", "Sanity Checking", "Validating")
+_MARKS = r"DataLoader|Sanity Checking|Validating|Validation sanity check"
+_SPLIT_HEAD = re.compile(r"\s*(?:Epoch [0-9]{1,9}|" + _OTHER + r"): *[0-9]{1,3}%\s*")
+SPLIT_TAIL = r"^\s*[0-9]{1,12}/(?:[0-9]{1,12}|\?) \[[0-9]"
 
 GATE = ("it/s", "s/it", "batch/s")
 RICH_MORE = "continuation of a PyTorch Lightning Rich progress bar's metrics (wrapped; not read)"
@@ -96,106 +108,75 @@ def rejoin(head: str, tail: str) -> str | None:
     return f"{head.strip()} {tail.strip()}" if _SPLIT_HEAD.fullmatch(head) else None
 
 
-def _seconds(hms: str) -> float:
-    s = 0
-    for part in hms.split(":"):
-        s = s * 60 + int(part)
-    return float(s)
-
-
-def _bars(text: str) -> list[re.Match]:
-    """Every progress-bar update in a physical line, in order (tqdm's and Rich's forms)."""
-    found = list(_TQDM.finditer(text))
-    if "it/s" in text and ("━" in text or "•" in text):
-        found += _RICH.finditer(text)
-        found.sort(key=lambda m: m.start())
-    return found
-
-
-def marked(text: str) -> bool:
-    """Does this text show one of Lightning's marks (v_num, its DataLoader / sanity bars)?"""
-    if "v_num" not in text and not any(k in text for k in _MARKS):
-        return False
-    bars = _bars(text)
-    return (any("v_num" in m.group("post") for m in bars)
-            or any(k in text for k in _MARKS) and any(not m.group("epoch") and m.group("desc") != "Training" for m in bars))
-
-
-def is_step(text: str) -> bool:
-    """A line with at least one update of Lightning's training bar past its first batch (for the sniffer)."""
-    return any(m.group("epoch") and int(m.group("n")) > 0 and m.group("rate") != "?" for m in _bars(text))
-
-
-def _loss(post: str, rich: bool) -> float | None:
-    pairs = dict((_PAIR_RICH if rich else _PAIR_TQDM).findall(post.strip() if rich else post.lstrip(", ")))
+def _loss(post: pl.Expr, rich: pl.Expr) -> pl.Expr:
+    """The first loss metric printed whole: tqdm's ``key=value`` closed by ``,`` or ``]``; Rich's ``key: value``."""
+    got = []
     for key in _LOSS_KEYS:
-        value = pairs.get(key, "").strip()
-        if value and _FLOAT.fullmatch(value):
-            return float(value)
-    return None
+        k = re.escape(key)
+        value = pl.when(rich).then(post.str.extract(r"(?:^|\s)" + k + r": (\S+)(?:\s|$)", 1)) \
+            .otherwise(post.str.extract(r"(?:^|, )" + k + r"=([^,\]]*)[,\]]", 1)).str.strip_chars()
+        got.append(pl.when(value.str.contains(_FLOAT)).then(value.cast(pl.Float64, strict=False)))
+    return pl.coalesce(got)
 
 
-def read_line(text: str) -> tuple[list[dict], str | None]:
-    """The progress-bar updates of one physical line, in order: a row per training-bar update past its
-    first batch (epoch, step, steps_total, elapsed_s, iters_per_s, loss; ``start_at``, where it begins in
-    the line; ``rich``) and marker rows for the other updates (``eval``: a validation/sanity/test/predict
-    bar; ``start``: the epoch's bar before its first batch), which derive_step_times reads; and the
-    reason the line gives no training row (None when it gives some, or holds no bar at all)."""
-    rows: list[dict] = []
-    evals = starts = 0
-    for m in _bars(text):
-        if not m.group("epoch"):
-            if m.group("desc") == "Training":  # the fit loop's bar before the epoch's description is set
-                starts += 1
-            else:
-                evals += 1
-                rows.append({"eval": True})
-            continue
-        n = int(m.group("n"))
-        if n == 0 or m.group("rate") == "?":
-            starts += 1
-            rows.append({"start": True, "epoch": float(m.group("epoch")), "elapsed_s": _seconds(m.group("el"))})
-            continue
-        rate = float(m.group("rate"))
-        per_s = rate if m.group("unit").endswith("/s") else (1.0 / rate if rate > 0 else None)
-        total = m.group("total")
-        rows.append({"epoch": float(m.group("epoch")), "step": n,
-                     "steps_total": int(total) if total and total[0].isdigit() else None,
-                     "elapsed_s": _seconds(m.group("el")), "iters_per_s": per_s,
-                     "loss": _loss(m.group("post"), rich=m.re is _RICH), "start_at": m.start(), "rich": m.re is _RICH})
-    steps = [r for r in rows if "step" in r]
-    if steps:
-        return rows, None
-    if evals:
-        return rows, EVAL
-    if starts:
-        return rows, START
-    return [], None
+def updates(lines: pl.DataFrame) -> pl.DataFrame:
+    """Every progress-bar redraw of `lines` (line_no, text), in order: line_no, seq (its rank among the
+    line's redraws), kind (step: a training bar past its first batch; start: the epoch's bar before it,
+    or the fit loop's 'Training' bar; eval: validation, sanity check, test, predict), rich, desc,
+    epoch, step, steps_total, elapsed_s, iters_per_s, loss, marked (a v_num in its metrics, or one of
+    Lightning's own bars)."""
+    piece = pl.col("piece")
+    pieces = (lines.select("line_no", pl.col("text").str.replace_all(_CUT, "\r${1}").str.split("\r").alias("piece"))
+              .explode("piece").with_row_index("at").filter(piece.str.contains("it/s|s/it|batch/s|s/batch")))
+    rich = piece.str.contains("•", literal=True)
+    bars = pl.concat([
+        pieces.filter(~rich).select("at", "line_no", pl.lit(False).alias("rich"), piece.str.extract_groups(_TQDM).alias("f")),
+        pieces.filter(rich).select("at", "line_no", pl.lit(True).alias("rich"), piece.str.extract_groups(_RICH).alias("f")),
+    ]).unnest("f").filter(pl.col("n").is_not_null()).sort("at").select("line_no", "rich", *_FIELDS)
+    n = pl.col("n").cast(pl.Int64)
+    rate = pl.col("rate").cast(pl.Float64, strict=False)
+    kind = (pl.when(pl.col("epoch").is_null() & (pl.col("desc") != "Training")).then(pl.lit("eval"))
+            .when(pl.col("epoch").is_null() | (n == 0) | rate.is_null()).then(pl.lit("start")).otherwise(pl.lit("step")))
+    elapsed = pl.col("el").str.split(":").list.eval(
+        pl.element().cast(pl.Float64) * pl.lit(60.0).pow(pl.int_range(pl.len()).reverse())).list.sum()
+    return bars.select(
+        "line_no", pl.int_range(pl.len()).over("line_no").cast(pl.Int32).alias("seq"), kind.alias("kind"), "rich", "desc",
+        pl.col("epoch").cast(pl.Float64), n.alias("step"),
+        pl.col("total").cast(pl.Int64, strict=False).alias("steps_total"), elapsed.alias("elapsed_s"),
+        pl.when(pl.col("unit").str.starts_with("s/")).then(pl.when(rate > 0).then(1.0 / rate)).otherwise(rate)
+        .alias("iters_per_s"),
+        _loss(pl.col("post"), pl.col("rich")).alias("loss"),
+        (pl.col("post").str.contains("v_num", literal=True)
+         | (pl.col("epoch").is_null() & pl.col("desc").str.contains(_MARKS))).alias("marked"))
 
 
-def derive_step_times(rows: list[dict]) -> None:
-    """Fill ``step_time_s`` on the rows that close a window of at least WINDOW_S of the bar's elapsed
-    time (see the module text), walking the updates of one output in order; marker rows (``eval``,
-    ``start``) take part in the walk and are dropped by the caller."""
-    anchor: tuple[float, int, float] | None = None  # (epoch, n, elapsed)
+def marked(rows: pl.DataFrame) -> bool:
+    """Does the output show one of Lightning's marks (a v_num metric, its DataLoader / sanity bars)?"""
+    return bool(rows["marked"].any())
+
+
+def step_times(rows: pl.DataFrame) -> pl.Series:
+    """``step_time_s`` of `rows` (updates() of one output, in order): set on the updates that close a
+    window of at least WINDOW_S of the bar's elapsed time (see the module text), null elsewhere."""
+    out: list[float | None] = [None] * rows.height
+    anchor: tuple[int, float] | None = None  # (batches done, elapsed) where the open window began
     held = False  # a validation bar came since the anchor, within this epoch
     last: tuple[float, int, float] | None = None
-    for r in rows:
-        if r.get("eval"):
+    cols = (rows[c].to_list() for c in ("kind", "epoch", "step", "elapsed_s"))
+    for i, (kind, epoch, n, el) in enumerate(zip(*cols)):
+        if kind == "eval":
             held = True
             continue
-        epoch, el = r["epoch"], r["elapsed_s"]
-        n = r.get("step", 0)
+        if epoch is None:  # the fit loop's 'Training' bar
+            continue
         new_bar = last is None or epoch != last[0] or n < last[1] or el < last[2]
         last = (epoch, n, el)
         if new_bar:
-            anchor, held = (epoch, n, el), False
-            continue
-        if held or anchor is None:
-            continue
-        if el - anchor[2] >= WINDOW_S and n > anchor[1]:
-            r["step_time_s"] = (el - anchor[2]) / (n - anchor[1])
-            anchor = (epoch, n, el)
+            anchor, held = (n, el), False
+        elif not held and anchor is not None and el - anchor[1] >= WINDOW_S and n > anchor[0]:
+            out[i] = (el - anchor[1]) / (n - anchor[0])
+            anchor = (n, el)
+    return pl.Series("step_time_s", out, dtype=pl.Float64)
 
 
 def continuations(lines: dict[int, str], rich_lines: list[int]) -> list[int]:

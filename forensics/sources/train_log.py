@@ -126,8 +126,11 @@ def sniff(head: bytes) -> Sniff:
         if any(g in ln for g in lightning.GATE):  # (a bar split over two lines read as one)
             barred.append((lightning.rejoin(prev, ln) if _SPLIT_TAIL.match(ln) else None) or ln)
         prev = ln
-    if barred and any(lightning.marked(ln) for ln in barred):  # Lightning's bars, in an output that shows its marks
-        hits += sum(1 for ln in barred if lightning.is_step(ln))
+    if barred:
+        ups = lightning.updates(pl.DataFrame({"line_no": range(len(barred)), "text": barred},
+                                             schema={"line_no": pl.Int64, "text": pl.String}))
+        if lightning.marked(ups):  # Lightning's bars, in an output that shows its marks
+            hits += ups.filter(pl.col("kind") == "step")["line_no"].n_unique()
     if not hits:
         records = rank_places.count_records(lines[:2000])
         if records:  # torchrun's failure summary (a job's stdout that died before any step line)
@@ -279,30 +282,39 @@ def _split_bars(lines: pl.DataFrame, cand: pl.DataFrame, rest: pl.DataFrame) -> 
     return joined, rest.filter(~pl.col("line_no").is_in(used)) if used else rest
 
 
-def _lightning_rows(bars: list[tuple[int, str, str, list[dict], str | None]], rows: list[dict]) -> list[tuple[int, str, str]]:
-    """Rows of Lightning's training-bar updates (appended to `rows`) and the unparsed entries of the bar
-    lines that give none (:mod:`._lightning`); `bars`: (line_no, the line, the text read: the line, or
-    a split bar rejoined, the reader's rows, its reason). Nothing is read as Lightning's unless the
-    output shows one of its marks."""
-    if not any(lightning.marked(t) for _, _, t, _, _ in bars):
-        return [(line_no, raw, lightning.NO_MARK) for line_no, raw, _, _, _ in bars]
-    lightning.derive_step_times([r for _, _, _, got, _ in bars for r in got])
-    bad = []
-    for line_no, raw, t, got, why in bars:
-        if why is not None:
-            bad.append((line_no, raw, why))
-            continue
-        common = _common(t)
-        naive = common.pop("naive", None)
-        stamp = _TS.search(t) if naive is not None and len(got) == 1 else None
-        steps = [r for r in got if "step" in r]
-        for seq, r in enumerate(steps):
-            row = {k: r.get(k) for k in ("epoch", "step", "steps_total", "elapsed_s", "iters_per_s", "loss", "step_time_s")}
-            row.update(common, framework="lightning", record="step", line_no=line_no, seq=seq)
-            if stamp is not None and stamp.end() <= r["start_at"]:  # a collector's time before the line's one update
-                row["naive"] = naive
-            rows.append(row)
-    return bad
+def _lightning_rows(bar_lines: pl.DataFrame, ups: pl.DataFrame) -> tuple[pl.DataFrame | None, list[tuple[int, str, str]]]:
+    """Lightning's training-bar redraws as train_steps rows (with ``naive``, the local time a collector's
+    stamp gives a line's single redraw) and the unparsed entries of the bar lines that give none
+    (:mod:`._lightning`). `bar_lines`: line_no, raw (the line), text (what was read: the line, or a bar
+    split over two lines rejoined). Nothing is read as Lightning's unless the output shows its marks."""
+    raw = dict(zip(bar_lines["line_no"].to_list(), bar_lines["raw"].to_list()))
+    if not lightning.marked(ups):
+        return None, [(n, raw[n], lightning.NO_MARK) for n in ups["line_no"].unique().sort().to_list()]
+    ups = ups.with_columns(lightning.step_times(ups))
+    kind = pl.col("kind")
+    per = ups.group_by("line_no").agg((kind == "step").any().alias("steps"), (kind == "eval").any().alias("evals"),
+                                      pl.len().alias("n"))
+    none = per.filter(~pl.col("steps")).sort("line_no")
+    bad = [(n, raw[n], lightning.EVAL if ev else lightning.START)
+           for n, ev in zip(none["line_no"].to_list(), none["evals"].to_list())]
+    steps = ups.filter(kind == "step").with_columns(pl.int_range(pl.len()).over("line_no").cast(pl.Int32).alias("seq"))
+    text = pl.col("text")
+    info = bar_lines.select("line_no", pl.coalesce(text.str.extract(r"^\s*\[rank([0-9]{1,7})\]:", 1),
+                                                   text.str.extract(r"\[Rank ([0-9]{1,7})\]", 1)).cast(pl.Int32).alias("rank"))
+    # a collector's timestamp before a line's single redraw is that redraw's time; none is inferred otherwise
+    single = set(per.filter(pl.col("n") == 1)["line_no"].to_list())
+    stamped = bar_lines.filter(pl.col("line_no").is_in(list(single)) & text.str.contains(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]"))
+    first = dict(zip(steps["line_no"].to_list(), steps["desc"].to_list()))
+    naive = {}
+    for n, t in zip(stamped["line_no"].to_list(), stamped["text"].to_list()):
+        m, at = _TS.search(t), t.find(first.get(n, "\0"))
+        if m and 0 <= m.end() <= at:
+            naive[n] = _common(t).get("naive")
+    rows = steps.join(info, on="line_no", how="left").select(
+        "line_no", pl.lit("lightning").alias("framework"), "rank", pl.lit("step").alias("record"), "step", "steps_total",
+        pl.col("line_no").replace_strict(naive, default=None, return_dtype=pl.Datetime("us")).alias("naive"), "seq",
+        "epoch", "step_time_s", "elapsed_s", "iters_per_s", "loss")
+    return rows, bad
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -324,13 +336,21 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     joined, rest = _split_bars(lines, cand, rest)
     rows: list[dict] = []
     bad: list[tuple[int, str, str]] = []
-    bars: list[tuple[int, str, str, list[dict], str | None]] = []  # Lightning's progress bars, read as a whole below
+    # Lightning's progress bars, read as a whole (vectorised): every redraw of every line that holds one
+    gated = pl.lit(False)
+    for lit in lightning.GATE:
+        gated = gated | text.str.contains(lit, literal=True)
+    bar_lines = cand.filter(gated).select("line_no", text.alias("raw"), text.alias("text"))
+    if joined:
+        bar_lines = bar_lines.with_columns(pl.col("line_no").replace_strict(joined, default=pl.col("text")).alias("text"))
+    ups = lightning.updates(bar_lines.select("line_no", "text")) if bar_lines.height else None
+    barred = set(ups["line_no"].to_list()) if ups is not None else set()
+    lf = None
+    if barred:
+        lf, bad = _lightning_rows(bar_lines.filter(pl.col("line_no").is_in(list(barred))), ups)
     for line_no, t in zip(cand["line_no"].to_list(), cand["text"].to_list()):
-        if any(g in t for g in lightning.GATE):
-            got_bars, why = lightning.read_line(joined.get(line_no, t))
-            if got_bars or why:
-                bars.append((line_no, t, joined.get(line_no, t), got_bars, why))
-                continue
+        if line_no in barred:
+            continue
         got = _read(t)
         if isinstance(got, str):
             bad.append((line_no, t, got))
@@ -338,9 +358,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         got.update(_common(t))
         got["line_no"] = line_no
         rows.append(got)
-    if bars:
-        bad += _lightning_rows(bars, rows)
-        rich = [line_no for line_no, _, _, got, why in bars if why is None and any(r.get("rich") for r in got)]
+    if lf is not None:
+        rich = ups.filter(pl.col("rich") & (pl.col("kind") == "step"))["line_no"].unique().to_list()
         if rich:  # the Rich bar's wrapped metrics, in the lines that follow it
             near = lines.filter(pl.col("line_no").is_in([at + k for at in rich for k in range(1, 6)]))
             more = lightning.continuations(dict(zip(near["line_no"].to_list(), near["text"].to_list())), rich)
@@ -372,7 +391,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         "naive": pl.Series([r.get("naive") for r in rows], dtype=pl.Datetime("us")),
         "seq": pl.Series([r.get("seq", 0) for r in rows], dtype=pl.Int32),
         **{c: pl.Series([r.get(c) for r in rows], dtype=pl.Float64) for c in _FLOATS},
-    }).sort("line_no", "seq")
+    })
+    if lf is not None:
+        df = pl.concat([df, lf], how="diagonal")
+    df = df.sort("line_no", "seq")
     df = df.with_columns(local_to_utc(pl.col("naive"), ctx.tz).alias("ts"),
                          pl.when(pl.col("naive").is_null()).then(pl.lit("none")).otherwise(pl.lit("local"))
                          .alias("ts_quality")).drop("naive")
