@@ -128,7 +128,9 @@ def test_every_scenario_parses_with_zero_unparsed(name):
 def test_labels_shape(name):
     sim, members = bundle(name)
     labels = json.loads(members["truth/labels.json"])
-    assert set(labels) == {"scenario", "seed", "faults", "effects", "clock_offsets_s", "confounders", "clock_steps"}
+    assert set(labels) == {"scenario", "seed", "faults", "effects", "clock_offsets_s", "confounders", "clock_steps"} | (
+        {"fabric"} if sim.cfg.infiniband else set())  # said only where the rails are InfiniBand
+    assert labels.get("fabric", "infiniband") == "infiniband"
     assert labels["confounders"] is True  # the fleet's benign variation is on by default
     assert labels["scenario"] == name and labels["seed"] == 1
     hosts = json.loads(members["manifest.json"])["hosts"]

@@ -26,6 +26,8 @@ def register(app: typer.Typer) -> None:
                                                                             "(GPU spread, checkpoints, evaluation phases, boot messages, "
                                                                             "frontend drops, normal pauses, rank-0 CPU)"),
         same_host: bool = typer.Option(False, "--same-host", help="with a+b: both faults on one host"),
+        fabric: Optional[str] = typer.Option(None, "--fabric", help="the rails' link layer: roce or infiniband "
+                                                                    "(default: infiniband for ib_congestion, else roce)"),
         out: Optional[Path] = typer.Option(None, "--out", help="bundle to write (.tar, .tar.gz, .tar.zst); "
                                                                "default sim-<scenario>-<seed>.tar.gz"),
         raw_only: bool = typer.Option(False, "--raw-only", help="do not parse the raw outputs into tables/"),
@@ -48,7 +50,8 @@ def register(app: typer.Typer) -> None:
             parse_scenario(scenario)
             cfg = SimConfig(scenario=scenario, nodes=nodes, gpus_per_node=gpus_per_node,
                             duration_s=parse_duration(duration), interval_s=parse_duration(interval), seed=seed,
-                            clock_skew_ms=clock_skew_ms, confounders=not no_confounders, same_host=same_host)
+                            clock_skew_ms=clock_skew_ms, confounders=not no_confounders, same_host=same_host,
+                            fabric=fabric)
         except ValueError as exc:
             raise UserError(str(exc)) from None
         out = out or Path(f"sim-{scenario.replace('+', '_').replace('@', '-')}-{seed}.tar.gz")

@@ -63,6 +63,8 @@ class Simulation:
             labels["confounders"] = True
         if self.cfg.same_host:
             labels["same_host"] = True
+        if self.cfg.infiniband:
+            labels["fabric"] = "infiniband"
         steps = {h.name: {"at": iso(h.clock_step[0]), "step_s": round(h.clock_step[1], 6)}
                  for h in self.cluster.hosts if h.clock_step is not None}
         if steps:
@@ -192,11 +194,12 @@ class Simulation:
         gt = s0 + 0.035 + gid_spec.min_interval * np.arange(int(cfg.duration_s // gid_spec.min_interval) + 1)
         for k, nic in enumerate(host.nics):
             tk = ct + 0.004 * k
-            eth = hm.nic_counters(nic, tk)
-            snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, eth, host.wall(tk)), 0.003, {"iface": nic.iface})
-            q = SPEC["mlnx_qos"]
-            snapshots(q, fmt_qos.qos(nic, plan, h, host.wall(tk[0] + 0.0025), " ".join(cmain.fill(q.argv, iface=nic.iface))),
-                      0.02, {"iface": nic.iface})
+            eth = hm.nic_counters(nic, tk)  # (the port model; an InfiniBand port has no netdev to run these on)
+            if not nic.infiniband:
+                snapshots(SPEC["ethtool_s"], fmt_ethtool.ethtool_series(nic, eth, host.wall(tk)), 0.003, {"iface": nic.iface})
+                q = SPEC["mlnx_qos"]
+                snapshots(q, fmt_qos.qos(nic, plan, h, host.wall(tk[0] + 0.0025), " ".join(cmain.fill(q.argv, iface=nic.iface))),
+                          0.02, {"iface": nic.iface})
             values = {"ibdev": nic.rdma, "port": "1"}
             snapshots(ib, fmt_infiniband.sysfs_series(plan, h, nic, eth, tk, host.wall(tk + 0.002),
                                                       " ".join(cmain.fill(ib.argv, **values))), 0.001, values)

@@ -27,6 +27,9 @@ NCCL_SHORT = "2.21.5"
 MLX5_FW = "28.39.1002"
 COLLECTOR_PYTHON = "3.8.10"
 
+#: scenarios whose fault needs InfiniBand link-layer rails (an InfiniBand fabric instead of RoCE)
+INFINIBAND_SCENARIOS = frozenset({"ib_congestion"})
+
 COUNTER_EVERY_S = 10.0
 NVSMI_Q_EVERY_S = 30.0
 PER_CPU_EVERY_S = 10.0
@@ -48,6 +51,9 @@ class SimConfig:
     confounders: bool = True
     #: with two faults (`a+b`): both on one host instead of two different hosts
     same_host: bool = False
+    #: the rails' link layer: "roce" (Ethernet, the default) or "infiniband"; None: the scenario's
+    #: (InfiniBand for those in INFINIBAND_SCENARIOS, RoCE for every other)
+    fabric: str | None = None
 
     def __post_init__(self):
         if self.nodes < 1 or self.nodes > 4096:  # (fleet-scale benchmarks simulate 1,024)
@@ -64,6 +70,15 @@ class SimConfig:
             raise ValueError("--clock-skew-ms must be between 0 and 60000")
         if self.seed < 0:
             raise ValueError("--seed must be >= 0")
+        if self.fabric not in (None, "roce", "infiniband"):
+            raise ValueError("--fabric must be roce or infiniband")
+
+    @property
+    def infiniband(self) -> bool:
+        """Whether the rails are InfiniBand link-layer ports (else RoCE)."""
+        if self.fabric is not None:
+            return self.fabric == "infiniband"
+        return any(part.split("@")[0] in INFINIBAND_SCENARIOS for part in self.scenario.split("+"))
 
     @property
     def start(self) -> dt.datetime:

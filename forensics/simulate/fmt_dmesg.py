@@ -88,9 +88,10 @@ def boot_messages(host, seed: int, noisy: bool = False) -> list[tuple[float, str
             (t + 0.0003, f"mlx5_core {nic.pci_addr}: {bw}"),
             (t + 0.29, f"mlx5_core {nic.pci_addr}: Port module event: module 0, Cable plugged"),
             (t + 0.2902, f"mlx5_core {nic.pci_addr}: mlx5_pcie_event:304:(pid {pid}): PCIe slot advertised sufficient power (75W)."),
-            (t + 0.296, f"mlx5_core {nic.pci_addr}: MLX5E: StrdRq(1) RqSz(8) StrdSz(2048) RxCqeCmprss(0 basic)"),
-            (t + 0.41, f"mlx5_core {nic.pci_addr} {nic.iface}: renamed from eth0"),
         ]
+        if not nic.infiniband:  # the Ethernet netdev (an InfiniBand-mode port has none: no ib_ipoib)
+            m += [(t + 0.296, f"mlx5_core {nic.pci_addr}: MLX5E: StrdRq(1) RqSz(8) StrdSz(2048) RxCqeCmprss(0 basic)"),
+                  (t + 0.41, f"mlx5_core {nic.pci_addr} {nic.iface}: renamed from eth0")]
         t += 0.47
     t = 9.12 + r.uniform(0, 0.4)
     m += [
@@ -106,7 +107,7 @@ def boot_messages(host, seed: int, noisy: bool = False) -> list[tuple[float, str
         (t + 1.9, "EXT4-fs (sda): mounted filesystem with ordered data mode. Opts: (null). Quota mode: none."),
     ]
     t = 12.6 + r.uniform(0, 1)
-    for nic in host.nics:
+    for nic in host.netdevs:
         if noisy:
             m.append((t - 1.05 - r.uniform(0, 0.3), f"mlx5_core {nic.pci_addr} {nic.iface}: Link down"))
         m.append((t, f"mlx5_core {nic.pci_addr} {nic.iface}: Link up"))

@@ -28,7 +28,7 @@ def host_json(host, cfg, start_true: float, end_true: float, argv: list[str], ch
                                        timedatectl_text.decode() if timedatectl_text else None)
     nics = [{"iface": n.iface, "pci_addr": n.pci_addr, "numa_node": n.numa, "driver": "mlx5_core",
              "rdma_dev": n.rdma, "mac": n.mac, "mtu": n.mtu, "speed_mbps": n.speed_mbps, "operstate": "up"}
-            for n in host.nics]
+            for n in host.netdevs]
     info = cmain.host_record(
         host.name, host.name, KERNEL, iso_host(wall - mono), iso_host(float(int(host.boot_true + host.offset_s))),
         host.tz, int(loc.utcoffset().total_seconds()), iso_host(wall), mono, ntp, ntp_source,
@@ -61,7 +61,8 @@ def base_env(host, plan) -> dict:
     }
     if plan.transport == "ib":
         env["NCCL_IB_HCA"] = ",".join(n.rdma for n in host.rails)
-        env["NCCL_IB_GID_INDEX"] = "3"
+        if not any(n.infiniband for n in host.rails):  # a GID index is RoCE's (the RoCE v2 IPv4 GID)
+            env["NCCL_IB_GID_INDEX"] = "3"
     else:
         env["NCCL_IB_DISABLE"] = "1"
     env.update({k: str(v) for k, v in plan.env.items()})

@@ -12,9 +12,30 @@ width), the 21 ``counters`` and the 26 ``hw_counters`` of mlx5 on a RoCE port. T
 The counters follow the same port model as ``ethtool -S`` (:meth:`HostModel.nic_counters`):
 ``port_xmit_data``/``port_rcv_data`` are the RDMA bytes / 4 (4-octet words), ``symbol_error`` the
 PHY symbol errors, ``link_downed`` the port's link-down events since the counters were cleared,
-``port_rcv_errors`` the CRC errors, ``port_xmit_wait`` the time the port was paused (PFC received),
-``out_of_buffer`` the receive-WQE misses. A scenario adds ``link_error_recovery`` increments
-(``plan.nic_extra[(h, iface)]["_ib_link_error_recovery"]``) and width changes (``plan.ib_width``).
+``port_rcv_errors`` the CRC errors, ``out_of_buffer`` the receive-WQE misses. A scenario adds
+``link_error_recovery`` increments (``plan.nic_extra[(h, iface)]["_ib_link_error_recovery"]``) and width
+changes (``plan.ib_width``).
+
+``port_xmit_wait`` counts ticks, as a real one does: IBTA PortXmitWait, "the number of ticks in which the
+selected port had data to transmit, but no data was sent during the entire tick" (NVIDIA's ibdiagnet
+manual v2.13, "Congestion Assessment on InfiniBand Links"), one tick per 8 bytes of the port's rate
+(tick == 7 on current devices: that manual for Quantum switches, NVIDIA/ib-traffic-monitor#3 for the
+sysfs counter: lost bytes = counter x (7 + 1)); the 8-byte tick on ConnectX is the same assumption
+queries/detectors/ib_congestion.sql makes. The waiting time is the port's PFC pause time received on a
+RoCE port (the ethtool model's ``rx_prio3_pause_duration``, microseconds) and its credit wait on an
+InfiniBand port (a small share of every second on a healthy fabric, ``plan.ib_xmit_wait`` where a
+scenario congests it). sysfs reads the 32-bit PortCounters field (drivers/infiniband/core/sysfs.c:
+``PORT_PMA_ATTR(port_xmit_wait, 0, 32, 320)``, also when the extended counters are used), which
+saturates at 4294967295 (IBTA: performance counters stop at all ones): 2^32 ticks are 0.69 s of
+waiting at 400 Gb/s, so a port that has carried traffic since boot reads 4294967295.
+
+InfiniBand-mode rails (``SimConfig.infiniband``; ``Nic.link_layer``): ``Link layer: InfiniBand``, a LID
+from the subnet manager (LID 1), the capability mask and GUIDs as a bare-metal ConnectX-6 InfiniBand
+port shows them in ibstat (``Capability mask: 0xa651e848``, port GUID = node GUID), sysfs ``link_layer``
+``InfiniBand``, a GID table of 8 entries with only the link-local GID (``gid_tbl_len: 8``, ``GID[  0]:
+fe80:0000:0000:0000:<guid>`` in ibv_devinfo -v of ConnectX InfiniBand ports), mlxlink ``Speed``
+``IB-NDR`` (``IB-HDR`` in tests/fixtures/mlxlink's ConnectX-6 HDR sample). No IPoIB: the port has no
+netdev, so no ethtool -S, mlnx_qos or sar row, and no GID ``ndevs`` entry.
 
 ``mlxlink -d <dev> -p 1 -m -c`` of each port once a minute, laid out as MFT 4.30 prints it (the
 BlueField-3 fixture in tests/fixtures/mlxlink): Operational, Troubleshooting and Tool sections, a short
@@ -30,6 +51,7 @@ import datetime as dt
 import numpy as np
 
 from forensics.layout import format_marker
+from forensics.simulate.config import rng
 
 #: Nic.model -> (CA type, firmware) as ibstat prints them (tests/fixtures/infiniband, gpud H100 node)
 CA = {"ConnectX-7": ("MT4129", "28.39.1002"), "ConnectX-6 Dx": ("MT4125", "22.39.1002")}
@@ -75,6 +97,17 @@ def _port_at(plan, h: int, nic, t: float, stamp: float) -> tuple:
             nic.speed_mbps // 1000 * width // 4)
 
 
+#: an InfiniBand HCA port's ibstat: capability mask and the subnet manager's LID (a bare-metal ConnectX-6
+#: port in a public HPC user guide: ``Capability mask: 0xa651e848``; SM lid 1 as in the gpud A100 fixture)
+IB_CAP_MASK = "0xa651e848"
+SM_LID = 1
+
+
+def _lid(host, nic) -> int:
+    """The LID the subnet manager gave an InfiniBand port: unique in the fabric (after the SM's own)."""
+    return 2 + host.index * 8 + (nic.rail or 0)
+
+
 def ibstat(host, plan, h: int, t: float) -> bytes:
     """``ibstat`` of every CA of the host at true time t (a port down then shows Down/Polling)."""
     out = []
@@ -83,11 +116,14 @@ def ibstat(host, plan, h: int, t: float) -> bytes:
         node, port = _guids(nic.mac)
         down = _down_at(plan, h, nic, t)
         gbps = nic.speed_mbps // 1000 * _width_at(plan, h, nic, t) // 4
+        lid, sm, cap, layer = 0, 0, "0x00010000", "Ethernet"
+        if nic.infiniband:
+            lid, sm, cap, layer, port = _lid(host, nic), SM_LID, IB_CAP_MASK, "InfiniBand", node
         out.append(f"CA '{nic.rdma}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tFirmware version: {fw}\n"
                    f"\tHardware version: 0\n\tNode GUID: {node}\n\tSystem image GUID: {node}\n\tPort 1:\n"
                    f"\t\tState: {'Down' if down else 'Active'}\n\t\tPhysical state: {'Polling' if down else 'LinkUp'}\n"
-                   f"\t\tRate: {40 if down else gbps}\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n"
-                   f"\t\tCapability mask: 0x00010000\n\t\tPort GUID: {port}\n\t\tLink layer: Ethernet\n")
+                   f"\t\tRate: {40 if down else gbps}\n\t\tBase lid: {lid}\n\t\tLMC: 0\n\t\tSM lid: {sm}\n"
+                   f"\t\tCapability mask: {cap}\n\t\tPort GUID: {port}\n\t\tLink layer: {layer}\n")
     return "".join(out).encode()
 
 
@@ -97,6 +133,27 @@ def _cum(plan, rate: np.ndarray | None, times: np.ndarray) -> np.ndarray:
     c = np.concatenate([[0.0], np.cumsum(rate)])
     t_rel = np.clip(times - plan.grid0, 0, plan.T - 1)
     return np.floor(np.interp(t_rel, np.arange(plan.T + 1), c)).astype(np.int64)
+
+
+TICK_BYTES = 8  #: bytes of port time per PortXmitWait tick (tick == 7: counter x (7 + 1) bytes)
+COUNTER32_MAX = 2 ** 32 - 1  #: where the 32-bit sysfs port_xmit_wait stops
+
+
+def xmit_wait(plan, h: int, nic, pause_us: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """sysfs ``port_xmit_wait`` of a port at true `times`: the time it waited to send, in 8-byte ticks of
+    its rate, stopped at 2^32 - 1. RoCE: the PFC pause time it received (`pause_us`, microseconds since
+    boot). InfiniBand: waiting for credits, since boot a share of its uptime, in the job a share of each
+    second (``plan.ib_xmit_wait`` on top where a scenario congests the port)."""
+    ticks_per_s = nic.speed_mbps * 1e6 / (TICK_BYTES * 8)
+    if nic.infiniband:
+        r = rng(plan.cluster.cfg.seed, "ib_xmit_wait", h, nic.iface)
+        boot = plan.cluster.hosts[h].boot_true
+        since_boot = (plan.grid0 - boot) * float(r.uniform(0.002, 0.01))
+        share = np.full(plan.T, float(r.uniform(0.005, 0.03))) + plan.ib_xmit_wait.get((h, nic.iface), 0.0)
+        wait_s = since_boot + _cum(plan, np.minimum(share, 1.0) * 1e6, times) / 1e6
+    else:
+        wait_s = np.asarray(pause_us, dtype=float) / 1e6
+    return np.minimum(np.floor(wait_s * ticks_per_s), COUNTER32_MAX).astype(np.int64)
 
 
 def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, dict]:
@@ -121,7 +178,7 @@ def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, di
     c["symbol_error"] = g("rx_symbol_err_phy")
     c["link_downed"] = np.maximum(g("link_down_events_phy") - 1, 0)
     c["port_rcv_errors"] = g("rx_crc_errors_phy")
-    c["port_xmit_wait"] = g("rx_prio3_pause_duration")
+    c["port_xmit_wait"] = xmit_wait(plan, h, nic, g("rx_prio3_pause_duration"), times)
     c["link_error_recovery"] = _cum(plan, extra.get("_ib_link_error_recovery"), times)
     hw = {name: z for name in HW_COUNTERS}
     hw["lifespan"] = z + 12
@@ -144,7 +201,7 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
         out.append(f"{base}/state:{'1: DOWN' if down else '4: ACTIVE'}\n")
         out.append(f"{base}/phys_state:{'2: Polling' if down else '5: LinkUp'}\n")
         out.append(f"{base}/rate:{gbps} Gb/sec ({width}X {speed})\n")
-        out.append(f"{base}/link_layer:Ethernet\n")
+        out.append(f"{base}/link_layer:{nic.link_layer}\n")
         out.extend(f"{base}/counters/{name}:{int(c[name][j])}\n" for name in COUNTERS)
         out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in HW_COUNTERS)
     return "".join(out).encode()
@@ -163,6 +220,8 @@ def gid_table(nic) -> list[tuple[str, str]]:
     """(gid, type) of each GID table entry of a RoCE port, as mlx5 fills it: the link-local GID of
     the MAC (EUI-64) and the IPv4-mapped GID of the netdev's address, each as RoCE v1 and v2
     (show_gids of ConnectX nodes, tests/fixtures/infiniband), then empty entries."""
+    if nic.infiniband:  # the port GUID's link-local GID only, in a table of 8 (ibv_devinfo -v: gid_tbl_len 8)
+        return [(_gid_text((0xFE80 << 112) | int(_guids(nic.mac)[0], 16)), "IB/RoCE v1")] + [(_gid_text(0), "")] * 7
     port_guid = int(_guids(nic.mac)[1], 16)
     link_local = (0xFE80 << 112) | port_guid
     a, b, c, d = (int(x) for x in nic.ip.split("."))
@@ -179,7 +238,8 @@ def gid_snapshots(nic, stamps_host, argv: str) -> bytes:
     table = gid_table(nic)
     body = [f"{base}/gids/{i}:{g}\n" for i, (g, _) in enumerate(table)]
     body += [f"{base}/gid_attrs/types/{i}:{t}\n" for i, (_, t) in enumerate(table) if t]
-    body += [f"{base}/gid_attrs/ndevs/{i}:{nic.iface}\n" for i, (_, t) in enumerate(table) if t]
+    if not nic.infiniband:  # (an InfiniBand port has no netdev: reading ndevs fails, grep -s says nothing)
+        body += [f"{base}/gid_attrs/ndevs/{i}:{nic.iface}\n" for i, (_, t) in enumerate(table) if t]
     text = "".join(body)
     out = []
     for ts in stamps_host:
@@ -216,7 +276,9 @@ def mlxlink_series(host, plan, h: int, nic, eth: dict, times: np.ndarray, stamps
         eff = int(c["symbol_error"][j])
         out.append(format_marker(ts, argv) + "\n\nOperational Info\n----------------\n")
         out += [_kv("State", "Polling" if down else "Active"), _kv("Physical state", "Polling" if down else "LinkUp"),
-                _kv("Speed", "N/A" if down else f"{gbps}G"), _kv("Width", "N/A" if down else f"{width}x"),
+                _kv("Speed", "N/A" if down else (f"IB-{SPEED.get(nic.speed_mbps // 1000, 'NDR')}" if nic.infiniband
+                                                 else f"{gbps}G")),
+                _kv("Width", "N/A" if down else f"{width}x"),
                 _kv("FEC", "Standard RS-FEC - RS(544,514)"), _kv("Loopback Mode", "No Loopback"),
                 _kv("Auto Negotiation", "ON")]
         out.append("\nTroubleshooting Info\n--------------------\n")

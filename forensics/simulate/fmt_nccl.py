@@ -87,8 +87,10 @@ def init_lines(cluster, plan, h: int, g: int) -> list[tuple[int, str]]:
     else:
         hcas = ",".join(n.rdma for n in host.rails)
         out.append((t["init"], f"{I}NCCL_IB_HCA set to {hcas}"))
-        out.append((t["init"], f"{I}NCCL_IB_GID_INDEX set by environment to 3."))
-        using = " ".join(f"[{k}]{n.rdma}:1/RoCE" for k, n in enumerate(host.rails))
+        if not any(n.infiniband for n in host.rails):  # (fmt_host.base_env sets it for RoCE only)
+            out.append((t["init"], f"{I}NCCL_IB_GID_INDEX set by environment to 3."))
+        # the port's link layer as NCCL prints it (tests/fixtures/nccl: "[0]mlx5_0:1/IB", "[3]mlx5_2:1/RoCE")
+        using = " ".join(f"[{k}]{n.rdma}:1/{'IB' if n.infiniband else 'RoCE'}" for k, n in enumerate(host.rails))
         out.append((t["init"], f"{I}NET/IB : Using {using} [RO]; OOB {front.iface}:{front.ip}<0>"))
         out.append((t["init"], f"{I}Using non-device net plugin version 0"))
         out.append((t["init"], f"{I}Using network IB"))

@@ -189,7 +189,7 @@ def net_rates(hm, host, times, interval):
     r = np.random.default_rng([plan.cluster.cfg.seed, host.index, len(times), 17])
     n = len(times)
     rates = {}
-    ifaces = ["lo"] + [nic.iface for nic in host.nics]
+    ifaces = ["lo"] + [nic.iface for nic in host.netdevs]
     live = hm.m.alive(host.index, times) > 0
     for f in ifaces:
         if f == "lo":
@@ -231,7 +231,7 @@ def sar_n_dev(hm, host, start, interval, n) -> bytes:
 
 def sar_n_edev(hm, host, start, interval, n) -> bytes:
     times = start + interval * np.arange(1, n + 1)
-    ifaces = ["lo"] + [nic.iface for nic in host.nics]
+    ifaces = ["lo"] + [nic.iface for nic in host.netdevs]
     cols = {}
     grid = np.concatenate([[start], times])
     for f in ifaces:

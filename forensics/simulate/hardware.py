@@ -98,10 +98,17 @@ class Nic:
     speed_mbps: int
     mtu: int
     model: str
+    #: "Ethernet" (RoCE: the port has a netdev, `iface`) or "InfiniBand" (the port has no netdev:
+    #: ib_ipoib is not loaded, NCCL's IB transport needs none; `iface` is then only the model's key)
+    link_layer: str = "Ethernet"
 
     @property
     def pci_addr(self) -> str:
         return f"0000:{self.bus:02x}:00.{self.func}"
+
+    @property
+    def infiniband(self) -> bool:
+        return self.link_layer == "InfiniBand"
 
 
 @dataclass
@@ -141,6 +148,11 @@ class Host:
     @property
     def rails(self) -> list[Nic]:
         return [n for n in self.nics if n.rail is not None]
+
+    @property
+    def netdevs(self) -> list[Nic]:
+        """The NICs with a network interface (/sys/class/net): all but InfiniBand-mode rails."""
+        return [n for n in self.nics if not n.infiniband]
 
     @property
     def frontend(self) -> Nic:
@@ -206,7 +218,8 @@ def build_cluster(cfg: SimConfig) -> Cluster:
                 nics.append(Nic(iface=f"enp{bus}s0np0", rdma=f"mlx5_{k}", bus=bus, func=0,
                                 numa=0 if bus < 0x80 else 1, mac=f"94:6d:ae:{mac_tail}",
                                 ip=f"10.{100 + rail}.{i // 250}.{10 + i % 250}", rail=rail,
-                                speed_mbps=400000, mtu=9000, model="ConnectX-7"))
+                                speed_mbps=400000, mtu=9000, model="ConnectX-7",
+                                link_layer="InfiniBand" if cfg.infiniband else "Ethernet"))
         hosts.append(Host(index=i, name=name, tz=tz, offset_s=off, boot_true=cfg.t0 - uptime,
                           jitter_s=float(r.uniform(0.05, 0.65)), gpus=gpus, nics=nics,
                           ntp="timedatectl" if i % 4 == 2 else "chronyc",

@@ -57,6 +57,8 @@ class Plan:
     link_down: dict = field(default_factory=dict)
     #: (host, iface) -> [(true time, active width in lanes)]: the RDMA port retrained (4 before the first)
     ib_width: dict = field(default_factory=dict)
+    #: (host, iface) -> (T,) extra share of each second an InfiniBand port waits for credits (congestion)
+    ib_xmit_wait: dict = field(default_factory=dict)
     #: (host, gpu, link) -> {"replay"|"recovery"|"crc": per-second increments (T,)} of NVLink error counters
     nvlink_extra: dict = field(default_factory=dict)
     #: (host, gpu) -> links that nvidia-smi nvlink -s shows <inactive>

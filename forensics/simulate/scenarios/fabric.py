@@ -102,3 +102,29 @@ def _nvswitch_sxid(plan: Plan, r) -> None:
     plan.truth("nvswitch_sxid", _names(plan, [h]), "SXid 20034 fatal", ts, None,
                [f"dmesg:{head}, Fatal, Link {links[0]} LTSSM Fault Up",
                 f"fabricmanager:detected NVSwitch fatal error 20034 ... pci bus id 0000{addr} port {links[0]}"])
+
+
+@scenario("ib_congestion", "InfiniBand rails (no RoCE): one rail port waits for credits 20-60% of the time (its "
+                           "PortXmitWait rising: the switch port behind it is congested); every node's all-reduce "
+                           "slows to that port's pace")
+def _ib_congestion(plan: Plan, r) -> None:
+    """The fault as NVIDIA describes it: PortXmitWait, "the number of ticks in which the selected port had
+    data to transmit, but no data was sent during the entire tick" for lack of credits or arbitration, the
+    lost bandwidth being counter x (tick + 1) bytes with tick 7 (ibdiagnet user manual v2.13, "Congestion
+    Assessment on InfiniBand Links"; NVIDIA/ib-traffic-monitor#3 for the host's sysfs counter). Only the
+    port's counters show it (no link error, no NCCL warning); the run uses InfiniBand rails
+    (``SimConfig.infiniband``, forensics.simulate.fmt_infiniband). Ours: the host and rail, the share
+    (0.2-0.6 of each second, reached over 10 s) and its window. A ring all-reduce moves at its slowest
+    link: the collectives take 1 / (1 - share) as long. sysfs shows the 32-bit counter, which a port that
+    has carried traffic since boot has long saturated (fmt_infiniband.xmit_wait): the collector's samples
+    read 4294967295 throughout."""
+    cl = plan.cluster
+    ts, te, h, rail = _fault_at(plan, r)
+    nic = cl.hosts[h].rails[rail]
+    share = float(r.uniform(0.2, 0.6))
+    plan.ib_xmit_wait[(h, nic.iface)] = plan.ramp(ts, te, 10.0, share, 0.0)
+    plan.comm_factor = np.maximum(plan.comm_factor, plan.ramp(ts, te, 10.0, 1.0 / (1.0 - share)))
+    plan.truth("ib_congestion", _names(plan, [h]), f"{nic.rdma} port 1", ts, te,
+               [f"infiniband:counters/port_xmit_wait (waiting {share:.0%} of the time at 400 Gb/s)"], onset_s=10.0)
+    plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, ts, te,
+               ["nvidia_smi:utilization.gpu stays ~100% while the all-reduce waits on the congested port"], effect=True)

@@ -1,0 +1,120 @@
+"""The simulator's InfiniBand-mode rails and its PortXmitWait counter (issue 18), small (2 nodes of 4 GPUs,
+2 minutes).
+
+- port_xmit_wait counts 8-byte ticks of the port's rate (what the sysfs counter counts, see
+  forensics/simulate/fmt_infiniband.py), not microseconds, and stops at 2^32 - 1 like the 32-bit field sysfs reads.
+- ``--fabric infiniband`` (and ``ib_congestion``, which needs it) shows the rails as InfiniBand wherever the
+  real tools do: ibstat, sysfs link_layer, mlxlink, NCCL's device list; the rails have no netdev (no ethtool,
+  mlnx_qos, host.json or GID ndevs entry).
+- ``ib_congestion``: one rail port waits for credits 20-60% of the time. At 400 Gb/s 2^32 ticks are 0.69 s of
+  waiting, so the sysfs counter of a port that has carried traffic since boot is saturated and the detector
+  cannot see the congestion: the scenario is a miss, and no ib_congestion finding is made up from a stuck counter.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+
+import numpy as np
+import pytest
+
+from forensics.analysis import analyze_paths
+from forensics.simulate import SimConfig, write_bundle
+from forensics.simulate.fmt_infiniband import COUNTER32_MAX, TICK_BYTES, xmit_wait
+from forensics.simulate.hardware import Nic
+
+SIZE = dict(nodes=2, gpus_per_node=4, duration_s=120.0, interval_s=5.0, seed=4)
+
+
+def test_xmit_wait_is_ticks_of_eight_bytes_and_saturates():
+    """RoCE: pause microseconds -> ticks at 400 Gb/s (6250 a microsecond), stopped at 2^32 - 1."""
+    nic = Nic("enp24s0np0", "mlx5_0", 0x18, 0, 0, "94:6d:ae:00:00:01", "10.100.0.10", 0, 400000, 9000, "ConnectX-7")
+    us = np.array([0, 1, 100, 687, 688, 10**9])
+    got = xmit_wait(None, 0, nic, us, np.zeros(len(us)))
+    per_us = 400e9 / 1e6 / (TICK_BYTES * 8)
+    assert per_us == 6250
+    assert got.tolist() == [0, 6250, 625000, 687 * 6250, 688 * 6250, COUNTER32_MAX]
+    assert 688 * 6250 < COUNTER32_MAX < 688 * 6250 * 1000  # 0.69 s of pause fills the 32-bit counter
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ib")
+    done = {}
+
+    def go(scenario, **extra):
+        key = (scenario, tuple(sorted(extra.items())))
+        if key not in done:
+            path = root / f"{scenario}-{len(done)}.tar"
+            write_bundle(SimConfig(scenario=scenario, **{**SIZE, **extra}), path)
+            with tarfile.open(path) as tf:
+                files = {m.name: tf.extractfile(m).read().decode() for m in tf.getmembers()
+                         if m.isfile() and ("/raw/" in m.name or m.name.endswith(".json"))}
+            findings = analyze_paths([path], cache_dir=root / f"cache{len(done)}").findings.to_dicts()
+            done[key] = (files, json.loads(files["truth/labels.json"]), findings)
+        return done[key]
+    return go
+
+
+def _series(text: str, name: str) -> list[int]:
+    return [int(v) for v in re.findall(rf"/counters/{name}:(\d+)\n", text)]
+
+
+@pytest.mark.slow
+def test_roce_port_xmit_wait_is_the_pause_time_in_ticks(run):
+    """A RoCE rail's sysfs port_xmit_wait at each sample = its ethtool rx_prio3_pause_duration (microseconds,
+    the same sample times) x 6250, saturated: after days of normal pauses it reads 4294967295."""
+    files, labels, _ = run("healthy")
+    assert "fabric" not in labels
+    for host in ("node01", "node02"):
+        for nic in json.loads(files[f"hosts/{host}/host.json"])["nics"]:
+            sysfs = files[f"hosts/{host}/raw/infiniband/sysfs-{nic['rdma_dev']}-1.txt"]
+            assert "/link_layer:Ethernet\n" in sysfs
+            us = [int(v) for v in re.findall(r"\n\s+rx_prio3_pause_duration: (\d+)\n",
+                                             files[f"hosts/{host}/raw/ethtool/{nic['iface']}.txt"])]
+            if nic["rdma_dev"] == "mlx5_4":  # the frontend: global pause only, no PFC priority 3
+                assert us == [] and set(_series(sysfs, "port_xmit_wait")) == {0}
+                continue
+            assert us and _series(sysfs, "port_xmit_wait") == [min(u * 6250, COUNTER32_MAX) for u in us]
+
+
+@pytest.mark.slow
+def test_infiniband_rails_look_like_infiniband_everywhere(run):
+    files, labels, findings = run("healthy", fabric="infiniband")
+    assert labels["fabric"] == "infiniband" and labels["faults"] == []
+    for host in ("node01", "node02"):
+        raw = f"hosts/{host}/raw"
+        ibstat = files[f"{raw}/infiniband/ibstat.txt"]
+        assert ibstat.count("\t\tLink layer: InfiniBand\n") == 4 and ibstat.count("\t\tLink layer: Ethernet\n") == 1
+        assert ibstat.count("\t\tSM lid: 1\n") == 4 and "\t\tCapability mask: 0xa651e848\n" in ibstat
+        for k in range(4):
+            sysfs = files[f"{raw}/infiniband/sysfs-mlx5_{k}-1.txt"]
+            assert "/link_layer:InfiniBand\n" in sysfs and "/rate:400 Gb/sec (4X NDR)\n" in sysfs
+            assert set(_series(sysfs, "port_xmit_wait")) == {COUNTER32_MAX}
+            gids = files[f"{raw}/infiniband/gids-mlx5_{k}-1.txt"]
+            assert "/gid_attrs/ndevs/" not in gids and re.search(r"/gids/0:fe80:0000:0000:0000:[0-9a-f:]{19}\n", gids)
+            assert len(set(re.findall(r"/gids/(\d+):", gids))) == 8
+            assert "Speed                              : IB-NDR\n" in files[f"{raw}/mlxlink/mlxlink-mlx5_{k}-1.txt"]
+        nics = json.loads(files[f"hosts/{host}/host.json"])["nics"]
+        assert [n["rdma_dev"] for n in nics] == ["mlx5_4"]  # the frontend: the rails have no netdev
+        assert [n for n in files if n.startswith(f"{raw}/ethtool/")] == [f"{raw}/ethtool/{nics[0]['iface']}.txt"]
+        assert [n for n in files if n.startswith(f"{raw}/mlnx_qos/")] == [f"{raw}/mlnx_qos/{nics[0]['iface']}.txt"]
+        nccl = "".join(t for n, t in files.items() if n.startswith(f"{raw}/nccl/nccl."))
+        assert "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [RO]; OOB " in nccl
+        assert "/RoCE" not in nccl and "NCCL_IB_GID_INDEX" not in nccl
+    assert [f["kind"] for f in findings if f["severity"] != "info"] == []
+
+
+@pytest.mark.slow
+def test_ib_congestion_slows_the_job_but_the_saturated_counter_hides_it(run):
+    files, labels, findings = run("ib_congestion")
+    assert labels["fabric"] == "infiniband"
+    (truth,) = labels["faults"]
+    host, dev = truth["hosts"][0], truth["subject"].split()[0]
+    assert truth["kind"] == "ib_congestion" and truth["subject"] == f"{dev} port 1"
+    share = float(re.search(r"waiting (\d+)% of the time", truth["signals"][0]).group(1)) / 100
+    assert 0.2 <= share <= 0.6
+    sysfs = files[f"hosts/{host}/raw/infiniband/sysfs-{dev}-1.txt"]
+    assert "/link_layer:InfiniBand\n" in sysfs and set(_series(sysfs, "port_xmit_wait")) == {COUNTER32_MAX}
+    assert "ib_congestion" not in {f["kind"] for f in findings}  # nothing to judge: the counter does not move
