@@ -77,8 +77,8 @@ def test_real_snapshot_alone_gives_nothing(tmp_path):
 def test_simulated_roce_pauses_and_a_healthy_bundle_give_none(tmp_path, scenario):
     """End to end on simulated bundles (normal-congestion confounders on): a PFC storm is pfc_storm's
     finding and no ib_congestion; a healthy bundle gives neither. (The simulator's ports are RoCE
-    and write the pause time in microseconds as port_xmit_wait, fmt_infiniband, so the Ethernet
-    filter itself is checked by test_roce_port_wait_is_left_to_pfc_storm above.)"""
+    here, and their port_xmit_wait, the pause time in ticks, is saturated (fmt_infiniband.xmit_wait),
+    so the Ethernet filter itself is checked by test_roce_port_wait_is_left_to_pfc_storm above.)"""
     from forensics.simulate import SimConfig, write_bundle
     out = tmp_path / "b.tar"
     write_bundle(SimConfig(scenario, nodes=2, gpus_per_node=2, duration_s=150, interval_s=5, seed=11), out)

@@ -38,6 +38,21 @@ def test_xmit_wait_is_ticks_of_eight_bytes_and_saturates():
     assert 688 * 6250 < COUNTER32_MAX < 688 * 6250 * 1000  # 0.69 s of pause fills the 32-bit counter
 
 
+def test_fabric_choices_are_checked():
+    """ib_congestion needs InfiniBand rails; a fault on the rails' Ethernet counters or QoS cannot have them."""
+    from forensics.simulate import Simulation
+
+    with pytest.raises(ValueError, match="needs InfiniBand rails"):
+        SimConfig("ib_congestion", fabric="roce")
+    with pytest.raises(ValueError, match="--fabric must be roce or infiniband"):
+        SimConfig("healthy", fabric="ethernet")
+    for scenario in ("ib_congestion+pfc_storm", "packet_drops"):
+        with pytest.raises(ValueError, match="not with InfiniBand rails"):
+            Simulation(SimConfig(scenario, nodes=2, gpus_per_node=4, duration_s=120.0, interval_s=5.0, fabric=(
+                "infiniband" if scenario == "packet_drops" else None)))
+    assert SimConfig("ib_congestion+xid_79").infiniband and not SimConfig("xid_79").infiniband
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("ib")

@@ -91,6 +91,8 @@ def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
         for entry in plan.faults:  # which part of the scenario argument a fault comes from (one root cause each)
             entry.setdefault("part", k)
     plan.timing = None
+    if cfg.infiniband:
+        _refuse_ethernet_faults(cfg, cluster, plan)
     if len(plan.crashes) > 1:
         raise ValueError(f"scenario {cfg.scenario!r}: {' and '.join(c.cause for c, _ in plan.crashes)} would each "
                          "end the job; combine a fault that ends it with one that does not")
@@ -102,3 +104,13 @@ def new_plan(cfg: SimConfig, cluster: Cluster) -> Plan:
     if cfg.confounders:
         confounders.apply(plan)
     return plan
+
+
+def _refuse_ethernet_faults(cfg: SimConfig, cluster: Cluster, plan: Plan) -> None:
+    """With InfiniBand rails: a fault that shows in a rail's netdev tools (ethtool -S, mlnx_qos, the
+    kernel's link messages), which such a port does not have, is refused with one readable line."""
+    ib = {(h, n.iface) for h, host in enumerate(cluster.hosts) for n in host.nics if n.infiniband}
+    hit = sorted({k for d in (plan.nic_extra, plan.link_down, plan.nic_traffic) for k in d if k in ib})
+    if hit or plan.qos_override:
+        raise ValueError(f"scenario {cfg.scenario!r}: its fault is on the RoCE rails' Ethernet counters or QoS; "
+                         "not with InfiniBand rails (--fabric infiniband)")

@@ -72,6 +72,8 @@ class SimConfig:
             raise ValueError("--seed must be >= 0")
         if self.fabric not in (None, "roce", "infiniband"):
             raise ValueError("--fabric must be roce or infiniband")
+        if self.fabric == "roce" and any(p.split("@")[0] in INFINIBAND_SCENARIOS for p in self.scenario.split("+")):
+            raise ValueError(f"scenario {self.scenario!r} needs InfiniBand rails: not with --fabric roce")
 
     @property
     def infiniband(self) -> bool:
