@@ -133,3 +133,17 @@ def test_ib_congestion_slows_the_job_but_the_saturated_counter_hides_it(run):
     sysfs = files[f"hosts/{host}/raw/infiniband/sysfs-{dev}-1.txt"]
     assert "/link_layer:InfiniBand\n" in sysfs and set(_series(sysfs, "port_xmit_wait")) == {COUNTER32_MAX}
     assert "ib_congestion" not in {f["kind"] for f in findings}  # nothing to judge: the counter does not move
+
+
+def test_nccl_names_an_infiniband_peer_by_its_link_local_gid():
+    """NCCL's completion error prints the QP's GIDs: RoCE the IPv4-mapped one, InfiniBand the port GUID's link-local
+    GID, which the port's GID table (gids/0) holds, as inet_ntop writes it."""
+    from forensics.simulate.fmt_infiniband import gid_table
+    from forensics.simulate.scenarios.base import _nccl_gid
+
+    roce = Nic("enp24s0np0", "mlx5_0", 0x18, 0, 0, "94:6d:ae:00:e0:01", "10.100.0.10", 0, 400000, 9000, "ConnectX-7")
+    ib = Nic("enp24s0np0", "mlx5_0", 0x18, 0, 0, "94:6d:ae:00:e0:01", "10.100.0.10", 0, 400000, 9000, "ConnectX-7",
+             link_layer="InfiniBand")
+    assert _nccl_gid(roce) == "::ffff:10.100.0.10"
+    assert gid_table(ib)[0] == ("fe80:0000:0000:0000:946d:ae03:0000:e001", "IB/RoCE v1")
+    assert _nccl_gid(ib) == "fe80::946d:ae03:0:e001"

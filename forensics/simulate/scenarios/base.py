@@ -79,14 +79,27 @@ def _gpu_subject(plan, h, g) -> str:
     return f"GPU{g} {gpu.pci_addr}"
 
 
+def _nccl_gid(nic) -> str:
+    """The GID of a rail port as NCCL prints it: RoCE its IPv4-mapped address (``NCCL_IB_GID_INDEX=3``), InfiniBand
+    its link-local GID (the port GUID; forensics.gid.address writes it as inet_ntop does)."""
+    if not nic.infiniband:
+        return f"::ffff:{nic.ip}"
+    from forensics.gid import address
+    from forensics.simulate.fmt_infiniband import gid_table
+
+    return address(gid_table(nic)[0][0])
+
+
 def _ib_error_lines(peer_ip: str, my_ip: str, status: int, vendor: int, opcode: int, direction: str,
-                    port: int, peer_sock: str | None = None) -> list[str]:
+                    port: int, peer_sock: str | None = None, gids: tuple[str, str] | None = None) -> list[str]:
     """NCCL's completion error: the peer named by its socket address (the OOB interface the IB
     transport connected over, ``NET/IB : Using ... ; OOB eth0:<ip>``), then the QP's GIDs (RoCE
-    addresses: tests/fixtures/nccl issue1814 prints peer 172.36.143.59 with remoteGids ::ffff:29.87.4.221)."""
+    addresses: tests/fixtures/nccl issue1814 prints peer 172.36.143.59 with remoteGids ::ffff:29.87.4.221;
+    `gids`: (local, remote) as :func:`_nccl_gid` gives them, else the RoCE ones of the two addresses)."""
+    mine, peer = gids or (f"::ffff:{my_ip}", f"::ffff:{peer_ip}")
     return [f"transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer_sock or peer_ip}<{port}> with "
-            f"status={status} opcode={opcode} len=0 vendor err {vendor} ({direction}) localGid ::ffff:{my_ip} "
-            f"remoteGids::ffff:{peer_ip}",
+            f"status={status} opcode={opcode} len=0 vendor err {vendor} ({direction}) localGid {mine} "
+            f"remoteGids{peer}",
             "NCCL INFO transport/net.cc:1298 -> 6",
             "NCCL INFO proxy.cc:694 -> 6",
             "NCCL INFO proxy.cc:874 -> 6 [Progress Thread]"]

@@ -7,7 +7,7 @@ from forensics.simulate.config import rng
 
 from forensics.simulate.plan import Crash, Plan
 from forensics.simulate.scenarios.base import (
-    _fault_at, _gpu_subject, _ib_error_lines, _names, _others, _timeout, scenario,
+    _fault_at, _gpu_subject, _ib_error_lines, _names, _nccl_gid, _others, _timeout, scenario,
 )
 
 
@@ -75,8 +75,9 @@ def _rank_dies(plan: Plan, r, h: int, g: int, t_fail: float, t_err: float, cause
         prev = (h - 1) % cfg.nodes
         sender = cl.rank(prev, g)
         errors[sender] = t_err
-        plan.add_nccl(sender, t_err, _ib_error_lines(cl.hosts[h].rails[g].ip, cl.hosts[prev].rails[g].ip, 12, 129, 0,
-                                                     "Send", int(r.integers(33000, 61000)), cl.hosts[h].frontend.ip))
+        peer, mine = cl.hosts[h].rails[g], cl.hosts[prev].rails[g]
+        plan.add_nccl(sender, t_err, _ib_error_lines(peer.ip, mine.ip, 12, 129, 0, "Send", int(r.integers(33000, 61000)),
+                                                     cl.hosts[h].frontend.ip, gids=(_nccl_gid(mine), _nccl_gid(peer))))
     plan.add_crash(Crash(t_fail=t_fail, dead=[(h, g)], timeout_s=_timeout(cfg), cause=cause, errors=errors,
                          gpu_lost=gpu_lost), [h])
 
