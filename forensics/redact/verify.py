@@ -6,6 +6,10 @@ matched against all original values that were replaced, with the same boundaries
 uses. A value that is an original and also, by chance, the pseudonym of another value (two
 addresses of one private range can swap places under a permutation) is left out: its presence is
 the pseudonym, not a leak.
+
+A vectorised Aho-Corasick pass (polars ``contains_any``, linear in the bytes read however many the
+originals are) over every text picks the few that hold some original's ASCII part, in any case, and
+only those meet the regexes, built from the originals found there (:class:`Rules`).
 """
 from __future__ import annotations
 
@@ -55,61 +59,142 @@ def checks(originals: dict[str, set[str]]) -> list[tuple[str, str]]:
     return out
 
 
-def _scan(ser: pl.Series, rules: list[tuple[str, str]], where: str, leaks: list[Leak]) -> None:
-    found: dict[str, str] = {}
-    _first_hits(ser, rules, found)
-    leaks.extend(Leak(where, kind, found[kind]) for kind, _ in rules if kind in found)
+# The characters outside ASCII that a case-insensitive Rust regex matches to an ASCII letter (KELVIN
+# SIGN for k, LONG S for s): every code point tried (tests/test_redact_verify.py).
+ASCII_FOLDS = "\u017f\u212a"
 
 
-def _first_hits(ser: pl.Series, rules: list[tuple[str, str]], found: dict[str, str]) -> None:
-    """Into `found`: kind -> the first text of `ser` matching that kind's rule, for kinds not yet found."""
-    todo = [(kind, rx) for kind, rx in rules if kind not in found]
-    if not todo or ser.len() == 0 or not ser.str.contains(_any(rules)).fill_null(False).any():
-        return
-    for kind, rx in todo:
-        hit = ser.str.contains(rx).fill_null(False)
-        if hit.any():
-            found[kind] = ser.filter(hit).str.extract(rx, 0)[0]
+def ascii_part(value: str) -> str:
+    """The longest run of ASCII characters of `value`: any text that a case-insensitive (Unicode) regex
+    of `value` matches holds it, in some ASCII case or with an ASCII_FOLDS character in it."""
+    runs = "".join(c if c.isascii() else "\n" for c in value).split("\n")
+    return max(runs, key=len)
 
 
-_ANY: dict[int, str] = {}
+class Rules:
+    """The leak check for a set of originals: one regex per kind (:func:`checks`), run only on the
+    texts that hold a value's ASCII part (:func:`ascii_part`, any ASCII case), which Aho-Corasick
+    finds in one pass however many the values are; the regexes then hold only the values found.
+
+    So the regexes are the same as before but small, and run on a few texts: a regex alternation of
+    thousands of values, case-insensitive, run on every line, took about 1 MB per CPU minute."""
+
+    def __init__(self, originals: dict[str, set[str]]):
+        self.originals = {k: set(v) for k, v in originals.items() if v}
+        self.regex = checks(self.originals)
+        self.kinds = [kind for kind, _ in self.regex]
+        self.by_part: dict[str, list[tuple[str, str]]] = {}
+        self.bare = False  # a value with no ASCII character: any text with a non-ASCII one is checked
+        for kind, values in self.originals.items():
+            for v in values:
+                part = ascii_part(v).lower()
+                if part:
+                    self.by_part.setdefault(part, []).append((kind, v))
+                else:
+                    self.bare = True
+        self.parts = sorted(self.by_part) + list(ASCII_FOLDS)
+        self.longest = max((len(v) for vs in self.originals.values() for v in vs), default=0)
+        self._narrow: dict[frozenset, list[tuple[str, str]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.regex)
+
+    def candidates(self, ser: pl.Series) -> tuple[pl.Series, list[tuple[str, str]]]:
+        """Which texts of `ser` may hold an original (a boolean mask), and the regexes of the
+        originals they may hold."""
+        hit = ser.str.contains_any(self.parts, ascii_case_insensitive=True)
+        if self.bare:
+            hit = hit | (ser.str.len_bytes() != ser.str.len_chars())
+        hit = hit.fill_null(False)
+        if not hit.any():
+            return hit, []
+        if self.bare:
+            return hit, self.regex
+        got = ser.filter(hit).str.extract_many(self.parts, ascii_case_insensitive=True, overlapping=True)
+        got = got.explode().drop_nulls()
+        if got.is_in(list(ASCII_FOLDS)).any():
+            return hit, self.regex
+        key = frozenset(got.str.to_lowercase().unique().to_list())
+        if key not in self._narrow:
+            if len(self._narrow) > 64:
+                self._narrow.clear()
+            some: dict[str, set[str]] = {}
+            for part in key:
+                for kind, v in self.by_part.get(part, ()):
+                    some.setdefault(kind, set()).add(v)
+            self._narrow[key] = checks(some)
+        return hit, self._narrow[key]
 
 
-def _any(rules: list[tuple[str, str]]) -> str:
-    key = id(rules)
-    if key not in _ANY:
-        _ANY.clear()
-        _ANY[key] = "|".join(f"(?:{rx})" for _, rx in rules)
-    return _ANY[key]
+def _scan(ser: pl.Series, rules: Rules, where: str, leaks: list[Leak]) -> None:
+    batch = _Batch(rules)
+    batch.add(0, ser)
+    batch.flush()
+    leaks.extend(batch.leaks([where]))
 
 
-OVERLAP_CHARS = 4096  # longer than any original value: a line cut in pieces is scanned across the cut
+FLUSH_BYTES = 64 << 20  # texts of many members are checked together, up to this much at a time
 
 
-def _text_hits(src, rules: list[tuple[str, str]], found: dict[str, str]) -> None:
-    """The lines of `src` (a path or a binary stream), a block at a time (never the member whole)."""
+class _Batch:
+    """Texts of many members (member i's texts under the number i), checked together: one Aho-Corasick
+    pass and one regex per kind for thousands of small tables instead of one per table."""
+
+    def __init__(self, rules: Rules):
+        self.rules = rules
+        self.parts: list[pl.DataFrame] = []
+        self.size = 0
+        self.found: dict[tuple[int, str], str] = {}  # (member number, kind) -> first text found
+
+    def add(self, i: int, ser: pl.Series) -> None:
+        if ser.len():
+            self.parts.append(pl.DataFrame({"t": ser.cast(pl.String)}).with_columns(i=pl.lit(i, pl.UInt32)))
+            self.size += ser.estimated_size()
+            if self.size >= FLUSH_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        if not self.parts:
+            return
+        df = pl.concat(self.parts)
+        self.parts, self.size = [], 0
+        hit, regex = self.rules.candidates(df["t"])
+        df = df.filter(hit)
+        for kind, rx in regex:
+            first = df.filter(df["t"].str.contains(rx).fill_null(False)).group_by("i", maintain_order=True).first()
+            for i, text in zip(first["i"].to_list(), first["t"].str.extract(rx, 0).to_list()):
+                self.found.setdefault((i, kind), text)
+
+    def leaks(self, where: list[str]) -> list[Leak]:
+        order = {kind: k for k, kind in enumerate(self.rules.kinds)}
+        return [Leak(where[i], kind, self.found[(i, kind)])
+                for i, kind in sorted(self.found, key=lambda ik: (ik[0], order[ik[1]]))]
+
+
+OVERLAP_CHARS = 4096  # at least this much of a line cut in pieces is scanned again across the cut
+
+
+def _text_lines(src, overlap: int):
+    """The lines of `src` (a path or a binary stream), a Series a block at a time (never the member
+    whole); a line cut in pieces repeats the last `overlap` characters before each cut."""
     tail = ""
     for piece in line_blocks(src):
         text = tail + piece.decode("latin-1")
-        tail = "" if piece.endswith(b"\n") else text[-OVERLAP_CHARS:]
-        _first_hits(pl.Series([text], dtype=pl.String).str.split("\n").explode(), rules, found)
-        if len(found) == len(rules):
-            return
+        tail = "" if piece.endswith(b"\n") else text[-overlap:]
+        yield pl.Series([text], dtype=pl.String).str.split("\n").explode()
 
 
-def _member_hits(path: Path, rules: list[tuple[str, str]]) -> dict[str, str]:
-    """kind -> first leak in a raw member (a compressed one decompressed as it is read)."""
-    found: dict[str, str] = {}
+def _member_texts(path: Path, overlap: int):
+    """The texts of a raw member (a compressed one decompressed as it is read)."""
     kind = member_kind(path)
     if kind is not None:
         try:
             with reader(path, kind) as fh:
-                _text_hits(fh, rules, found)
-            return found
+                yield from _text_lines(fh, overlap)
+            return
         except Exception:  # noqa: BLE001 - not really compressed (or damaged): scanned as it is
             pass
-    _text_hits(path, rules, found)
-    return found
+    yield from _text_lines(path, overlap)
 
 
 PARQUET_BATCH_ROWS = 1 << 16  # rows of a table scanned at a time (1 << 18 took twice the memory)
@@ -157,16 +242,11 @@ def _texty(t) -> bool:
     return False
 
 
-def _parquet_hits(path: Path, rules: list[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _parquet_texts(path: Path, overlap: int):
     try:
-        for ser in parquet_strings(path):
-            _first_hits(ser, rules, found)
-            if len(found) == len(rules):
-                break
+        yield from parquet_strings(path)
     except Exception:  # noqa: BLE001 - not a readable Parquet file: scan its bytes
-        _text_hits(path, rules, found)
-    return found
+        yield from _text_lines(path, overlap)
 
 
 def parquet_metadata(path: Path) -> list[str]:
@@ -193,21 +273,27 @@ def _files(root: Path) -> list[str]:
 
 def scan_files(root: Path, rels: list[str], originals: dict[str, set[str]], limit: int = 20) -> list[Leak]:
     """Leaks in the members `rels` of the tree `root` (contents only)."""
-    rules = checks(originals)
-    leaks: list[Leak] = []
-    if not rules:
-        return leaks
+    rules = Rules(originals)
+    if not len(rules):
+        return []
+    overlap = max(OVERLAP_CHARS, rules.longest + 8)  # a value and what bounds it ("user=" before, one after)
+    batch = _Batch(rules)
+    where: list[str] = []
     for rel in rels:
         p = root / rel
         if rel.endswith(".parquet"):
-            _scan(pl.Series(parquet_metadata(p), dtype=pl.String), rules, rel + " (metadata)", leaks)
-            found = _parquet_hits(p, rules)
+            where.append(rel + " (metadata)")
+            batch.add(len(where) - 1, pl.Series(parquet_metadata(p), dtype=pl.String))
+            texts = _parquet_texts(p, overlap)
         else:
-            found = _member_hits(p, rules)
-        leaks.extend(Leak(rel, kind, found[kind]) for kind, _ in rules if kind in found)
-        if len(leaks) >= limit:
+            texts = _member_texts(p, overlap)
+        where.append(rel)
+        for ser in texts:
+            batch.add(len(where) - 1, ser)
+        if len(batch.found) >= limit:
             break
-    return leaks
+    batch.flush()
+    return batch.leaks(where)[:limit]
 
 
 def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20, runner=None) -> list[Leak]:
@@ -217,5 +303,5 @@ def find_leaks(root: Path | str, originals: dict[str, set[str]], limit: int = 20
     rels = _files(root)
     leaks = runner.scan(root, rels, originals) if runner is not None else scan_files(root, rels, originals, limit)
     names: list[Leak] = []
-    _scan(pl.Series(rels, dtype=pl.String), checks(originals), "(member names)", names)
+    _scan(pl.Series(rels, dtype=pl.String), Rules(originals), "(member names)", names)
     return (leaks + names)[:limit]
