@@ -332,24 +332,29 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
     is_plain = df["_plain"].to_numpy()
     ntok = df["_n"].to_numpy()
     num0, numl = df["_num0"].to_numpy(), df["_numl"].to_numpy()
-    digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64))["text"].to_list()
-    dates = [t.split()[0] for t in digit if t.split()]
+    digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64)).select(
+        text.str.extract(r"^(\S+)").unique(maintain_order=True))["text"].to_list()
+    dates = [t for t in digit if t]  # distinct, in file order: date_order reads the first that tells
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
     order, assumed = S.date_order(dates, texts[:400])
     r = _Steer(st, order)
+    stamps = S.stamps(df, order)
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
     fits: dict[tuple[int, bool], np.ndarray] = {}
+    cpu_rows: list[tuple[int, tuple, tuple]] = []  # (line, header, extra) of avg-cpu values
     notiostat = "not iostat output (no header before it)"
 
     def plain_run(a: int, b: int) -> None:
         """Lines a..b-1 (0-based), all plain, under the current mode."""
         i = a
         while i < b and r.mode == "cpu":  # the avg-cpu values: the first line with as many words
-            toks_ = texts[i].split()
-            if len(toks_) != len(r.cpu_cols):
-                st.bad.append((i + 1, texts[i], f"{len(toks_)} values for {len(r.cpu_cols)} avg-cpu columns"))
-            else:
-                st.cpu_row(i + 1, tuple(r.cpu_cols), toks_, S.CPU_COLS)
+            if ntok[i] != len(r.cpu_cols):
+                st.bad.append((i + 1, texts[i], f"{ntok[i]} values for {len(r.cpu_cols)} avg-cpu columns"))
+            else:  # as st.cpu_row, its words taken in bulk below
+                hdr = tuple(r.cpu_cols)
+                st.col.batch(("cpu", hdr, id(S.CPU_COLS)), lambda: S.Batch("cpu_util", hdr, S.CPU_COLS, (), "cpu", "avg-cpu"))
+                cpu_rows.append((i, hdr, st.extra()))
+                st.has_cpu = True
                 r.mode = None
             i += 1
         if i >= b:
@@ -385,6 +390,17 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
         prev = i + 1
         if i == n:
             break
+        if ntok[i] == 0:  # a blank line: all the line reader does with one
+            r.hdr_open = False
+            if r.mode == "cpu":
+                r.mode = None
+            continue
+        ts = stamps.get(i)
+        if ts is not None:  # a -t time read in bulk: all the line reader does with one
+            r.hdr_open = False
+            st.new_report(ts, False)
+            r.mode = None
+            continue
         if r.line(i + 1, texts[i]) is not None:
             plain_run(i, i + 1)  # not steering after all: a row like the plain ones
     # device rows of all runs, in bulk: one batch per header layout
@@ -412,6 +428,17 @@ def _parse_text_fast(lines: pl.DataFrame, texts: list[str], ctx: ParseContext, d
             bt = st.col.batch(("dev", hdr, id(S.DISK_COLS)),
                               lambda: S.Batch("disk_io", hdr, S.DISK_COLS, (hdr[0],), "device", "device"))
             bt.frame = part.select("line_no", *S.EXTRA, *cols)
+            bt.clean = True
+    if cpu_rows:  # avg-cpu values, in bulk: one batch per header
+        info = pl.DataFrame([pl.Series("_i", [i for i, _, _ in cpu_rows], dtype=pl.UInt32),
+                             *(pl.Series(name, col, dtype=S._EXTRA_TYPES[name])
+                               for name, col in zip(S.EXTRA, zip(*(e for _, _, e in cpu_rows))))])
+        vals = df.select("line_no", "_toks")[info["_i"]].hstack(info.drop("_i").get_columns())
+        hdrs = [h for _, h, _ in cpu_rows]
+        for hdr in dict.fromkeys(hdrs):
+            part = vals if len(set(hdrs)) == 1 else vals.filter(pl.Series([h == hdr for h in hdrs]))
+            bt = st.col.batches[("cpu", hdr, id(S.CPU_COLS))]
+            bt.frame = part.select("line_no", *S.EXTRA, *(toks.list.get(j).alias(f"t{j}") for j in range(len(hdr))))
             bt.clean = True
     meta = {"date_order": order, "date_order_assumed": assumed}
     return st.finish(texts, **meta)
