@@ -7,7 +7,7 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up; a host whose buckets are its peers' shifted by up to one bucket is no straggler (the hosts' samples of one bucket are of slightly different moments: clock skew of seconds, and each sampler's own phase: a 1 s power average sampled every 2 s while a step takes ~2 s sits at one phase of the step, and on the thermal_throttle sample node01, sampling 0.25 s before its peers, sees the job's slowdown 10 s after them: +33% against the peers' median of the same bucket for 20 s, equal to their median 10 s before), and such a host's bucket lies within the envelope of the peers' medians of the bucket before, the same and the one after, so a run also needs one bucket that stands min_power_excess above that envelope (or min_clock_deficit below it): a straggler computes longer at every step and clears it wherever the peers do not change by as much within 10 s (the ~32 s straggler cut short by drops on 2 nodes: +19% against its peer, +13% against the envelope, in its third bucket), a lag never does
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
@@ -44,27 +44,21 @@ WITH w AS (
   SELECT *, sum(CASE WHEN gap > 2 * greatest(med_gap, INTERVAL 10 SECOND) THEN 1 ELSE 0 END)
               OVER (PARTITION BY host ORDER BY b) AS seg
   FROM (SELECT *, median(gap) OVER (PARTITION BY host) AS med_gap FROM d0)
-), d2 AS (  -- the bucket against the envelope of its peers' medians one bucket earlier, the same and one later (the
-  -- same bucket at a segment's edge): a host one bucket or less behind or ahead of its peers stays inside it
-  SELECT *, p / nullif(greatest(med_p, coalesce(lag(med_p) OVER hs, med_p), coalesce(lead(med_p) OVER hs, med_p)), 0) - 1 AS env_dev,
-         1 - c / nullif(least(med_c, coalesce(lag(med_c) OVER hs, med_c), coalesce(lead(med_c) OVER hs, med_c)), 0) AS env_def
-  FROM d1 WINDOW hs AS (PARTITION BY host, seg ORDER BY b)
 ), x AS (  -- the hosts' scatter at the same moment (1.4826 x MAD of the bucket's deviations, from 3 hosts: with
   -- two, each is the other's mirror): a moment when every host deviates this much (the job's own phases
   -- seen at 5-10 s sampling) singles out no node
   SELECT b, CASE WHEN count(power_dev) >= 3 THEN 1.4826 * mad(power_dev) END AS cross_p,
          CASE WHEN count(clock_def) >= 3 THEN 1.4826 * mad(clock_def) END AS cross_c
-  FROM d2 GROUP BY b
+  FROM d1 GROUP BY b
 ), d AS (  -- the host's noise: the standard deviation of its busy buckets' deviations over the capture
   -- (not a robust scatter: at 10 s sampling the job's own cycles, aliased, give a host runs of +20% buckets
   -- between quiet ones, a heavy tail that the MAD does not see)
-  SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d2 LEFT JOIN x USING (b)
+  SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d1 LEFT JOIN x USING (b)
   JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c
-        FROM d2 WHERE busy GROUP BY host) USING (host)
+        FROM d1 WHERE busy GROUP BY host) USING (host)
 ), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
   SELECT a.host, a.seg, a.k AS k_end, L, avg(x.power_dev) AS pm, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
-         avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, max(x.env_dev) AS pe, max(x.env_def) AS ce,
-         any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
+         avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
          avg(x.cross_p) AS xp, avg(x.cross_c) AS xc
   FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
   JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
@@ -72,9 +66,8 @@ WITH w AS (
 ), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of the noise
   SELECT host, seg, k_end, L FROM span
   WHERE (pm >= $min_power_excess AND pm >= $min_t * greatest(coalesce(ps, 0), coalesce(np_, 0), coalesce(xp, 0)) / sqrt(L)
-         AND coalesce(mm >= $min_power_excess, true) AND pe >= $min_power_excess)
-     OR (cm >= $min_clock_deficit AND cm >= $min_t * greatest(coalesce(cs, 0), coalesce(nc_, 0), coalesce(xc, 0)) / sqrt(L)
-         AND ce >= $min_clock_deficit)
+         AND coalesce(mm >= $min_power_excess, true))
+     OR (cm >= $min_clock_deficit AND cm >= $min_t * greatest(coalesce(cs, 0), coalesce(nc_, 0), coalesce(xc, 0)) / sqrt(L))
 ), o AS (
   SELECT d.*, EXISTS (SELECT 1 FROM ok WHERE ok.host = d.host AND ok.seg = d.seg
                       AND d.k BETWEEN ok.k_end - ok.L + 1 AND ok.k_end) AS out
