@@ -76,7 +76,7 @@ def ascii_part(value: str) -> str:
 
 
 class Rules:
-    """The leak check for a set of originals: one regex per kind (:func:`checks`), run only on the
+    """The leak check for a set of originals: the regexes of each kind (:func:`checks`), run only on the
     texts that hold a value's ASCII part (:func:`ascii_part`, any ASCII case), which Aho-Corasick
     finds in one pass however many the values are; the regexes then hold only the values found.
 
