@@ -9,7 +9,9 @@ small deviation that lasts (a node a few percent slower all along: a straggler) 
 jitter. An IsolationForest (fixed seed) scores the windows; a window is anomalous when the forest
 isolates it (decision < 0) and a feature is `z_min` scales from the cluster in that window, or
 when a smoothed deviation is at least `z_persist` scales (a host that differs for minutes is not
-"isolated" by a forest when it is a quarter of a 4-node cluster's rows, yet it is the anomaly). Consecutive anomalous windows of a host
+"isolated" by a forest when it is a quarter of a 4-node cluster's rows, yet it is the anomaly). The
+forest is fitted only when some window's verdict depends on it (a feature `z_min` scales off, no
+lasting deviation): otherwise scikit-learn is not even imported. Consecutive anomalous windows of a host
 form one finding, naming its top contributing features. Findings already explained by a rule on
 the same host and time are dropped: the model is for what no rule names. A host whose GPU compute
 features (power, clocks, utilisation) deviate for most of the capture is reported as a
@@ -92,30 +94,50 @@ def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return z, cols
 
 
-def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
-                     z_persist: float = Z_PERSIST) -> pl.DataFrame:
-    window_s = WINDOW_S  # the width of det_host_windows (queries/detectors/_host_windows.sql)
+def model_input(bundle) -> tuple[pl.DataFrame, pl.DataFrame, list[str], np.ndarray] | None:
+    """The features, their peer z-scores (sorted by host and window, with the smoothed ``_s_<feature>``
+    columns), the features used and the model's matrix (z-scores, then smoothed); None when too few
+    hosts or windows to compare."""
     feat = features(bundle)
     if feat.height == 0 or feat["host"].n_unique() < MIN_HOSTS:
-        return schema.empty("findings")
+        return None
     z, cols = peer_z(feat)
     if z.height < 8 or not cols:
-        return schema.empty("findings")
-    from sklearn.ensemble import IsolationForest
-
+        return None
     z = z.sort("host", "w").with_columns(
         pl.col(c).fill_null(0.0).fill_nan(0.0).rolling_median(SMOOTH_WINDOWS, min_samples=1, center=True)
         .over("host").alias(f"_s_{c}") for c in cols)
-    smooth = [f"_s_{c}" for c in cols]
-    x = z.select(cols + smooth).fill_null(0.0).fill_nan(0.0).to_numpy()
-    forest = IsolationForest(n_estimators=200, random_state=0, contamination="auto").fit(x)
-    decision = forest.decision_function(x)
-    zmax = np.abs(x[:, :len(cols)]).max(axis=1)
-    smax = np.abs(x[:, len(cols):]).max(axis=1)
-    z = z.with_columns(
-        pl.Series("_flag", ((decision < 0) & (zmax >= z_min)) | (smax >= z_persist)),
-        pl.Series("_decision", decision),
-    )
+    x = z.select(cols + [f"_s_{c}" for c in cols]).fill_null(0.0).fill_nan(0.0).to_numpy()
+    return feat, z, cols, x
+
+
+def forest_rows(x: np.ndarray, n: int, z_min: float = Z_MIN, z_persist: float = Z_PERSIST) -> np.ndarray:
+    """The rows of the model matrix `x` (`n` features, then as many smoothed) whose flag the forest
+    decides: a feature `z_min` scales off and no smoothed one `z_persist` (those are flagged anyway)."""
+    return (np.abs(x[:, :n]).max(axis=1) >= z_min) & (np.abs(x[:, n:]).max(axis=1) < z_persist)
+
+
+def needs_forest(bundle) -> bool:
+    """Whether :func:`detect_anomalies` (default thresholds) will fit the IsolationForest on this bundle."""
+    m = model_input(bundle)
+    return m is not None and bool(forest_rows(m[3], len(m[2])).any())
+
+
+def detect_anomalies(bundle, rule_findings: pl.DataFrame, z_min: float = Z_MIN,
+                     z_persist: float = Z_PERSIST) -> pl.DataFrame:
+    window_s = WINDOW_S  # the width of det_host_windows (queries/detectors/_host_windows.sql)
+    m = model_input(bundle)
+    if m is None:
+        return schema.empty("findings")
+    feat, z, cols, x = m
+    forest = forest_rows(x, len(cols), z_min, z_persist)
+    flag = np.abs(x[:, len(cols):]).max(axis=1) >= z_persist
+    if forest.any():  # (else no window's flag depends on it: scikit-learn is not even imported)
+        from sklearn.ensemble import IsolationForest
+
+        decision = IsolationForest(n_estimators=200, random_state=0, contamination="auto").fit(x).decision_function(x)
+        flag |= forest & (decision < 0)
+    z = z.with_columns(pl.Series("_flag", flag))
     windows_total = z.select(pl.col("w").n_unique()).item()
     out = []
     for host, part in z.sort("w").group_by("host", maintain_order=True):

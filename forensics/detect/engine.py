@@ -105,9 +105,9 @@ def run_all(bundle, only: set[str] | None = None, overrides: dict | None = None,
     rules then read only its rows."""
     frames = []
     errors: list[str] = []
-    if anomaly and (not only or "anomaly" in only):
-        _preload_model()
     prepare(bundle.con, getattr(bundle, "cached", ()))
+    if anomaly and (not only or "anomaly" in only):
+        _preload_model(bundle)
     selected = [r for r in rules() if not only or r.kind in only]
     for rule in selected:
         try:
@@ -150,12 +150,20 @@ def _interrupted(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
-def _preload_model() -> None:
-    """Import scikit-learn (about 1 s) on a thread while the rules' SQL runs (DuckDB releases the GIL)."""
+def _preload_model(bundle) -> None:
+    """Import scikit-learn (about 1 CPU s) on a thread while the rules' SQL runs (DuckDB releases the
+    GIL), when the anomaly model will fit its forest on this bundle (its inputs are the setup scripts'
+    window tables, made by then)."""
     import sys
     import threading
 
-    if "sklearn.ensemble" not in sys.modules:
+    from forensics.detect.anomaly import needs_forest
+
+    try:
+        needed = "sklearn.ensemble" not in sys.modules and needs_forest(bundle)
+    except Exception:  # noqa: BLE001 (the model's own run reports what fails; this only saves time)
+        needed = False
+    if needed:
         threading.Thread(target=__import__, args=("sklearn.ensemble",), daemon=True).start()
 
 
