@@ -13,7 +13,7 @@ CREATE OR REPLACE TEMP TABLE det_host_reports AS
 WITH dts AS (
   SELECT host, epoch(ts) AS t FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL
 ), cts AS (
-  SELECT host, epoch(ts) AS t FROM cpu_util WHERE ts IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false) GROUP BY ALL
+  SELECT host, epoch(ts) AS t FROM det_cpu_all GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), sp AS (  -- the judging unit: the report interval, at least 10 s (several training steps, so one step's
   -- phase, or a dataloader handing out batches in pulses, does not flicker the verdict at 1 s sampling)
   SELECT host, greatest(min(iv), 10.0) AS iv, min(t0) AS t0 FROM (
@@ -40,8 +40,7 @@ WITH dts AS (
   SELECT c.host, round((epoch(c.ts) - sp.t0) / sp.iv) AS k,
          avg(100 - c.idle_pct - coalesce(c.iowait_pct, 0)) AS cpu_util_pct, avg(c.iowait_pct) AS cpu_iowait_pct,
          avg(c.steal_pct) AS cpu_steal_pct
-  FROM cpu_util c JOIN sp USING (host)
-  WHERE c.ts IS NOT NULL AND c.cpu = 'all' AND NOT coalesce(c.since_boot, false) AND c.idle_pct IS NOT NULL GROUP BY ALL
+  FROM det_cpu_all c JOIN sp USING (host) WHERE c.idle_pct IS NOT NULL GROUP BY ALL
 ), q AS (
   SELECT q.host, round((epoch(q.ts) - sp.t0) / sp.iv) AS k, max(q.runq_sz) AS runq, max(q.blocked) AS blocked
   FROM sar_queue q JOIN sp USING (host) WHERE q.ts IS NOT NULL GROUP BY ALL

@@ -18,7 +18,7 @@ WITH gh AS (
 ), c AS (
   SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
          avg(100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct) AS cpu_iowait_pct
-  FROM cpu_util WHERE ts IS NOT NULL AND cpu = 'all' AND NOT coalesce(since_boot, false) GROUP BY ALL
+  FROM det_cpu_all GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), d AS (
   SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb) AS disk_read_kb_s,
          arg_max(device, u) AS busiest_device FROM (
