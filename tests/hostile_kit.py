@@ -78,6 +78,12 @@ def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, t
     import resource
 
     def limit() -> None:
+        # the signals this harness sends stand for a terminal's Ctrl-C and an ssh drop, which reach a
+        # command that has them at their defaults: a suite started under nohup or as a background job
+        # hands its children SIGHUP (or SIGINT) ignored, which the collector and the CLI rightly keep
+        for s in (signal.SIGINT, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGHUP})
         if ulimit_nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (ulimit_nofile, ulimit_nofile))
         if max_file_bytes is not None:
@@ -87,7 +93,7 @@ def run(args: list[str], cache: Path, *, interrupt_after: float | None = None, t
         t0 = time.monotonic()
         p = subprocess.Popen([*(argv0 or [FORENSICS]), *map(str, args)], stdout=out, stderr=err,
                              env=env(cache, **extra_env), cwd=cwd,
-                             preexec_fn=limit if (ulimit_nofile, max_file_bytes) != (None, None) else None)
+                             preexec_fn=limit)
         deadline = t0 + timeout
         hwm = tree = 0
         sent = False
