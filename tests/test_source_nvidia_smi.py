@@ -716,3 +716,35 @@ def test_query_compute_apps_alone_nounits_and_bad_rows():
     assert res.unparsed.select("line_no", "reason").rows() == [
         (4, "pid: unexpected value abc"), (5, "4 fields where the --query-compute-apps header has 3")]
     assert res.meta["variant"] == "csv-compute-apps"
+
+
+def test_topo_header_underlined_with_ansi_escapes():
+    """nvidia-smi underlines the topo -m header on a terminal (ESC[4m ... ESC[0m): still the header."""
+    data = load("topo-h200-590-ansi-underline-header.txt")
+    assert b"\x1b[4mGPU0" in data
+    assert nvidia_smi.sniff(data[:4096]).confidence >= 0.9
+    res = run(data)
+    assert res.unparsed.height == 0
+    assert res.tables["gpus"].select("gpu", "cpu_affinity", "numa_node").rows() == [(0, "0-23", 0)]
+    assert res.tables["gpu_topo"].select("device", "peer", "link").rows() == [("GPU0", "GPU0", "X")]
+    # the same bytes without the escapes parse to the same rows
+    plain = run(data.replace(b"\x1b[4m", b"").replace(b"\x1b[0m", b""))
+    assert plain.tables["gpus"].equals(res.tables["gpus"])
+
+
+def test_query_csv_header_of_a_newer_driver_with_mostly_new_field_names():
+    """Driver 610 prints ~240 --query-gpu fields, most of them names this parser does not map; the
+    header is nvidia-smi's all the same (16+ known names), and the known columns are read."""
+    from forensics.sources.nvidia_smi import query_csv
+
+    data = load("csv-header-units-239-fields-win-610.csv.txt")
+    header = data.decode().splitlines()[0]
+    fields = query_csv.header_fields(header)
+    assert fields is not None and len(fields) == 239
+    res = run(data)
+    s = sample(res)
+    assert (s["power_w"], s["util_pct"], s["pstate"], s["temp_c"]) == (39.25, 0.0, "P8", 40.0)
+    # a long list of names nvidia-smi does not print is still no header
+    assert query_csv.header_fields(", ".join(f"col{i}.x" for i in range(40))) is None
+    few_known = ", ".join(["index", "name"] + [f"col{i}.x" for i in range(40)])
+    assert query_csv.header_fields(few_known) is None

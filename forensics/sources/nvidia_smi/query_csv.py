@@ -129,7 +129,12 @@ def header_fields(line: str) -> list[str] | None:
         return None
     fields = [canonical(f) for f in line.split(",")]
     known = sum(1 for f in fields if f in SPECS or f in OTHER_FIELDS)
-    return fields if known and known * 2 >= len(fields) else None
+    # half the names known; or a long list from a newer driver (610 prints ~240 fields, most of them new
+    # names such as power_smoothing.*, fabric.health.*): LONG_KNOWN known names are nvidia-smi's header all the same
+    return fields if known and (known * 2 >= len(fields) or known >= LONG_KNOWN) else None
+
+
+LONG_KNOWN = 16
 
 
 def infer_fields(rows: list[str]) -> tuple[str, ...] | None:

@@ -4,7 +4,9 @@ Header: device columns (GPU0.., NIC0.. with a "NIC Legend" in 525+ drivers, or m
 directly by older drivers) then "CPU Affinity", "NUMA Affinity", "GPU NUMA ID" (which of these
 appear depends on the driver). Cells are tab separated; NIC rows end in empty cells; an "N/A" in a
 numeric column is preceded by an extra empty cell ("0-31\\t\\tN/A"), which is folded away. The
-Legend block ("X = Self", "SYS = ...") is structure. Each matrix yields gpu_topo rows (one per
+Legend block ("X = Self", "SYS = ...") is structure. On a terminal nvidia-smi underlines the header row
+with ANSI escapes ("\\t\\x1b[4mGPU0\\tCPU Affinity ...\\x1b[0m", kept by `script` and capture tools);
+SGR sequences are read as nothing. Each matrix yields gpu_topo rows (one per
 device x peer, names resolved through the NIC legend) and gpus rows (gpu, cpu_affinity, numa_node).
 """
 from __future__ import annotations
@@ -22,6 +24,12 @@ _LEGEND_ITEM = re.compile(r"^\s+\S+\s*=\s*\S")
 _NIC_ITEM = re.compile(r"^\s+(NIC[0-9]+)\s*:\s*(\S+)\s*$")
 _NODES = re.compile(r"^[0-9]{1,4}(?:[-,][0-9]{1,4}){1,16}$")  # NUMA Affinity "0-3" (several nodes)
 _PHRASES = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")  # ANSI select-graphic-rendition (underline, reset)
+
+
+def _plain(line: str) -> str:
+    """`line` without ANSI SGR escapes (nvidia-smi underlines the header row on a terminal)."""
+    return _SGR.sub("", line) if "\x1b" in line else line
 
 
 def _split(line: str) -> list[str]:
@@ -33,6 +41,7 @@ def _split(line: str) -> list[str]:
 
 def header(line: str) -> list[str] | None:
     """Column names of a topo -m header line, or None."""
+    line = _plain(line)
     if not re.match(r"^\s*GPU[0-9]+\b", line):
         return None
     toks = [t for t in _split(line) if t]
@@ -89,7 +98,7 @@ def parse(texts: list[str], ctx) -> Parts:
         rows, legend = [], {}
 
     for ln, raw in enumerate(texts, start=1):
-        line = raw.rstrip("\n")
+        line = _plain(raw.rstrip("\n"))
         if not line.strip():
             continue
         if line.startswith(MARKER_PREFIX):
