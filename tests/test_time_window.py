@@ -87,3 +87,28 @@ def test_cli_report_and_perfetto_honour_the_window(tmp_path, capsys, monkeypatch
     assert "busy_but_slow" not in html.read_text() and "pfc_storm" in html.read_text()
     res = cli(["export", PFC, "--parquet", tmp_path / "pq", "--since", since], tmp_path, capsys, monkeypatch)
     assert res.returncode == 2 and "--perfetto only" in res.stderr
+
+
+def test_a_timed_counter_snapshot_outside_the_window_gives_no_finding(tmp_path):
+    """The single-snapshot NIC rules read the window too (det_nic_snapshot): a snapshot whose time
+    lies outside [since, until) is not this window's evidence; inside it, or untimed, it is kept."""
+    from forensics.analysis import analyze_paths
+
+    fx = Path(__file__).resolve().parent / "fixtures" / "ethtool"
+    # the `watch` title line of one real capture (its time: Tue Apr 16 08:23:27 2013) over the counters of
+    # another (mlx5 with pause frames and drops since reset): a timed single snapshot
+    header = (fx / "ethtool--ixgbe-watch-header-2013.txt").read_text().splitlines()[0]
+    body = (fx / "ethtool--mlx5-xdp-kernel5.15-nonzero.txt").read_text()
+    snap = tmp_path / "ethtool-S.txt"
+    snap.write_text(header + "\n\n" + body)
+
+    def kinds(**window):
+        a = analyze_paths([snap], host="n1", tz="UTC", cache_dir=tmp_path / f"c{len(window)}{sorted(window)}", **window)
+        return sorted(set(a.findings["kind"].to_list()))
+
+    taken = dt.datetime(2013, 4, 16, 8, 23, 27, tzinfo=UTC)
+    whole = kinds()
+    assert {"packet_drops", "pause_frames_since_reset"} <= set(whole)
+    assert kinds(since=taken - dt.timedelta(minutes=1), until=taken + dt.timedelta(minutes=1)) == whole
+    assert kinds(until=taken - dt.timedelta(minutes=1)) == []
+    assert kinds(since=taken + dt.timedelta(minutes=1)) == []

@@ -105,3 +105,10 @@ FROM raw.nic_counters
 WHERE (SELECT count(*) FROM raw.nic_counters) <= 2000000 AND value IS NOT NULL
 GROUP BY host, coalesce(iface, 'unnamed port in ' || regexp_replace(file, '^.*/', '')), counter, queue, raw_name
 HAVING count(*) = 1 OR count(ts) = 0;
+-- Which counters are snapshots is decided on the whole bundle above (a series cut to one sample by
+-- --since/--until is still a series, judged by its rates); the window (forensics/db/window.py shadows
+-- nic_counters by its rows in [since, until)) then keeps an untimed snapshot and drops one taken
+-- outside it. Without a window nic_counters is raw.nic_counters and nothing is deleted.
+DELETE FROM det_nic_snapshot s
+WHERE s.ts IS NOT NULL AND NOT EXISTS (
+  SELECT 1 FROM nic_counters n WHERE n.host = s.host AND n.file = s.file AND n.line_no = s.line_no);
