@@ -240,3 +240,26 @@ def test_a_paste_indented_as_a_whole_is_recognised_and_read():
     d = res.tables["numa_distances"]
     assert d.filter((pl.col("node") == 0) & (pl.col("to_node") == 1))["distance"].to_list() == [39]
     assert res.unparsed["text"].to_list() == ["    $ sudo numactl -H"]
+
+
+def test_distance_matrix_pasted_alone_is_recognised_and_parsed():
+    """numactl issue 224 pasted only the matrix of a 4x GH200 (36 nodes), without 'available:' or
+    'node distances:': recognised by the local distance 10 on the diagonal, every row parsed."""
+    name = "numactl--gh224-4xgh200-distances-only-36-nodes-truncated.txt"
+    data = (FIX / name).read_bytes()
+    assert b"available" not in data and b"node distances" not in data
+    assert detect(data) == "numactl"
+    assert numactl.sniff(data).confidence >= 0.9
+    res = parse(name)
+    assert res.unparsed.height == 0
+    d = res.tables["numa_distances"]
+    assert d.height == 6 * 36
+    assert d.filter(pl.col("node") == pl.col("to_node"))["distance"].unique().to_list() == [10]
+    assert d.filter((pl.col("node") == 4) & (pl.col("to_node") == 5))["distance"].item() == 255
+
+
+def test_matrix_without_local_distance_10_is_not_numactl():
+    """A 'node 0 1' table whose diagonal is not 10 is nothing numactl printed."""
+    fake = b"node   0   1 \n  0:  11  20 \n  1:  20  11 \n"
+    assert numactl.sniff(fake).confidence == 0.0
+    assert numactl.sniff(b"node   0   1 \n  0:  10  20 \n  1:  20  10 \n").confidence >= 0.75

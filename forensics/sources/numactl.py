@@ -63,6 +63,7 @@ _MEM = re.compile(r"^\s*([0-9]+) MB\s*$")
 _CPU_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
 _DIST_HEADER = re.compile(r"^node((?:\s+[0-9]+)+)\s*$")
 _DIST_ROW = re.compile(r"^\s*([0-9]+):((?:\s+[0-9]+)+)\s*$")
+_ANY_DIST_HEADER = re.compile(r"(?m)^[ \t]*node(?:[ \t]+[0-9]+)+[ \t]*$")
 _SNIFF = re.compile(r"(?m)^(?:available: [0-9]+ nodes \(|node [0-9]+ cpus:|No NUMA available on this system)")
 _SNIFF_LINE = re.compile(r"^(?:available: |node [0-9]+ (?:cpus|size|free):|node distances:|node(?: +[0-9]+)+$"
                          r"|[0-9]+:(?: +[0-9]+)+$|No NUMA available|No distance information)")
@@ -89,10 +90,47 @@ def sniff(head: bytes) -> Sniff:
     prompts and other commands' lines is still numactl's), plus a quarter of the share of its lines."""
     text = textwrap.dedent("\n".join(_unquote(ln) for ln in head_text(head).splitlines()))
     if not (_SNIFF.search(text) and ("available:" in text or "No NUMA" in text or " size: " in text)):
+        if _matrix_only(text):
+            lines = [s.strip() for s in text.splitlines() if s.strip()]
+            ours = sum(1 for s in lines if _SNIFF_LINE.match(s) or _DIST_ROW.match(s))
+            return Sniff(round(0.75 + 0.25 * ours / len(lines), 3),
+                         f"a numactl -H distance matrix pasted alone (local distance 10 on the diagonal); "
+                         f"{ours} of {len(lines)} lines are numactl -H lines")
         return Sniff(0.0, "no 'available: N nodes', 'node N cpus:' or 'No NUMA available' line")
     lines = [s.strip() for s in text.splitlines() if s.strip()]
     ours = sum(1 for s in lines if _SNIFF_LINE.match(s))
     return Sniff(round(0.75 + 0.25 * ours / len(lines), 3), f"{ours} of {len(lines)} lines are numactl -H lines")
+
+
+def _bare_header(s: str) -> list[int] | None:
+    """Columns of a distance-matrix header ('node   0   1   2') pasted without its 'node distances:'
+    line: node numbers ascending and distinct, else None."""
+    m = _DIST_HEADER.match(s)
+    if not m:
+        return None
+    cols = [int(x) for x in m.group(1).split()]
+    return cols if all(a < b for a, b in zip(cols, cols[1:])) else None
+
+
+def _matrix_only(text: str) -> bool:
+    """A numactl -H distance matrix pasted alone ('node 0 1' header, then 'N: d d' rows): the header
+    is followed by a row of as many values whose own-node value is 10: the ACPI SLIT (System Locality
+    Information Table, ACPI 6.5 section 5.2.17) normalizes the distance of a locality to itself to 10,
+    and the kernel reports 10 for it where firmware gives no SLIT (LOCAL_DISTANCE)."""
+    if "node" not in text or not _ANY_DIST_HEADER.search(text):  # the usual case: not numactl at all
+        return False
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for i, s in enumerate(lines[:-1]):
+        cols = _bare_header(s)
+        if cols is None:
+            continue
+        m = _DIST_ROW.match(lines[i + 1])
+        if not m:
+            continue
+        frm, vals = int(m.group(1)), [int(x) for x in m.group(2).split()]
+        if len(vals) == len(cols) and frm in cols and vals[cols.index(frm)] == 10:
+            return True
+    return False
 
 
 def _cpus(text: str) -> list[int] | None:
@@ -217,6 +255,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if s.strip() == "node distances:":
             in_matrix, header = True, None
             continue
+        if not in_matrix:  # a distance matrix pasted without its "node distances:" line
+            cols = _bare_header(s)
+            if cols is not None:
+                in_matrix, header = True, cols
+                continue
         if in_matrix and header is None:
             m = _DIST_HEADER.match(s)
             if m:
