@@ -517,3 +517,35 @@ def test_nccl_tests_output_indented_as_a_whole_is_read():
     assert t["avg_busbw_gbs"].drop_nulls().to_list() == [448.212]
     bare = NCCL.parse(b"    NCCL version 2.20.5+cuda12.4\n", ParseContext(host="h"))
     assert bare.unparsed.height == 0 and bare.tables["nccl_log"]["message"].to_list() == ["NCCL version 2.20.5+cuda12.4"]
+
+
+def test_nccl_tests_failure_reports_are_rows_not_unparsed():
+    """nccl-tests issue 322: each rank's 'HOST: Test NCCL failure common.cu:1204 ...' and the ' .. HOST pid P: Test
+    failure common.cu:915' chain are nccl_tests failure rows (host and pid as printed); mpirun's footer stays unparsed."""
+    from forensics.sources import detect
+    from test_sources_conformance import check_accounting
+
+    f = next((FIXTURES / "nccl").glob("nccl--tests-issue322-*.txt"))
+    data = f.read_bytes()
+    assert detect(data) == "nccl"
+    res = NCCL.parse(data, context_for(f))
+    check_accounting(res, data, f.name)
+    t = res.tables["nccl_tests"]
+    assert t["kind"].unique().to_list() == ["failure"] and t.height == 12
+    assert t.filter(pl.col("line_no") == 3).select("test_host", "pid", "detail").row(0) == (
+        "HCA-14", 1015577, "Test failure common.cu:915")
+    assert t.filter(pl.col("line_no") == 2).select("test_host", "pid", "detail").row(0) == (
+        "HCA-14", None, "Test NCCL failure common.cu:1204 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '")
+    assert sorted(reasons(res)) == [13, 14, 15, 17, 18, 19] and len(log(res)) == 0  # 16 is blank
+
+
+def test_nccl_tests_failure_without_host_and_old_chain():
+    """'Test CUDA failure common.cu:730 ...' (nccl-tests issue 66, no host) and the older ' .. gpu5: Test failure'."""
+    data = (b"Test CUDA failure common.cu:730 'unknown error'\n"
+            b" .. gpu5: Test failure common.cu:393\n"
+            b"Tested the failure common case\n")
+    res = NCCL.parse(data, ParseContext(host="h"))
+    t = res.tables["nccl_tests"]
+    assert t.select("line_no", "test_host", "pid", "detail").rows() == [
+        (1, None, None, "Test CUDA failure common.cu:730 'unknown error'"), (2, "gpu5", None, "Test failure common.cu:393")]
+    assert list(reasons(res)) == [3]

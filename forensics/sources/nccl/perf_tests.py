@@ -13,7 +13,12 @@ What the tests print (``src/common.cu``), with or without a launcher prefix (``[
   ``result`` rows, the out-of-place and in-place halves typed (``N/A`` is null); versions before 2.10 print no
   root and a max ``error`` (``0e+00``) instead of the ``#wrong`` count, told apart by the number of fields;
 - ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth    : 114.556``: ``out_of_bounds`` and
-  ``avg_busbw`` rows.
+  ``avg_busbw`` rows;
+- the tests' own error reports (``TESTCHECK``/``NCCLCHECK``/``CUDACHECK`` of ``src/common.h``):
+  ``HOST: Test NCCL failure common.cu:1204 'unhandled cuda error ...'``, ``Test CUDA failure common.cu:730 'unknown
+  error'`` and the chain `` .. HOST pid 1015577: Test failure common.cu:915`` (`` .. HOST: Test failure ...`` in
+  older versions): ``failure`` rows (the host and pid as printed in ``test_host``/``pid``, the text from ``Test``
+  on in ``detail``).
 
 busbw is the figure to compare with the fabric's per-GPU line rate (nccl-tests doc/PERFORMANCE.md).
 
@@ -48,6 +53,8 @@ _DEVICE = (r"^\s*#?\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+[0-9]+\s+)?Pid\s+([0-9]{1
 _PARAMS = r"^\s*#?\s*(nThread [0-9]+ nGpus [0-9]+ .*?)\s*$"
 _AVG = r"^\s*#?\s*Avg bus bandwidth\s*:\s*(" + _NUM + r")\s*$"
 _OOB = r"^\s*#?\s*(Out of bounds values\s*:\s*([0-9]+)\s*(?:OK|FAILED)?)\s*$"
+_FAIL = (r"^\s*(?:\.\.\s+)?(?:(\S+?)(?:\s+pid\s+([0-9]{1,12}))?:\s+)?"
+         r"(Test (?:(?:NCCL|CUDA) )?failure\s+[^\s:]+:[0-9]{1,9}(?:\s+'.*')?)\s*$")
 _STRUCT = (r"^\s*#\s*$|^\s*#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+redop|\(B\)\s+\(elements\)"
            r"|Collective test (?:starting|concluded)|nccl-tests version )")
 _F, _I = pl.Float64, pl.Int64
@@ -89,9 +96,12 @@ _KIND_COLS = {
     "out_of_bounds": [pl.col("_b").str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
                       pl.col("_b").str.extract(_OOB, 1).alias("detail")],
     "params": [pl.col("_b").str.extract(_PARAMS, 1).alias("detail")],
+    "failure": [pl.col("_b").str.extract(_FAIL, 1).alias("test_host"),
+                pl.col("_b").str.extract(_FAIL, 2).cast(_I, strict=False).alias("pid"),
+                pl.col("_b").str.extract(_FAIL, 3).alias("detail")],
 }
 _KIND_ORDER = (("device", _DEVICE), ("avg_busbw", _AVG), ("out_of_bounds", _OOB), ("params", _PARAMS),
-               ("structure", _STRUCT))
+               ("failure", _FAIL), ("structure", _STRUCT))
 
 
 def _kinds(df: pl.DataFrame) -> pl.Series:

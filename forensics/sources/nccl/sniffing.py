@@ -16,6 +16,7 @@ _LINE = re.compile(
     r"|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid|size\s+count\s+type\s+redop)"  # nccl-tests header and summary
     r"|(?:^|\s)[0-9]+\s+[0-9]+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|fp8_e[45]m[23])"
     r"\s+(?:sum|prod|max|min|avg|none|premulsum)\s+-?[0-9]"  # nccl-tests result line
+    r"|(?:^|\s)Test (?:NCCL |CUDA )?failure [^\s:]+\.cu:[0-9]+"  # nccl-tests' own error report
 )
 
 
