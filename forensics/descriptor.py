@@ -26,7 +26,8 @@ class Spec(object):
     """One command to collect.
 
     Its argv (with ``{iface}``, ``{interval}``, ``{count}``, ``{interval_ms}`` placeholders), how it
-    expands (once, or per network interface), how it runs (``once``; ``snapshot``: run every
+    expands (once; ``iface``: per network interface; ``ibport``: per RDMA port; ``ibport_ib``: per
+    InfiniBand link-layer port), how it runs (``once``; ``snapshot``: run every
     sampling interval, each output preceded by a marker line; ``stream``: one long-running command
     sampling by itself for the whole duration; ``copy``: argv ``("copy", <absolute path>)``, a log file
     copied at the end, never through a link, its last `cap` bytes when longer), its timeout and byte cap, the parser source that

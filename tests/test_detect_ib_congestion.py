@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,31 @@ def _series(tmp_path: Path, shares: list[float], layer: str = "InfiniBand", inte
                 f"{base}/counters/port_xmit_discards:0", f"{base}/counters/port_xmit_wait:{wait}",
                 f"{base}/counters/port_xmit_data:{230442669431839 + k * 10**10}"]
     d = tmp_path / "in"
-    d.mkdir()
+    d.mkdir(parents=True)
     (d / "sysfs-mlx5_1-1.txt").write_text("\n".join(out) + "\n")
     return d
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "infiniband"
+#: the real perfquery -x of a PMA with the 64-bit PortXmitWait (CapMask2 bit 1), port 1 of the two
+PQ64 = (FIXTURES / "infiniband--perfquery-x-treydock-two-ports-xmitwait64.txt").read_text().split("# Port extended", 2)[1]
+#: the real perfquery -x of a PMA without it (CapMask 0x200): no PortXmitWait line
+PQ_NO_WAIT = (FIXTURES / "infiniband--perfquery-x-2uanta-capmask-0x200-no-xmitwait.txt").read_text()
+
+
+def _perfquery(d: Path, shares: list[float] | None, interval: int = 5) -> None:
+    """The collector's perfquery -x series of mlx5_1 port 1 beside the sysfs one: the real 64-bit block with
+    its PortXmitWait grown by `shares[k]` of interval k (None: the real block without PortXmitWait)."""
+    out, wait = [], 22730501  # the fixture's value
+    for k in range(len(shares or [0] * 6) + 1):
+        if k and shares:
+            wait += round(shares[k - 1] * RATE * interval / (TICK_BYTES * 8))
+        ts = (dt.datetime(2026, 11, 30, 10, 0, 0, 3000, tzinfo=dt.timezone.utc)
+              + dt.timedelta(seconds=interval * k)).isoformat(timespec="microseconds")
+        body = ("# Port extended" + PQ64).replace("PortXmitWait:....................22730501",
+                                                   f"PortXmitWait:....................{wait}") if shares else PQ_NO_WAIT
+        out.append(f'#### forensics-sample ts={ts} argv="perfquery -x -C mlx5_1 -P 1"\n' + body.rstrip("\n"))
+    (d / "perfquery-x-mlx5_1-1.txt").write_text("\n".join(out) + "\n")
 
 
 def _kind(tmp_path, d, kind="ib_congestion"):
@@ -56,9 +79,61 @@ def test_wait_share_against_the_threshold(tmp_path, shares, severity):
     assert len(got) == 1 and got[0]["severity"] == severity
     assert got[0]["subject"].startswith("mlx5_1 port 1")
     ev = json.loads(got[0]["evidence"])
-    assert ev["rate_gbps"] == 400 and ev["tick_bytes"] == TICK_BYTES
+    assert ev["rate_gbps"] == 400 and ev["tick_bytes"] == TICK_BYTES and ev["counter_bits"] == 32
     assert abs(ev["max_wait_share"] - max(shares)) < 0.01
     assert "waited to transmit" in got[0]["summary"]
+
+
+SATURATED = [0.0] * 6  # the 32-bit sysfs counter of a port that has carried traffic since boot: stuck
+
+
+def _saturated_sysfs(tmp_path: Path) -> Path:
+    d = _series(tmp_path, SATURATED)
+    f = d / "sysfs-mlx5_1-1.txt"
+    f.write_text(re.sub(r"/counters/port_xmit_wait:\d+", "/counters/port_xmit_wait:4294967295", f.read_text()))
+    return d
+
+
+@pytest.mark.parametrize("shares,severity", [
+    ([0.01, 0.3, 0.35, 0.3, 0.02, 0.01], "warning"),
+    ([0.01, 0.6, 0.7, 0.65, 0.6, 0.02], "critical"),
+    ([0.01, 0.02, 0.01, 0.03, 0.02, 0.01], None),
+])
+def test_the_64_bit_perfquery_series_sees_what_saturated_sysfs_hides(tmp_path, shares, severity):
+    """sysfs reads 4294967295 throughout (the 32-bit counter is full); perfquery -x's 64-bit PortXmitWait of the
+    same port moves, and is judged."""
+    d = _saturated_sysfs(tmp_path)
+    assert _kind(tmp_path, d) == []  # the saturated 32-bit counter alone: nothing to judge
+    _perfquery(d, shares)
+    got = _kind(tmp_path, d)
+    if severity is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0]["severity"] == severity and got[0]["subject"].startswith("mlx5_1 port 1")
+    ev = json.loads(got[0]["evidence"])
+    assert ev["counter_bits"] == 64 and abs(ev["max_wait_share"] - max(shares)) < 0.01
+
+
+def test_one_finding_when_both_counters_move(tmp_path):
+    """A port whose 32-bit counter was cleared shortly before moves in both series: the 64-bit one is judged,
+    and the episode is reported once."""
+    shares = [0.01, 0.6, 0.7, 0.65, 0.6, 0.02]
+    d = _series(tmp_path, shares)
+    _perfquery(d, shares)
+    got = _kind(tmp_path, d)
+    assert len(got) == 1 and json.loads(got[0]["evidence"])["counter_bits"] == 64
+
+
+def test_a_pma_without_the_64_bit_counter_leaves_the_32_bit_one(tmp_path):
+    """perfquery -x of a PMA that declares no IsAdditionalPortCountersExtendedSupported prints no PortXmitWait:
+    the sysfs counter is judged, found when it moves and silent when it is saturated."""
+    d = _series(tmp_path, [0.01, 0.6, 0.7, 0.65, 0.6, 0.02])
+    _perfquery(d, None)
+    got = _kind(tmp_path, d)
+    assert len(got) == 1 and json.loads(got[0]["evidence"])["counter_bits"] == 32
+    d2 = _saturated_sysfs(tmp_path / "s")
+    _perfquery(d2, None)
+    assert _kind(tmp_path / "s", d2) == []
 
 
 def test_roce_port_wait_is_left_to_pfc_storm(tmp_path):

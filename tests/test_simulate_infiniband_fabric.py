@@ -7,8 +7,8 @@
   real tools do: ibstat, sysfs link_layer, mlxlink, NCCL's device list; the rails have no netdev (no ethtool,
   mlnx_qos, host.json or GID ndevs entry).
 - ``ib_congestion``: one rail port waits for credits 20-60% of the time. At 400 Gb/s 2^32 ticks are 0.69 s of
-  waiting, so the sysfs counter of a port that has carried traffic since boot is saturated and the detector
-  cannot see the congestion: the scenario is a miss, and no ib_congestion finding is made up from a stuck counter.
+  waiting, so the sysfs counter of a port that has carried traffic since boot is saturated and shows nothing;
+  ``perfquery -x``'s 64-bit PortXmitWait of the same port moves, and ib_congestion reads it.
 """
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ def test_xmit_wait_is_ticks_of_eight_bytes_and_saturates():
     assert per_us == 6250
     assert got.tolist() == [0, 6250, 625000, 687 * 6250, 688 * 6250, COUNTER32_MAX]
     assert 688 * 6250 < COUNTER32_MAX < 688 * 6250 * 1000  # 0.69 s of pause fills the 32-bit counter
+    wide = xmit_wait(None, 0, nic, us, np.zeros(len(us)), bits=64)  # perfquery -x's PortCountersExtended field
+    assert wide.tolist() == [0, 6250, 625000, 687 * 6250, 688 * 6250, 10**9 * 6250]
 
 
 def test_fabric_choices_are_checked():
@@ -107,6 +109,9 @@ def test_infiniband_rails_look_like_infiniband_everywhere(run):
             sysfs = files[f"{raw}/infiniband/sysfs-mlx5_{k}-1.txt"]
             assert "/link_layer:InfiniBand\n" in sysfs and "/rate:400 Gb/sec (4X NDR)\n" in sysfs
             assert set(_series(sysfs, "port_xmit_wait")) == {COUNTER32_MAX}
+            pq = files[f"{raw}/infiniband/perfquery-x-mlx5_{k}-1.txt"]  # the 64-bit counter: not stuck
+            assert f'argv="perfquery -x -C mlx5_{k} -P 1"\n# Port extended counters: Lid ' in pq
+            assert len(set(re.findall(r"\nPortXmitWait:\.+(\d+)\n", pq))) > 2
             gids = files[f"{raw}/infiniband/gids-mlx5_{k}-1.txt"]
             assert "/gid_attrs/ndevs/" not in gids and re.search(r"/gids/0:fe80:0000:0000:0000:[0-9a-f:]{19}\n", gids)
             assert len(set(re.findall(r"/gids/(\d+):", gids))) == 8
@@ -122,7 +127,7 @@ def test_infiniband_rails_look_like_infiniband_everywhere(run):
 
 
 @pytest.mark.slow
-def test_ib_congestion_slows_the_job_but_the_saturated_counter_hides_it(run):
+def test_ib_congestion_is_seen_in_the_64_bit_counter_not_the_saturated_one(run):
     files, labels, findings = run("ib_congestion")
     assert labels["fabric"] == "infiniband"
     (truth,) = labels["faults"]
@@ -130,9 +135,19 @@ def test_ib_congestion_slows_the_job_but_the_saturated_counter_hides_it(run):
     assert truth["kind"] == "ib_congestion" and truth["subject"] == f"{dev} port 1"
     share = float(re.search(r"waiting (\d+)% of the time", truth["signals"][0]).group(1)) / 100
     assert 0.2 <= share <= 0.6
-    sysfs = files[f"hosts/{host}/raw/infiniband/sysfs-{dev}-1.txt"]
+    raw = f"hosts/{host}/raw/infiniband"
+    sysfs = files[f"{raw}/sysfs-{dev}-1.txt"]
     assert "/link_layer:InfiniBand\n" in sysfs and set(_series(sysfs, "port_xmit_wait")) == {COUNTER32_MAX}
-    assert "ib_congestion" not in {f["kind"] for f in findings}  # nothing to judge: the counter does not move
+    pq = files[f"{raw}/perfquery-x-{dev}-1.txt"]
+    assert pq.count("(CapMask: 0x5300 CapMask2: 0x0000002)\n") == pq.count("#### forensics-sample ") > 2
+    waits = [int(v) for v in re.findall(r"\nPortXmitWait:\.+(\d+)\n", pq)]
+    assert min(waits) > COUNTER32_MAX and waits == sorted(waits) and len(set(waits)) == len(waits)
+    got = [f for f in findings if f["kind"] == "ib_congestion"]
+    assert [(f["hosts"], f["subject"].split(" (")[0]) for f in got] == [([host], f"{dev} port 1")]
+    ev = json.loads(got[0]["evidence"])
+    assert ev["counter_bits"] == 64 and abs(ev["max_wait_share"] - share) < 0.05
+    roce = json.loads(files[f"hosts/{host}/host.json"])["nics"]
+    assert [n for n in files if n.startswith(f"{raw}/perfquery-x-{roce[0]['rdma_dev']}")] == []  # RoCE: not asked
 
 
 def test_nccl_names_an_infiniband_peer_by_its_link_local_gid():

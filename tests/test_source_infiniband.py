@@ -78,6 +78,27 @@ def test_collector_reads_every_rdma_port(tmp_path, monkeypatch):
     assert spec.raw.format(**items[2]) == "sysfs-mlx5_0-1.txt"
 
 
+def test_perfquery_x_runs_on_infiniband_ports_only(tmp_path, monkeypatch):
+    """The 64-bit PortXmitWait series: perfquery -x per InfiniBand link-layer port (a RoCE port has no LID to
+    address; a port whose link_layer cannot be read is not asked either)."""
+    for dev, layer in (("mlx5_0", "InfiniBand\n"), ("mlx5_1", "Ethernet\n"), ("mlx5_2", None)):
+        port = tmp_path / "class" / "infiniband" / dev / "ports" / "1"
+        port.mkdir(parents=True)
+        if layer:
+            (port / "link_layer").write_text(layer)
+    monkeypatch.setenv("FORENSICS_SYSFS_ROOT", str(tmp_path))
+    found = node.ib_ports()
+    ib = [(d, p) for d, p in found if node.ib_link_layer(d, p) == "InfiniBand"]
+    assert ib == [("mlx5_0", "1")] and node.ib_link_layer("mlx5_2", "1") is None
+    spec = by_name()["ib_perfquery_x"]
+    items = expand_items(spec, ["eth0"], found, ib)
+    assert items == [{"ibdev": "mlx5_0", "port": "1"}]
+    assert [a.format(**items[0]) for a in spec.argv] == ["perfquery", "-x", "-C", "mlx5_0", "-P", "1"]
+    assert spec.raw.format(**items[0]) == "perfquery-x-mlx5_0-1.txt" and spec.mode == "snapshot"
+    assert expand_items(by_name()["ib_sysfs"], ["eth0"], found, ib) == [{"ibdev": d, "port": "1"} for d in
+                                                                       ("mlx5_0", "mlx5_1", "mlx5_2")]
+
+
 def test_no_rdma_port_means_no_sysfs_read(tmp_path, monkeypatch):
     monkeypatch.setenv("FORENSICS_SYSFS_ROOT", str(tmp_path))
     assert node.ib_ports() == [] and expand_items(by_name()["ib_sysfs"], ["eth0"], []) == []

@@ -32,9 +32,9 @@ def test_collect_specs(name):
     for spec in d.collect:
         assert spec.source == name, f"{spec.name}: declared by {name} but feeds {spec.source}"
         assert spec.mode in MODES and spec.when in ("start", "end") and spec.timeout > 0 and spec.cap > 0
-        assert spec.expand in (None, "iface", "ibport")
+        assert spec.expand in (None, "iface", "ibport", "ibport_ib")
         assert ("{iface}" in " ".join(spec.argv)) == (spec.expand == "iface")
-        assert ("{ibdev}" in " ".join(spec.argv)) == ("{port}" in " ".join(spec.argv)) == (spec.expand == "ibport")
+        assert ("{ibdev}" in " ".join(spec.argv)) == ("{port}" in " ".join(spec.argv)) == (spec.expand in ("ibport", "ibport_ib"))
         assert spec.expand is None or spec.mode == "snapshot", f"{spec.name}: only snapshots are expanded"
         assert spec.mode != "stream" or spec.argv_once, f"{spec.name}: a stream needs argv_once for --duration 0"
         assert spec.mode != "copy" or (len(spec.argv) == 2 and spec.argv[0] == "copy" and spec.argv[1].startswith("/")

@@ -47,13 +47,16 @@ def fill(argv, **values):
     return [a.format(**values) if "{" in a else a for a in argv]
 
 
-def expand_items(spec, ifaces, ib_ports):
+def expand_items(spec, ifaces, ib_ports, ib_ports_ib=()):
     """Placeholder values of each run of a spec: one per interface (``iface``), one per RDMA port
-    (``ibport``: ``{ibdev}`` and ``{port}``), else one run."""
+    (``ibport``: ``{ibdev}`` and ``{port}``), one per InfiniBand link-layer port (``ibport_ib``: the ports
+    in `ib_ports_ib`: a RoCE port has no LID for perfquery to address), else one run."""
     if spec.expand == "iface":
         return [{"iface": i} for i in ifaces]
     if spec.expand == "ibport":
         return [{"ibdev": d, "port": p} for d, p in ib_ports]
+    if spec.expand == "ibport_ib":
+        return [{"ibdev": d, "port": p} for d, p in ib_ports_ib]
     return [{}]
 
 
@@ -112,6 +115,7 @@ class Collector(object):
         self.capped = set()
         self.hung = set()  # programs that timed out once
         self.ib_ports = []  # (RDMA device, port) pairs, listed when the collection starts
+        self.ib_ports_ib = []  # those of them with the InfiniBand link layer
         self.process_uids = set()  # owners of the recorded GPU processes (job users)
         self.process_jobs = set()  # their SLURM_JOB_ID (None: not in a Slurm job)
         t0 = time.monotonic()
@@ -221,7 +225,7 @@ class Collector(object):
 
     def run_snapshot(self, spec, sample, ifaces):
         """One sample of a snapshot spec: each output preceded by a marker line, appended to its raw file."""
-        items = expand_items(spec, ifaces, self.ib_ports)
+        items = expand_items(spec, ifaces, self.ib_ports, self.ib_ports_ib)
         for values in items:
             if self.stop.is_set():
                 return
@@ -274,6 +278,7 @@ class Collector(object):
         inventory = node.nics()
         ifaces = node.ethtool_ifaces(inventory)
         self.ib_ports = node.ib_ports()
+        self.ib_ports_ib = [(d, p) for d, p in self.ib_ports if node.ib_link_layer(d, p) == "InfiniBand"]
         self.say("collecting for %gs every %gs; %d interface(s) to sample%s" % (
             self.duration, self.interval, len(ifaces), "" if not self.nccl_globs else "; NCCL logs " + ", ".join(self.nccl_globs)))
         streams = [s for s in SPECS if s.mode == "stream"]

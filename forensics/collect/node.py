@@ -159,6 +159,16 @@ def ib_ports():
     return out
 
 
+def ib_link_layer(dev, port):
+    """The link layer of an RDMA port (``InfiniBand`` or ``Ethernet``: its sysfs ``link_layer`` file), or
+    None when it cannot be read."""
+    try:
+        with open(os.path.join(sysfs(), "class", "infiniband", dev, "ports", port, "link_layer")) as f:
+            return f.read(64).strip() or None
+    except (OSError, ValueError):
+        return None
+
+
 def nics():
     """Inventory of /sys/class/net: iface, PCI address, NUMA node, driver, RDMA device, MAC, MTU, speed, state."""
     base = os.path.join(sysfs(), "class", "net")

@@ -205,6 +205,10 @@ class Simulation:
                                                       " ".join(cmain.fill(ib.argv, **values))), 0.001, values)
             snapshots(gid_spec, fmt_infiniband.gid_snapshots(nic, host.wall(gt + 0.004 * k),
                                                              " ".join(cmain.fill(gid_spec.argv, **values))), 0.002, values)
+            if nic.infiniband:  # (perfquery -x runs on InfiniBand link-layer ports only)
+                pq = SPEC["ib_perfquery_x"]
+                snapshots(pq, fmt_infiniband.perfquery_x_series(host, plan, h, nic, eth, tk, host.wall(tk + 0.003),
+                                                                " ".join(cmain.fill(pq.argv, **values))), 0.002, values)
             ml = SPEC["mlxlink"]
             mt = tk[::max(1, int(round(ml.min_interval / ce)))] + 0.0031
             snapshots(ml, fmt_infiniband.mlxlink_series(host, plan, h, nic, hm.nic_counters(nic, mt), mt, host.wall(mt),

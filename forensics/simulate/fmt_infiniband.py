@@ -27,7 +27,12 @@ InfiniBand port (a small share of every second on a healthy fabric, ``plan.ib_xm
 scenario congests it). sysfs reads the 32-bit PortCounters field (drivers/infiniband/core/sysfs.c:
 ``PORT_PMA_ATTR(port_xmit_wait, 0, 32, 320)``, also when the extended counters are used), which
 saturates at 4294967295 (IBTA: performance counters stop at all ones): 2^32 ticks are 0.69 s of
-waiting at 400 Gb/s, so a port that has carried traffic since boot reads 4294967295.
+waiting at 400 Gb/s, so a port that has carried traffic since boot reads 4294967295. On InfiniBand ports the
+collector also runs ``perfquery -x`` (:func:`perfquery_x_series`): PortCountersExtended as a PMA that declares
+IsAdditionalPortCountersExtendedSupported answers it (``CapMask: 0x5300 CapMask2: 0x0000002``, as the real HCA
+samples in tests/fixtures/infiniband), with the 64-bit PortXmitWait of the same waiting, not stopped at 2^32 - 1.
+(A real ConnectX port whose PMA the mlx5 driver answers declares ``CapMask: 0x200`` and prints no PortXmitWait
+there; the simulator shows the case where the 64-bit counter exists.)
 
 InfiniBand-mode rails (``SimConfig.infiniband``; ``Nic.link_layer``): ``Link layer: InfiniBand``, a LID
 from the subnet manager (LID 1), the capability mask and GUIDs as a bare-metal ConnectX-6 InfiniBand
@@ -139,11 +144,12 @@ TICK_BYTES = 8  #: bytes of port time per PortXmitWait tick (tick == 7: counter 
 COUNTER32_MAX = 2 ** 32 - 1  #: where the 32-bit sysfs port_xmit_wait stops
 
 
-def xmit_wait(plan, h: int, nic, pause_us: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """sysfs ``port_xmit_wait`` of a port at true `times`: the time it waited to send, in 8-byte ticks of
-    its rate, stopped at 2^32 - 1. RoCE: the PFC pause time it received (`pause_us`, microseconds since
-    boot). InfiniBand: waiting for credits, since boot a share of its uptime, in the job a share of each
-    second (``plan.ib_xmit_wait`` on top where a scenario congests the port)."""
+def xmit_wait(plan, h: int, nic, pause_us: np.ndarray, times: np.ndarray, bits: int = 32) -> np.ndarray:
+    """``port_xmit_wait`` of a port at true `times`: the time it waited to send, in 8-byte ticks of its
+    rate, stopped at 2^bits - 1 (32: sysfs; 64: PortCountersExtended, which perfquery -x reads). RoCE: the PFC
+    pause time it received (`pause_us`, microseconds since boot). InfiniBand: waiting for credits, since
+    boot a share of its uptime, in the job a share of each second (``plan.ib_xmit_wait`` on top where a
+    scenario congests the port)."""
     ticks_per_s = nic.speed_mbps * 1e6 / (TICK_BYTES * 8)
     if nic.infiniband:
         r = rng(plan.cluster.cfg.seed, "ib_xmit_wait", h, nic.iface)
@@ -153,7 +159,8 @@ def xmit_wait(plan, h: int, nic, pause_us: np.ndarray, times: np.ndarray) -> np.
         wait_s = since_boot + _cum(plan, np.minimum(share, 1.0) * 1e6, times) / 1e6
     else:
         wait_s = np.asarray(pause_us, dtype=float) / 1e6
-    return np.minimum(np.floor(wait_s * ticks_per_s), COUNTER32_MAX).astype(np.int64)
+    ticks = np.floor(wait_s * ticks_per_s)  # (64 bits: 2^63 ticks are 47 years of waiting at 400 Gb/s, never reached)
+    return (np.minimum(ticks, COUNTER32_MAX) if bits == 32 else ticks).astype(np.int64)
 
 
 def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, dict]:
@@ -204,6 +211,43 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
         out.append(f"{base}/link_layer:{nic.link_layer}\n")
         out.extend(f"{base}/counters/{name}:{int(c[name][j])}\n" for name in COUNTERS)
         out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in HW_COUNTERS)
+    return "".join(out).encode()
+
+
+#: ``perfquery -x``'s header of an HCA port whose PMA has the 64-bit error counters and PortXmitWait in
+#: PortCountersExtended (tests/fixtures/infiniband, treydock/infiniband_exporter's HCA samples)
+PQ_CAPS = "(CapMask: 0x5300 CapMask2: 0x0000002)"
+#: PortCountersExtended as perfquery -x prints it with CapMask2 bit 1: (name, counter of ib_values, or None: 0)
+PQ_EXT = (("PortXmitData", "port_xmit_data"), ("PortRcvData", "port_rcv_data"), ("PortXmitPkts", "port_xmit_packets"),
+          ("PortRcvPkts", "port_rcv_packets"), ("PortUnicastXmitPkts", "unicast_xmit_packets"),
+          ("PortUnicastRcvPkts", "unicast_rcv_packets"), ("PortMulticastXmitPkts", "multicast_xmit_packets"),
+          ("PortMulticastRcvPkts", "multicast_rcv_packets"))
+PQ_EXT2 = (("SymbolErrorCounter", "symbol_error"), ("LinkErrorRecoveryCounter", "link_error_recovery"),
+           ("LinkDownedCounter", "link_downed"), ("PortRcvErrors", "port_rcv_errors"),
+           ("PortRcvRemotePhysicalErrors", None), ("PortRcvSwitchRelayErrors", None), ("PortXmitDiscards", None),
+           ("PortXmitConstraintErrors", None), ("PortRcvConstraintErrors", None), ("LocalLinkIntegrityErrors", None),
+           ("ExcessiveBufferOverrunErrors", None), ("VL15Dropped", None), ("PortXmitWait", "port_xmit_wait"),
+           ("QP1Dropped", None))
+
+
+def _pq(name: str, value) -> str:
+    """One perfquery field line: name, colon and dots to column 33, the value (libibmad's mad_dump_field)."""
+    return f"{(name + ':').ljust(33, '.')}{value}\n"
+
+
+def perfquery_x_series(host, plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: np.ndarray, argv: str) -> bytes:
+    """The collector's ``perfquery -x -C <dev> -P 1`` of an InfiniBand port at true `times`: PortCountersExtended
+    with the 64-bit PortXmitWait (the same waiting as sysfs' port_xmit_wait, not stopped at 2^32 - 1)."""
+    c, _ = ib_values(plan, h, nic, eth, times)
+    c["port_xmit_wait"] = xmit_wait(plan, h, nic, eth.get("rx_prio3_pause_duration"), times, bits=64)
+    head = f"# Port extended counters: Lid {_lid(host, nic)} port 1 {PQ_CAPS}\n"
+    out = []
+    for j in range(len(times)):
+        ts = dt.datetime.fromtimestamp(round(float(stamps_host[j]), 6), dt.timezone.utc)
+        out += [format_marker(ts, argv), "\n", head, _pq("PortSelect", 1), _pq("CounterSelect", "0x0000")]
+        out += [_pq(name, int(c[key][j])) for name, key in PQ_EXT]
+        out.append(_pq("CounterSelect2", "0x00000000"))
+        out += [_pq(name, int(c[key][j]) if key else 0) for name, key in PQ_EXT2]
     return "".join(out).encode()
 
 

@@ -116,8 +116,9 @@ def _ib_congestion(plan: Plan, r) -> None:
     (``SimConfig.infiniband``, forensics.simulate.fmt_infiniband). Ours: the host and rail, the share
     (0.2-0.6 of each second, reached over 10 s) and its window. A ring all-reduce moves at its slowest
     link: the collectives take 1 / (1 - share) as long. sysfs shows the 32-bit counter, which a port that
-    has carried traffic since boot has long saturated (fmt_infiniband.xmit_wait): the collector's samples
-    read 4294967295 throughout."""
+    has carried traffic since boot has long saturated (fmt_infiniband.xmit_wait): its samples read 4294967295
+    throughout; the collector's ``perfquery -x`` reads PortCountersExtended, whose 64-bit PortXmitWait moves
+    (fmt_infiniband.perfquery_x_series: a PMA that declares it, CapMask2 bit 1)."""
     cl = plan.cluster
     ts, te, h, rail = _fault_at(plan, r)
     nic = cl.hosts[h].rails[rail]
@@ -125,6 +126,7 @@ def _ib_congestion(plan: Plan, r) -> None:
     plan.ib_xmit_wait[(h, nic.iface)] = plan.ramp(ts, te, 10.0, share, 0.0)
     plan.comm_factor = np.maximum(plan.comm_factor, plan.ramp(ts, te, 10.0, 1.0 / (1.0 - share)))
     plan.truth("ib_congestion", _names(plan, [h]), f"{nic.rdma} port 1", ts, te,
-               [f"infiniband:counters/port_xmit_wait (waiting {share:.0%} of the time at 400 Gb/s)"], onset_s=10.0)
+               [f"infiniband:perfquery -x PortXmitWait, 64-bit (waiting {share:.0%} of the time at 400 Gb/s; "
+                "the 32-bit sysfs counters/port_xmit_wait is saturated)"], onset_s=10.0)
     plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, ts, te,
                ["nvidia_smi:utilization.gpu stays ~100% while the all-reduce waits on the congested port"], effect=True)
