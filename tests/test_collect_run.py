@@ -355,3 +355,20 @@ def test_real_tools_short_collect(tmp_path, monkeypatch):
     for name in ("iostat", "sar_u", "numactl_h"):
         assert by[name]["exit_code"] == 0, by[name]
     assert any(n.startswith("tables/disk_io/") for n in m) and any(n.startswith("tables/cpu_util/") for n in m)
+
+
+def test_perfquery_x_missing_is_a_failed_command_on_infiniband_ports_only(tmp_path, node_env):
+    """Issue 18: perfquery -x per InfiniBand link-layer port; without infiniband-diags it is recorded as a failed
+    command (not found), the collection goes on, and the RoCE port is not asked."""
+    node_env({})  # no stand-in tools at all
+    ib = Path(os.environ["FORENSICS_SYSFS_ROOT"]) / "class/infiniband"
+    for dev, layer in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
+        (ib / dev / "ports/1").mkdir(parents=True)
+        (ib / dev / "ports/1/link_layer").write_text(layer + "\n")
+    assert cmain.main(["--duration", "0", "--out", str(tmp_path / "p.tar"), "--host", "ibnode", "--quiet"]) == 0
+    m = members(tmp_path / "p.tar")
+    pq = [c for c in commands(m, "ibnode") if c["name"] == "ib_perfquery_x"]
+    assert [(c["argv"], c["error"], c["raw_file"]) for c in pq] == [
+        (["perfquery", "-x", "-C", "mlx5_0", "-P", "1"], "not found", None)]
+    assert sorted({c["argv"][-1].split("/")[4] for c in commands(m, "ibnode") if c["name"] == "ib_sysfs"}) == [
+        "mlx5_0", "mlx5_1"]  # the sysfs read goes on for both ports
