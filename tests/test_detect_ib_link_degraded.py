@@ -76,3 +76,22 @@ def test_simulated_half_width_rail(tmp_path):
     assert len(got) == 1 and got[0]["severity"] == "critical"
     ev = json.loads(got[0]["evidence"])
     assert (ev["max_rate_gbps"], ev["min_rate_gbps"], ev["width"]) == (400.0, 200.0, "2X") and ev["symbol_error"] >= 10
+
+
+def test_a_counter_read_by_sysfs_and_perfquery_x_counts_once(tmp_path):
+    """The same port's symbol_error in the sysfs series and in perfquery -x's PortCountersExtended (the real
+    64-bit block of tests/fixtures/infiniband) rises by 9 in each: +9, under infiniband-diags' 10, not +18."""
+    symbol = [5, 5, 9, 14]
+    d = _series(tmp_path, symbol)
+    block = (FIXTURES / "infiniband--perfquery-x-treydock-two-ports-xmitwait64.txt").read_text().split("# Port extended")[1]
+    out = []
+    for k, sym in enumerate(symbol):
+        ts = dt.datetime(2026, 11, 30, 10, 0, 5 * k, 3000, tzinfo=dt.timezone.utc).isoformat(timespec="microseconds")
+        out.append(f'#### forensics-sample ts={ts} argv="perfquery -x -C mlx5_3 -P 1"\n# Port extended'
+                   + block.replace("SymbolErrorCounter:..............0", f"SymbolErrorCounter:..............{sym}").rstrip("\n"))
+    (d / "perfquery-x-mlx5_3-1.txt").write_text("\n".join(out) + "\n")
+    assert _kind(analyze_paths([d], cache_dir=tmp_path / "c", host="n1"), "ib_link_degraded") == []
+    (d / "perfquery-x-mlx5_3-1.txt").write_text("\n".join(out).replace("SymbolErrorCounter:..............14",
+                                                                        "SymbolErrorCounter:..............15") + "\n")
+    got = _kind(analyze_paths([d], cache_dir=tmp_path / "c2", host="n1"), "ib_link_degraded")
+    assert len(got) == 1 and json.loads(got[0]["evidence"])["symbol_error"] == 10  # the 64-bit series is the one read

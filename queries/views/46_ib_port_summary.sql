@@ -5,13 +5,21 @@
 -- lane speed, link layer and CA type, and per counter of the link's health the increase between
 -- the port's first and last sample (a value below the one before is a reset: the new value counts
 -- as the increase) with when the error counters first and last rose. One snapshot gives no increase.
+-- A counter read by two tools (sysfs and perfquery -x of the same port) is taken from one counter set
+-- only, or its increase would count twice: PortCountersExtended (64 bits, perfquery -x) where the capture
+-- has it, else sysfs' counters (16 and 8 bits, they saturate), else perfquery's other attributes.
 CREATE OR REPLACE VIEW ib_port_summary AS
-WITH c0 AS (
-  SELECT host, device, port, counter, file, ts, value, sample_no, line_no
+WITH c00 AS (
+  SELECT host, device, port, counter, file, ts, value, sample_no, line_no,
+         CASE counter_set WHEN 'PortCountersExtended' THEN 0 WHEN 'counters' THEN 1 ELSE 2 END AS pref
   FROM ib_counters
   WHERE device IS NOT NULL AND port IS NOT NULL
     AND counter IN ('symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'local_link_integrity_errors',
                     'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards')
+), c0 AS (
+  SELECT * EXCLUDE (pref) FROM c00
+  SEMI JOIN (SELECT host, device, port, counter, min(pref) AS pref FROM c00 GROUP BY ALL) b
+    USING (host, device, port, counter, pref)
 ), s AS (  -- per series: one whose value never changed rose by 0 (one hash pass; the window below skips it)
   SELECT host, device, port, counter, file, count(*) AS samples, coalesce(min(value) <> max(value), false) AS moved
   FROM c0 GROUP BY ALL
