@@ -32,10 +32,17 @@ def cpu() -> float:
 
 
 def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
-    from forensics.ingest import host as hostmod
-    from forensics.ingest.sink import TableSink
+    try:
+        from forensics.ingest import host as hostmod
+        from forensics.ingest.sink import TableSink
 
-    from forensics.ingest import collector_tables as ct
+        from forensics.ingest import collector_tables as ct
+        from forensics.ingest.hostfacts import HostFacts
+    except ImportError:  # a tree from before issue 13 (e.g. 6bff860): all of ingest in forensics/bundle/
+        hostmod = _OldLayout()
+        from forensics.bundle import collector_tables as ct
+        from forensics.bundle.ingest import TableSink
+        from forensics.bundle.ingest import _Derived as HostFacts
 
     per_file: dict[str, list[float]] = {}
     write_s = {"t": 0.0}
@@ -70,8 +77,6 @@ def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
     hostmod.parse_raw = parse_raw
     ct.parse_commands = parse_commands
     try:
-        from forensics.ingest.hostfacts import HostFacts
-
         derived = HostFacts()
         sink.listeners.append(derived)
         t0 = cpu()
@@ -84,6 +89,20 @@ def run_host(bundle: Path, host: str, out: Path) -> dict[str, list[float]]:
         hostmod.parse_raw = real_parse
         ct.parse_commands = real_commands
     return per_file
+
+
+class _OldLayout:
+    """forensics.ingest.host's two names on a tree where they were forensics.bundle.ingest's privates."""
+
+    def __getattr__(self, name):
+        from forensics.bundle import ingest as old
+
+        return getattr(old, "_" + name)
+
+    def __setattr__(self, name, value):
+        from forensics.bundle import ingest as old
+
+        setattr(old, "_" + name, value)
 
 
 def best_of(bundle: Path, host: str, repeat: int) -> dict[str, list[float]]:

@@ -242,3 +242,28 @@ def test_a_training_log_collected_as_an_nccl_log_is_read_as_one(tmp_path):
     assert by_file["nccl-rank0.log"]["source"] == "nccl"
     assert _read(root, "train_steps", "node01").height == 8
     assert _read(root, "rank_hosts", "node01")["rank"].to_list() == [4, 5, 6, 7, 0]
+
+
+def test_table_sink_splits_rows_by_host(tmp_path):
+    """TableSink: a frame of one host (the fast path) and frames naming other hosts or none (the split,
+    null hosts filled with the file's host) land in the same partitions, rows in order."""
+    import pyarrow.parquet as pq
+
+    from forensics.ingest.sink import TableSink
+
+    sink = TableSink(tmp_path)
+    rows = lambda hosts, first: pl.DataFrame({"host": hosts, "line_no": list(range(first, first + len(hosts))),  # noqa: E731
+                                              "text": ["x"] * len(hosts), "reason": ["r"] * len(hosts)},
+                                             schema_overrides={"host": pl.String})
+    sink.write("unparsed", rows(["n1", "n1"], 1), "n1")           # one host: written whole
+    sink.write("unparsed", rows(["n2", None, "n1"], 3), "n1")     # two hosts and a null (-> n1)
+    sink.write("unparsed", rows(["n2", "n2"], 6), "n1")           # one other host: its own partition
+    sink.write("unparsed", rows([None, None], 8), "n3")           # all null: the file's host
+    sink.close()
+    got = {p.parent.name: pq.read_table(p).to_pydict() for p in sorted(tmp_path.glob("unparsed/host=*/part-0.parquet"))}
+    assert {k: (v["host"], v["line_no"]) for k, v in got.items()} == {
+        "host=n1": (["n1", "n1", "n1", "n1"], [1, 2, 4, 5]),
+        "host=n2": (["n2", "n2", "n2"], [3, 6, 7]),
+        "host=n3": (["n3", "n3"], [8, 9]),
+    }
+    assert sink.table_rows() == {"unparsed": 9}

@@ -184,6 +184,19 @@ def _string_lists(name: str, values: list[list[str] | None]) -> pl.Series:
     return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), flat, mask=mask)).cast(pl.List(pl.String))
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_US = dt.timedelta(microseconds=1)
+
+
+def _times(name: str, values: list[dt.datetime | None], dtype: pl.DataType) -> pl.Series:
+    """UTC datetimes (of :func:`parse_time`) as a `dtype` column through their microseconds since the epoch: a
+    seventh of the CPU of pl.Series(values), which converts each aware datetime on its own (0.74 of a host's
+    7.5 ms of commands.jsonl, for each of start and end)."""
+    if dtype != pl.Datetime("us", "UTC"):  # (the schema's type of both columns; another: the plain conversion)
+        return pl.Series(name, values, dtype=dtype)
+    return pl.Series(name, [None if t is None else (t - _EPOCH) // _US for t in values], dtype=pl.Int64).cast(dtype)
+
+
 def parse_commands(data: bytes, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame, list[dict]]:
     """commands.jsonl -> (commands rows, unparsed rows, the entries as dicts). Rows are gathered as
     columns (a frame from per-row dicts cost half of the parse)."""
@@ -227,6 +240,7 @@ def parse_commands(data: bytes, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Dat
     types = schema.polars_schema("commands")
     n = len(cols["argv"])
     df = pl.DataFrame([_string_lists("argv", cols["argv"]) if name == "argv"
+                       else _times(name, cols[name], dtype) if name in ("start", "end")
                        else pl.Series(name, [ctx.host] * n if name == "host" else cols[name], dtype=dtype)
                        for name, dtype in types.items()])
     df = schema.conform(df, "commands", host=ctx.host)

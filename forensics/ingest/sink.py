@@ -141,11 +141,15 @@ class TableSink:
     def write(self, table: str, df: pl.DataFrame, default_host: str) -> None:
         for fn in self.listeners:
             fn(table, df)
-        if "host" in df.columns:
-            df = df.with_columns(pl.col("host").fill_null(default_host))
-            parts = df.partition_by("host", as_dict=True, maintain_order=True) if df.height else {(default_host,): df}
-        else:
-            parts = {(default_host,): df}
+        parts = {(default_host,): df}
+        if "host" in df.columns and df.height:
+            hosts = df.get_column("host")
+            one = hosts.min() if hosts.dtype == pl.String and not hosts.null_count() else None
+            if one is not None and one == hosts.max():  # (nearly always: one host, no nulls) as the split would give
+                parts = {(one,): df}
+            else:
+                df = df.with_columns(pl.col("host").fill_null(default_host))
+                parts = df.partition_by("host", as_dict=True, maintain_order=True)
         for (host,), part in parts.items():
             w = self._writer(table, partition_name(host, default_host))
             if part.height:
