@@ -748,3 +748,61 @@ def test_query_csv_header_of_a_newer_driver_with_mostly_new_field_names():
     assert query_csv.header_fields(", ".join(f"col{i}.x" for i in range(40))) is None
     few_known = ", ".join(["index", "name"] + [f"col{i}.x" for i in range(40)])
     assert query_csv.header_fields(few_known) is None
+
+
+def test_plain_table_550_eight_h100_date_line_is_local_time():
+    """The plain `nvidia-smi` table (leptonai/gpud testdata, 8x H100, driver 550.90.07): one sample per GPU
+    block with the values of its two lines, the date line as local time, gpus with driver and CUDA
+    version, MIG mode from the third line; borders and headers are structure (nothing unparsed)."""
+    data = load("table-8xh100-550-no-processes.txt")
+    sniff = nvidia_smi.sniff(data)
+    assert sniff.confidence >= 0.95, sniff
+    res = run(data, tz="UTC")
+    assert res.meta["variant"] == "smi-table" and res.meta["driver_version"] == "550.90.07"
+    assert res.unparsed.height == 0 and res.tables["gpu_samples"].height == 8
+    s = sample(res, 7)
+    assert (s["gpu"], s["pci_bus_id"], s["temp_c"], s["pstate"], s["power_w"], s["power_limit_w"]) == \
+        (7, "0000:db:00.0", 23.0, "P0", 72.0, 700.0)
+    assert (s["mem_used_mib"], s["mem_total_mib"], s["util_pct"], s["fan_pct"], s["ecc_dbe_volatile"]) == \
+        (1.0, 81559.0, 0.0, None, 0)
+    assert s["ts"] == dt.datetime(2025, 1, 20, 10, 18, 26, tzinfo=UTC) and s["ts_quality"] == "local"
+    g = gpu(res, 0)
+    assert (g["name"], g["driver_version"], g["cuda_version"], g["persistence_mode"], g["mig_mode"]) == \
+        ("NVIDIA H100 80GB HBM3", "550.90.07", "12.4", "Enabled", "Disabled")
+    assert "processes" not in res.tables or res.tables["processes"].height == 0
+
+
+def test_plain_table_525_fan_err_cut_name_exclusive_process():
+    """Driver 525 layout (79 columns), no date line: a fan reading of ERR! is null, not a number; the name
+    nvidia-smi cut to fit is kept as printed; 'E. Process' compute mode does not disturb the row."""
+    res = run(load("table-525-fan-err-name-cut-eprocess.txt"))
+    assert res.unparsed.height == 0
+    s = sample(res)
+    assert (s["fan_pct"], s["temp_c"], s["pstate"], s["power_w"], s["power_limit_w"], s["mem_used_mib"],
+            s["util_pct"], s["ts_quality"]) == (None, 38.0, "P5", 49.0, 450.0, 2021.0, 0.0, "none")
+    g = gpu(res)
+    assert (g["name"], g["persistence_mode"], g["mig_mode"], g["pci_bus_id"]) == \
+        ("NVIDIA GeForce ...", "Disabled", None, "0000:01:00.0")
+
+
+def test_plain_table_processes_block_alone():
+    """The Processes block pasted alone (535 layout with GI/CI columns, names cut with '...'): one processes
+    row per line, the same pid on two GPUs twice."""
+    data = load("table-processes-block-535-names-cut.txt")
+    assert nvidia_smi.sniff(data).confidence >= 0.9
+    res = run(data)
+    p = res.tables["processes"]
+    assert res.unparsed.height == 0 and p.height == 5
+    assert p.select("pid", "gpus", "gpu_mem_used_mib").rows() == [
+        (10734, [0], 160.0), (58661, [0], 3.0), (10734, [1], 160.0), (18243, [2], 64.0), (22720, [2], 34.0)]
+    assert p["command"][3] == "/usr/bin/X"
+
+
+def test_plain_table_prompt_and_second_snapshot():
+    """A prompt line is unparsed with its reason; a second date line after GPU rows starts sample 1."""
+    t = load("table-525-fan-err-name-cut-eprocess.txt").decode()
+    data = ("$ nvidia-smi\nTue Sep  3 23:10:20 2024\n" + t + "\nTue Sep  3 23:10:21 2024\n" + t + "\n").encode()
+    res = run(data, tz="UTC")
+    assert res.unparsed["reason"].to_list() == ["not nvidia-smi output (command or prompt line?)"]
+    assert res.tables["gpu_samples"].select("sample_no", "ts").rows() == [
+        (0, dt.datetime(2024, 9, 3, 23, 10, 20, tzinfo=UTC)), (1, dt.datetime(2024, 9, 3, 23, 10, 21, tzinfo=UTC))]

@@ -26,6 +26,8 @@ Reads, recognised by content (one variant per file):
   the ``reason_*`` flags (nvmlClocksEventReason bits).
 * ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the
   "NIC Legend") and gpus (gpu, cpu_affinity, numa_node).
+* the plain ``nvidia-smi`` table (drivers 4xx ... 580+, with or without its date line and Processes
+  block) -> gpu_samples, gpus and processes: :mod:`forensics.sources.nvidia_smi.table`.
 * ``nvidia-smi nvlink -gt d`` / ``-gt r`` (and the deprecated ``-g 0|1`` of older drivers) ->
   nvlink_counters: one row per GPU, link, counter (data, raw, counter0/1) and direction (tx, rx),
   the running total as printed (KiB); one sample per collector marker, or per repeated GPU line
@@ -84,19 +86,20 @@ from forensics import schema
 from forensics.sources._base import (
     ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
-from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, topo
+from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, table, topo
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
 VERSION = 3
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
-DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m and nvlink -gt: GPU inventory, samples "
+DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt and the plain nvidia-smi table: GPU "
+               "inventory, samples, processes "
                "(util, power, clocks, throttle reasons, ECC, row remaps), ECC counts per memory location, GPU/NIC topology, "
                "NVLink traffic counters")
 
 
 def sniff(head: bytes) -> Sniff:
-    """How sure the start of an input is one of the five nvidia-smi outputs this source reads, and why."""
+    """How sure the start of an input is one of the six nvidia-smi outputs this source reads, and why."""
     text = head_text(head)
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
@@ -123,7 +126,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     kind, verdict = recognise.classify(texts, ctx)
     if kind is None:
         rest = lines.filter(pl.col("text").str.strip_chars() != "")
-        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt): "
+        up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt, "
+                            "the nvidia-smi table): "
                             + verdict.reason, ctx, NAME)
         return result(NAME, ctx, n, {}, up, variant="unknown")
     if kind == "csv":
@@ -144,7 +148,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if fast is not None:
             rows, meta = fast  # (result() conforms the frame to the table's schema)
             return result(NAME, ctx, n, {"nvlink_counters": rows}, None, **meta)
-    mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink}[kind]
+    mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink, "table": table}[kind]
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
     if kind == "nvlink":
@@ -156,6 +160,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         samples = add_time(frame("gpu_samples", parts.samples, extra=helpers), ctx.tz, ctx.capture_time,
                            prefer_local=False)
         tables = {"gpu_samples": samples, "gpu_ecc": ecc_table(samples, parts.ecc), "gpus": frame("gpus", parts.gpus)}
+        if parts.processes:
+            tables["processes"] = frame("processes", parts.processes)
     return result(NAME, ctx, n, tables, up, **_tz_note(tables, ctx, parts.meta))
 
 

@@ -61,6 +61,7 @@ class Parts:
     unparsed: list[tuple[int, str, str]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     topo: list[dict[str, Any]] = field(default_factory=list)
+    processes: list[dict[str, Any]] = field(default_factory=list)
     # ECC counts, flat: the index of their GPU record in `samples`, then line, scope, location, error, count
     ecc: tuple[list, ...] = field(default_factory=lambda: ([], [], [], [], [], []))
 

@@ -1,4 +1,5 @@
-"""Which of the five nvidia-smi outputs an input is (-q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt).
+"""Which of the six nvidia-smi outputs an input is (-q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt,
+the plain table).
 
 The first decisive line decides; ``strict`` (sniffing a head of unknown origin) asks for more
 evidence than parsing a file already given to this source.
@@ -9,7 +10,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
-from forensics.sources.nvidia_smi import compute_apps, csv_shapes, nvlink, q_text, query_csv, topo
+from forensics.sources.nvidia_smi import compute_apps, csv_shapes, nvlink, q_text, query_csv, table, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -29,7 +30,7 @@ def _strong_header(fields: list[str]) -> bool:
 
 
 def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' from the first decisive line, or None."""
+    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' | 'table' from the first decisive line, or None."""
     return classify(texts, ctx, strict)[0]
 
 
@@ -48,6 +49,11 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             return "xml", Sniff(0.99, f"line {i + 1} opens an nvidia-smi -q -x XML document")
         if _BANNER.match(t):
             return "text", Sniff(0.99, f"line {i + 1} is the NVSMI LOG banner of nvidia-smi -q")
+        if s[0] == "|":
+            if table.banner(s) or table.gpu_header(s):
+                return "table", Sniff(0.99, f"line {i + 1} is the NVIDIA-SMI banner or GPU header of the nvidia-smi table")
+            if table.process_title(s) and any("Process name" in x for x in texts[i + 1:i + 3]):
+                return "table", Sniff(0.9, f"line {i + 1} opens the Processes block of the nvidia-smi table")
         if nvlink.starts_here(texts, i, strict):
             return "nvlink", Sniff(0.95, f"line {i + 1} is a 'GPU n: ... (UUID: ...)' line followed by NVLink counters")
         if _GPU.match(t):
