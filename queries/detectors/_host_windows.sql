@@ -43,7 +43,8 @@ LEFT JOIN q USING (host, w);
 -- Host-local (a split engine's map computes it for its hosts and carries it to the reduce).
 CREATE OR REPLACE TEMP TABLE det_gpu_buckets AS
 SELECT host, time_bucket(INTERVAL 10 SECOND, ts) AS b, avg(util_pct) AS gpu_util_pct, avg(power_w) AS gpu_power_w,
-       avg(sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples
+       avg(sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
+       count(DISTINCT gpu) AS gpus
 FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
 GROUP BY ALL;
 

@@ -7,16 +7,19 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up; the sampling decides what a bucket can tell (NVML's power reading on Ampere and newer boards is the average of the last 1 s, nvmlDeviceGetPowerUsage; GA100 and older give the instant value): (a) a host one bucket behind or ahead of its peers is no straggler: the hosts' samples of one bucket are of slightly different moments (clock skew of seconds, each sampler's own phase; on the thermal_throttle sample node01 samples 0.25 s before its peers in each 2 s cycle and sees the job's slowdown one bucket after them: +33% against the peers' median of the same bucket for 20 s, equal to their median 10 s before), and such a shift is the host's own, so it shows wherever the peers' power changes: the run's mean excess is also taken against the peers one bucket earlier or later when that shift fits the host's busy buckets outside the run better (smaller sum of squared deviations) than the same bucket, and the smaller excess must clear the bar; the shift is fitted only where the host's buckets hold at least min_fit_samples samples per GPU (median; 5 s sampling or faster), because with one 1 s reading per 10 s bucket each bucket is one random phase of the step (10% or more apart), the fit picks noise, and the smaller excess hid the straggler of detection_eval seed 112 (8 nodes, 10 s); a straggler whose peers ramp down around it (drops, a link flap: 10-35% per bucket) keeps its excess, since outside the run it follows its peers without a shift (an envelope of the neighbouring buckets' medians lost those of seeds 115 and 120); (b) where the sampling interval is longer than the 1 s the reading averages (above alias_interval_s), each reading sees one part of the step, and when a step takes about the sampling interval (a throttled peer sets the pace at ~2 s) a host's readings sit at one phase of the step for minutes (stroboscopic aliasing): hosts sampling at different phases read +-25% apart for minutes although none computes longer, so its buckets are not independent and the run's standard error is not its bucket scatter over sqrt(L); from 3 hosts the run's mean excess must also stand min_t times the hosts' scatter of their run means of the same length at the same moment (1.4826 x MAD), which shrinks like the bucket scatter over sqrt(L) where the hosts' errors are independent and stays wide where they are phase-locked (the 4x8-GPU thermal_throttle cluster at 2 s, seeds 2, 3 and 5: false stragglers of +23%, +9%, +14% for 40 s to 2 min 20 s on hosts that are not throttled); at 1 s sampling the readings cover the whole time and the test is not applied
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
 -- param: min_buckets = 2   shortest run of 10 s buckets judged (20 s, two samples at 10 s sampling)
 -- param: max_buckets = 12   longest run judged (2 minutes); runs of every length in between are judged, so a weak straggler that lasts is found by a long run
 -- param: min_t = 3   the run's mean excess must be this many standard errors clear of the noise (the run's own scatter or the host's over the capture, whichever is larger; 1 s power averages taken at random phases of the step scatter by 10% or more per bucket at 5-10 s sampling)
+-- param: min_fit_samples = 2   the host's shift is fitted only where its buckets hold this many samples per GPU (median; 5 s sampling or faster)
+-- param: alias_interval_s = 1.5   sampling intervals (10 s over the host's median samples per GPU per bucket) above this leave gaps between the 1 s power averages, which can alias the step: runs are also judged against the hosts' scatter of run means
 -- param: max_host_fraction = 0.34   at most this fraction of hosts may stand out at once (a straggler is the exception)
 WITH w AS (
-  SELECT host, b, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu FROM det_gpu_buckets
+  SELECT host, b, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu,
+         samples / gpus AS spb FROM det_gpu_buckets
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
 ), r AS (  -- each row's position among its bucket's values (NULL for a NULL value)
   SELECT *, CASE WHEN p IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY p) END AS kp,
@@ -44,28 +47,48 @@ WITH w AS (
   SELECT *, sum(CASE WHEN gap > 2 * greatest(med_gap, INTERVAL 10 SECOND) THEN 1 ELSE 0 END)
               OVER (PARTITION BY host ORDER BY b) AS seg
   FROM (SELECT *, median(gap) OVER (PARTITION BY host) AS med_gap FROM d0)
+), d2 AS (  -- the host against its peers one bucket earlier (host behind them) and one later (ahead); the same
+  -- bucket at a segment's edge
+  SELECT *, p / nullif(coalesce(lag(med_p) OVER hs, med_p), 0) - 1 AS dev_behind,
+         p / nullif(coalesce(lead(med_p) OVER hs, med_p), 0) - 1 AS dev_ahead
+  FROM d1 WINDOW hs AS (PARTITION BY host, seg ORDER BY b)
 ), x AS (  -- the hosts' scatter at the same moment (1.4826 x MAD of the bucket's deviations, from 3 hosts: with
   -- two, each is the other's mirror): a moment when every host deviates this much (the job's own phases
   -- seen at 5-10 s sampling) singles out no node
   SELECT b, CASE WHEN count(power_dev) >= 3 THEN 1.4826 * mad(power_dev) END AS cross_p,
          CASE WHEN count(clock_def) >= 3 THEN 1.4826 * mad(clock_def) END AS cross_c
-  FROM d1 GROUP BY b
+  FROM d2 GROUP BY b
 ), d AS (  -- the host's noise: the standard deviation of its busy buckets' deviations over the capture
   -- (not a robust scatter: at 10 s sampling the job's own cycles, aliased, give a host runs of +20% buckets
   -- between quiet ones, a heavy tail that the MAD does not see)
-  SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d1 LEFT JOIN x USING (b)
-  JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c
-        FROM d1 WHERE busy GROUP BY host) USING (host)
+  SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d2 LEFT JOIN x USING (b)
+  JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c,
+               sum(power_dev ^ 2) AS sq_same, sum(dev_behind ^ 2) AS sq_behind, sum(dev_ahead ^ 2) AS sq_ahead,
+               median(spb) AS spb_host
+        FROM d2 WHERE busy GROUP BY host) USING (host)
 ), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
-  SELECT a.host, a.seg, a.k AS k_end, L, avg(x.power_dev) AS pm, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
+  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, avg(x.power_dev) AS pm0, avg(x.dev_behind) AS pm_behind, avg(x.dev_ahead) AS pm_ahead,
+         any_value(a.sq_same) - sum(x.power_dev ^ 2) AS out_same, any_value(a.sq_behind) - sum(x.dev_behind ^ 2) AS out_behind,
+         any_value(a.sq_ahead) - sum(x.dev_ahead ^ 2) AS out_ahead, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
          avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
          avg(x.cross_p) AS xp, avg(x.cross_c) AS xc
   FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
   JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
   GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
+), xr AS (  -- the hosts' scatter of their run means at the same moment (1.4826 x MAD over the hosts' runs of
+  -- the same length ending in the same bucket, from 3 hosts)
+  SELECT b_end, L, CASE WHEN count(*) >= 3 THEN 1.4826 * mad(pm0) END AS run_scatter FROM span GROUP BY b_end, L
+), sh AS (  -- the run's mean excess against the peers at the host's own shift (behind, same, ahead: the one that
+  -- fits its busy buckets outside the run best), where its buckets hold at least min_fit_samples samples
+  SELECT span.*, CASE WHEN 10 / spb_host > $alias_interval_s THEN run_scatter END AS run_p,
+         CASE WHEN spb_host < $min_fit_samples THEN pm0
+              ELSE least(pm0, CASE WHEN out_behind < least(out_same, out_ahead) THEN pm_behind
+                                   WHEN out_ahead < least(out_same, out_behind) THEN pm_ahead ELSE pm0 END) END AS pm
+  FROM span LEFT JOIN xr USING (b_end, L)
 ), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of the noise
-  SELECT host, seg, k_end, L FROM span
+  SELECT host, seg, k_end, L FROM sh
   WHERE (pm >= $min_power_excess AND pm >= $min_t * greatest(coalesce(ps, 0), coalesce(np_, 0), coalesce(xp, 0)) / sqrt(L)
+         AND pm >= $min_t * coalesce(run_p, 0)
          AND coalesce(mm >= $min_power_excess, true))
      OR (cm >= $min_clock_deficit AND cm >= $min_t * greatest(coalesce(cs, 0), coalesce(nc_, 0), coalesce(xc, 0)) / sqrt(L))
 ), o AS (
