@@ -79,3 +79,44 @@ def test_named_parameters_and_errors(tmp_path):
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(BundleError, match="no such file"):
         forensics.open_bundle(tmp_path / "nope.tar")
+
+
+def test_table_files_are_listed_in_path_order_with_only_the_hosts_asked(tmp_path):
+    """The files of a table in the order sorting their Paths gives (partition, then file name; a
+    plain text sort would put ``host=n1-x/`` before ``host=n1/``), the same list as before the
+    listing used os.scandir; with `hosts`, only those hosts' partitions; not a directory, nor a
+    file not ending in .parquet."""
+    from forensics.db._build import table_files
+
+    root = bundle_dir(tmp_path, {"kernel_log": [{"host": h, "message": "x"} for h in ("n1-x", "n1", "n10", "n1.b", "a")]})
+    d = root / "tables" / "kernel_log"
+    (d / "host=n1" / "part-1.parquet").write_bytes((d / "host=n1" / "part-0.parquet").read_bytes())
+    (d / "host=n1" / "notes.txt").write_text("not a table")
+    (d / "host=n1" / "dir.parquet").mkdir()
+    (d / "stray.parquet").write_text("not in a partition")
+    want = sorted(p for p in d.glob("*/*.parquet") if p.is_file())
+    got = table_files(root, "kernel_log")
+    assert got == want and [p.parent.name for p in got][:3] == ["host=a", "host=n1", "host=n1"]
+    assert [p.parent.name for p in table_files(root, "kernel_log", frozenset({"n1", "a"}))] == ["host=a", "host=n1", "host=n1"]
+    assert table_files(root, "nic_counters") == []
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_open_leaves_the_garbage_collector_as_it_found_it(tmp_path, collecting):
+    """create_base pauses Python's cyclic collector while it reads footers: after the open (or a
+    failed open) it is on again only if it was on."""
+    import gc
+
+    good = bundle_dir(tmp_path / "good", {"kernel_log": [{"host": "n1", "message": "x"}]})
+    bad = bundle_dir(tmp_path / "bad", {"kernel_log": [{"host": "n1", "message": "x"}]})
+    (bad / "tables" / "kernel_log" / "host=n1" / "part-0.parquet").write_bytes(b"not parquet")
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        forensics.open_bundle(good).close()
+        assert gc.isenabled() is collecting
+        with pytest.raises(ValueError, match="not a valid kernel_log table"):
+            forensics.open_bundle(bad)
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()

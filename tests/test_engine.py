@@ -138,6 +138,53 @@ def test_ray_engine_finds_what_the_local_engine_finds(ray_local, bundles, local,
     assert got == local[scenario]
 
 
+def _descendants_cmdlines(root: int) -> list[str]:
+    """The command lines of every live descendant of process `root` (Linux /proc)."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            todo.append(c)
+            try:
+                out.append(Path(f"/proc/{c}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    return out
+
+
+def _nice_of_task() -> int:
+    import os
+
+    return os.nice(0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc (Linux)")
+def test_the_local_ray_is_lean(ray_local):
+    """The Ray `--engine ray` starts here (the session's, started as the engine starts it) runs no log
+    monitor and no autoscaler monitor (set through Ray's private RayParams, which `ray.init` does not
+    expose: a Ray release that renames them fails here rather than silently starting both again),
+    and runs its tasks at this process's priority (worker_niceness 0), not 15 levels below it."""
+    import os
+
+    ray = ray_local
+    cmds = _descendants_cmdlines(os.getpid())
+    assert any("gcs_server" in c for c in cmds) and any("raylet" in c for c in cmds), cmds  # (the tree is Ray's)
+    assert not [c for c in cmds if "log_monitor.py" in c or "autoscaler/_private/monitor.py" in c], cmds
+    here = sys.modules[__name__]
+    ray.cloudpickle.register_pickle_by_value(here)  # (the workers cannot import this test module)
+    try:
+        assert ray.get(ray.remote(num_cpus=1)(_nice_of_task).remote()) == os.nice(0)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(here)
+
+
 def test_ray_address_needs_the_ray_engine(bundles, tmp_path):
     r = subprocess.run([str(Path(sys.executable).with_name("forensics")), "analyze", str(bundles[SCENARIOS[0]]),
                         "--ray-address", "auto", "--cache-dir", str(tmp_path), "-q"], capture_output=True, text=True)

@@ -18,7 +18,10 @@ nor override it.
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
@@ -59,7 +62,16 @@ def table_files(root: Path, table: str, hosts: frozenset[str] | None = None) -> 
     d = root / TABLES_DIR / table
     if not d.is_dir():
         return []
-    return sorted(p for p in d.glob("*/*.parquet") if p.is_file() and (hosts is None or host_of(p) in hosts))
+    # listed with os.scandir and sorted by (partition, file) names, the order of sorting the Paths
+    # themselves: Path.glob and Path comparisons were a tenth of the open's CPU at 1,024 hosts
+    found = []
+    with os.scandir(d) as parts:
+        for part in parts:
+            if not part.is_dir() or (hosts is not None and part.name.removeprefix("host=") not in hosts):
+                continue
+            with os.scandir(part.path) as entries:
+                found += [(part.name, e.name) for e in entries if e.name.endswith(".parquet") and e.is_file()]
+    return [d / part / name for part, name in sorted(found)]
 
 
 #: times a table may hold: a parsed log says nothing before 1970 or after 2200 (a shipped table
@@ -107,7 +119,7 @@ class FileInfo:
         self.hosts = self._hosts(md)
 
     def _check(self, md, table: str) -> None:
-        want = schema.arrow_schema(table)
+        want = _arrow_schema(table)
         for field in self.schema:
             idx = want.get_field_index(field.name)
             if idx < 0:
@@ -141,6 +153,12 @@ class FileInfo:
                 return set(col.drop_null().unique().to_pylist())
             out.add(st.min.decode() if isinstance(st.min, bytes) else st.min)
         return out
+
+
+@lru_cache(maxsize=None)
+def _arrow_schema(table: str) -> pa.Schema:
+    """:func:`forensics.schema.arrow_schema`, built once per table (not once per file)."""
+    return schema.arrow_schema(table)
 
 
 def _empty_select(table: str) -> str:
@@ -216,6 +234,28 @@ def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = 
     present: dict[str, list[FileInfo]] = {}
     kind = "TABLE" if materialize else "VIEW"
     hosts: set[str] = set()
+    # Python's cyclic garbage collector paused while the footers are read: each footer allocates
+    # hundreds of container objects (pyarrow's metadata and schema wrappers, none in a cycle:
+    # reference counting frees them), which trigger collections that traverse every object kept so
+    # far, the FileInfos of all earlier files included, so the open's cost per host grew with the
+    # hosts (12.5 -> 14-15 ms per host from 256 to 1,024 hosts; 7.6 -> 8.3 with the collector
+    # paused, benchmarks/results/fleet_scale-2026-12-06-d.md). Its previous state is restored after.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _create_tables(con, root, kind, only_hosts, known, present, hosts)
+    finally:
+        if collecting:
+            gc.enable()
+    hosts = sorted(hosts)
+    con.execute("CREATE OR REPLACE TABLE raw.bundle_hosts (host VARCHAR)")
+    if hosts:
+        con.executemany("INSERT INTO raw.bundle_hosts VALUES (?)", [[h] for h in hosts])
+    return present
+
+
+def _create_tables(con, root: Path, kind: str, only_hosts, known, present: dict, hosts: set) -> None:
+    """raw.<table> of :func:`create_base` for every schema table; fills `present` and `hosts`."""
     for table in schema.table_names():
         infos = []
         schemas, facts = (known or {}).get(table, ([], []))
@@ -231,11 +271,6 @@ def create_base(con: duckdb.DuckDBPyConnection, root: Path, materialize: bool = 
         for i in infos:
             hosts |= i.hosts
         con.execute(f"CREATE OR REPLACE {kind} raw.{quote_ident(table)} AS {sql}")
-    hosts = sorted(hosts)
-    con.execute("CREATE OR REPLACE TABLE raw.bundle_hosts (host VARCHAR)")
-    if hosts:
-        con.executemany("INSERT INTO raw.bundle_hosts VALUES (?)", [[h] for h in hosts])
-    return present
 
 
 def view_files() -> list[tuple[str, Path]]:

@@ -108,7 +108,10 @@ def start_local_ray(ray, num_cpus: int) -> None:
     autoscaler's monitor (one machine, nothing to scale). Ray's ``init`` does not expose these two
     switches (its ``RayParams`` has them: ``include_log_monitor``, ``no_monitor``), so they are set on
     the parameters ``init`` builds, for this call only; a Ray without them starts both, as before.
-    Measured: benchmarks/results/fleet_scale-2026-12-06-c.md."""
+    Checked on Ray 2.60.0: no public way does this for ``ray.init`` (the CLI's ``ray start --head``
+    has ``--include-log-monitor`` and a hidden ``--no-monitor``, but a head started so outlives this
+    process and must be stopped apart); tests/test_engine.py::test_the_local_ray_is_lean fails when a
+    Ray release stops honouring them. Measured: benchmarks/results/fleet_scale-2026-12-06-c.md."""
     try:
         from ray._private import parameter
     except ImportError:  # another layout of Ray's internals: its defaults
