@@ -549,3 +549,37 @@ def test_nccl_tests_failure_without_host_and_old_chain():
     assert t.select("line_no", "test_host", "pid", "detail").rows() == [
         (1, None, None, "Test CUDA failure common.cu:730 'unknown error'"), (2, "gpu5", None, "Test failure common.cu:393")]
     assert list(reasons(res)) == [3]
+
+
+def test_nccl_tests_old_all_gather_rows_without_redop():
+    """nccl-tests issue 37 (all_gather_perf of nccl-tests 2.0, NCCL 2.4/2.5): no redop and no root column, a max
+    `error` per half, the '#' of the header eaten by Markdown; the header is structure, the result row is typed
+    half by half, 'Out of bounds values : 2 FAILED' and the average are rows; only the command line is unparsed."""
+    from forensics.sources import detect
+    from test_sources_conformance import check_accounting
+
+    f = FIXTURES / "nccl" / "nccl--nccltests37-all-gather-old-no-redop-oob-failed.txt"
+    data = f.read_bytes()
+    assert detect(data) == "nccl"
+    res = NCCL.parse(data, context_for(f))
+    check_accounting(res, data, f.name)
+    t = res.tables["nccl_tests"]
+    assert t.select("line_no", "kind").rows() == [(5, "result"), (6, "out_of_bounds"), (7, "avg_busbw")]
+    r = t.row(0, named=True)
+    assert (r["size_b"], r["count"], r["dtype"], r["redop"], r["root"]) == (4294967296, 134217728, "float", None, None)
+    assert (r["oop_time_us"], r["oop_algbw_gbs"], r["oop_busbw_gbs"], r["oop_error"], r["oop_wrong"]) == \
+        (29122.0, 129.05, 129.05, 1.0, None)
+    assert (r["ip_time_us"], r["ip_busbw_gbs"], r["ip_error"]) == (29169.0, 128.84, 1.0)
+    assert t.row(1, named=True)["wrong_total"] == 2 and t.row(2, named=True)["avg_busbw_gbs"] == 128.942
+    assert list(reasons(res)) == [1]
+
+
+def test_nccl_tests_rows_with_redop_keep_their_columns():
+    """The number of words tells the layouts apart: 13 (root, #wrong), 12 (redop, error), 11 (neither)."""
+    data = (b"     1048576        262144     float     sum      -1    28.15   37.25   65.19      0    27.52   38.10   66.67      0\n"
+            b"       65536         16384   float     sum    23.07    2.84    2.84  0e+00    18.39    3.56    3.56  0e+00\n"
+            b"       65536         16384   float    23.07    2.84    2.84  0e+00    18.39    3.56    3.56  0e+00\n")
+    t = NCCL.parse(data, ParseContext(host="h")).tables["nccl_tests"]
+    assert t.select("redop", "root", "oop_time_us", "oop_busbw_gbs", "oop_wrong", "oop_error", "ip_busbw_gbs").rows() == [
+        ("sum", -1, 28.15, 65.19, 0, None, 66.67), ("sum", None, 23.07, 2.84, None, 0.0, 3.56),
+        (None, None, 23.07, 2.84, None, 0.0, 3.56)]

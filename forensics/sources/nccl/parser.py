@@ -93,7 +93,10 @@ def _null_col(name: str, dtype: pl.DataType) -> pl.Expr:
 # lines that may be nccl-tests output (one literal pass; perf_rows' regexes only run when one does)
 _PERF_GATE = pl.col("text").str.contains_any(["nThread", "Avg bus", "Rank", "out-of-place", "Out of bounds",
                                               "Using devices", "(B)", "size", " sum ", " none ", " max ", " min ",
-                                              " prod ", " avg ", " premulsum ", "#", "Test "]).fill_null(False)
+                                              " prod ", " avg ", " premulsum ", "#", "Test ",
+                                              # result lines of old all_gather_perf, which print no redop
+                                              " float ", " double ", " half ", " int8 ", " uint8 ", " int32 ",
+                                              " uint32 ", " int64 ", " uint64 ", " bfloat16 "]).fill_null(False)
 _NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
 # lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
 # word costs more than this alternation)

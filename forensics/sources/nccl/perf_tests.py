@@ -11,7 +11,8 @@ What the tests print (``src/common.cu``), with or without a launcher prefix (``[
   ``# nccl-tests version ...``: structure (used, no row);
 - result lines ``size count type redop [root] time algbw busbw #wrong|error time algbw busbw #wrong|error``:
   ``result`` rows, the out-of-place and in-place halves typed (``N/A`` is null); versions before 2.10 print no
-  root and a max ``error`` (``0e+00``) instead of the ``#wrong`` count, told apart by the number of fields;
+  root and a max ``error`` (``0e+00``) instead of the ``#wrong`` count, and their all_gather_perf no redop either
+  (``size count type time algbw busbw error ...``), told apart by the number of fields;
 - ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth    : 114.556``: ``out_of_bounds`` and
   ``avg_busbw`` rows;
 - the tests' own error reports (``TESTCHECK``/``NCCLCHECK``/``CUDACHECK`` of ``src/common.h``):
@@ -44,9 +45,9 @@ from forensics.sources.nccl.patterns import _LAUNCHER, _RANK
 # the line without its launcher prefix, and that prefix
 _BODY = pl.col("text").fill_null("").str.replace(_LAUNCHER, "").alias("_b")
 _NUM = r"(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|N/A)"
-# size count type redop [root] + one or two halves of (time algbw busbw #wrong|error); the root is told from the
-# number of fields (9 or 13 with it, 8 or 12 without)
-_RESULT = (r"^\s*[0-9]{1,19}\s+[0-9]{1,19}\s+[a-z][a-z0-9_]{0,15}\s+[a-z][a-z0-9_]{0,15}(?:\s+-?[0-9]{1,9})?"
+# size count type [redop] [root] + one or two halves of (time algbw busbw #wrong|error); the root and the redop are
+# told from the number of fields (9 or 13 with both, 8 or 12 without root, 7 or 11 without either: old all_gather)
+_RESULT = (r"^\s*[0-9]{1,19}\s+[0-9]{1,19}\s+[a-z][a-z0-9_]{0,15}(?:\s+[a-z][a-z0-9_]{0,15}(?:\s+-?[0-9]{1,9})?)?"
            r"(?:\s+" + _NUM + r"){4}(?:(?:\s+" + _NUM + r"){4})?\s*$")
 _DEVICE = (r"^\s*#?\s*Rank\s+([0-9]{1,9})\s+(?:Group\s+[0-9]+\s+)?Pid\s+([0-9]{1,12})\s+on\s+(\S+)\s+device\s+"
            r"([0-9]{1,9})\s+\[[^\]]*\]\s*(.*?)\s*$")
@@ -55,28 +56,30 @@ _AVG = r"^\s*#?\s*Avg bus bandwidth\s*:\s*(" + _NUM + r")\s*$"
 _OOB = r"^\s*#?\s*(Out of bounds values\s*:\s*([0-9]+)\s*(?:OK|FAILED)?)\s*$"
 _FAIL = (r"^\s*(?:\.\.\s+)?(?:(\S+?)(?:\s+pid\s+([0-9]{1,12}))?:\s+)?"
          r"(Test (?:(?:NCCL|CUDA) )?failure\s+[^\s:]+:[0-9]{1,9}(?:\s+'.*')?)\s*$")
-_STRUCT = (r"^\s*#\s*$|^\s*#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+redop|\(B\)\s+\(elements\)"
+_STRUCT = (r"^\s*#\s*$|^\s*#?\s*(?:Using devices|out-of-place\s+in-place|size\s+count\s+type\s+(?:redop|time)|\(B\)\s+\(elements\)"
            r"|Collective test (?:starting|concluded)|nccl-tests version )")
 _F, _I = pl.Float64, pl.Int64
 
 
 def _result_cols() -> list[pl.Expr]:
-    """Fields of a result line (its words in struct fields _0 .. _12, "_new" true with the root column): size, count,
-    type, redop, [root], then the out-of-place and in-place halves (time, algbw, busbw, #wrong|error). With the root
-    column (nccl-tests 2.10+) a half's 4th field is the #wrong count; before, it is the max error."""
-    f, new = [pl.col(f"_{i}") for i in range(_WORDS)], pl.col("_new")
+    """Fields of a result line (its words in struct fields _0 .. _12, "_new" true with the root column, "_noop" true
+    without a redop column): size, count, type, [redop], [root], then the out-of-place and in-place halves (time,
+    algbw, busbw, #wrong|error). With the root column (nccl-tests 2.10+) a half's 4th field is the #wrong count;
+    before, it is the max error."""
+    f, new, noop = [pl.col(f"_{i}") for i in range(_WORDS)], pl.col("_new"), pl.col("_noop")
 
     def tok(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
         return pl.when(e != "N/A").then(e).cast(dtype, strict=False)
 
-    out = [tok(f[0], _I).alias("size_b"), tok(f[1], _I).alias("count"), f[2].alias("dtype"), f[3].alias("redop"),
-           pl.when(new).then(tok(f[4], pl.Int32)).alias("root")]
+    out = [tok(f[0], _I).alias("size_b"), tok(f[1], _I).alias("count"), f[2].alias("dtype"),
+           pl.when(~noop).then(f[3]).alias("redop"), pl.when(new).then(tok(f[4], pl.Int32)).alias("root")]
     for side, at in (("oop", 4), ("ip", 8)):
-        g = (lambda j, at=at: pl.when(new).then(f[at + j + 1]).otherwise(f[at + j]))  # a field of the half
+        def g(j: int, at: int = at) -> pl.Expr:  # field j of the half
+            return pl.when(new).then(f[at + j + 1]).when(noop).then(f[at + j - 1]).otherwise(f[at + j])
         out += [tok(g(0), _F).alias(f"{side}_time_us"), tok(g(1), _F).alias(f"{side}_algbw_gbs"),
                 tok(g(2), _F).alias(f"{side}_busbw_gbs"),
                 pl.when(new).then(tok(f[at + 4], _I)).alias(f"{side}_wrong"),
-                pl.when(~new).then(tok(f[at + 3], _F)).alias(f"{side}_error")]
+                pl.when(~new).then(tok(g(3), _F)).alias(f"{side}_error")]
     return out
 
 
@@ -85,7 +88,7 @@ _RESULT_COLS = _result_cols()
 # the words of a result line as struct fields _0 .. _12 (null past its last word) and whether it has the root column
 # (9 or 13 words; 8 or 12 without): each field computed once, not once per expression that reads it
 _WORDS_OF = [pl.col("_t").list.to_struct(fields=[f"_{i}" for i in range(_WORDS)]).alias("_s"),
-             (pl.col("_t").list.len() % 4 == 1).alias("_new")]
+             (pl.col("_t").list.len() % 4 == 1).alias("_new"), (pl.col("_t").list.len() % 4 == 3).alias("_noop")]
 # the fields of the header and summary rows, each on the rows of its kind only
 _DEV = pl.col("_d").struct.field
 _KIND_COLS = {

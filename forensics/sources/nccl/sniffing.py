@@ -13,9 +13,10 @@ _LINE = re.compile(
     r"|ProcessGroupNCCL\.cpp:[0-9]+\]|WorkNCCL\(SeqNum=|NCCL watchdog"  # PyTorch c10d
     r"|Detected mismatch between collectives on ranks\. Rank [0-9]+ is running"  # TORCH_DISTRIBUTED_DEBUG=DETAIL
     r"|^\s*(?:\S+\s+)?#?\s*(?:nThread [0-9]+ nGpus [0-9]+ |Avg bus bandwidth\s*:"
-    r"|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid|size\s+count\s+type\s+redop)"  # nccl-tests header and summary
+    r"|Rank\s+[0-9]+\s+(?:Group\s+[0-9]+\s+)?Pid|size\s+count\s+type\s+(?:redop|time))"  # nccl-tests header, summary
     r"|(?:^|\s)[0-9]+\s+[0-9]+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|fp8_e[45]m[23])"
-    r"\s+(?:sum|prod|max|min|avg|none|premulsum)\s+-?[0-9]"  # nccl-tests result line
+    r"\s+(?:(?:sum|prod|max|min|avg|none|premulsum)\s+-?[0-9]"  # nccl-tests result line
+    r"|[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+e[+-][0-9]{2}\s)"  # ... of old all_gather_perf (no redop)
     r"|(?:^|\s)Test (?:NCCL |CUDA )?failure [^\s:]+\.cu:[0-9]+"  # nccl-tests' own error report
 )
 
