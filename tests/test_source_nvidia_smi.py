@@ -806,3 +806,33 @@ def test_plain_table_prompt_and_second_snapshot():
     assert res.unparsed["reason"].to_list() == ["not nvidia-smi output (command or prompt line?)"]
     assert res.tables["gpu_samples"].select("sample_no", "ts").rows() == [
         (0, dt.datetime(2024, 9, 3, 23, 10, 20, tzinfo=UTC)), (1, dt.datetime(2024, 9, 3, 23, 10, 21, tzinfo=UTC))]
+
+
+def test_noheader_rows_take_their_fields_from_the_pasted_command_line():
+    """`--format=csv,noheader,nounits` rows state no field and have no unit to recognise them by; the pasted
+    command line above them does (a design note of a public repository: RTX 3060 + RTX 5060 Ti)."""
+    data = load("csv-noheader-nounits-command-line-2gpu-3060-5060ti.csv.txt")
+    sniff = nvidia_smi.sniff(data)
+    assert sniff.confidence >= 0.9 and "command" in sniff.reason, sniff
+    res = run(data)
+    assert res.unparsed.height == 0 and res.meta["fields_from_command_line"] is True
+    assert res.tables["gpu_samples"].select("line_no", "gpu", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c").rows() \
+        == [(2, 0, 0.0, 12288.0, 0.0, 42.0), (3, 1, 15868.0, 16311.0, 100.0, 67.0)]
+    assert res.tables["gpus"]["name"].to_list() == ["NVIDIA GeForce RTX 3060", "NVIDIA GeForce RTX 5060 Ti"]
+
+
+def test_noheader_gpu_and_compute_apps_blocks_under_their_command_lines():
+    """Two commands, each with its rows: the --query-gpu block gives index and UUID, the --query-compute-apps
+    block processes whose GPU index is found through the UUID; a command with a header after it (--format=csv)
+    is not taken for one."""
+    res = run(load("csv-noheader-nounits-command-lines-gpu-and-compute-apps-a6000.csv.txt"))
+    assert res.unparsed.height == 0
+    assert res.tables["gpu_samples"].select("gpu", "uuid").rows() == [
+        (0, "GPU-9de4332b-3b09-a3b4-5589-30229f0c14fe"), (1, "GPU-9c468c54-b125-4903-1476-77c4d63270be")]
+    assert res.tables["processes"].select("pid", "command", "gpus", "gpu_mem_used_mib").rows() == [
+        (1337099, "VLLM::Worker_TP0", [0], 44974.0),
+        (3177322, "/home/wenchang/asdasdsad/wjq/TTFL/.venv/bin/python", [0], 1194.0),
+        (1337100, "VLLM::Worker_TP1", [1], 44974.0)]
+    from forensics.sources.nvidia_smi.query_csv import command_fields
+    assert command_fields("$ nvidia-smi --query-gpu=index,utilization.gpu --format=csv") is None
+    assert command_fields("$ nvidia-smi --query-gpu=index,no.such.field --format=csv,noheader") is None

@@ -114,6 +114,30 @@ _FIELD_RE = r"[A-Za-z_][A-Za-z0-9_.]*(?: \[[^\],]*\])?"
 _HEADER_RE = rf"^\s*{_FIELD_RE}(?:\s*,\s*{_FIELD_RE})*\s*$"
 # a shell prompt or command line pasted above the output ("$ nvidia-smi --query-gpu=... --format=csv")
 PROMPT_RE = r"(?:^|[\s$#>])(?:sudo )?nvidia-smi(?:\s|$)"
+# ... which, with --format=csv,noheader, is the only place the field list of the rows below it is stated
+_COMMAND = re.compile(r"(?:^|[\s$#>/])(?:sudo )?nvidia-smi(?:\.exe)?\s.*?--query-(gpu|compute-apps)[= ]([A-Za-z0-9_.,]+)")
+_NOHEADER = re.compile(r"--format[= ]\S*noheader")
+
+
+def command_fields(line: str) -> tuple[str, list[str]] | None:
+    """('gpu' | 'compute-apps', the fields) of an ``nvidia-smi --query-gpu=... --format=csv,noheader`` command line
+    pasted above its rows, or None (no such command, another format, or a field list nvidia-smi would not print).
+
+    >>> command_fields("❯ nvidia-smi --loop=1 --query-gpu=temperature.gpu,utilization.gpu --format=csv,noheader,nounits")
+    ('gpu', ['temperature.gpu', 'utilization.gpu'])
+    >>> command_fields("$ nvidia-smi --query-gpu=index,utilization.gpu --format=csv") is None  # its header follows
+    True
+    """
+    if "--query-" not in line or not _NOHEADER.search(line):
+        return None
+    m = _COMMAND.search(line)
+    if m is None:
+        return None
+    if m.group(1) == "gpu":
+        f = header_fields(m.group(2))
+        return ("gpu", f) if f and all(x in SPECS or x in OTHER_FIELDS for x in f) else None
+    f = compute_apps.header_fields(m.group(2))
+    return ("compute-apps", f) if f else None
 def canonical(field: str) -> str:
     f = field.strip().lower()
     f = re.sub(r"\s*\[[^\]]*\]$", "", f)
@@ -232,12 +256,22 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     cand = (df.filter(~pl.col("is_marker") & pl.col("_s").str.contains(r"^[A-Za-z_]"))
             .filter(pl.col("_s").str.contains(_HEADER_RE)))
     apps_of: dict[int, list[str]] = {}  # --query-compute-apps headers (their blocks go to `processes`)
+    meta_cmd = False  # a command line stated a field list
     for ln, text in zip(cand["line_no"].to_list(), cand["_s"].to_list()):
         f = header_fields(text)
         if f:
             fields_of[ln - 1] = f
         elif (f := compute_apps.header_fields(text)):
             fields_of[ln - 1] = apps_of[ln - 1] = f
+    # a pasted "nvidia-smi --query-gpu=... --format=csv,noheader" command line states the fields of the rows below it
+    cmds = df.filter(~pl.col("is_marker") & pl.col("_s").str.contains("--query-", literal=True))
+    for ln, text in zip(cmds["line_no"].to_list(), cmds["_s"].to_list()):
+        c = command_fields(text)
+        if c is not None:
+            fields_of[ln - 1] = c[1]
+            if c[0] == "compute-apps":
+                apps_of[ln - 1] = c[1]
+            meta_cmd = True
     hdr_lines = pl.Series([i + 1 for i in fields_of], dtype=pl.Int64)
     df = df.with_columns(pl.col("line_no").is_in(hdr_lines.implode()).alias("_hdr"))
     df = df.with_columns(pl.col("_hdr").cum_sum().alias("_block"))
@@ -275,6 +309,8 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
                 unparsed.append((pre, f"CSV without header: {why} (state the fields: --fields / hints query_fields)"))
                 variant = variant or "csv-noheader-unknown"
     meta["variant"] = variant or "csv"
+    if meta_cmd:
+        meta["fields_from_command_line"] = True
     procs = []
     for b, fields in apps_blocks.items():
         rows, bad = compute_apps.parse(df.filter(is_data & (pl.col("_block") == b)).select("line_no", "text", "_s"), fields)

@@ -69,6 +69,12 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             if not strict or any(x.lstrip(" ").startswith(h[0]) and x.lstrip(" ")[len(h[0]):len(h[0]) + 1] in ("\t", " ")
                                  for x in texts[i + 1:i + 4]):
                 return "topo", Sniff(0.95, f"line {i + 1} is the header of an nvidia-smi topo -m matrix")
+        c = query_csv.command_fields(s) if "--query-" in s else None
+        if c is not None:
+            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            if nxt.count(",") == len(c[1]) - 1:
+                return "csv", Sniff(0.9, f"line {i + 1} is an nvidia-smi --query-{c[0]} command with --format=csv,noheader "
+                                         f"whose {len(c[1])} fields the rows below have")
         f = query_csv.header_fields(t)
         if f is not None and (not strict or _strong_header(f)):
             return "csv", Sniff(0.95, f"line {i + 1} is a --query-gpu CSV header")
