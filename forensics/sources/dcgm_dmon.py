@@ -90,6 +90,16 @@ _NUM = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
 _PROMPT = re.compile(r"(?:^|[\s$#>/])dcgmi\s+dmon\b")
 _STOP = "dmon was stopped due to receiving a signal"
 _BLANKS = frozenset(NULL_TOKENS) | {"N/W", "N/S", ""}
+_COLS = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,
+         "gpu": pl.Int32, "link": pl.Int32, "field": pl.String, "field_id": pl.Int32, "metric": pl.String,
+         "value": pl.Float64, "raw": pl.String}
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_NAIVE_EPOCH = dt.datetime(1970, 1, 1)
+_US = dt.timedelta(microseconds=1)
+# a row of cells (joined by one space) that are each a number or blank ("" a positional blank; the blank
+# words with a space in them can never be a cell)
+_ROW = re.compile("(?:{0})(?: (?:{0}))*".format("|".join(
+    [_NUM.pattern[1:-1]] + [re.escape(t) for t in sorted(_BLANKS, key=len, reverse=True) if not any(ch.isspace() for ch in t)])))
 
 
 def sniff(head: bytes) -> Sniff:
@@ -127,7 +137,8 @@ class _Reader:
         self.run_sample = -1  # sample within the current run (its time offset)
         self.fresh = True  # the next entity row opens a sample (a run's first)
         self.seen: set = set()
-        self.rows: list[tuple] = []
+        self.meta: tuple[list, list, list] = ([], [], [])  # the header's (short names, field ids, metrics)
+        self.out: dict[str, list] = {c: [] for c in _COLS}  # the rows, column by column
 
     def new_run(self, start, delay) -> None:
         self.start, self.delay, self.run_sample, self.fresh = start, delay, -1, True
@@ -140,6 +151,8 @@ class _Reader:
             cols.append((name, pos))
             pos += len(name)
         self.cols = cols
+        metas = [FIELDS.get(name, (None, name.lower())) for name in names]
+        self.meta = (names, [fid for fid, _ in metas], [metric for _, metric in metas])
 
     def cells(self, text: str, rest_at: int) -> list[str] | None:
         toks = text[rest_at:].split()
@@ -156,10 +169,20 @@ class _Reader:
             out.append(cell)
         return out
 
-    def ts(self):
+    def ts(self) -> int | None:
+        """The sample's time in microseconds since the epoch (UTC)."""
         if self.start is None or self.delay is None:
             return None
-        return self.start + dt.timedelta(milliseconds=self.delay * max(0, self.run_sample))
+        t = self.start + dt.timedelta(milliseconds=self.delay * max(0, self.run_sample))
+        return (t - (_EPOCH if t.tzinfo else _NAIVE_EPOCH)) // _US  # (a naive time is UTC, as polars reads one)
+
+    @staticmethod
+    def bad_cell(cells: list[str]) -> str | None:
+        """The first cell that is neither a number nor blank, if any (one regular expression over the
+        row: the cells hold no space, so the row's words are exactly its cells)."""
+        if _ROW.fullmatch(" ".join(cells)):
+            return None
+        return next(c for c in cells if c not in _BLANKS and not _NUM.match(c))
 
     def row(self, line_no: int, text: str, m: re.Match, bad: list) -> None:
         if not self.cols:
@@ -169,15 +192,10 @@ class _Reader:
         if cells is None:
             bad.append((line_no, text, f"row does not fit the {len(self.cols)} columns of its header"))
             return
-        vals = []
-        for c in cells:
-            if c in _BLANKS:
-                vals.append(None)
-            elif _NUM.match(c):
-                vals.append(float(c))
-            else:
-                bad.append((line_no, text, f"value {c[:40]!r} is neither a number nor N/A"))
-                return
+        wrong = self.bad_cell(cells)
+        if wrong is not None:
+            bad.append((line_no, text, f"value {wrong[:40]!r} is neither a number nor N/A"))
+            return
         if m.group(1):
             entity, eid, link = "LINK", int(m.group(3)), int(m.group(3))
             gpu = int(m.group(2)) if m.group(1) == "GPU" else None
@@ -191,10 +209,14 @@ class _Reader:
             self.run_sample += 1
             self.seen, self.fresh = set(), False
         self.seen.add(key)
-        ts = self.ts()
-        for (name, _), raw, v in zip(self.cols, cells, vals):
-            fid, metric = FIELDS.get(name, (None, name.lower()))
-            self.rows.append((line_no, self.sample, ts, entity, eid, gpu, link, name, fid, metric, v, raw or None))
+        k, out, (names, fids, metrics) = len(cells), self.out, self.meta
+        for col, v in (("line_no", line_no), ("sample_no", self.sample), ("ts", self.ts()), ("entity", entity),
+                       ("entity_id", eid), ("gpu", gpu), ("link", link)):
+            out[col].extend([v] * k)
+        out["field"].extend(names)
+        out["field_id"].extend(fids)
+        out["metric"].extend(metrics)
+        out["raw"].extend(cells)  # (values: from these, at the end)
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -215,12 +237,15 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
                 continue
             _line(rd, line_no, text, bad)
-    cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,
-            "gpu": pl.Int32, "link": pl.Int32, "field": pl.String, "field_id": pl.Int32, "metric": pl.String,
-            "value": pl.Float64, "raw": pl.String}
-    out = pl.DataFrame(rd.rows, schema=cols, orient="row").with_columns(
+    out = pl.DataFrame([pl.Series(c, v, dtype=pl.Int64 if c == "ts" else t) for (c, t), v in zip(_COLS.items(), rd.out.values())
+                        if c != "value"])
+    raw = pl.col("raw")
+    # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike
+    out = out.with_columns(pl.col("ts").cast(_TS), pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
+                           .cast(pl.Float64).alias("value"), pl.when(raw != "").then(raw).alias("raw"))
+    out = out.select(*_COLS).with_columns(
         pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
-    variant = ("table" if rd.rows else "unrecognised") if n else "empty"
+    variant = ("table" if out.height else "unrecognised") if n else "empty"
     return result(NAME, ctx, n, {"dcgm_dmon": out}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
                   variant=variant, samples=rd.sample + 1, delay_ms=delay)
 
