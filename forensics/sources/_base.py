@@ -272,6 +272,16 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
             "sample_argv": pl.Series([p[1] if p else None for p in parsed], dtype=pl.String),
         }
     ).with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).alias("sample_no"))
+    order = df.get_column("line_no")
+    if not order.null_count() and (order.len() < 2 or order.diff().drop_nulls().min() > 0):
+        # lines in order (as split_lines gives them): a line's sample is the number of markers up to it, less
+        # one, and its time and argv those of the last marker up to it that has them (a malformed one has none)
+        info = info.with_columns(pl.col("sample_ts", "sample_argv").forward_fill())
+        no = (pl.col("is_marker").cum_sum().cast(pl.Int64) - 1).alias("sample_no")
+        at = no.clip(lower_bound=0)
+        return df.with_columns(
+            *(pl.when(no >= 0).then(pl.lit(info.get_column(c)).gather(at)).alias(c) for c in ("sample_ts", "sample_argv")),
+            no)
     df = df.join(info, on="line_no", how="left").sort("line_no")
     df = df.with_columns(pl.col("sample_no", "sample_ts", "sample_argv").forward_fill())
     return df.with_columns(pl.col("sample_no").fill_null(-1))
@@ -287,8 +297,10 @@ BEFORE_FIRST_MARKER = "line before the first forensics-sample marker"
 def drop_before_first_marker(df: pl.DataFrame, bad: list[tuple[int, str, str]]) -> pl.DataFrame:
     """The lines of `df` (annotated by :func:`marker_split`) without those before the first marker of
     a marker series: each of those that is not blank goes to `bad` as (line_no, text, reason)."""
-    before = (pl.col("sample_no") < 0) & ~pl.col("is_marker")
-    lost = df.filter(before & (pl.col("text").str.strip_chars() != ""))
+    before = df.select((pl.col("sample_no") < 0) & ~pl.col("is_marker")).to_series()
+    if not before.any() and not before.null_count():  # (a series' first line is its first marker)
+        return df
+    lost = df.filter(before).filter(pl.col("text").str.strip_chars() != "")
     bad.extend((line_no, text, BEFORE_FIRST_MARKER) for line_no, text in lost.select("line_no", "text").iter_rows())
     return df.filter(~before)
 

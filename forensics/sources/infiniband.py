@@ -467,9 +467,12 @@ def _empty_counters() -> pl.DataFrame:
 def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list, ctx: ParseContext) -> pl.DataFrame:
     """ib_counters rows of the sysfs and perfquery counter lines; values that are no u63 go to `bad`."""
     ts = (pl.col("sample_ts") if has_markers else pl.lit(cap, dtype=_TS)).cast(_TS)
+    sysfs_rows = pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0)
+    if not pq_ctx and not df.select(sysfs_rows.any()).item():  # (GID tables, ibstat: no counter line at all)
+        return _empty_counters()
     stamp = [pl.col("line_no"), pl.col("sample_no"), ts.alias("ts"),
              pl.when(ts.is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality")]
-    sysfs = df.filter(pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0)).select(
+    sysfs = df.filter(sysfs_rows).select(
         *stamp, pl.col("text"), pl.col("s_dev").alias("device"), pl.col("s_port").cast(pl.Int32, strict=False).alias("port"),
         pl.col("s_set").alias("counter_set"), pl.col("s_name").alias("counter"), pl.col("s_name").alias("raw_name"),
         pl.col("s_val").str.strip_chars().alias("v"))
