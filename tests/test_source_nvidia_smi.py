@@ -836,3 +836,25 @@ def test_noheader_gpu_and_compute_apps_blocks_under_their_command_lines():
     from forensics.sources.nvidia_smi.query_csv import command_fields
     assert command_fields("$ nvidia-smi --query-gpu=index,utilization.gpu --format=csv") is None
     assert command_fields("$ nvidia-smi --query-gpu=index,no.such.field --format=csv,noheader") is None
+
+
+def test_query_csv_piped_through_column_t_is_read_back_as_csv():
+    """`--format=csv | column -s, -t` (a 2018 blog post, 3 GPUs): no commas left, cells two or more spaces apart,
+    values with single spaces ('86 %'); the aligned header is recognised and the rows typed as CSV."""
+    data = load("csv-column-t-aligned-3gpu-2018-blog.csv.txt")
+    sniff = nvidia_smi.sniff(data)
+    assert sniff.confidence >= 0.9 and "column -t" in sniff.reason, sniff
+    res = run(data)
+    assert res.meta["variant"] == "csv-column-aligned" and res.unparsed.height == 0
+    assert res.tables["gpu_samples"].select("gpu", "util_pct", "power_w", "sm_clock_mhz", "fan_pct", "temp_c").rows() == [
+        (0, 86.0, 124.29, 2012.0, 70.0, 64.0), (1, 86.0, 120.24, 1987.0, 70.0, 65.0), (2, 89.0, 124.77, 1999.0, 70.0, 65.0)]
+
+
+def test_column_t_rows_that_do_not_fit_are_reported_as_the_file_has_them():
+    data = (b"index   utilization.gpu [%]   fan.speed [%]\n0       86 %                  70 %\n"
+            b"1       86 %                  70 %   64\n2       8x6 %                 70 %\n")
+    res = run(data)
+    assert res.unparsed.select("line_no", "text", "reason").rows() == [
+        (3, "1       86 %                  70 %   64", "4 fields where the header has 3"),
+        (4, "2       8x6 %                 70 %", "utilization.gpu: unexpected value 8x6 %")]
+    assert res.tables["gpu_samples"].select("gpu", "util_pct").rows() == [(0, 86.0)]

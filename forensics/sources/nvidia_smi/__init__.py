@@ -21,7 +21,9 @@ Reads, recognised by content (one variant per file):
 * ``--query-gpu=... --format=csv`` (``--fields`` states a noheader capture's list; ``--interval`` the
   seconds between untimed samples, kept in ``sample_interval_s``) with header (unit tags ``[%]``, ``[W]``, values with or without
   units) or ``noheader`` (fields from ``ctx.hints["query_fields"]``, or recognised by shape:
-  :mod:`forensics.sources.nvidia_smi.csv_shapes`); the ``timestamp`` field is local time;
+  :mod:`forensics.sources.nvidia_smi.csv_shapes`), or stated by the pasted ``nvidia-smi ... --format=csv,noheader``
+  command line above the rows; a CSV piped through ``column -s, -t`` (space-aligned) is read back as CSV;
+  the ``timestamp`` field is local time;
   ``clocks_event_reasons.active`` / ``clocks_throttle_reasons.active`` bitmasks are decoded into
   the ``reason_*`` flags (nvmlClocksEventReason bits).
 * ``nvidia-smi topo -m`` matrices -> gpu_topo (device, peer, link; NICs named through the
@@ -130,9 +132,17 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                             "the nvidia-smi table): "
                             + verdict.reason, ctx, NAME)
         return result(NAME, ctx, n, {}, up, variant="unknown")
+    aligned = kind == "csv-aligned"
+    if aligned:  # a CSV piped through `column -s, -t`: its aligned header and rows back to CSV
+        kind, original = "csv", lines
+        lines = query_csv.decolumn(lines)
     if kind == "csv":
         out = query_csv.parse(lines, ctx)
         ups = [unparsed_frame(f, r, ctx, NAME) for f, r in out["unparsed"] if f.height]
+        if aligned:  # unparsed lines as the file has them, not as re-joined
+            out["meta"]["variant"] = "csv-column-aligned"
+            ups = [u.with_columns(pl.col("line_no").replace_strict(original["line_no"], original["text"],
+                                                                   return_dtype=pl.String).alias("text")) for u in ups]
         tables = {}
         s = out["samples"]
         if s is not None:

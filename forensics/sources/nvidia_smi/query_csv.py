@@ -119,6 +119,44 @@ _COMMAND = re.compile(r"(?:^|[\s$#>/])(?:sudo )?nvidia-smi(?:\.exe)?\s.*?--query
 _NOHEADER = re.compile(r"--format[= ]\S*noheader")
 
 
+_GAP = re.compile(r"\s{2,}")
+
+
+def aligned_cells(line: str) -> list[str]:
+    """The cells of a line of a CSV re-aligned by ``column -s, -t`` (cells apart by two or more spaces)."""
+    return _GAP.split(line.strip())
+
+
+def aligned_header(line: str) -> list[str] | None:
+    """The fields of a --query-gpu header piped through ``column -s, -t`` (no commas, cells apart by 2+ spaces:
+    ``index   utilization.gpu [%]   power.draw [W]``), or None.
+
+    >>> aligned_header("    index   utilization.gpu [%]   fan.speed [%]   temperature.gpu")
+    ['index', 'utilization.gpu', 'fan.speed', 'temperature.gpu']
+    """
+    if "," in line or "  " not in line.strip():
+        return None
+    cells = aligned_cells(line)
+    return header_fields(", ".join(cells)) if len(cells) >= 2 else None
+
+
+def decolumn(lines: pl.DataFrame) -> pl.DataFrame:
+    """`lines` with each ``column -t`` aligned header and the lines below it (up to a blank line) written back as
+    CSV (the cells joined by ", ", so that a row with a cell too many or too few is reported with its count);
+    other lines as they are. For the few lines of a paste."""
+    out, inside = [], False
+    for t in lines["text"].to_list():
+        if not t or not t.strip():
+            inside = False
+            out.append(t)
+        elif "," not in t and aligned_header(t) is not None:
+            inside = True
+            out.append(", ".join(aligned_cells(t)))
+        else:
+            out.append(", ".join(aligned_cells(t)) if inside and "," not in t else t)
+    return lines.with_columns(pl.Series("text", out, dtype=pl.String))
+
+
 def command_fields(line: str) -> tuple[str, list[str]] | None:
     """('gpu' | 'compute-apps', the fields) of an ``nvidia-smi --query-gpu=... --format=csv,noheader`` command line
     pasted above its rows, or None (no such command, another format, or a field list nvidia-smi would not print).

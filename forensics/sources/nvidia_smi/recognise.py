@@ -30,7 +30,7 @@ def _strong_header(fields: list[str]) -> bool:
 
 
 def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'topo' | 'nvlink' | 'table' from the first decisive line, or None."""
+    """'text' | 'xml' | 'csv' | 'csv-aligned' | 'topo' | 'nvlink' | 'table' from the first decisive line, or None."""
     return classify(texts, ctx, strict)[0]
 
 
@@ -75,6 +75,12 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             if nxt.count(",") == len(c[1]) - 1:
                 return "csv", Sniff(0.9, f"line {i + 1} is an nvidia-smi --query-{c[0]} command with --format=csv,noheader "
                                          f"whose {len(c[1])} fields the rows below have")
+        a = query_csv.aligned_header(t) if "  " in s and "," not in s else None
+        if a is not None and (not strict or _strong_header(a)):
+            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            if "," not in nxt and len(query_csv.aligned_cells(nxt)) == len(a):
+                return "csv-aligned", Sniff(0.9, f"line {i + 1} is a --query-gpu CSV header re-aligned by column -t "
+                                                 "(cells apart by spaces)")
         f = query_csv.header_fields(t)
         if f is not None and (not strict or _strong_header(f)):
             return "csv", Sniff(0.95, f"line {i + 1} is a --query-gpu CSV header")
