@@ -35,3 +35,13 @@ def test_persistence_mode_fail_is_a_configuration_warning(tmp_path):
 @pytest.mark.parametrize("name", ["dcgm--diag-r2-aws-p4d-dcgm333-all-pass-prompt.txt"])
 def test_all_pass_gives_nothing(tmp_path, name):
     assert _findings(tmp_path, name) == []
+
+
+def test_json_output_software_fail_is_a_configuration_warning(tmp_path):
+    """dcgmi diag -r 1 -j of DCGM 4.2.3 (GB10): the Deployment 'software' test Fail on GPU 0 with its
+    warning (persistence mode disabled) is read from the JSON document like the table's rows."""
+    got = _findings(tmp_path, "dcgm--diag-r1-j-dcgm423-gb10-software-fail.json.txt")
+    assert [(f["subject"], f["severity"]) for f in got] == [("GPU0 software", "warning")]
+    assert "Deployment / software (GPU 0)" in got[0]["summary"]
+    assert "Persistence mode for GPU 0 is disabled" in got[0]["summary"]
+    assert '"dcgm_version":"4.2.3"' in got[0]["evidence"].replace(" ", "")

@@ -1,6 +1,6 @@
 """``dcgmi diag -r <level>`` (DCGM's NVVS diagnostic) -> ``dcgm_diag``: every test's verdict and message.
 
-What dcgmi prints (DCGM 2.x to 4.x, the text table; ``-j`` JSON is not read yet)::
+What dcgmi prints (DCGM 2.x to 4.x, the text table; ``-j`` JSON is read too, see below)::
 
     Successfully ran diagnostic for group.
     +---------------------------+------------------------------------------------+
@@ -24,6 +24,19 @@ cuts messages every 45 characters, mid-word, so the pieces are joined back as th
 ``Error: ...`` lines of dcgmi itself (the diagnostic could not run) are ``run_error`` rows. Shell
 prompts and other lines go to ``unparsed``; a table pasted with an indent (Markdown) is read.
 
+``dcgmi diag -j`` prints one JSON document per run instead (jsoncpp's styled writer: keys sorted, TAB
+indents). DCGM 4.x (dcgmi/Diag.cpp HelperJsonBuildOutput, NVIDIA/DCGM @72fa3fe; real output of DCGM
+4.2.3 in tests/fixtures/dcgm): ``{"DCGM Diagnostic": {"test_categories": [{"category", "tests": [{"name",
+"results": [{"entity_group", "entity_id", "status", "warnings": [{"warning", "error_id", ...}], "info":
+[...]}], "test_summary": {"status", "info", "warnings"}}]}]}, "entity_groups": [...], "metadata":
+{"version", "Driver Version Detected"}}``; DCGM 3.x names the root ``"DCGM GPU Diagnostic"``, a result's
+GPU ``gpu_id`` (``gpu_ids`` in NVVS' own JSON) and keeps ``version``, ``Driver Version Detected`` and
+``runtime_error`` beside ``test_categories``. Every result becomes a ``result`` row (its GPU from
+``entity_id`` of a GPU entity, or ``gpu_id``), every warning a ``warning`` row and every info string an
+``info`` row of that GPU; a test summary's status becomes a result row only when the test has no
+per-GPU result, and its warnings only those no result carried (dcgmi repeats every error there);
+``runtime_error`` is a ``run_error`` row. A row's line is the line of the key it comes from.
+
 >>> from forensics.sources import ParseContext
 >>> sample = (b"Successfully ran diagnostic for group.\\n"
 ...           b"|-----  Deployment  --------+------------------------------------------------|\\n"
@@ -45,7 +58,9 @@ prompts and other lines go to ``unparsed``; a table pasted with an indent (Markd
 """
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import json
 import re
 
 import polars as pl
@@ -56,7 +71,8 @@ from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_befor
 NAME = "dcgm"
 VERSION = 1
 TABLES = ("dcgm_diag",)
-DESCRIPTION = "dcgmi diag -r 1|2|3|4 results (DCGM 2.x-4.x table): each test's pass/fail/warn/skip, its messages, DCGM and driver versions"
+DESCRIPTION = ("dcgmi diag -r 1|2|3|4 results (DCGM 2.x-4.x table, or -j JSON of DCGM 3.x/4.x): each test's "
+               "pass/fail/warn/skip, its messages, DCGM and driver versions")
 SNIFF_PRIORITY = 30
 
 WRAP = 45  # dcgmi cuts a message into pieces of this many characters (the 48-wide cell, padded)
@@ -72,12 +88,18 @@ _HEADER = ("Diagnostic", "Result")
 _DONE = "Successfully ran diagnostic for group."
 _RUN_ERROR = re.compile(r"^\s*Error: ")
 _PROMPT = re.compile(r"(?:^|[\s$#>/])dcgmi\s+diag\b")
+_JSON_ROOTS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
+_JSON_ROOT = re.compile(r'"DCGM (?:GPU )?Diagnostic"\s*:')
+_JSON_META = {"version": "dcgm_version", "Driver Version Detected": "driver_version"}
 
 
 def sniff(head: bytes) -> Sniff:
     lines = sniff_lines(head, 300)
     if not lines:
         return Sniff(0.0, "no lines")
+    text = "\n".join(lines)
+    if _JSON_ROOT.search(text) and ('"test_categories"' in text or '"runtime_error"' in text):
+        return Sniff(0.95, "a dcgmi diag -j JSON document (DCGM Diagnostic with test_categories or runtime_error)")
     hits = sum(1 for ln in lines if _ROW.match(ln) or _SECTION.match(ln) or _BORDER.match(ln) or ln.strip() == _DONE)
     header = any(_DONE == ln.strip() for ln in lines) or any(
         (m := _ROW.match(ln)) and m.group(1).strip() == "Diagnostic" and m.group(2).strip() == "Result" for ln in lines)
@@ -145,23 +167,34 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     n = df.height
     run = _Run()
     bad: list[tuple[int, str, str]] = []
+    json_docs = 0
     cap = ctx.capture_time
     if cap is not None and cap.tzinfo is None:
         cap = cap.replace(tzinfo=dt.timezone.utc)
     if n:
         df = marker_split(df)
         has_markers = bool(df["is_marker"].any())
-        for line_no, text, is_marker, sample_no, sample_ts in drop_before_first_marker(df, bad).select(
-                "line_no", "text", "is_marker", "sample_no", "sample_ts").iter_rows():
+        rows = drop_before_first_marker(df, bad).select("line_no", "text", "is_marker", "sample_ts").rows()
+        i = 0
+        while i < len(rows):
+            line_no, text, is_marker, sample_ts = rows[i]
             ts = sample_ts if has_markers else cap
+            i += 1
             if is_marker:
                 run.new_run(ts)
                 continue
             run.ts = ts
+            if text.lstrip().startswith("{"):
+                used = _json_document(run, rows, i - 1, ts)
+                if used:
+                    json_docs += 1
+                    i += used - 1
+                    continue
             _line(run, line_no, text, ts, bad)
     out = run.frame() if run.rows else None
     table = out if out is not None else schema.empty("dcgm_diag")
-    variant = "table" if run.rows else "unrecognised"
+    variant = ("json" if json_docs and json_docs == run.sample + 1 else "table+json" if json_docs else "table") \
+        if run.rows else "unrecognised"
     return result(NAME, ctx, n, {"dcgm_diag": table}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
                   variant=variant if n else "empty", runs=run.sample + 1)
 
@@ -228,3 +261,126 @@ def _verdict(run: _Run, line_no: int, test: str, v: re.Match) -> None:
     gpus = _gpus(v.group(2).split(":", 1)[-1].strip() if v.group(2) and ":" in v.group(2) else v.group(2))
     one = int(gpus) if gpus and gpus.isdigit() else None
     run.add(line_no=line_no, test=test, record="result", result=v.group(1).lower(), gpus=gpus, gpu=one)
+
+
+def _json_document(run: _Run, rows: list, start: int, ts) -> int:
+    """Reads the dcgmi -j document that opens at rows[start] into `run`; returns how many lines it took
+    (0 when no DCGM diagnostic document starts there: the line is then read as a table line)."""
+    end = start
+    while end < len(rows) and not rows[end][2]:  # the document ends at the next collector marker at most
+        end += 1
+    texts = [r[1] for r in rows[start:end]]
+    joined = "\n".join(texts)
+    first = joined.index("{")
+    try:
+        doc, stop = json.JSONDecoder().raw_decode(joined, first)
+    except ValueError:
+        return 0
+    if not isinstance(doc, dict) or not any(isinstance(doc.get(k), dict) for k in _JSON_ROOTS):
+        return 0
+    starts = [0]
+    for t in texts:
+        starts.append(starts[-1] + len(t) + 1)
+    base = rows[start][0]
+
+    class Cursor:
+        pos = first
+
+        def line(self, key: str) -> int:
+            """Line of the next '"key"' after the cursor (the document's first line when not found)."""
+            at = joined.find(json.dumps(key), self.pos, stop)
+            if at < 0:
+                return base
+            self.pos = at + 1
+            return base + bisect.bisect_right(starts, at) - 1
+
+    cur = Cursor()
+    if any(r["sample_no"] == run.sample for r in run.rows):
+        run.new_run(ts)
+    elif run.sample < 0:
+        run.sample = 0
+    root_key = next(k for k in _JSON_ROOTS if isinstance(doc.get(k), dict))
+    for key, value in doc.items():
+        if key == root_key:
+            _json_root(run, cur, value)
+        elif key == "metadata" and isinstance(value, dict):
+            _json_meta(run, cur, value)
+        elif key == "entity_groups" and isinstance(value, list):
+            for group in value:
+                if isinstance(group, dict) and isinstance(group.get("entities"), list):
+                    ids = [str(e.get("device_id")) for e in group["entities"] if isinstance(e, dict) and e.get("device_id") is not None]
+                    if ids:
+                        run.category, run.test = "Metadata", None
+                        run.add(line_no=cur.line("entity_groups"), test=f"{group.get('entity_group', 'GPU')} Device IDs",
+                                record="metadata", message=",".join(ids))
+    return bisect.bisect_right(starts, stop - 1)
+
+
+def _json_root(run: _Run, cur, root: dict) -> None:
+    for key, value in root.items():
+        if key == "test_categories" and isinstance(value, list):
+            for cat in value:
+                if not isinstance(cat, dict):
+                    continue
+                run.category, run.msg = str(cat.get("category")) if cat.get("category") is not None else None, None
+                for test in cat.get("tests") or []:
+                    if isinstance(test, dict):
+                        _json_test(run, cur, test)
+        elif key == "runtime_error" and value:
+            run.category, run.test = None, None
+            run.add(line_no=cur.line(key), record="run_error", message=str(value))
+        elif key in _JSON_META or key in ("GPU Device IDs", "GPU Device Serials"):
+            _json_meta(run, cur, {key: value})
+
+
+def _json_meta(run: _Run, cur, meta: dict) -> None:
+    for key, value in meta.items():
+        if isinstance(value, (dict, list)):
+            value = ",".join(str(v) for v in (value.values() if isinstance(value, dict) else value))
+        if key in _JSON_META:
+            run.meta[_JSON_META[key]] = str(value)
+        run.category, run.test = "Metadata", None
+        run.add(line_no=cur.line(key), test="DCGM Version" if key == "version" else key, record="metadata", message=str(value))
+
+
+def _json_gpu(res: dict) -> tuple[str | None, int | None]:
+    if res.get("entity_group", "GPU") == "GPU" and isinstance(res.get("entity_id"), int):
+        return str(res["entity_id"]), res["entity_id"]
+    ids = res.get("gpu_id", res.get("gpu_ids"))
+    gpus = _gpus(str(ids)) if ids is not None else None
+    return gpus, int(gpus) if gpus and gpus.isdigit() else None
+
+
+def _json_test(run: _Run, cur, test: dict) -> None:
+    name = str(test.get("name"))
+    run.test = name
+    cur.line("name")
+    seen: set[str] = set()
+    results = [r for r in test.get("results") or [] if isinstance(r, dict)]
+    for key, value in test.items():
+        if key == "results":
+            for res in results:
+                gpus, gpu = _json_gpu(res)
+                _json_result(run, cur, name, res, gpus, gpu, seen, True)
+        elif key == "test_summary" and isinstance(value, dict):
+            _json_result(run, cur, name, value, None, None, seen, not results)
+
+
+def _json_result(run: _Run, cur, name: str, res: dict, gpus, gpu, seen: set, verdict: bool) -> None:
+    for key, value in res.items():
+        if key == "status" and verdict:
+            run.add(line_no=cur.line(key), test=name, record="result", result=str(value).lower(), gpus=gpus, gpu=gpu)
+        elif key == "warnings" and isinstance(value, list):
+            for w in value:
+                text = w.get("warning") if isinstance(w, dict) else w
+                if text is None or str(text) in seen:
+                    continue
+                seen.add(str(text))
+                g = _GPU.search(str(text))
+                run.add(line_no=cur.line("warning" if isinstance(w, dict) else key), test=name, record="warning",
+                        gpu=gpu if gpu is not None else int(g.group(1)) if g else None, message=str(text))
+        elif key == "info":
+            for text in value if isinstance(value, list) else [value]:
+                g = _GPU.search(str(text))
+                run.add(line_no=cur.line(key), test=name, record="info",
+                        gpu=gpu if gpu is not None else int(g.group(1)) if g else None, message=str(text))

@@ -1,0 +1,49 @@
+"""dcgm: `dcgmi diag -j` JSON documents (DCGM 4.x real output in tests/fixtures/dcgm), read into the
+same dcgm_diag rows as the text table: results per GPU, their warnings and info, the versions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from forensics.sources import ParseContext, dcgm
+
+GB10 = Path(__file__).parent / "fixtures" / "dcgm" / "dcgm--diag-r1-j-dcgm423-gb10-software-fail.json.txt"
+
+
+def _rows(data: bytes):
+    res = dcgm.parse(data, ParseContext(host="n1"))
+    return res, res.tables["dcgm_diag"].select("line_no", "sample_no", "dcgm_version", "driver_version", "category",
+                                                "test", "record", "result", "gpus", "gpu", "message").rows()
+
+
+def test_gb10_document_rows_and_lines():
+    res, rows = _rows(GB10.read_bytes())
+    assert dcgm.sniff(GB10.read_bytes())
+    assert res.meta["variant"] == "json" and res.unparsed.height == 0
+    assert [r[:10] for r in rows] == [
+        (18, 0, "4.2.3", "580.82.09", "Deployment", "software", "result", "fail", "0", 0),
+        (25, 0, "4.2.3", "580.82.09", "Deployment", "software", "warning", None, None, 0),
+        (32, 0, "4.2.3", "580.82.09", "Deployment", "software", "info", None, None, 0),
+        (43, 0, "4.2.3", "580.82.09", "Metadata", "GPU Device IDs", "metadata", None, None, None),
+        (60, 0, "4.2.3", "580.82.09", "Metadata", "Driver Version Detected", "metadata", None, None, None),
+        (61, 0, "4.2.3", "580.82.09", "Metadata", "DCGM Version", "metadata", None, None, None),
+    ]
+    # the escaped quotes of the message come back as dcgmi wrote them before JSON escaping
+    assert rows[1][10] == ('Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by '
+                           'running "nvidia-smi -i <gpuId> -pm 1 " as root.')
+    assert rows[3][10] == "2e12"
+
+
+def test_test_summary_gives_no_second_verdict_when_results_exist():
+    """dcgmi repeats the test's overall status (and every error) in test_summary: one result row only."""
+    _, rows = _rows(GB10.read_bytes())
+    assert sum(1 for r in rows if r[6] == "result") == 1
+
+
+def test_prompt_and_two_runs_and_a_cut_document():
+    data = GB10.read_bytes()
+    res, rows = _rows(b"$ dcgmi diag -r 1 -j\n" + data + data)
+    assert sorted({r[1] for r in rows}) == [0, 1] and len(rows) == 12
+    assert res.unparsed["line_no"].to_list() == [1]
+    # a document cut short is not read as a result (no silent verdict): its lines are unparsed
+    res, rows = _rows(data[:300])
+    assert rows == [] and res.unparsed.height == sum(1 for ln in data[:300].split(b"\n") if ln.strip())
