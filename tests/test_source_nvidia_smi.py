@@ -858,3 +858,15 @@ def test_column_t_rows_that_do_not_fit_are_reported_as_the_file_has_them():
         (3, "1       86 %                  70 %   64", "4 fields where the header has 3"),
         (4, "2       8x6 %                 70 %", "utilization.gpu: unexpected value 8x6 %")]
     assert res.tables["gpu_samples"].select("gpu", "util_pct").rows() == [(0, 86.0)]
+
+
+def test_plain_table_long_hostile_line_is_refused_quickly():
+    """A 2 MB line after the table's banner, full of header words (which the structure pattern backtracks over):
+    reported as one unparsed line, in well under a second instead of minutes (the table is at most 89 wide)."""
+    import time
+    data = (b"| NVIDIA-SMI 550.90.07   Driver Version: 550.90.07   CUDA Version: 12.4 |\n|"
+            + b"GPU Memory " * 200000 + b"|x\n")
+    t = time.process_time()
+    res = run(data)
+    assert time.process_time() - t < 5
+    assert res.unparsed["reason"].to_list() == ["line longer than 512 characters: not the nvidia-smi table"]

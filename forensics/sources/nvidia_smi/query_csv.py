@@ -134,7 +134,7 @@ def aligned_header(line: str) -> list[str] | None:
     >>> aligned_header("    index   utilization.gpu [%]   fan.speed [%]   temperature.gpu")
     ['index', 'utilization.gpu', 'fan.speed', 'temperature.gpu']
     """
-    if "," in line or "  " not in line.strip():
+    if "," in line or len(line) > 4096 or "  " not in line.strip():
         return None
     cells = aligned_cells(line)
     return header_fields(", ".join(cells)) if len(cells) >= 2 else None
@@ -166,8 +166,8 @@ def command_fields(line: str) -> tuple[str, list[str]] | None:
     >>> command_fields("$ nvidia-smi --query-gpu=index,utilization.gpu --format=csv") is None  # its header follows
     True
     """
-    if "--query-" not in line or not _NOHEADER.search(line):
-        return None
+    if "--query-" not in line or len(line) > 4096 or not _NOHEADER.search(line):
+        return None  # (a command line is short; a long one is not searched, the patterns backtrack with length)
     m = _COMMAND.search(line)
     if m is None:
         return None

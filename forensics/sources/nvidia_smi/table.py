@@ -59,21 +59,24 @@ _MIG_ROW2 = re.compile(r"^\|\s+\|\s*[0-9]+MiB\s*/\s*[0-9]+MiB\s*\|")
 _PROC = re.compile(r"^\|\s*([0-9]{1,3})\s+(?:(\S+)\s+(\S+)\s+)?([0-9]{1,10})\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+([0-9]+MiB|N/A)\s*\|\s*$")
 _DATE = re.compile(r"^\s*([A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")
 _ERR = ("ERR!", "[ERR!]")
+# nvidia-smi draws the table 79 or 89 columns wide and cuts long process names; a longer line is not the table's
+# (and is never given to the patterns below, whose backtracking would grow with its length)
+MAX_LINE = 512
 
 
 def banner(line: str) -> bool:
     """Is `line` the 'NVIDIA-SMI x  Driver Version: y' line of the table?"""
-    return line.startswith("|") and BANNER.match(line) is not None
+    return line.startswith("|") and len(line) <= MAX_LINE and BANNER.match(line) is not None
 
 
 def gpu_header(line: str) -> bool:
     """Is `line` the '| GPU  Name ... Persistence-M | Bus-Id ...' header (a paste that starts below the banner)?"""
-    return line.startswith("|") and _HEADER.match(line) is not None
+    return line.startswith("|") and len(line) <= MAX_LINE and _HEADER.match(line) is not None
 
 
 def process_title(line: str) -> bool:
     """Is `line` the '| Processes: |' title (a paste of the process block alone)?"""
-    return line.startswith("|") and _PROC_TITLE.match(line) is not None
+    return line.startswith("|") and len(line) <= MAX_LINE and _PROC_TITLE.match(line) is not None
 
 
 def _num(value: str, unit: str) -> float | None:
@@ -117,6 +120,10 @@ def parse(texts: list[str], ctx) -> Parts:
     for ln, raw in enumerate(texts, start=1):
         line = raw.strip()  # (a table pasted indented, as a Markdown code block)
         if not line.strip():
+            continue
+        if len(line) > MAX_LINE:
+            up.append((ln, raw, f"line longer than {MAX_LINE} characters: not the nvidia-smi table"))
+            gpu, step = None, 0
             continue
         if line.startswith(MARKER_PREFIX):
             p = parse_marker(line)
