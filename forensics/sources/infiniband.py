@@ -18,6 +18,10 @@ kernel's sysfs), each recognised by its own lines, and mixed in one input when p
   ``/sys/class/infiniband/<dev>/ports/<port>/counters/<name>``, ``.../hw_counters/<name>``, and the
   port's ``state``, ``phys_state``, ``rate`` and ``link_layer`` files (these give an ``ib_ports``
   row per snapshot; the path may be relative, as when grep runs inside the folder);
+* iproute2's ``rdma statistic [show [link <dev>/<port>]]``: ``link mlx5_1/1 rx_write_requests 0
+  rx_read_requests 0 ...`` and its continuation lines (one space, more ``name value`` pairs): the
+  driver's hw_counters of the port read over netlink (mlx5: out_of_buffer, np_cnp_sent,
+  rp_cnp_handled, ...), rows of ``counter_set`` ``hw_counters`` like the sysfs folder's;
 * GID tables -> ``ib_gids`` (:mod:`forensics.sources._ib_gids`): the same grep over ``gids`` and
   ``gid_attrs/{types,ndevs}``, ``show_gids``, ``ibv_devinfo -v``'s ``GID[n]`` lines (its other lines
   go to ``unparsed``) and ibstatus' ``default gid``.
@@ -71,7 +75,8 @@ NAME = "infiniband"
 VERSION = 2
 TABLES = ("ib_ports", "ib_counters", "ib_gids")
 DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters, hw_counters and "
-               "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs")
+               "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs, rdma statistic (iproute2: the driver's hw_counters, "
+               "CNP/ECN counters included)")
 SNIFF_PRIORITY = 30
 
 INT64_MAX = (1 << 63) - 1
@@ -140,7 +145,9 @@ _SYSFS_RE = (r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+
 _SYSFS_ATTR = re.compile(r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(state|phys_state|rate|link_layer):(.*?)\s*$")
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*Gb/sec)?(?:\s*\(([0-9]+X)\s*([A-Z]+)?\))?\s*$")
 _NUM_STATE = re.compile(r"^(?:[0-9]+:\s*)?(.*?)\s*$")
-_COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep|show_gids|ibv_devinfo)(?:\s|$)")
+_COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep|show_gids|ibv_devinfo|rdma)(?:\s|$)")
+_RDMA_LINK = re.compile(r"^link ([A-Za-z0-9_.:-]+)/([0-9]+)((?:\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+)+)\s*$")
+_RDMA_MORE = re.compile(r"^\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+(?:\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+)*\s*$")
 _DEVINFO_DEV = re.compile(r"ibv_devinfo\b.*?(?:-d|--ib-dev)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _DEV_OPT = re.compile(r"(?:^|\s)(?:-C|--Ca)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
@@ -167,6 +174,11 @@ def sniff(head: bytes) -> Sniff:
         elif re.match(_SYSFS_RE, ln):
             strong = strong or "/sys/class/infiniband counter paths"
             hits += 1
+        elif _RDMA_LINK.match(ln):
+            strong = strong or "an rdma statistic link line"
+            hits += 1
+        elif _RDMA_MORE.match(ln) and hits:
+            hits += 1
         elif gids.SYSFS_GID.match(ln) or gids.SHOW_GIDS_ROW.match(ln) or gids.DEVINFO_GID.match(ln):
             strong = strong or "RDMA GID table lines"
             hits += 1
@@ -179,7 +191,7 @@ def sniff(head: bytes) -> Sniff:
         elif gids.DEVINFO_ATTR.match(ln):
             hits += 1
     if not strong:
-        return Sniff(0.0, "no ibstat, ibstatus, perfquery, sysfs counter or GID table line")
+        return Sniff(0.0, "no ibstat, ibstatus, perfquery, sysfs counter, rdma statistic or GID table line")
     return Sniff.ratio(hits, len(lines), f"match, with {strong}", floor=0, bonus=0.2)
 
 
@@ -277,6 +289,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     cmd_dev = None
     last_sample = None
     sysfs_port: dict[tuple, dict] = {}
+    rdma_rows: list[tuple] = []  # rdma statistic: (line_no, sample_no, ts, text, device, port, name, value)
+    rdma_port: tuple | None = None
 
     # sysfs counter lines (the bulk of a series) only close a section: they are skipped by the walk,
     # which closes the section of the line after them (`after_counter`), and become rows in polars
@@ -385,6 +399,18 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if section == "ibv_devinfo":
             bad.append((line_no, text, "ibv_devinfo line not read (only its hca_id, port and GID lines are)"))
             continue
+        m = _RDMA_LINK.match(text)
+        if m or (section == "rdma" and _RDMA_MORE.match(text)):
+            if m:
+                variants.add("rdma_statistic")
+                rdma_port = (m.group(1), int(m.group(2)))
+                pairs = m.group(3).split()
+            else:
+                pairs = text.split()
+            for name, value in zip(pairs[::2], pairs[1::2]):
+                rdma_rows.append((line_no, sample_no, ts, text, rdma_port[0], rdma_port[1], name, value))
+            section = "rdma"
+            continue
         m = _SYSFS_ATTR.match(text)
         if m:
             variants.add("sysfs")
@@ -420,12 +446,12 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         bad.append((line_no, text, "not ibstat, ibstatus, perfquery or sysfs counter output"))
 
-    counters = _counters(df, pq_ctx, has_markers, cap, bad, ctx)
+    counters = _counters(df, pq_ctx, has_markers, cap, bad, ctx, rdma_rows)
     up = [unparsed_rows(bad, ctx, NAME)] if bad else []
     gid_frame = gid_rows.frame()
     devices = sorted({d for d in ports.frame()["device"].to_list() + counters["device"].to_list()
                       + gid_frame["device"].to_list() if d})
-    order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs", "show_gids", "ibv_devinfo") if v in variants]
+    order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs", "rdma_statistic", "show_gids", "ibv_devinfo") if v in variants]
     if has_markers:
         order.append("markers")
     return result(NAME, ctx, n, {"ib_ports": ports.frame(), "ib_counters": counters, "ib_gids": gid_frame}, up,
@@ -464,11 +490,12 @@ def _empty_counters() -> pl.DataFrame:
                                 "raw_name": pl.String, "value": pl.Int64})
 
 
-def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list, ctx: ParseContext) -> pl.DataFrame:
-    """ib_counters rows of the sysfs and perfquery counter lines; values that are no u63 go to `bad`."""
+def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list, ctx: ParseContext,
+              rdma_rows: list | None = None) -> pl.DataFrame:
+    """ib_counters rows of the sysfs, perfquery and rdma statistic counter lines; values that are no u63 go to `bad`."""
     ts = (pl.col("sample_ts") if has_markers else pl.lit(cap, dtype=_TS)).cast(_TS)
     sysfs_rows = pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0)
-    if not pq_ctx and not df.select(sysfs_rows.any()).item():  # (GID tables, ibstat: no counter line at all)
+    if not pq_ctx and not rdma_rows and not df.select(sysfs_rows.any()).item():  # (GID tables, ibstat: no counter line)
         return _empty_counters()
     stamp = [pl.col("line_no"), pl.col("sample_no"), ts.alias("ts"),
              pl.when(ts.is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality")]
@@ -486,7 +513,13 @@ def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list,
             pl.col("p_name").replace_strict(PERFQUERY_TO_SYSFS, default=pl.col("p_name")).alias("counter"),
             pl.col("p_name").alias("raw_name"), pl.col("p_val").alias("v"))
         parts.append(pq)
-    rows = pl.concat(parts).sort("line_no")
+    if rdma_rows:
+        r = pl.DataFrame(rdma_rows, orient="row", schema={"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "text": pl.String,
+                                                         "device": pl.String, "port": pl.Int32, "counter": pl.String, "v": pl.String})
+        parts.append(r.select("line_no", "sample_no", "ts", pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled"))
+                              .otherwise(pl.lit("none")).alias("ts_quality"), "text", "device", "port",
+                              pl.lit("hw_counters").alias("counter_set"), "counter", pl.col("counter").alias("raw_name"), "v"))
+    rows = pl.concat(parts).sort("line_no", maintain_order=True)
     rows = rows.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"))
     ok = pl.col("u").is_not_null() & (pl.col("u") <= INT64_MAX) & ~pl.col("v").str.starts_with("+")
     wrong = rows.filter(~ok)

@@ -6,7 +6,7 @@
 -- caused_by: pfc_storm@path, link_flap@host
 -- confirm: ethtool -S <iface> | grep -iE 'pause|pfc|storm'; mlnx_qos -i <iface>; dmesg -T | grep -i pfc
 -- remediation: A port is flooding PFC pauses (usually a stuck receiver or a switch buffer mis-tuned): calibrate switch ECN thresholds lower, verify PFC headroom buffers, enable the PFC storm watchdog, and check the host on that port for a stalled NIC or PCIe backpressure.
--- description: PFC/global pause storms per port and priority: sustained pause frame rates, time spent paused, and the NIC's own storm warning/error events
+-- description: PFC/global pause storms per port and priority: sustained pause frame rates, time spent paused, and the NIC's own storm warning/error events. The evidence carries the RoCE port's congestion-control counters over the capture where the bundle has them (cnp_over_capture: np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled, rp_cnp_ignored increases from the mlx5 hw_counters, sysfs or rdma statistic, via ib_port_summary; null without them): counts only, no threshold: none was found in vendor documentation (tests/fixtures/README.md says where we looked). Few CNPs during a pause storm say ECN/DCQCN is not taking the load off PFC
 -- source: IEEE 802.1Qbb/802.3 Annex 31B: a pause frame stops the link for at most 65535 quanta of 512 bit times (83.9 us at 400 Gb/s, 335 us at 100 Gb/s), so a pause rate means nothing without the link speed: the detector judges the fraction of time paused, from the NIC's pause-duration counters (mlx5 *_pause_duration, us) or, without them, bounded from the rate as rate x 65535 x 512 / link speed (link speed from /sys, 100 Gb/s when unknown). Normal congestion pauses a RoCE port a few % of the time (NVIDIA RoCE congestion control guidance: PFC is the last resort behind ECN/DCQCN); at 20% of the time paused a fifth of the port's capacity is gone (warning), at 50% half of it (critical, as is the NIC's own pause-storm watchdog, mlx5 tx_pause_storm_*_events)
 -- param: min_paused_fraction = 0.2   fraction of the time paused that is a storm (warning)
 -- param: critical_paused_fraction = 0.5   fraction of the time paused that halves the port's capacity (critical)
@@ -61,10 +61,20 @@ e AS (
   FROM storms s WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.host = s.host AND e.iface = s.iface
                                     AND s.ts >= e.start AND s.ts_start <= e."end")
   GROUP BY host, iface
-), all_e AS (
+), all_e0 AS (
   SELECT host, iface, prio, start, "end", intervals, peak_pause_per_s, avg_pause_per_s, max_paused_fraction, max_paused_bound,
          dirs, storm_events FROM ew
   UNION ALL SELECT * FROM lone
+), cnp AS (  -- the RoCE port's DCQCN counters over the capture (ib_port_summary), shown as counts: no vendor threshold
+  SELECT host, iface, sum(np_ecn_marked_roce_packets) AS np_ecn_marked_roce_packets, sum(np_cnp_sent) AS np_cnp_sent,
+         sum(rp_cnp_handled) AS rp_cnp_handled, sum(rp_cnp_ignored) AS rp_cnp_ignored
+  FROM ib_port_summary WHERE iface IS NOT NULL
+    AND coalesce(np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled, rp_cnp_ignored) IS NOT NULL
+  GROUP BY ALL
+), all_e AS (
+  SELECT a.*, CASE WHEN c.host IS NOT NULL THEN {np_ecn_marked_roce_packets: c.np_ecn_marked_roce_packets,
+         np_cnp_sent: c.np_cnp_sent, rp_cnp_handled: c.rp_cnp_handled, rp_cnp_ignored: c.rp_cnp_ignored} END AS cnp
+  FROM all_e0 a LEFT JOIN cnp c ON c.host IS NOT DISTINCT FROM a.host AND c.iface = a.iface
 )
 SELECT host, iface || CASE WHEN prio = 'global' THEN ' (global pause)' ELSE ' prio ' || prio END AS subject,
        start, "end",
@@ -81,6 +91,7 @@ SELECT host, iface || CASE WHEN prio = 'global' THEN ' (global pause)' ELSE ' pr
        to_json({iface: iface, priority: prio, directions: list_sort(dirs), peak_pause_per_s: round(peak_pause_per_s),
                 avg_pause_per_s: round(avg_pause_per_s), max_paused_fraction: round(max_paused_fraction, 3),
                 max_paused_bound: round(max_paused_bound, 3),
-                storm_events: storm_events, intervals: intervals, duration_s: epoch("end" - start)})::VARCHAR AS evidence
+                storm_events: storm_events, intervals: intervals, duration_s: epoch("end" - start),
+                cnp_over_capture: cnp})::VARCHAR AS evidence
 FROM all_e
 ORDER BY start

@@ -8,6 +8,10 @@
 -- A counter read by two tools (sysfs and perfquery -x of the same port) is taken from one counter set
 -- only, or its increase would count twice: PortCountersExtended (64 bits, perfquery -x) where the capture
 -- has it, else sysfs' counters (16 and 8 bits, they saturate), else perfquery's other attributes.
+-- RoCE congestion control (DCQCN) counters of the driver (mlx5 hw_counters, sysfs or rdma statistic):
+-- np_ecn_marked_roce_packets and np_cnp_sent (this port received ECN-marked packets and answered with
+-- CNPs), rp_cnp_handled and rp_cnp_ignored (this port was told to slow down) are summed the same way
+-- and shown as counts only: no vendor document found gives a rate of CNPs that is abnormal.
 CREATE OR REPLACE VIEW ib_port_summary AS
 WITH c00 AS (
   SELECT host, device, port, counter, file, ts, value, sample_no, line_no,
@@ -15,7 +19,8 @@ WITH c00 AS (
   FROM ib_counters
   WHERE device IS NOT NULL AND port IS NOT NULL
     AND counter IN ('symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'local_link_integrity_errors',
-                    'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards')
+                    'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards',
+                    'np_ecn_marked_roce_packets', 'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored')
 ), c0 AS (
   SELECT * EXCLUDE (pref) FROM c00
   SEMI JOIN (SELECT host, device, port, counter, min(pref) AS pref FROM c00 GROUP BY ALL) b
@@ -48,8 +53,14 @@ WITH c00 AS (
          CAST(sum(increase) FILTER (WHERE counter = 'excessive_buffer_overrun_errors') AS BIGINT) AS excessive_buffer_overrun_errors,
          CAST(sum(increase) FILTER (WHERE counter = 'port_rcv_remote_physical_errors') AS BIGINT) AS port_rcv_remote_physical_errors,
          CAST(sum(increase) FILTER (WHERE counter = 'port_xmit_discards') AS BIGINT) AS port_xmit_discards,
-         min(first_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards')) AS errors_from,
-         max(last_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards')) AS errors_to,
+         CAST(sum(increase) FILTER (WHERE counter = 'np_ecn_marked_roce_packets') AS BIGINT) AS np_ecn_marked_roce_packets,
+         CAST(sum(increase) FILTER (WHERE counter = 'np_cnp_sent') AS BIGINT) AS np_cnp_sent,
+         CAST(sum(increase) FILTER (WHERE counter = 'rp_cnp_handled') AS BIGINT) AS rp_cnp_handled,
+         CAST(sum(increase) FILTER (WHERE counter = 'rp_cnp_ignored') AS BIGINT) AS rp_cnp_ignored,
+         min(first_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards', 'np_ecn_marked_roce_packets',
+                                                      'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored')) AS errors_from,
+         max(last_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards', 'np_ecn_marked_roce_packets',
+                                                     'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored')) AS errors_to,
          min(first_rise) FILTER (WHERE counter = 'link_downed') AS downed_from
   FROM d GROUP BY ALL
 ), p0 AS (
@@ -76,6 +87,7 @@ SELECT coalesce(p.host, e.host) AS host, coalesce(p.device, e.device) AS device,
        p.min_rate_gbps, p.max_rate_gbps, p.last_rate_gbps, p.rate_low_from, p.width, p.speed, p.link_layer, p.ca_type,
        p.tools, e.counter_samples, e.symbol_error, e.link_error_recovery, e.link_downed, e.port_rcv_errors,
        e.local_link_integrity_errors, e.excessive_buffer_overrun_errors, e.port_rcv_remote_physical_errors,
-       e.port_xmit_discards, e.errors_from, e.errors_to, e.downed_from
+       e.port_xmit_discards, e.errors_from, e.errors_to, e.downed_from,
+       e.np_ecn_marked_roce_packets, e.np_cnp_sent, e.rp_cnp_handled, e.rp_cnp_ignored
 FROM p FULL OUTER JOIN e ON p.host = e.host AND p.device = e.device AND p.port = e.port
 LEFT JOIN n ON n.host = coalesce(p.host, e.host) AND n.rdma_dev = coalesce(p.device, e.device);
