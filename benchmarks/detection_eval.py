@@ -61,7 +61,8 @@ QUICK_CELLS = [(2, 5.0, 180.0), (8, 10.0, 180.0), (2, 10.0, 900.0), (8, 5.0, 180
 
 #: scenarios added later, after the rest so that every earlier case keeps its seed
 LATER = ["nvswitch_sxid", "ecc_correctable_outlier", "nic_wedged", "cpu_stall", "pcie_aer", "gpu_unreachable",
-         "dcgm_diag_failure", "fabric_manager_failure", "ib_congestion"]
+         "dcgm_diag_failure", "fabric_manager_failure", "ib_congestion",
+         "rank_hang", "ib_link_degraded", "nvlink_errors", "pfc_misconfig"]
 
 
 def cases() -> list[tuple[str, bool]]:
