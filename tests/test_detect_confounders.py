@@ -204,3 +204,13 @@ def test_straggler_at_10s_sampling_on_8_nodes_keeps_its_excess(run):
     truth = next(f for f in Simulation(SimConfig("straggler", **cfg)).plan.faults if f["kind"] == "straggler")
     st = [f for f in run("straggler", **cfg) if f["kind"] == "straggler"]
     assert [f["hosts"] for f in st] == [truth["hosts"]]
+
+
+def test_spin_wait_of_a_hung_job_is_linked_to_the_hang(run):
+    # one rank stops before a collective: every other rank spins in the NCCL kernel at ~100% utilisation
+    # and low power until the watchdog fires; that spin-wait is the hang's consequence, not a root of its own
+    cfg = dict(SMALL, duration_s=600.0, interval_s=10.0, seed=4)
+    findings = run("rank_hang", **cfg)
+    (origin,) = [f for f in findings if f["kind"] == "hang_origin"]
+    spin = [f for f in findings if f["kind"] == "busy_but_slow" and f["severity"] in ("warning", "critical")]
+    assert spin and all(f["caused_by"] == origin["id"] for f in spin)
