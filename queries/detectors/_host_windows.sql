@@ -109,7 +109,12 @@ HAVING count(*) = 1 OR count(ts) = 0;
 -- Which counters are snapshots is decided on the whole bundle above (a series cut to one sample by
 -- --since/--until is still a series, judged by its rates); the window (forensics/db/window.py shadows
 -- nic_counters by its rows in [since, until)) then keeps an untimed snapshot and drops one taken
--- outside it. Without a window nic_counters is raw.nic_counters and nothing is deleted.
+-- outside it. Without a window nic_counters is raw.nic_counters and nothing is deleted. The lines
+-- looked up are first narrowed to the snapshot's own (a semi join): as a plain correlated NOT EXISTS,
+-- DuckDB read every nic_counters row even with no snapshot at all (2.0-2.4 CPU s on the 14 M rows of
+-- a 64 x 10 min bundle; 0.01 so).
 DELETE FROM det_nic_snapshot s
 WHERE s.ts IS NOT NULL AND NOT EXISTS (
-  SELECT 1 FROM nic_counters n WHERE n.host = s.host AND n.file = s.file AND n.line_no = s.line_no);
+  SELECT 1 FROM (SELECT n.host, n.file, n.line_no FROM nic_counters n SEMI JOIN det_nic_snapshot k
+                 ON n.host = k.host AND n.file = k.file AND n.line_no = k.line_no) n
+  WHERE n.host = s.host AND n.file = s.file AND n.line_no = s.line_no);
