@@ -69,7 +69,7 @@ from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, leftover_reason, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "dcgm"
-VERSION = 1
+VERSION = 2  # 2: dcgmi diag -j JSON documents (DCGM 3.x and 4.x)
 TABLES = ("dcgm_diag",)
 DESCRIPTION = ("dcgmi diag -r 1|2|3|4 results (DCGM 2.x-4.x table, or -j JSON of DCGM 3.x/4.x): each test's "
                "pass/fail/warn/skip, its messages, DCGM and driver versions")

@@ -72,7 +72,7 @@ from forensics.sources._base import (
 )
 
 NAME = "infiniband"
-VERSION = 2
+VERSION = 3  # 3: perfquery -x (64-bit PortXmitWait), iproute2 `rdma statistic`
 TABLES = ("ib_ports", "ib_counters", "ib_gids")
 DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters, hw_counters and "
                "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs, rdma statistic (iproute2: the driver's hw_counters, "

@@ -53,7 +53,7 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
 
 NAME = "numactl"
-VERSION = 1
+VERSION = 2  # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
 DESCRIPTION = "numactl -H / --hardware: NUMA nodes (CPUs, memory size/free) and the distance matrix"
 

@@ -7,7 +7,7 @@ import polars as pl
 
 
 NAME = "nccl"
-VERSION = 3
+VERSION = 4  # 4: nccl-tests failure lines, old all_gather rows without redop and root
 TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync", "rank_hosts", "runtime_log")
 DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines, "
                "nccl-tests output (result table, Avg bus bandwidth), the vLLM/Ray/torchrun/PyTorch log records around them")

@@ -92,7 +92,7 @@ from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recog
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 3
+VERSION = 4  # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt and the plain nvidia-smi table: GPU "
                "inventory, samples, processes "
