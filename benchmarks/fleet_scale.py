@@ -81,11 +81,13 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     wall = time.perf_counter() - t0
     j = a.to_json()
     j.pop("bundles")
-    digest = hashlib.sha256(json.dumps(j, default=str, sort_keys=True).encode()).hexdigest()[:16]
+    text = json.dumps(j, default=str, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    Path(cache + ".json").write_text(text)  # kept (run_child removes the cache only): two digests that differ can be diffed
     f = a.findings
     kinds = {k: n for k, n in f.group_by("kind").len().sort("len", descending=True).iter_rows()} if f.height else {}
     top = [[r["kind"], r["hosts"][:3], r["subject"], r["caused_by"]] for r in f.head(5).iter_rows(named=True)]
-    out = {"engine": engine, "wall_s": wall, "findings": f.height, "digest": digest, "errors": a.errors,
+    out = {"engine": engine, "wall_s": wall, "findings": f.height, "digest": digest, "analysis": cache + ".json", "errors": a.errors,
            "kinds": kinds, "top": top, "roots": int(f["caused_by"].is_null().sum()) if f.height else 0,
            "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if runner is not None:
@@ -168,9 +170,11 @@ def _role(pid: int, root: int) -> str:
             cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return "other"
+    if cmd.startswith("ray::") and cmd.split(" ", 1)[0].endswith("Agent"):  # ray::DashboardAgent, RuntimeEnvAgent
+        return "ray runtime"
     if cmd.startswith("ray::") or "default_worker.py" in cmd:
         return "ray worker"
-    if "ray" in cmd:
+    if "site-packages/ray/" in cmd or "/ray/core/src/" in cmd:  # (Ray's own files: not any path naming "ray")
         return "ray runtime"
     return "other"
 
