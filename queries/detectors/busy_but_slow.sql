@@ -3,7 +3,7 @@
 -- locality: host
 -- layer: gpu
 -- root_rank: 42
--- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, hang_origin@path, gpu_xid@path, ecc_error@path, nccl_transport_error@path, nccl_misconfig@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, hung_task@path, cpu_stall@path
+-- caused_by: pfc_storm@path, packet_drops@path, link_flap@path, ib_link_degraded@path, hang_origin@path, gpu_xid@path, ecc_error@path, nvswitch_sxid@path, nccl_transport_error@path, nccl_misconfig@path, gpu_throttle@path, numa_misplacement@path, io_starvation@path, cpu_saturation@path, memory_pressure@path, straggler@path, nic_wedged@path, gpu_unreachable@path, hung_task@path, cpu_stall@path
 -- confirm: nsys profile -t cuda,nvtx,osrt python train.py; nvidia-smi dmon -s pucm
 -- remediation: GPUs report ~100% utilisation while power/clocks/traffic show they are spin-waiting in NCCL kernels: the bottleneck is communication; inspect compute/communication overlap and the fabric findings (check NCCL_NET_GDR_LEVEL=5).
 -- description: "the illusion of 100% utilisation": GPUs report near-full utilisation while their power draw falls well below what the same GPU draws when it really computes (spin-waiting in NCCL kernels), host by host
