@@ -79,6 +79,12 @@ def arrow_schema(table: str) -> pa.Schema:
 
 
 def empty(table: str) -> pl.DataFrame:
+    """An empty frame with `table`'s columns (a clone of one built once: parsers ask for several per file)."""
+    return _empty(table).clone()
+
+
+@lru_cache(maxsize=None)
+def _empty(table: str) -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema(table))
 
 
