@@ -59,3 +59,22 @@ def test_mutated_fixtures(name):
         check_accounting(res, data, name)
 
     run()
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+NESTED_JSON = {  # the JSON shapes the sources read (dcgmi diag -j, NCCL RAS, sadf -j), nested past Python's recursion limit
+    "plain": DEEP + b"\n",
+    "dcgm": b'{"DCGM Diagnostic": ' + DEEP + b"}\n",
+    "nccl_ras": b'{"communicators": ' + DEEP + b"}\n",
+    "sysstat": b'{"sysstat": {"hosts": ' + DEEP + b"}}\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NESTED_JSON))
+@pytest.mark.parametrize("name", SOURCES)
+def test_json_nested_past_the_recursion_limit_is_unparsed_not_an_error(name, shape):
+    """json's decoder raises RecursionError (not ValueError) on deep nesting: every parser keeps such a
+    document as unparsed lines, as it keeps any other text it cannot read."""
+    data = NESTED_JSON[shape]
+    res = registry()[name].parse(data, ParseContext(host="h", file="deep.json"))
+    check_accounting(res, data, name)

@@ -274,7 +274,7 @@ def _json_document(run: _Run, rows: list, start: int, ts) -> int:
     first = joined.index("{")
     try:
         doc, stop = json.JSONDecoder().raw_decode(joined, first)
-    except ValueError:
+    except (ValueError, RecursionError):  # (RecursionError: nested past Python's limit) read as table lines
         return 0
     if not isinstance(doc, dict) or not any(isinstance(doc.get(k), dict) for k in _JSON_ROOTS):
         return 0

@@ -43,7 +43,7 @@ from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text
                                      unparsed_rows)
 
 NAME = "nccl_ras"
-VERSION = 1
+VERSION = 2  # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("nccl_ras",)
 DESCRIPTION = "NCCL RAS client reports (text, JSON, monitor): dead and missing processes and ranks, per-communicator mismatches"
 
@@ -187,7 +187,7 @@ def _parse_json(data: bytes, n: int, ctx: ParseContext) -> ParseResult:
                                  ("async_error" if st.get("async_error") else "init_error" if st.get("init_state") not in (0, 7, None)
                                   else "abort" if st.get("abort_flag") else "finalize" if st.get("finalize_called") else "ok"),
                                  "detail": f"communicator size {c.get('size')}"})
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # (RecursionError: deep nesting)
         lines = split_lines(data)
         return _result([], [(ln, t, f"not an NCCL RAS JSON report ({type(exc).__name__})")
                             for ln, t in zip(lines["line_no"].to_list(), lines["text"].to_list())], n, ctx)

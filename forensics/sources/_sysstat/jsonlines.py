@@ -66,6 +66,8 @@ class JsonLines:
                     raise JsonError("expected a member name")
                 try:
                     val, end = _DEC.raw_decode(s, i)
+                except RecursionError:  # nested past Python's limit: not sadf's JSON
+                    raise JsonError(f"JSON nested too deeply at column {i + 1}") from None
                 except ValueError:
                     # an object or array left open: sysstat opens them only at the end of a line
                     if s[i] in "{[" and _OPENERS.match(s, i + 1):

@@ -10,7 +10,7 @@ from forensics.sources._base import ParseContext, ParseResult, result, unparsed_
 
 
 NAME = "sar"
-VERSION = 1
+VERSION = 2  # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
