@@ -22,9 +22,9 @@ SPEC = by_name()
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-def _sim_hosts(scenario: str = "xid_79") -> dict[str, dict[str, bytes]]:
+def _sim_hosts(scenario: str = "xid_79", fabric: str | None = None) -> dict[str, dict[str, bytes]]:
     """{host: {member: bytes}} of a small simulated bundle (xid_79: a lost GPU, a watchdog log)."""
-    sim = Simulation(SimConfig(scenario, nodes=4, gpus_per_node=2, duration_s=60, interval_s=2.0, seed=1))
+    sim = Simulation(SimConfig(scenario, nodes=4, gpus_per_node=2, duration_s=60, interval_s=2.0, seed=1, fabric=fabric))
     out = {}
     for h in range(sim.cfg.nodes):
         files = dict(sim.host_files(h))
@@ -35,7 +35,9 @@ def _sim_hosts(scenario: str = "xid_79") -> dict[str, dict[str, bytes]]:
 
 @pytest.fixture(scope="module")
 def sim_hosts():
-    return _sim_hosts()
+    """(host, {member: bytes}) of a RoCE bundle, then of an InfiniBand one (its rails have no ethtool -S, and
+    commands of their own: perfquery -x)."""
+    return [pair for fabric in (None, "infiniband") for pair in _sim_hosts(fabric=fabric).items()]
 
 
 def _argv_matches(template, argv) -> dict | None:
@@ -76,7 +78,7 @@ RECORD_KEYS = set(cmain.command_record("n", [], "s", "t", "t", 0, 0, False, Fals
 
 def test_every_simulated_command_is_one_of_the_collectors_specs(sim_hosts):
     seen = set()
-    for host, files in sim_hosts.items():
+    for host, files in sim_hosts:
         entries = [json.loads(ln) for ln in files["commands.jsonl"].decode().splitlines()]
         assert files["commands.jsonl"].decode() == cmain.commands_text(entries)  # order and serialisation
         for e in entries:
@@ -115,7 +117,7 @@ def test_every_simulated_command_is_one_of_the_collectors_specs(sim_hosts):
 
 
 def test_snapshot_markers_and_samples_are_the_collectors(sim_hosts):
-    for host, files in sim_hosts.items():
+    for host, files in sim_hosts:
         entries = [json.loads(ln) for ln in files["commands.jsonl"].decode().splitlines()]
         snaps = [e for e in entries if SPEC.get(e["name"]) is not None and SPEC[e["name"]].mode == "snapshot"]
         assert snaps
@@ -137,7 +139,7 @@ def test_snapshot_markers_and_samples_are_the_collectors(sim_hosts):
 
 
 def test_host_json_is_the_collectors(sim_hosts):
-    for host, files in sim_hosts.items():
+    for host, files in sim_hosts:
         info = json.loads(files["host.json"])
         assert files["host.json"].decode() == cmain.host_json_text(info)
         ref = cmain.host_record("h", "h", "k", "t", None, "UTC", 0, "t", 1.0, None, None, "v", "3.8", [], None, 1, 1,
@@ -164,7 +166,7 @@ def test_records_match_a_stand_in_collect_bundle(tmp_path, node_env, sim_hosts):
     real = {}
     for e in commands(m, "gpu-a01"):
         real.setdefault(e["name"], e)
-    host, files = sorted(sim_hosts.items())[0]
+    host, files = min(sim_hosts, key=lambda pair: pair[0])  # the RoCE bundle's first host
     sim = {}
     for e in (json.loads(ln) for ln in files["commands.jsonl"].decode().splitlines()):
         sim.setdefault(e["name"], e)
