@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import itertools
 import json
 import re
 
@@ -175,6 +176,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         df = marker_split(df)
         has_markers = bool(df["is_marker"].any())
         rows = drop_before_first_marker(df, bad).select("line_no", "text", "is_marker", "sample_ts").rows()
+        seg = None  # the lines up to the next collector marker, joined once for the JSON documents among them
         i = 0
         while i < len(rows):
             line_no, text, is_marker, sample_ts = rows[i]
@@ -185,7 +187,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 continue
             run.ts = ts
             if text.lstrip().startswith("{"):
-                used = _json_document(run, rows, i - 1, ts)
+                if seg is None or not seg.lo <= i - 1 < seg.hi:
+                    seg = _Segment(rows, i - 1)
+                used = _json_document(run, seg, i - 1, ts)
                 if used:
                     json_docs += 1
                     i += used - 1
@@ -222,7 +226,7 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
     name, cell = m.group(1).strip(), m.group(2)
     value = cell.strip()
     if (name, value) == _HEADER:
-        if any(r["sample_no"] == run.sample for r in run.rows):
+        if run.rows and run.rows[-1]["sample_no"] == run.sample:  # (rows come in run order: the last is the newest)
             run.new_run(ts)  # a second table without 'Successfully ran' before it
         return
     piece = cell[1:1 + WRAP] if cell.startswith(" ") else cell[:WRAP]
@@ -263,25 +267,43 @@ def _verdict(run: _Run, line_no: int, test: str, v: re.Match) -> None:
     run.add(line_no=line_no, test=test, record="result", result=v.group(1).lower(), gpus=gpus, gpu=one)
 
 
-def _json_document(run: _Run, rows: list, start: int, ts) -> int:
+class _Segment:
+    """rows[lo:hi], the lines from `start` up to the next collector marker (a document ends there at most), joined
+    once: each line that opens with '{' is tried as a document from its offset in this text, so trying many
+    such lines costs one join, not one join of the rest of the file each."""
+
+    def __init__(self, rows: list, start: int):
+        end = start
+        while end < len(rows) and not rows[end][2]:
+            end += 1
+        self.rows, self.lo, self.hi = rows, start, end
+        texts = [r[1] for r in rows[start:end]]
+        self.text = "\n".join(texts)
+        self.starts = [0, *itertools.accumulate(len(t) + 1 for t in texts)]  # each line's offset in text
+
+    def line_no(self, at: int) -> int:
+        """The line number of the row that holds offset `at` of text."""
+        return self.rows[self.lo + bisect.bisect_right(self.starts, at) - 1][0]
+
+
+# how far into a document its DCGM root key may stand: jsoncpp sorts keys, so "DCGM Diagnostic" (capital D)
+# is the first key; a '{' line with no root key this near opens no dcgmi document and is not decoded
+_ROOT_WITHIN = 4096
+
+
+def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
     """Reads the dcgmi -j document that opens at rows[start] into `run`; returns how many lines it took
     (0 when no DCGM diagnostic document starts there: the line is then read as a table line)."""
-    end = start
-    while end < len(rows) and not rows[end][2]:  # the document ends at the next collector marker at most
-        end += 1
-    texts = [r[1] for r in rows[start:end]]
-    joined = "\n".join(texts)
-    first = joined.index("{")
+    joined = seg.text
+    first = joined.index("{", seg.starts[start - seg.lo])
+    if not _JSON_ROOT.search(joined, first, first + _ROOT_WITHIN):
+        return 0
     try:
         doc, stop = json.JSONDecoder().raw_decode(joined, first)
     except (ValueError, RecursionError):  # (RecursionError: nested past Python's limit) read as table lines
         return 0
     if not isinstance(doc, dict) or not any(isinstance(doc.get(k), dict) for k in _JSON_ROOTS):
         return 0
-    starts = [0]
-    for t in texts:
-        starts.append(starts[-1] + len(t) + 1)
-    base = rows[start][0]
 
     class Cursor:
         pos = first
@@ -290,12 +312,12 @@ def _json_document(run: _Run, rows: list, start: int, ts) -> int:
             """Line of the next '"key"' after the cursor (the document's first line when not found)."""
             at = joined.find(json.dumps(key), self.pos, stop)
             if at < 0:
-                return base
+                return seg.rows[start][0]
             self.pos = at + 1
-            return base + bisect.bisect_right(starts, at) - 1
+            return seg.line_no(at)
 
     cur = Cursor()
-    if any(r["sample_no"] == run.sample for r in run.rows):
+    if run.rows and run.rows[-1]["sample_no"] == run.sample:  # (rows come in run order: the last is the newest)
         run.new_run(ts)
     elif run.sample < 0:
         run.sample = 0
@@ -313,7 +335,7 @@ def _json_document(run: _Run, rows: list, start: int, ts) -> int:
                         run.category, run.test = "Metadata", None
                         run.add(line_no=cur.line("entity_groups"), test=f"{group.get('entity_group', 'GPU')} Device IDs",
                                 record="metadata", message=",".join(ids))
-    return bisect.bisect_right(starts, stop - 1)
+    return bisect.bisect_right(seg.starts, stop - 1) - (start - seg.lo)
 
 
 def _json_root(run: _Run, cur, root: dict) -> None:
