@@ -433,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
     from forensics.sources import registry
 
     known = registry()
+    DATA.mkdir(parents=True, exist_ok=True)  # git-ignored: absent in a fresh clone
     results, skipped = [], {}
     machine = _machine()
     for source in [s.strip() for s in args.sources.split(",") if s.strip()]:
