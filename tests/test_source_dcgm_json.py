@@ -67,3 +67,23 @@ def test_many_lines_opening_with_a_brace_cost_one_join_not_one_each():
     assert time.process_time() - t < 10
     rows = res.tables["dcgm_diag"]
     assert rows.height == 20_000 and set(rows["record"]) == {"run_error"} and rows["sample_no"].n_unique() == 20_000
+
+
+def test_many_documents_that_never_close_cost_linear_time():
+    """Lines that open a DCGM document which never closes (or never decodes) are refused without decoding each
+    against the rest of the file: a decode error's message counts the lines before it, so each bad candidate cost
+    time in proportion to its place (20,000 such lines: 1.5 CPU s, 4x the lines ~13x the time). Braces are matched
+    once; an unclosed '{' is not decoded and a balanced span that fails is not tried again inside. Every line stays
+    unparsed, nothing is read as a result."""
+    import time
+
+    for line in (b'{"DCGM Diagnostic": {"k": 1,', b'{"DCGM Diagnostic": [', b'{"DCGM Diagnostic": {"a": "}{", "b": [1,'):
+        data = (line + b"\n") * 100_000
+        t = time.process_time()
+        res = dcgm.parse(data, ParseContext(host="h", file="x"))
+        assert time.process_time() - t < 5, line
+        assert res.unparsed.height == 100_000 and res.tables["dcgm_diag"].height == 0, line
+    # balanced but invalid: the outer span fails once; a real document after it is still read
+    good = GB10.read_bytes()
+    res, rows = _rows(b'{"DCGM Diagnostic": {"x": nonsense}}\n' * 50_000 + good)
+    assert len(rows) == 6 and res.unparsed.height == 50_000

@@ -280,6 +280,22 @@ class _Segment:
         texts = [r[1] for r in rows[start:end]]
         self.text = "\n".join(texts)
         self.starts = [0, *itertools.accumulate(len(t) + 1 for t in texts)]  # each line's offset in text
+        self._closes: dict[int, int] | None = None
+        self.failed_to = -1  # end of the last balanced span that did not decode: '{' lines inside it are not tried
+
+    def close(self, at: int) -> int | None:
+        """Offset of the '}' that closes the '{' at offset `at` (braces inside JSON strings not counted), or
+        None when nothing closes it. One pass over the text, on first use: a candidate that is never closed
+        (a document cut short, or a stranger's file of '{' lines) is refused without decoding it."""
+        if self._closes is None:
+            self._closes, stack = {}, []
+            for m in _BRACE_TOKENS.finditer(self.text):
+                tok = m.group()
+                if tok == "{":
+                    stack.append(m.start())
+                elif tok == "}" and stack:
+                    self._closes[stack.pop()] = m.start()
+        return self._closes.get(at)
 
     def line_no(self, at: int) -> int:
         """The line number of the row that holds offset `at` of text."""
@@ -289,6 +305,8 @@ class _Segment:
 # how far into a document its DCGM root key may stand: jsoncpp sorts keys, so "DCGM Diagnostic" (capital D)
 # is the first key; a '{' line with no root key this near opens no dcgmi document and is not decoded
 _ROOT_WITHIN = 4096
+# a JSON string (it cannot span lines: one with no closing quote ends at the line's end), or a brace
+_BRACE_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*(?:"|(?=\n)|$)|[{}]')
 
 
 def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
@@ -296,12 +314,19 @@ def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
     (0 when no DCGM diagnostic document starts there: the line is then read as a table line)."""
     joined = seg.text
     first = joined.index("{", seg.starts[start - seg.lo])
-    if not _JSON_ROOT.search(joined, first, first + _ROOT_WITHIN):
+    if first <= seg.failed_to or not _JSON_ROOT.search(joined, first, first + _ROOT_WITHIN):
         return 0
+    end = seg.close(first)
+    if end is None:
+        return 0
+    # decoded from its own slice: an error's message counts the lines before its position, which from the start of
+    # the segment was quadratic over many bad candidates; balanced spans that fail are disjoint, so this is linear
     try:
-        doc, stop = json.JSONDecoder().raw_decode(joined, first)
+        doc, stop = json.JSONDecoder().raw_decode(joined[first:end + 1])
     except (ValueError, RecursionError):  # (RecursionError: nested past Python's limit) read as table lines
+        seg.failed_to = end
         return 0
+    stop += first
     if not isinstance(doc, dict) or not any(isinstance(doc.get(k), dict) for k in _JSON_ROOTS):
         return 0
 
