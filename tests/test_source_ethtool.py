@@ -378,3 +378,22 @@ def test_a_paste_quoted_in_a_mail_reply_is_read_without_the_quotes():
     assert t.height == 68 and res.unparsed.height == 0
     assert t.filter(pl.col("raw_name").str.contains(">", literal=True)).height == 0
     assert t.filter(pl.col("raw_name") == "out_octets").select("iface", "value").rows() == [("sff2", 192)]
+
+
+def test_ethtool_i_block_above_ethtool_S_is_driver_info_not_unparsed():
+    # ethq issue 3: `# ethtool -i enp1s0` (r8169) then `# ethtool -S enp1s0`, pasted one after the other
+    res = parse("ethtool--ethq-issue3-r8169-ethtool-i-then-S-hash-prompts.txt")
+    assert (res.lines, res.unparsed.height, res.tables["nic_counters"].height) == (27, 0, 13)
+    (info,) = res.meta["driver_info"]
+    assert (info["line_no"], info["iface"], info["driver"], info["version"], info["bus_info"]) == \
+        (2, "enp1s0", "r8169", "2.3LK-NAPI", "0000:01:00.0")
+    assert info["firmware_version"] is None and info["supports_statistics"] == "yes"
+    assert set(res.tables["nic_counters"]["iface"]) == {"enp1s0"}
+    # driver fields without their `driver:` line are not taken for a block: unparsed as before
+    lone = parse(b"NIC statistics:\n     rx_packets: 1\nversion: 2.3LK-NAPI\nbus-info: 0000:01:00.0\n")
+    assert lone.unparsed["line_no"].to_list() == [3, 4] and "driver_info" not in lone.meta
+    # a block's fields end at the next non-field line: a later stray `version:` stays unparsed
+    late = parse(b"driver: mlx5_core\nbus-info: 0000:af:00.0\n\n\n\nNIC statistics:\n     rx_packets: 1\nsome text\n"
+                 b"version: 5.0-0\n")
+    assert late.meta["driver_info"][0]["bus_info"] == "0000:af:00.0"
+    assert late.unparsed["line_no"].to_list() == [8, 9]

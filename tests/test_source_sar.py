@@ -339,3 +339,24 @@ def test_ambiguous_date_of_a_decimal_comma_locale_is_day_first_and_said_assumed(
     # the same lines with decimal points (C locale): month first, as before
     c = get("sar").parse(data.replace(b",", b"."), ParseContext(host="h"))
     assert c.meta["date_order"] == "mdy" and c.tables["cpu_util"]["ts"][0].month == 10
+
+
+def test_a_paste_of_average_lines_only_is_read_as_untimed_rows():
+    # `sar -n DEV ... | grep Average` as a Java test holds it (a real capture, 54 docker/veth interfaces):
+    # no timed line at all, so the Average: lines are the data, recognised by their header
+    name = "sar--java-test-n-DEV-average-lines-only-docker-veth.txt"
+    data = (FIX / name).read_bytes()
+    assert sar.sniff(data[:65536])
+    r = parse_file(name)
+    d = r.tables["sar_net_dev"]
+    assert (r.lines, r.unparsed.height, d.height) == (55, 0, 54)
+    assert r.meta["averages_only"] is True and r.meta["variant"] == "text-averages-only"
+    e = row(d, iface="enp2s0")
+    assert (e["rxpck_s"], e["txpck_s"], e["rxkb_s"], e["txkb_s"], e["ifutil_pct"]) == (19.6, 25.4, 1.61, 10.98, 0.09)
+    assert d["ts"].null_count() == d.height and set(d["ts_quality"]) == {"none"} and set(d["sample_no"]) == {0}
+    # with interval rows present the Average: lines stay summaries, as before
+    timed = parse_file("sar--centos79-n-DEV-average.txt")
+    assert "averages_only" not in timed.meta and timed.meta["average_lines"] > 0
+    # a summary row before any Average: header is unparsed, not guessed
+    bad = parse_text("Average:         eth0      0.97      0.97      0.06      0.09      0.00      0.00      0.00\n")
+    assert bad.unparsed["reason"].to_list() == ["sar summary row before any column header"]

@@ -79,7 +79,7 @@ from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 1
+VERSION = 2  # 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
 TABLES = ("nic_counters",)
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
@@ -233,7 +233,53 @@ def _simple_block(df: pl.DataFrame, rows: pl.DataFrame, flags: dict, ctx: ParseC
     )
 
 
-def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame], features: set[str]) -> pl.DataFrame:
+# `ethtool -i IFACE` (driver information, often pasted above `ethtool -S`): its fields as ethtool prints
+# them ("%s: %s" for each, unindented; ethtool.c dump_drvinfo) and its command line
+_DRVINFO_KEYS = ("driver", "version", "firmware-version", "expansion-rom-version", "bus-info", "supports-statistics",
+                 "supports-test", "supports-eeprom-access", "supports-register-dump", "supports-priv-flags")
+_DRVINFO = r"^(" + "|".join(re.escape(k) for k in _DRVINFO_KEYS) + r"):(?: (.*))?$"
+_DRVINFO_CMD = r"(?:^|[^A-Za-z0-9_])ethtool(?:[ \t]+-[A-Za-z-]+)*?[ \t]+(?:-i|--driver)[ \t]+([A-Za-z0-9_.:@-]+)"
+
+
+def _driver_info(slow: pl.DataFrame, features: set[str], info: list[dict]) -> pl.DataFrame:
+    """Take the `ethtool -i` blocks out of `slow` (line_no, text, body): each block (a `driver:` line and
+    the driver-information fields after it, with the `ethtool -i IFACE` line above it when pasted) goes
+    to `info` as one dict (line_no, iface, driver, version, firmware_version, bus_info, ...) and its lines
+    are used; the rest of `slow` is returned. Fields without a `driver:` line are left alone."""
+    key = pl.col("body").str.extract(_DRVINFO, 1)
+    cmd = pl.col("body").str.extract(_DRVINFO_CMD, 1)
+    cand = slow.with_columns(key.alias("_key"), pl.col("body").str.extract(_DRVINFO, 2).alias("_val"), cmd.alias("_cmd"))
+    cand = cand.filter(pl.col("_key").is_not_null() | pl.col("_cmd").is_not_null())
+    if not cand.height or not (cand["_key"] == "driver").any():
+        return slow
+    used: list[int] = []
+    cur: dict | None = None
+    pending: tuple[int, str] | None = None  # an `ethtool -i IFACE` line not yet followed by its block
+    for line_no, k, v, c in cand.select("line_no", "_key", "_val", "_cmd").iter_rows():
+        if k is None:
+            pending, cur = (line_no, c), None
+            continue
+        if k == "driver":
+            cur = {"line_no": line_no, "iface": pending[1] if pending else None, "driver": (v or "").strip() or None,
+                   "_last": line_no}
+            if pending:
+                used.append(pending[0])
+            pending = None
+            info.append(cur)
+            used.append(line_no)
+            continue
+        if cur is not None and line_no - cur["_last"] <= 2:  # the fields follow (a blank line may separate)
+            cur[k.replace("-", "_")] = (v or "").strip() or None
+            cur["_last"] = line_no
+            used.append(line_no)
+    for d in info:
+        d.pop("_last", None)
+    features.add("driver-info")
+    return slow.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
+
+
+def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame], features: set[str],
+                info: list[dict] | None = None) -> pl.DataFrame:
     """The lines that are neither fast counters, markers, commands nor queue headers: per-queue
     prefixed counters ("[0]: x: 1", "rxq0: x: 1", returned as counter rows), blank lines, the header,
     and what goes to `unparsed`."""
@@ -262,13 +308,16 @@ def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame
     if bool(slow.select(is_header.any()).item()):
         features.add("header")
     slow = slow.filter((pl.col("body") != "") & ~is_header)
+    if slow.height and info is not None:
+        slow = _driver_info(slow, features, info)
     if slow.height:
         unparsed.append(unparsed_frame(slow, _value_reason(pl.col("v2")), ctx, NAME))
     return pref
 
 
 def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
-                 unparsed: list[pl.DataFrame], features: set[str], hosts: set[str]) -> tuple[pl.DataFrame, int, int]:
+                 unparsed: list[pl.DataFrame], features: set[str], hosts: set[str],
+                 info: list[dict] | None = None) -> tuple[pl.DataFrame, int, int]:
     """Rows of one block (the whole input, or a run of whole snapshots); (rows, lines, markers)."""
     df = _split_lines(data)
     n = df.height
@@ -363,7 +412,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
 
     # slow lines: per-queue prefixed counters ("[0]: x: 1", "rxq0: x: 1") / blank / header / unparsed
     # (with only blank and header lines besides counters and markers, nothing to do but note the header)
-    pref = _slow_lines(df, ctx, unparsed, features) if flags["slow"] else None
+    pref = _slow_lines(df, ctx, unparsed, features, info) if flags["slow"] else None
     if pref is None and flags["header"]:
         features.add("header")
 
@@ -413,18 +462,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     unparsed: list[pl.DataFrame] = []
     features: set[str] = set()
     hosts: set[str] = set()
+    info: list[dict] = []
     outs = []
     lines = markers = 0
     for a, b in _blocks(data, BLOCK_BYTES) if has_markers else [(0, len(data))]:
         out, k, m = _parse_block(data[a:b] if (a, b) != (0, len(data)) else data, ctx, has_markers, lines, markers,
-                                 unparsed, features, hosts)
+                                 unparsed, features, hosts, info)
         outs.append(out)
         lines += k
         markers += m
     out = pl.concat(outs) if len(outs) > 1 else outs[0]
     order = ["noheader" if "header" not in features else None] + [
-        f for f in ("markers", "command", "watch", "header", "queue-prefix", "queue-sections") if f in features]
+        f for f in ("markers", "command", "watch", "header", "queue-prefix", "queue-sections", "driver-info")
+        if f in features]
     meta: dict = {"variant": "+".join(f for f in order if f)}
+    if info:
+        meta["driver_info"] = info
     if hosts:
         meta["hosts"] = sorted(hosts)
     meta["ifaces"] = sorted(x for x in out["iface"].unique().to_list() if x is not None)

@@ -10,13 +10,13 @@ from forensics.sources._base import ParseContext, ParseResult, result, unparsed_
 
 
 NAME = "sar"
-VERSION = 2  # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
+VERSION = 3  # 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
 _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
-_SNIFF_TEXT = re.compile(
-    r"(?m)^[ \t]*" + _TIME + r"\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+_SNIFF_TEXT = re.compile(  # (an Average: label in place of the time: a paste of the summary lines only)
+    r"(?m)^[ \t]*(?:" + _TIME + r"|Average:|Moyenne:|Durchschn\.:|Media:|Promedio:|平均时间:)\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
     r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
@@ -61,6 +61,7 @@ class _State:
         self.restarts: list[str] = []
         self.comments: list[str] = []
         self.average_lines = 0
+        self.averages_only = False
 
     def see_host(self, host: str | None) -> None:
         if host:
@@ -84,7 +85,8 @@ class _State:
         bad = self.bad + [(ln, texts[ln - 1], reason) for ln, reason in rejected]
         up = unparsed_rows(bad, self.ctx, NAME) if bad else None
         return result(NAME, self.ctx, len(texts), tables, up, hosts=self.hosts, restarts=self.restarts,
-                      comments=self.comments, average_lines=self.average_lines, **meta)
+                      comments=self.comments, average_lines=self.average_lines,
+                      **({"averages_only": True} if self.averages_only else {}), **meta)
 
 
 def _fit(b: S.Batch, vals: list[str]) -> list[str]:

@@ -36,6 +36,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     b: S.Batch | None = None
     host = st.row_host()
     is_num = S.is_number
+    averages: list[tuple[int, str, str]] = []  # (line_no, text, the words after the Average: label)
     for i, text in enumerate(texts):
         ln = i + 1
         s = text.strip()
@@ -59,8 +60,10 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
         if tod == 0:
             tod = tod_cache[ck] = S.parse_tod(toks[:2])
         if tod is None:
-            if _AVERAGE.match(s):
+            m = _AVERAGE.match(s)
+            if m:
                 st.average_lines += 1
+                averages.append((ln, text, s[m.end():]))
             else:
                 st.bad.append((ln, text, "not a sar line (no leading time)"))
             continue
@@ -108,4 +111,39 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
             b.add(ln, _fit(b, rest), extra)
         except S.BadValue as e:
             st.bad.append((ln, text, str(e)))
+    if averages and not track and not batches:
+        # a report pasted as its summary lines only (`sar -n DEV 1 5 | grep Average`): no interval rows
+        # to summarise, so the Average: lines are the data (one sample, no time)
+        _averages_only(st, averages, host)
+        return st.finish(texts, variant="text-averages-only", date_order=order, date_order_assumed=assumed,
+                         date_source=None)
     return st.finish(texts, variant="text", date_order=order, date_order_assumed=assumed, date_source=date_source)
+
+
+def _averages_only(st: _State, averages: list[tuple[int, str, str]], host: str | None) -> None:
+    """Rows from `Average:` lines of a paste that has no timed line: each `Average:` header opens its
+    section, the lines after it are its rows, with no time (ts null, quality "none") and sample_no 0.
+    The rows are means over the report's whole run (meta["averages_only"]), not interval samples."""
+    is_num = S.is_number
+    b: S.Batch | None = None
+    batches: dict[tuple, S.Batch] = {}
+    extra = (host, None, None, None, 0, None, False)
+    for ln, text, after in averages:
+        rest = after.split()
+        if not rest:
+            st.bad.append((ln, text, "summary label without values"))
+            continue
+        if not any(is_num(t) for t in rest):
+            key = tuple(rest)
+            b = batches.get(key)
+            if b is None:
+                b = batches[key] = st.col.batch(key, lambda: _text_batch(key))
+            continue
+        if b is None:
+            st.bad.append((ln, text, "sar summary row before any column header"))
+            continue
+        try:
+            b.add(ln, _fit(b, rest), extra)
+        except S.BadValue as e:
+            st.bad.append((ln, text, str(e)))
+    st.averages_only = True
