@@ -162,3 +162,69 @@ def test_nccl_names_an_infiniband_peer_by_its_link_local_gid():
     assert _nccl_gid(roce) == "::ffff:10.100.0.10"
     assert gid_table(ib)[0] == ("fe80:0000:0000:0000:946d:ae03:0000:e001", "IB/RoCE v1")
     assert _nccl_gid(ib) == "fe80::946d:ae03:0:e001"
+
+
+def _dcqcn(scenario: str, **extra):
+    """{(host, iface): counters at the capture's first and last second} of every port of a small simulation."""
+    from forensics.simulate import Simulation
+    from forensics.simulate.fmt_infiniband import ib_values
+
+    sim = Simulation(SimConfig(scenario, nodes=3, gpus_per_node=2, duration_s=150.0, interval_s=5.0, seed=5,
+                               confounders=False, **extra))
+    plan = sim.plan
+    times = plan.grid0 + np.arange(0, plan.T - 1, 5.0)
+    out = {}
+    for h, host in enumerate(sim.cluster.hosts):
+        for nic in host.nics:
+            _, hw = ib_values(plan, h, nic, {}, times)
+            out[(host.name, nic.iface)] = {k: hw[k] for k in hw if k[:3] in ("np_", "rp_")}
+    return sim, times, out
+
+
+def test_roce_ports_write_the_dcqcn_counters_flat_when_healthy():
+    """mlx5's four congestion-control counters (counters.c cong_cnts) on every RoCE port: on a healthy fabric a few
+    ECN marks a second at most, CNPs no more than marks, none ignored, nothing on the frontend (no RDMA); every CNP
+    a rail's ports send is handled by a port of that rail; InfiniBand rails have none of the four."""
+    sim, times, ports = _dcqcn("healthy")
+    span = times[-1] - times[0]
+    for (host, iface), c in ports.items():
+        assert sorted(c) == ["np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored"]
+        for v in c.values():
+            assert (np.diff(v) >= 0).all()
+        assert set(c["rp_cnp_ignored"]) == {0}
+        marks = c["np_ecn_marked_roce_packets"][-1] - c["np_ecn_marked_roce_packets"][0]
+        assert marks <= 2 * span  # rare marks (at most 0.5 a second on average, Poisson)
+        assert c["np_cnp_sent"][-1] - c["np_cnp_sent"][0] <= marks
+        if iface == sim.cluster.hosts[0].frontend.iface:
+            assert all(set(v) == {0} for v in c.values())
+    assert sum(c["np_ecn_marked_roce_packets"][-1] - c["np_ecn_marked_roce_packets"][0] for c in ports.values()) > 0
+    for rail in range(2):
+        rail_ports = [ports[(h.name, h.rails[rail].iface)] for h in sim.cluster.hosts]
+        sent = sum(c["np_cnp_sent"][-1] - c["np_cnp_sent"][0] for c in rail_ports)
+        handled = sum(c["rp_cnp_handled"][-1] - c["rp_cnp_handled"][0] for c in rail_ports)
+        assert abs(sent - handled) <= len(rail_ports)  # (each port's count floored)
+    _, _, ib = _dcqcn("healthy", fabric="infiniband")
+    rails = {iface for h in sim.cluster.hosts for iface in [n.iface for n in h.rails]}
+    assert all(c == {} for (_, iface), c in ib.items() if iface in rails)
+
+
+def test_pfc_storm_port_is_marked_and_its_senders_handle_the_cnps():
+    """The storming port (it sends the pauses): the switch queue toward it stays past its ECN threshold, so it
+    counts ECN-marked packets and sends CNPs thousands of times faster than a healthy port; its rail peers (the
+    senders) handle them; the other rail stays quiet."""
+    sim, times, ports = _dcqcn("pfc_storm")
+    (truth,) = [f for f in sim.plan.faults if f["kind"] == "pfc_storm"]
+    storm = (truth["hosts"][0], truth["subject"])
+
+    def rise(key, counter):
+        return int(ports[key][counter][-1] - ports[key][counter][0])
+
+    rail = next(n.rail for h in sim.cluster.hosts for n in h.rails if (h.name, n.iface) == storm)
+    quiet = [(h.name, h.rails[1 - rail].iface) for h in sim.cluster.hosts]
+    peers = [(h.name, h.rails[rail].iface) for h in sim.cluster.hosts if h.name != storm[0]]
+    top_quiet = max(rise(k, "np_ecn_marked_roce_packets") for k in quiet)
+    assert rise(storm, "np_ecn_marked_roce_packets") > 1000 * max(top_quiet, 1)
+    assert 0 < rise(storm, "np_cnp_sent") <= rise(storm, "np_ecn_marked_roce_packets")
+    for k in peers:
+        assert rise(k, "rp_cnp_handled") >= rise(storm, "np_cnp_sent") / len(peers) - 1
+        assert rise(k, "rp_cnp_handled") > 1000 * max(max(rise(q, "rp_cnp_handled") for q in quiet), 1)

@@ -12,7 +12,11 @@ width), the 21 ``counters`` and the 26 ``hw_counters`` of mlx5 on a RoCE port. T
 The counters follow the same port model as ``ethtool -S`` (:meth:`HostModel.nic_counters`):
 ``port_xmit_data``/``port_rcv_data`` are the RDMA bytes / 4 (4-octet words), ``symbol_error`` the
 PHY symbol errors, ``link_downed`` the port's link-down events since the counters were cleared,
-``port_rcv_errors`` the CRC errors, ``out_of_buffer`` the receive-WQE misses. A scenario adds
+``port_rcv_errors`` the CRC errors, ``out_of_buffer`` the receive-WQE misses. RoCE ports also carry mlx5's four
+congestion-control (DCQCN) counters, np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled and rp_cnp_ignored
+(drivers/infiniband/hw/mlx5/counters.c ``cong_cnts``, present where the firmware allows the query: the gpud H100
+tree above lacks them, sonic-net/sonic-buildimage#21891's ``rdma statistic`` shows them), modelled in
+:func:`dcqcn_values`. A scenario adds
 ``link_error_recovery`` increments (``plan.nic_extra[(h, iface)]["_ib_link_error_recovery"]``) and width
 changes (``plan.ib_width``).
 
@@ -72,6 +76,9 @@ HW_COUNTERS = ("duplicate_request implied_nak_seq_err lifespan local_ack_timeout
                "resp_cqe_error resp_cqe_flush_error resp_local_length_error resp_remote_access_errors rnr_nak_retry_err "
                "roce_adp_retrans roce_adp_retrans_to roce_slow_restart roce_slow_restart_cnps roce_slow_restart_trans "
                "rx_atomic_requests rx_dct_connect rx_icrc_encapsulated rx_read_requests rx_write_requests").split()
+#: mlx5's congestion-control (DCQCN) counters (drivers/infiniband/hw/mlx5/counters.c ``cong_cnts``, shown when the
+#: firmware sets cc_query_allowed): written for RoCE ports only (:func:`dcqcn_values`)
+CONG_COUNTERS = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored")
 
 
 def _guids(mac: str) -> tuple[str, str]:
@@ -163,6 +170,52 @@ def xmit_wait(plan, h: int, nic, pause_us: np.ndarray, times: np.ndarray, bits: 
     return (np.minimum(ticks, COUNTER32_MAX) if bits == 32 else ticks).astype(np.int64)
 
 
+def _np_marks(plan, o: int, nic) -> tuple[np.ndarray, float, float]:
+    """(ECN-marked RoCE packets this port receives each second of the grid, the share of them it answers with a
+    CNP, marks since boot before the grid) of RoCE port `nic` of host `o` (cached on the plan: every host's
+    rp_cnp_handled reads its rail peers')."""
+    key = (o, nic.iface)
+    got = plan.dcqcn_np.get(key)
+    if got is None:
+        r = rng(plan.cluster.cfg.seed, "dcqcn", o, nic.iface)
+        lam = float(r.uniform(5.0, 50.0) if key in plan.pause_level else r.uniform(0.02, 0.5))
+        marks = r.poisson(lam, plan.T).astype(float)
+        if plan.transport != "ib":  # no RDMA traffic on the rails
+            marks[:] = 0.0
+        marks = marks * plan.nic_traffic.get(key, 1.0) + plan.nic_extra.get(key, {}).get("_np_ecn_marked", 0.0)
+        since_boot = (plan.grid0 - plan.cluster.hosts[o].boot_true) * lam * float(r.uniform(0.5, 1.5))
+        got = plan.dcqcn_np[key] = (marks, float(r.uniform(0.6, 0.9)), since_boot)
+    return got
+
+
+def dcqcn_values(plan, h: int, nic, times: np.ndarray) -> dict:
+    """mlx5's DCQCN counters of a RoCE port at true `times` (cumulative since boot).
+
+    The model (the simulator's, not a vendor's): a switch queue past its ECN threshold marks the packets it
+    forwards to a port; that port, the notification point, counts them (np_ecn_marked_roce_packets) and answers
+    with CNPs (np_cnp_sent), fewer than the marks since marks on one QP within min_time_between_cnps get one
+    CNP; the senders, reaction points, count the CNPs they receive (rp_cnp_handled). A port's senders are its
+    rail peers: each peer's CNPs are spread evenly over the other hosts of the rail. Healthy fabric: a few marks
+    a second or less (incast moments), more on ports with normal congestion (``plan.pause_level``), none
+    while the link is down or without RDMA traffic; a scenario adds ``plan.nic_extra[...]["_np_ecn_marked"]``
+    (marks a second). rp_cnp_ignored (CNPs received on a priority whose congestion control is off) stays 0:
+    the simulated rails run DCQCN on the RoCE priority. The frontend port carries no RDMA: all four stay 0."""
+    if nic.rail is None:
+        return {name: np.zeros(len(times), dtype=np.int64) for name in CONG_COUNTERS}
+    marks, share, hist = _np_marks(plan, h, nic)
+    peers = [o for o in range(plan.cluster.cfg.nodes) if o != h]
+    received = np.zeros(plan.T)
+    received_hist = 0.0
+    for o in peers:
+        pm, ps, ph = _np_marks(plan, o, plan.cluster.hosts[o].rails[nic.rail])
+        received += pm * ps / len(peers)
+        received_hist += ph * ps / len(peers)
+    return {"np_ecn_marked_roce_packets": int(hist) + _cum(plan, marks, times),
+            "np_cnp_sent": int(hist * share) + _cum(plan, marks * share, times),
+            "rp_cnp_handled": int(received_hist) + _cum(plan, received, times),
+            "rp_cnp_ignored": np.zeros(len(times), dtype=np.int64)}
+
+
 def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, dict]:
     """(counters, hw_counters) of one port at true `times`, from its ethtool model `eth`."""
     n = len(times)
@@ -192,6 +245,8 @@ def ib_values(plan, h: int, nic, eth: dict, times: np.ndarray) -> tuple[dict, di
     hw["out_of_buffer"] = g("rx_out_of_buffer")
     hw["rx_write_requests"] = c["unicast_rcv_packets"] // 4
     hw["rx_read_requests"] = c["unicast_rcv_packets"] // 64
+    if not nic.infiniband:
+        hw.update(dcqcn_values(plan, h, nic, times))
     return c, hw
 
 
@@ -199,6 +254,7 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
     """The collector's ``grep -H`` of one port every sample: marker, the port's attribute files, its
     counters and hw_counters (names sorted; grep prints the order the folder lists them in)."""
     c, hw = ib_values(plan, h, nic, eth, times)
+    hw_names = sorted(hw)
     base = f"/sys/class/infiniband/{nic.rdma}/ports/1"
     out = []
     for j, t in enumerate(times):
@@ -210,7 +266,7 @@ def sysfs_series(plan, h: int, nic, eth: dict, times: np.ndarray, stamps_host: n
         out.append(f"{base}/rate:{gbps} Gb/sec ({width}X {speed})\n")
         out.append(f"{base}/link_layer:{nic.link_layer}\n")
         out.extend(f"{base}/counters/{name}:{int(c[name][j])}\n" for name in COUNTERS)
-        out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in HW_COUNTERS)
+        out.extend(f"{base}/hw_counters/{name}:{int(hw[name][j])}\n" for name in hw_names)
     return "".join(out).encode()
 
 

@@ -105,6 +105,8 @@ class Plan:
     frontend_trickle: dict = field(default_factory=dict)
     #: boot messages of a real fleet in dmesg (link down before up, corrected PCIe AER)
     noisy_boot: bool = False
+    #: (host, iface) -> the RoCE port's ECN marks a second, CNP share, marks since boot (fmt_infiniband's cache)
+    dcqcn_np: dict = field(default_factory=dict)
 
     def __post_init__(self):
         n, g = self.cluster.cfg.nodes, self.cluster.cfg.gpus_per_node

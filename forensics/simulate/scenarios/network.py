@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from forensics.simulate.config import rng
 from forensics.simulate.plan import Crash, Plan
 from forensics.simulate.scenarios.base import (
     _fault_at, _ib_error_lines, _names, _others, _rate, _timeout, scenario,
@@ -34,14 +35,25 @@ def _pfc_storm(plan: Plan, r) -> None:
         e2["rx_prio3_pause"] = _rate(plan, ts + 6, te, r.uniform(3000, 9000), ramp=30)
         e2["rx_prio3_pause_duration"] = _rate(plan, ts + 6, te, r.uniform(60000, 160000), ramp=30)
         peers.append(o)
+    # ECN before PFC: the switch queue toward the storming port stays past its ECN threshold, so the packets it
+    # forwards there are marked (that port's np_ecn_marked_roce_packets, np_cnp_sent; its senders' rp_cnp_handled);
+    # the pauses spreading to the peers back up their queues less (fmt_infiniband.dcqcn_values; own generator, so
+    # the draws above keep their values)
+    re = rng(cl.cfg.seed, "pfc_storm_ecn", h, nic.iface)
+    extra["_np_ecn_marked"] = _rate(plan, ts, te, re.uniform(50000, 200000), ramp=15)
+    for o in peers:
+        plan.nic_extra[(o, cl.hosts[o].rails[rail].iface)]["_np_ecn_marked"] = _rate(
+            plan, ts + 6, te, re.uniform(1000, 8000), ramp=30)
     plan.comm_factor = np.maximum(plan.comm_factor, plan.ramp(ts, te, 20.0, 2.4))
     plan.truth("pfc_storm", _names(plan, [h]), nic.iface, ts, te,
                ["ethtool:tx_prio3_pause", "ethtool:tx_prio3_pause_duration", "ethtool:rx_prio3_pause",
                 "ethtool:rx_prio3_pause_duration", "ethtool:tx_pause_storm_warning_events",
-                "ethtool:tx_pause_storm_error_events"])
+                "ethtool:tx_pause_storm_error_events", "infiniband:hw_counters/np_ecn_marked_roce_packets",
+                "infiniband:hw_counters/np_cnp_sent"])
     for o in peers:
         plan.truth("pfc_storm", _names(plan, [o]), cl.hosts[o].rails[rail].iface, ts + 6, te,
-                   ["ethtool:rx_prio3_pause (pauses spreading from the storming port)"], effect=True)
+                   ["ethtool:rx_prio3_pause (pauses spreading from the storming port)",
+                    "infiniband:hw_counters/rp_cnp_handled (CNPs from the storming port)"], effect=True)
     plan.truth("busy_but_slow", _names(plan, range(cl.cfg.nodes)), None, ts, te,
                ["nvidia_smi:utilization.gpu stays ~100% while power.draw falls (NCCL spin-wait)",
                 "ethtool:tx_bytes_phy rate falls"], effect=True)
