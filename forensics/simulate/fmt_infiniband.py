@@ -203,13 +203,13 @@ def dcqcn_values(plan, h: int, nic, times: np.ndarray) -> dict:
     if nic.rail is None:
         return {name: np.zeros(len(times), dtype=np.int64) for name in CONG_COUNTERS}
     marks, share, hist = _np_marks(plan, h, nic)
-    peers = [o for o in range(plan.cluster.cfg.nodes) if o != h]
-    received = np.zeros(plan.T)
-    received_hist = 0.0
-    for o in peers:
-        pm, ps, ph = _np_marks(plan, o, plan.cluster.hosts[o].rails[nic.rail])
-        received += pm * ps / len(peers)
-        received_hist += ph * ps / len(peers)
+    rail = plan.dcqcn_np.get(("rail", nic.rail))
+    if rail is None:  # the CNPs every port of the rail sends (once per plan: a host's peers are the rail less itself)
+        ports = [_np_marks(plan, o, host.rails[nic.rail]) for o, host in enumerate(plan.cluster.hosts)]
+        rail = plan.dcqcn_np[("rail", nic.rail)] = (sum(m * s for m, s, _ in ports), sum(b * s for _, s, b in ports))
+    peers = max(plan.cluster.cfg.nodes - 1, 1)
+    received = np.maximum(rail[0] - marks * share, 0.0) / peers
+    received_hist = max(rail[1] - hist * share, 0.0) / peers
     return {"np_ecn_marked_roce_packets": int(hist) + _cum(plan, marks, times),
             "np_cnp_sent": int(hist * share) + _cum(plan, marks * share, times),
             "rp_cnp_handled": int(received_hist) + _cum(plan, received, times),
