@@ -123,8 +123,8 @@ def test_power_temperature_clocks_h100():
     g = gpu(res)
     assert (g["name"], g["architecture"], g["driver_version"], g["cuda_version"]) == ("NVIDIA H100 80GB HBM3", "Hopper", "545.23.08", "12.3")
     assert (g["mig_mode"], g["persistence_mode"], g["pcie_gen_max"], g["vbios"]) == ("Disabled", "Enabled", 5, "96.00.74.00.0D")
-    # the shell prompt line is the one line not used
-    assert res.unparsed["line_no"].to_list() == [1]
+    # the shell prompt line is the command (meta), not an unparsed line
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]
 
 
 def test_power_old_enforced_limit_and_new_average_draw():
@@ -242,11 +242,11 @@ def test_xml_truncated_and_multi_document():
     s = res.tables["gpu_samples"]
     assert s["sample_no"].to_list() == [0, 1] and s["ts"].to_list() == [t0, t0 + dt.timedelta(minutes=1)]
     assert res.tables["gpus"].height == 1 and res.unparsed.height > 0
-    # pasted with the command above and a prompt below: both lines reported, the GPU kept
+    # pasted with the command above and a prompt below: the command is meta, the empty prompt unparsed, the GPU kept
     small = load("qx-gtx1070ti-v10-trimmed.xml.txt")
     res = run(b"$ nvidia-smi -q -x\n" + small + b"user@host:~$ \n")
     assert res.tables["gpus"]["name"].to_list() == ["GeForce GTX 1070 Ti"]
-    assert res.unparsed["line_no"].to_list() == [1, 49]
+    assert res.unparsed["line_no"].to_list() == [49] and [c["line_no"] for c in res.meta["commands"]] == [1]
 
 
 # ---------------------------------------------------------------- --query-gpu CSV
@@ -276,8 +276,8 @@ def test_csv_bracketed_na_is_null_and_prompt_line_is_named():
     s = res.tables["gpu_samples"]
     assert s.select("mem_total_mib", "mem_used_mib", "util_pct", "power_w", "temp_c").rows() == [
         (None, None, 0.0, 11.17, 35.0)]  # "[N/A]" is no value, not a bad row
-    assert res.unparsed.select("line_no", "reason").rows() == [
-        (1, "shell prompt or command line, not nvidia-smi output")]
+    # the prompt line above it is the command that printed it: a fact (meta), not an unparsed line
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]
 
 
 def test_csv_noheader_inferred_omniopt():
@@ -436,8 +436,8 @@ def test_nvlink_h800_prompts_comments_and_raw_counters():
         ["data"], ["data"], ["raw"]]
     assert set(df["gpu"].to_list()) == {0} and df["link"].max() == 7
     reasons = dict(res.unparsed.select("line_no", "reason").rows())
-    assert reasons[2] == reasons[22] == reasons[40] == "command line or prompt, not nvidia-smi output"
-    assert len(reasons) == 5 and reasons[1] == "not part of nvidia-smi nvlink output"  # + a comment after the GPU
+    assert [c["line_no"] for c in res.meta["commands"]] == [2, 22, 40]  # the three prompts: meta, not unparsed
+    assert len(reasons) == 2 and reasons[1] == "not part of nvidia-smi nvlink output"  # + a comment after the GPU
     res = run(load("nvlink-gt-r-8xh800-525-elided.txt"))
     assert nvl(res)["gpu"].unique().sort().to_list() == [0, 1, 2, 6, 7]
     assert "elision" in res.unparsed.filter(pl.col("text") == "...")["reason"][0]
@@ -639,7 +639,7 @@ def test_q_d_clock_windows_398_and_old_temperature_key():
     res = run(load("q-d-clock-6gpu-398-windows-prompt.txt"))
     s = sample(res)
     assert (s["sm_clock_mhz"], s["gr_clock_mhz"], s["mem_clock_mhz"], s["max_sm_clock_mhz"]) == (1835.0, 1835.0, 5508.0, 1974.0)
-    assert res.unparsed["line_no"].to_list() == [1]  # the Windows prompt + command
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]  # Windows prompt + command
     # "Gpu : 49 C" of drivers before ~340 (real lines of a 304.108 -q -d TEMPERATURE)
     old = (b"GPU 0000:01:05.0\n    Temperature\n        Gpu                     : 49 C\n")
     assert sample(run(old))["temp_c"] == 49.0
@@ -653,7 +653,7 @@ def test_q_fragment_without_gpu_line():
     assert res.meta["variant"] == "q-text-fragment"
     row = sample(res)
     assert row["reason_gpu_idle"] is True and row["reason_sw_power_cap"] is False and row["pci_bus_id"] is None
-    assert res.unparsed["line_no"].to_list() == [1]
+    assert res.unparsed.height == 0 and res.meta["commands"][0]["command"].startswith("$ nvidia-smi -q | grep")
 
 
 def test_topo_markdown_indented_rows_and_wrapped_legend():
@@ -799,11 +799,11 @@ def test_plain_table_processes_block_alone():
 
 
 def test_plain_table_prompt_and_second_snapshot():
-    """A prompt line is unparsed with its reason; a second date line after GPU rows starts sample 1."""
+    """A prompt line is the command (meta); a second date line after GPU rows starts sample 1."""
     t = load("table-525-fan-err-name-cut-eprocess.txt").decode()
     data = ("$ nvidia-smi\nTue Sep  3 23:10:20 2024\n" + t + "\nTue Sep  3 23:10:21 2024\n" + t + "\n").encode()
     res = run(data, tz="UTC")
-    assert res.unparsed["reason"].to_list() == ["not nvidia-smi output (command or prompt line?)"]
+    assert res.unparsed.height == 0 and res.meta["commands"] == [{"line_no": 1, "command": "$ nvidia-smi"}]
     assert res.tables["gpu_samples"].select("sample_no", "ts").rows() == [
         (0, dt.datetime(2024, 9, 3, 23, 10, 20, tzinfo=UTC)), (1, dt.datetime(2024, 9, 3, 23, 10, 21, tzinfo=UTC))]
 
@@ -870,3 +870,47 @@ def test_plain_table_long_hostile_line_is_refused_quickly():
     res = run(data)
     assert time.process_time() - t < 5
     assert res.unparsed["reason"].to_list() == ["line longer than 512 characters: not the nvidia-smi table"]
+
+
+# bash's `time` report as ilyam8 pasted it (netdata/netdata issue 10362, 2020-12-10: comma decimals, spaces
+# after the tab of `sys`), around the 2x3090 CSV fixture's rows: the only real paste of a timed nvidia-smi with
+# its output found was a held-out file, so the shell lines and the rows are two real captures put together here
+_TIMED = ("[ilyam@pc ~]$ time nvidia-smi --query-gpu=index,name,driver_version,temperature.gpu,utilization.gpu,"
+          "utilization.memory,memory.total,memory.used --format=csv\n"
+          + (FX / "nvidia_smi--csv-header-units-2x3090-515.csv.txt")
+          .read_text() + "\nreal\t0m0,388s\nuser\t0m0,007s\nsys\t    0m0,034s\n")
+
+
+def test_prompt_and_shell_time_report_around_a_paste_are_facts_not_unparsed():
+    res = nvidia_smi.parse(_TIMED.encode(), ParseContext(host="h"))
+    check_accounting(res, _TIMED.encode(), "timed")
+    assert res.unparsed.height == 0 and res.tables["gpu_samples"].height == 2
+    (cmd,) = res.meta["commands"]
+    assert cmd["line_no"] == 1 and "time nvidia-smi --query-gpu=index" in cmd["command"]
+    assert res.meta["shell_time"] == [{"line_no": 6, "real_s": 0.388, "user_s": 0.007, "sys_s": 0.034}]
+    # a lone `real` line, or the three lines out of order, is not a time report: unparsed as before
+    half = nvidia_smi.parse((_TIMED.rsplit("user", 1)[0]).encode(), ParseContext(host="h"))
+    assert half.unparsed["text"].to_list() == ["real\t0m0,388s"] and "shell_time" not in half.meta
+    # real fixtures: the Windows prompt of a -q -d CLOCK paste and the `#`/`>` prompts of nvlink pastes
+    win = nvidia_smi.parse((FX / "nvidia_smi--q-d-clock-6gpu-398-windows-prompt.txt").read_bytes(), ParseContext())
+    assert win.unparsed.height == 0 and win.meta["commands"][0]["command"].endswith("nvidia-smi.exe -q -d CLOCK")
+    nvl = nvidia_smi.parse((FX / "nvidia_smi--nvlink-gt-r-8xh800-525-elided.txt").read_bytes(), ParseContext())
+    assert [c["line_no"] for c in nvl.meta["commands"]] and nvl.unparsed["text"].to_list() == ["..."]
+    # a line that only mentions nvidia-smi is not a command line
+    err = nvidia_smi.parse(b"nvidia-smi: command not found\n" + _TIMED.split("\n", 1)[1].encode(), ParseContext())
+    assert "commands" not in err.meta and err.unparsed["text"].to_list()[0] == "nvidia-smi: command not found"
+
+
+def test_q_paste_that_starts_inside_a_gpu_record():
+    # fastfetch issue 1029 (CarterLi's -q of a GTX 1060 Max-Q, driver 55x): the stored paste starts inside ECC Errors
+    res = run(load("q-starts-mid-record-ecc-gtx1060-maxq.txt"))
+    assert (res.lines, res.unparsed.height, res.meta["variant"], res.meta["cut_lines"]) == (30, 0, "q-text-fragment", 14)
+    row = sample(res)
+    assert (row["pci_bus_id"], row["temp_c"], row["power_w"]) == (None, 51.0, 31.83)
+    # the next GPU record after the cut one is read as usual, in the same snapshot
+    nxt = load("q-starts-mid-record-ecc-gtx1060-maxq.txt") + b"GPU 00000000:02:00.0\n    Temperature\n        GPU Current Temp : 40 C\n"
+    s = run(nxt).tables["gpu_samples"]
+    assert s.select("gpu", "pci_bus_id", "temp_c").rows() == [(0, None, 51.0), (1, "0000:02:00.0", 40.0)]
+    # indented prose (no "key : value") before any GPU is not taken for a record: unparsed as before
+    prose = run(b"        see the output below\n" + load("q-d-performance-v100-410.txt"))
+    assert prose.unparsed["line_no"].to_list() == [1] and "cut_lines" not in prose.meta

@@ -88,11 +88,13 @@ from forensics import schema
 from forensics.sources._base import (
     ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
+from forensics.sources._shell import take_shell_lines
 from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, table, topo
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 4  # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
+VERSION = 5  # 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
+# 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt and the plain nvidia-smi table: GPU "
                "inventory, samples, processes "
@@ -122,6 +124,18 @@ def sniff_stated(head: bytes, hints: dict) -> Sniff:
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    res = _parse(data, ctx)
+    if res.meta.get("variant") == "unknown" or not res.unparsed.height:
+        return res
+    # the prompt with the nvidia-smi command above a paste, and bash's `time` report below it: facts, not junk
+    up, facts = take_shell_lines(res.unparsed, r"nvidia-smi")
+    if facts:
+        res.unparsed = up
+        res.meta = {**res.meta, **facts}
+    return res
+
+
+def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts = lines["text"].to_list()
     n = len(texts)

@@ -178,6 +178,8 @@ def parse(texts: list[str], ctx) -> Parts:
     pending: tuple[int, str, int] | None = None  # a section header not yet shown to have entries
     banners = 0
     fragments = 0
+    cut_above = False  # inside the first, headless section of a paste that starts mid-record
+    cut_lines = 0
 
     def new_snap(marker_ts=None) -> dict[str, Any]:
         s = {"marker_ts": marker_ts, "local": None, "driver": None, "cuda": None, "banner": False,
@@ -205,12 +207,28 @@ def parse(texts: list[str], ctx) -> Parts:
                 up.append((pending[0], pending[1], "section header without entries"))
                 pending = None
         if ind:  # the hot path: a line inside a GPU section
+            if cut_above:
+                if ind > 4:  # still inside the section whose header is above the paste
+                    cut_lines += 1
+                    continue
+                cut_above = False
             if gpu is None and cur is None and ind == 4 and value is None and key in SECTIONS:
                 # a pasted block of one GPU section without its "GPU <bus id>" line ("-q | grep -A8 ...")
                 cur = new_snap()
                 gpu = {"line_no": ln, "pci_bus_id": None}
                 cur["gpus"].append(gpu)
                 fragments += 1
+            elif gpu is None and cur is None and ind >= 8 and ind % 4 == 0 and value is not None:
+                # a paste that starts inside a GPU record: its first lines belong to a section whose header
+                # (and the GPU's "GPU <bus id>" line) are above the paste, so their path is unknown: they are
+                # -q lines of that GPU, counted (meta cut_lines), not placed; from its next section on the GPU
+                # is read as a fragment of unknown bus id
+                cur = new_snap()
+                gpu = {"line_no": ln, "pci_bus_id": None}
+                cur["gpus"].append(gpu)
+                fragments += 1
+                cut_above, cut_lines = True, 1
+                continue
             if gpu is None:
                 up.append((ln, raw, "indented line outside a GPU section"))
                 continue
@@ -238,6 +256,7 @@ def parse(texts: list[str], ctx) -> Parts:
                 pending = (ln, raw, ind)
             continue
         inds, names = [], []
+        cut_above = False
         if line.startswith(MARKER_PREFIX):
             p = parse_marker(line)
             if p is None:
@@ -298,6 +317,8 @@ def parse(texts: list[str], ctx) -> Parts:
                 out.gpus.append(g)
     out.meta = {"variant": "q-text" if banners else "q-text-fragment" if fragments else "q-text-partial",
                 "snapshots": sum(1 for s in snaps if s["gpus"])}
+    if cut_lines:
+        out.meta["cut_lines"] = cut_lines  # lines of a section cut off above the paste (read, not placed)
     drivers = sorted({s["driver"] for s in snaps if s["driver"]})
     if drivers:
         out.meta["driver_version"] = drivers[0] if len(drivers) == 1 else drivers
