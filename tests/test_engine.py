@@ -65,7 +65,7 @@ def test_detect_groups_are_not_smaller_than_their_minimum():
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, tmp_path):
-    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0)
     engine.executor.slots = 3  # 4 hosts in 3 groups: one group of two, cross-host work in the reduce
     got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=engine))
     want = local[scenario]
@@ -77,10 +77,46 @@ def test_map_reduce_finds_what_the_local_engine_finds(bundles, local, scenario, 
     assert all(v >= 0 for v in engine.timings.values())
 
 
+def test_a_small_input_maps_as_one_task_each(bundles, local, tmp_path):
+    """Below the local ingest's PARALLEL_MIN_BYTES of raw data (where the local engine parses in its own
+    process) each map is a single task, whatever the slots: one worker's imports and one DuckDB
+    catalog, not one per slot; the findings are the same. At or above it, a group per slot."""
+    from forensics.ingest.pool import PARALLEL_MIN_BYTES
+
+    class Counting(SerialExecutor):
+        slots = 3
+
+        def __init__(self):
+            self.tasks = []
+
+        def map(self, fn, items):
+            self.tasks.append((fn.__name__, len(items)))
+            return super().map(fn, items)
+
+    scenario = "pfc_storm+xid_79"
+    engine = MapReduce(Counting(), min_group_hosts=1)
+    assert engine.parallel_min_bytes is None  # (the local ingest's threshold)
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path / "small", engine=engine))
+    assert got == local[scenario]
+    assert engine.executor.tasks == [("parse_group", 1), ("detect_group", 1)]
+    assert bundles[scenario].stat().st_size < PARALLEL_MIN_BYTES
+    # the same input above a lower threshold: three groups each (4 hosts, 3 slots)
+    size = bundles[scenario].stat().st_size
+    engine = MapReduce(Counting(), min_group_hosts=1, parallel_min_bytes=size // 100)
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path / "big", engine=engine))
+    assert got == local[scenario]
+    assert engine.executor.tasks == [("parse_group", 3), ("detect_group", 3)]
+    # tables already parsed (no parse this run): the detect map measures the input itself
+    engine = MapReduce(Counting(), min_group_hosts=1)
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path / "big", engine=engine))
+    assert got == local[scenario]
+    assert engine.executor.tasks == [("detect_group", 1)]
+
+
 def test_same_findings_with_the_maps_derived_relations_cached(bundles, local, tmp_path):
     """Big inputs get their NIC rates derived (numpy) and cached per host group; forced here."""
     scenario = "pfc_storm+xid_79"
-    engine = MapReduce(SerialExecutor(), derive="always", min_group_hosts=1)
+    engine = MapReduce(SerialExecutor(), derive="always", min_group_hosts=1, parallel_min_bytes=0)
     engine.executor.slots = 2
     got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=engine))
     assert got == local[scenario]
@@ -111,7 +147,7 @@ def test_the_map_reads_no_footer_its_driver_read(bundles, local, tmp_path, monke
 
     monkeypatch.setattr(_build.pq, "ParquetFile", counting)
     monkeypatch.setattr(mapstep, "detect_group", group)
-    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0)
     engine.executor.slots = 2
     got = _comparable(analyze_paths([bundles["pfc_storm+xid_79"]], cache_dir=tmp_path, engine=engine))
     assert got == local["pfc_storm+xid_79"]
@@ -124,7 +160,7 @@ def test_same_findings_in_a_time_window_and_for_some_kinds(bundles, local, tmp_p
         + dt.timedelta(seconds=30)
     kw = dict(since=t0, until=t0 + dt.timedelta(seconds=90), only={"pfc_storm", "busy_but_slow", "collective_timeout", "anomaly"})
     want = _comparable(analyze_paths([path], cache_dir=tmp_path, **kw))
-    got = _comparable(analyze_paths([path], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1), **kw))
+    got = _comparable(analyze_paths([path], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0), **kw))
     assert got == want
 
 
@@ -134,7 +170,7 @@ def test_ray_engine_finds_what_the_local_engine_finds(ray_local, bundles, local,
     executor = RayExecutor()
     assert executor.slots == 2  # the session's local Ray (ray.init(num_cpus=2)), not a new one
     scenario = "pfc_storm+xid_79"
-    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=MapReduce(executor, min_group_hosts=1)))
+    got = _comparable(analyze_paths([bundles[scenario]], cache_dir=tmp_path, engine=MapReduce(executor, min_group_hosts=1, parallel_min_bytes=0)))
     assert got == local[scenario]
 
 
@@ -242,11 +278,11 @@ def test_detector_parameters_reach_the_map_step(with_train_log, tmp_path):
     analysis on both engines; without it neither engine states a shortfall."""
     want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
     assert len(_shortfall(want)) == 1  # the parameter took effect
-    engine = MapReduce(SerialExecutor(), min_group_hosts=1)
+    engine = MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0)
     engine.executor.slots = 3
     got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=engine, params=PARAMS))
     assert got == want
-    plain = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1)))
+    plain = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0)))
     assert _shortfall(plain) == []
 
 
@@ -254,7 +290,7 @@ def test_ray_engine_takes_detector_parameters(ray_local, with_train_log, tmp_pat
     from forensics.engine.executors import RayExecutor
 
     want = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, params=PARAMS))
-    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor(), min_group_hosts=1), params=PARAMS))
+    got = _comparable(analyze_paths([with_train_log], cache_dir=tmp_path, engine=MapReduce(RayExecutor(), min_group_hosts=1, parallel_min_bytes=0), params=PARAMS))
     assert len(_shortfall(got)) == 1 and got == want
 
 

@@ -30,24 +30,49 @@ def detect_groups(n: int, slots: int, min_hosts: int) -> list[list[int]]:
 MIN_GROUP_HOSTS = 32
 
 
+def input_is_small(root, hosts: list[str], plan=None, least: int | None = None) -> bool:
+    """Whether the raw data of `hosts` under `root` (or in the archive's member `plan`) is below
+    `least` bytes, by default the local ingest's PARALLEL_MIN_BYTES, below which the local engine
+    parses in its own process: then each map runs as a single task, so that both engines do the
+    same work on small inputs (on 64 nodes x 30 s, two groups cost a second worker's imports, a
+    second DuckDB catalog and, from an archive, a second stream of it: benchmarks/results/fleet_scale-2026-12-07.md)."""
+    from forensics.ingest.archive import read_plan
+    from forensics.ingest.pool import PARALLEL_MIN_BYTES, input_bytes
+
+    least = PARALLEL_MIN_BYTES if least is None else least
+    if least <= 0:
+        return False
+    if plan is None:
+        plan = read_plan(Path(root), hosts)
+    return input_bytes(Path(root), hosts, plan) < least
+
+
 class MapReduce:
     """An engine on `executor` (:mod:`forensics.engine.executors`). ``timings`` holds the wall seconds
     of each step of the last analysis (parse, detect_map, reduce), the reduce's CPU seconds
     (reduce_cpu) and the map tasks' CPU seconds by step, summed over groups (detect_map_cpu_<step>).
-    `min_group_hosts`: hosts per group of the detect map, at least (:data:`MIN_GROUP_HOSTS`)."""
+    `min_group_hosts`: hosts per group of the detect map, at least (:data:`MIN_GROUP_HOSTS`).
+    `parallel_min_bytes`: below this much raw data both maps run as one task (:func:`input_is_small`;
+    None: the local ingest's threshold; 0: never)."""
 
-    def __init__(self, executor, derive: str = "lazy", min_group_hosts: int = MIN_GROUP_HOSTS):
+    def __init__(self, executor, derive: str = "lazy", min_group_hosts: int = MIN_GROUP_HOSTS,
+                 parallel_min_bytes: int | None = None):
         self.executor = executor
         self.derive = derive  # the map catalogs' derived relations (forensics.db.derived)
         self.min_group_hosts = max(1, min_group_hosts)
+        self.parallel_min_bytes = parallel_min_bytes
         self.timings: dict[str, float] = {}
+        self._small: tuple[str, bool] | None = None  # (root, small) of the last input parsed here
 
     # step 1: parse (the bundle's tables/, as the local ingest writes them)
     def _parse_hosts(self, root: str, hosts: list[str], source, work: str) -> dict:
         from forensics.engine.mapstep import parse_group
 
+        small = input_is_small(root, hosts, None if source is None else source[1], self.parallel_min_bytes)
+        self._small = (str(root), small)
         per_slot = 1 if source is not None else 4  # each group of an archive streams the whole archive
-        items = [(root, hosts, g, source, work) for g in groups_of(len(hosts), self.executor.slots, per_slot)]
+        groups = [list(range(len(hosts)))] if small and hosts else groups_of(len(hosts), self.executor.slots, per_slot)
+        items = [(root, hosts, g, source, work) for g in groups]
         out: dict = {}
         for part in self.executor.map(parse_group, items):
             out.update(part)
@@ -79,7 +104,12 @@ class MapReduce:
         from forensics.engine.reduce import reduce_findings
 
         hosts = list(bundle.hosts)
-        groups = detect_groups(len(hosts), self.executor.slots, self.min_group_hosts)
+        if self._small is not None and self._small[0] == str(bundle.root):
+            small = self._small[1]  # (known from this run's parse)
+        else:
+            small = input_is_small(bundle.root, hosts, least=self.parallel_min_bytes)
+        groups = [list(range(len(hosts)))] if small and hosts else \
+            detect_groups(len(hosts), self.executor.slots, self.min_group_hosts)
         memory = max(64 << 20, limits.duckdb_memory() // max(1, min(self.executor.slots, len(groups))))
         work = Path(tempfile.mkdtemp(prefix=".map-", dir=bundle.root))  # (where every node reads the bundle)
         try:

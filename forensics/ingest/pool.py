@@ -170,6 +170,14 @@ def raw_bytes(root: Path, hosts: list[str]) -> int:
     return total
 
 
+def input_bytes(root: Path, hosts: list[str], plan: tuple[str, dict] | None = None) -> int:
+    """The raw bytes of `hosts`: on disk under `root`, or as the archive's member `plan` lists them
+    (:func:`forensics.ingest.archive.read_plan`)."""
+    if plan:
+        return sum(size for members in plan[1].values() for _, size, _ in members)
+    return raw_bytes(root, hosts)
+
+
 def processes_for(root: Path, hosts: list[str], plan: tuple[str, dict] | None = None) -> int:
     """How many worker processes to parse `hosts` with (1: in this process)."""
     env = os.environ.get("FORENSICS_INGEST_PROCESSES")
@@ -179,8 +187,7 @@ def processes_for(root: Path, hosts: list[str], plan: tuple[str, dict] | None = 
         except ValueError:
             pass
     n = min(os.cpu_count() or 1, len(hosts), MAX_PROCESSES)
-    raw = sum(size for members in plan[1].values() for _, size, _ in members) if plan else raw_bytes(root, hosts)
-    if n < 2 or raw < PARALLEL_MIN_BYTES:
+    if n < 2 or input_bytes(root, hosts, plan) < PARALLEL_MIN_BYTES:
         return 1
     return n
 
