@@ -405,3 +405,33 @@ def test_untimed_needs_kernel_only_shapes_and_stays_out_of_timed_logs():
              b"pcieport 0000:00:1c.0: AER: can't find device of ID00e0\n")
     res = parse(mixed)
     assert res.tables["kernel_log"]["line_no"].to_list() == [1] and res.unparsed["line_no"].to_list() == [2, 3]
+
+
+def test_modules_linked_in_list_broken_by_the_paste_is_joined_back():
+    # a DMA-API warning pasted from a 154-column terminal: the module list is cut mid-word ("vmw_vsock_vir" /
+    # "tio_transport_common ..."), and so is the Code: line (its tail starts with a space: a continuation row)
+    name = "dmesg--dma-api-warning-modules-list-cut-at-width.txt"
+    data = (Path(__file__).parent / "fixtures" / "dmesg" / name).read_bytes()
+    res = dmesg.parse(data, ParseContext(host="h"))
+    assert (res.lines, res.unparsed.height) == (26, 0)
+    mods = res.tables["kernel_log"].filter(pl.col("line_no") == 4)["message"][0]
+    assert "vmw_vsock_virtio_transport vmw_vsock_virtio_transport_common vsock overlay" in mods
+    assert mods.endswith("[last unloaded: nova_core]") and res.tables["kernel_log"].filter(pl.col("line_no") == 5).height == 0
+    # a mail's word wrap at ~72 columns (linux-kernel, "Trying to vfree() nonexistent vm area", 2025): the list
+    # goes on over several lines, each break at a dropped space
+    mail = (b"[  156.768859] WARNING: CPU: 143 PID: 18534 at mm/vmalloc.c:3378\n"
+            b"vfree+0x2d0/0x320\n"
+            b"[  156.768874] Modules linked in: nvidia_uvm(O) svcrdma(O) ib_umad(O)\n"
+            b"rpcrdma(O) xprtrdma(O) rdma_ucm(O) rdma_cm(O) iw_cm(O) ib_iser(O)\n"
+            b"ib_ipoib(O) ib_cm(O) mlx5_fwctl(O) fwctl(O) xt_tcpudp xt_conntrack\n"
+            b"nft_compat xt_LOG nf_log_syslog nft_fib_ipv6 nft_masq nft_nat\n")
+    res = dmesg.parse(mail, ParseContext(host="h"))
+    mods = res.tables["kernel_log"].filter(pl.col("line_no") == 3)["message"][0]
+    assert mods.endswith("ib_umad(O) rpcrdma(O) xprtrdma(O) rdma_ucm(O) rdma_cm(O) iw_cm(O) ib_iser(O) ib_ipoib(O) "
+                         "ib_cm(O) mlx5_fwctl(O) fwctl(O) xt_tcpudp xt_conntrack nft_compat xt_LOG nf_log_syslog "
+                         "nft_fib_ipv6 nft_masq nft_nat")
+    # the symbol after the WARNING line is not a module list: it stays unparsed, as does any line that is not
+    # module names right after the list
+    assert res.unparsed["line_no"].to_list() == [2]
+    odd = dmesg.parse(mail + b"see the attached log\n", ParseContext(host="h"))
+    assert odd.unparsed["line_no"].to_list() == [2, 7]

@@ -25,7 +25,8 @@ Variants read (line by line; one file may mix them):
 - SONiC's syslog: a severity word between host and program (``sonic NOTICE swss#orchagent:``, into
   ``level``), container-qualified programs, and the year-first time of 2024 on
   (``2024 Feb 15 02:24:26.091224 host ...``, quality ``local``).
-- pasted in mail or forums: quote prefixes, a whole-paste indent, soft-wrapped lines (paste.py).
+- pasted in mail or forums: quote prefixes, a whole-paste indent, soft-wrapped lines, a ``Modules linked in:``
+  list broken by a terminal's width or a mail's word wrap (paste.py).
 - messages without any time (``dmesg -t``, a paste with the times cut off; untimed.py): only a
   file without a timed line, as a whole, with kernel-only shapes; quality ``none``.
 - Continuation lines (starting with whitespace: how dmesg and journalctl print the further lines
@@ -95,7 +96,7 @@ from forensics.sources.dmesg.prefixes import (
 from forensics.sources.dmesg.readers import NAME, NO_PREFIX, PROMPT
 from forensics.sources.dmesg.sniffing import sniff
 
-VERSION = 3
+VERSION = 4  # 4: a "Modules linked in:" list broken by the paste is joined back (paste.module_list_wrapped)
 TABLES = ("kernel_log", "syslog")
 DESCRIPTION = "kernel log: dmesg (raw, -T, --time-format iso, -x, -r), journalctl -k, kern.log/syslog"
 CHUNKABLE = True

@@ -68,3 +68,51 @@ def soft_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFram
         pl.when(pl.col("_tail").is_not_null()).then(pl.col("message") + pl.col("_tail")).otherwise(pl.col("message"))
         .alias("message")).drop("_tail")
     return rows, leftovers.join(joined.select("line_no"), on="line_no", how="anti")
+
+
+# the rest of a "Modules linked in:" list after a break: module names (with their taint flags) and the
+# "[last unloaded: x]" the kernel prints at its end (print_modules(), kernel/module/main.c), nothing else
+_MODULE_LIST_TAIL = r"^(?:[A-Za-z0-9_]+(?:\([A-Z+-]+\))?(?:[ \t]+|$))+(?:\[last unloaded: [^\]]*\][ \t]*)?$"
+WRAP_WIDTH = 80  # a line broken at or beyond this many characters was cut at a width (a terminal's, a pager's),
+# anywhere in a word; a shorter one by a word wrap (mail, forum), at a space that the wrap dropped
+
+
+def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame
+                        ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Join lines without a prefix (`leftovers`: line_no, text) that continue a "Modules linked in:" message
+    broken by the paste (the longest line the kernel prints: terminals and mail wrap it) to that message:
+    only lines that are nothing but module names (and the closing "[last unloaded: x]"), at least one with
+    an underscore or a taint flag, right after the message's line or after a tail already joined to it. The break is taken as mid-word (joined as is) when
+    the line before it is at least WRAP_WIDTH long, else as at a dropped space. Returns (rows with their
+    messages extended, leftovers not joined)."""
+    if not leftovers.height or not rows.height:
+        return rows, leftovers
+    heads = rows.filter(pl.col("message").str.contains("Modules linked in:", literal=True))
+    if not heads.height:
+        return rows, leftovers
+    # (plain words pass the shape too: a module name with "_" or a taint flag, or the closing bracket, is asked for)
+    cands = leftovers.filter(pl.col("text").str.contains(_MODULE_LIST_TAIL)
+                             & pl.col("text").str.contains(r"_|\([A-Z+-]+\)|\[last unloaded: ")).sort("line_no")
+    if not cands.height:
+        return rows, leftovers
+    texts = lines["text"]
+    head_of = {ln: ln for ln in heads["line_no"].to_list()}
+    tails: dict[int, str] = {}
+    used: list[int] = []
+    for ln, text in cands.select("line_no", "text").iter_rows():
+        head = head_of.get(ln - 1)
+        if head is None:
+            continue
+        before = texts[ln - 2].rstrip()
+        sep = "" if len(before) >= WRAP_WIDTH and not before.endswith((")", "]")) else " "
+        tails[head] = tails.get(head, "") + sep + text.strip()
+        head_of[ln] = head
+        used.append(ln)
+    if not used:
+        return rows, leftovers
+    tail = pl.DataFrame({"line_no": list(tails), "_tail": list(tails.values())},
+                        schema={"line_no": rows.schema["line_no"], "_tail": pl.String})
+    rows = rows.join(tail, on="line_no", how="left").with_columns(
+        pl.when(pl.col("_tail").is_not_null()).then(pl.col("message").str.strip_chars_end() + pl.col("_tail"))
+        .otherwise(pl.col("message")).alias("message")).drop("_tail")
+    return rows, leftovers.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
