@@ -372,3 +372,30 @@ def test_perfquery_x_missing_is_a_failed_command_on_infiniband_ports_only(tmp_pa
         (["perfquery", "-x", "-C", "mlx5_0", "-P", "1"], "not found", None)]
     assert sorted({c["argv"][-1].split("/")[4] for c in commands(m, "ibnode") if c["name"] == "ib_sysfs"}) == [
         "mlx5_0", "mlx5_1"]  # the sysfs read goes on for both ports
+
+
+#: the commands of issue 18's sources, each of which a node may lack (infiniband-diags, MFT, DCGM, nvidia-smi)
+ISSUE18_TOOLS = {"ibstat": "ibstat", "ib_perfquery_x": "perfquery", "mlxlink": "mlxlink", "mlnx_qos": "mlnx_qos",
+                 "dcgmi_diag": "dcgmi", "dcgmi_discovery": "dcgmi", "dcgmi_dmon": "dcgmi",
+                 "nvidia_smi_nvlink_status": "nvidia-smi", "nvidia_smi_nvlink_errors": "nvidia-smi"}
+
+
+def test_issue18_tools_missing_are_failed_commands(tmp_path, node_env):
+    """Issue 18's 'a collect spec that degrades to a failed command when the tool is missing': on a node with an
+    InfiniBand and a RoCE port and none of the tools, each of their commands is recorded as failed (not found,
+    no raw file) and the collection still succeeds."""
+    node_env({})  # no stand-in tools at all
+    ib = Path(os.environ["FORENSICS_SYSFS_ROOT"]) / "class/infiniband"
+    for dev, layer in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
+        (ib / dev / "ports/1").mkdir(parents=True)
+        (ib / dev / "ports/1/link_layer").write_text(layer + "\n")
+    assert cmain.main(["--duration", "0", "--out", str(tmp_path / "p.tar"), "--host", "bare", "--quiet"]) == 0
+    by: dict = {}
+    for c in commands(members(tmp_path / "p.tar"), "bare"):
+        by.setdefault(c["name"], []).append(c)
+    for name, tool in ISSUE18_TOOLS.items():
+        assert by.get(name), f"{name}: not run"
+        for c in by[name]:
+            assert c["argv"][0] == tool and c["error"] == "not found" and c["raw_file"] is None, c
+    assert sorted(c["argv"][2] for c in by["mlxlink"]) == ["mlx5_0", "mlx5_1"]
+    assert sorted(c["argv"][-1] for c in by["mlnx_qos"]) == ["ens1f0np0", "ens2f0np0"]

@@ -3,6 +3,7 @@ inventory the collector expands its sysfs read over, and values that are no coun
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from forensics.collect import node
 from forensics.collect.main import expand_items
@@ -102,3 +103,14 @@ def test_perfquery_x_runs_on_infiniband_ports_only(tmp_path, monkeypatch):
 def test_no_rdma_port_means_no_sysfs_read(tmp_path, monkeypatch):
     monkeypatch.setenv("FORENSICS_SYSFS_ROOT", str(tmp_path))
     assert node.ib_ports() == [] and expand_items(by_name()["ib_sysfs"], ["eth0"], []) == []
+
+
+def test_ibv_devinfo_from_a_sosreport_gives_the_gid_table():
+    """sos's infiniband plugin runs ``ibv_devinfo -v`` (sos @5c7e63e, plugins/infiniband.py): its GID lines are read."""
+    hit = sos.pick("sos_commands/infiniband/ibv_devinfo_-v")
+    assert hit == ("infiniband", "ibv_devinfo_-v.txt", {})
+    fixture = Path(__file__).parent / "fixtures" / "infiniband" / "infiniband--ibv-devinfo-v-magnate3-rxe-port-gids.txt"
+    res = PARSER.parse(fixture.read_bytes(), ParseContext(host="n1", file="hosts/n1/raw/infiniband/" + hit[1]))
+    gids = res.tables["ib_gids"]
+    assert gids.height == 2 and set(gids["tool"]) == {"ibv_devinfo"} and set(gids["port"]) == {1}
+    assert "::ffff:10.11.11.251" in gids["address"].to_list()

@@ -22,8 +22,9 @@ tests/fixtures/infiniband. A PMA that does not (the mlx5 kernel driver answers P
 device has vport counters and declares only the extended width, ``CapMask: 0x200``: drivers/infiniband/
 hw/mlx5/mad.c ``process_pma_cmd``) prints the data and packet counters alone, and the 32-bit sysfs
 counter is all there is. perfquery needs the umad device (root by default); without it, or without
-infiniband-diags, the command is recorded as failed. sosreport's infiniband plugin keeps ``ibstat``,
-``ibstatus`` and ``perfquery -C <dev> -P <port>`` of each active IB port.
+infiniband-diags, the command is recorded as failed. sosreport's infiniband plugin (sos @5c7e63e) keeps ``ibstat``,
+``ibstatus``, ``ibv_devinfo -v`` (the GID tables are read from it) and ``perfquery -C <dev> -P <port>`` of each
+active IB port; it copies no sysfs counters and runs no ``rdma statistic``.
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ DESCRIPTOR = Descriptor(
     sosreport=(
         SosPath(r"^sos_commands/infiniband/ibstat$", "sos_commands/infiniband/ibstat"),
         SosPath(r"^sos_commands/infiniband/ibstatus$", "sos_commands/infiniband/ibstatus"),
+        # ibv_devinfo -v of every device: its GID[n] lines (each port's addresses) are read
+        SosPath(r"^sos_commands/infiniband/ibv_devinfo_-v$", "sos_commands/infiniband/ibv_devinfo_-v"),
         SosPath(r"^sos_commands/infiniband/perfquery_-C_(?P<device>[A-Za-z0-9_.:-]+)_-P_(?P<port>[0-9]+)$",
                 "sos_commands/infiniband/perfquery_-C_mlx5_0_-P_1", name="perfquery_-C_{device}_-P_{port}.txt"),
     ),
