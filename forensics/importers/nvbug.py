@@ -10,7 +10,8 @@ by a blank line.
 
 Each source declares the sections it reads (``bug_report`` in ``forensics/sources/<name>_spec.py``):
 dmesg (-> dmesg), the NVIDIA kernel messages (-> dmesg; syslog/journal lines), ``nvidia-smi --query``
-(-> nvidia_smi), ``numactl -H`` (-> numactl); the prologue gives the host (``uname: Linux <host>
+(-> nvidia_smi), ``nvidia-smi nvlink --status`` and ``--errorcounters`` (-> nvlink), ``numactl -H`` (-> numactl),
+and more (each source's spec says); the prologue gives the host (``uname: Linux <host>
 <release> ...``) and kernel release.
 
 >>> text = ("____________________________________________\\n\\nStart of NVIDIA bug report log file.\\n\\n"
@@ -153,11 +154,11 @@ def split_report(data: bytes) -> Report:
             continue
         for source, sec in _sections():
             if sec.rx.match(heading):
-                if sec.args:
+                if sec.args:  # a block of several commands: every source's section takes its own commands
                     for args, cmd, lines in _commands(sec.rx, heading, body):
                         if args.strip() in sec.args:
                             add(source, sec.name, lines, cmd)
-                else:
-                    add(source, sec.name, [heading] + body if sec.keep_heading else body, heading)
+                    continue
+                add(source, sec.name, [heading] + body if sec.keep_heading else body, heading)
                 break
     return rep
