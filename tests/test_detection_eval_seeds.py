@@ -13,6 +13,8 @@ def test_no_test_uses_a_held_out_seed():
     seed0 = int(re.search(r"HELDOUT_SEED0 = (\d+)", re.sub(r"DEV_SEED0, HELDOUT_SEED0 = \d+, ", "HELDOUT_SEED0 = ", text)).group(1))
     ncases = 1 + len(re.findall(r'^\s+"?\(?"[a-z0-9_+@]+"', text, re.M)) + 40  # an upper bound on the cases
     held = set(range(seed0, seed0 + ncases))
+    long0 = int(re.search(r"LONG_HEALTHY_SEED0 = (\d+)", text).group(1))  # --long-healthy's captures
+    held |= set(range(long0, long0 + 40))
     for p in TESTS.rglob("*.py"):
         if p.name == Path(__file__).name:
             continue

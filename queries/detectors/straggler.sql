@@ -7,7 +7,7 @@
 -- confirm: compare per-node step times; nvidia-smi dmon -s pucm on the slow node; nsys profile -t cuda,nvtx,osrt
 -- remediation: One node is slower than its peers for no logged reason: profile it (nsys), compare clocks, PCIe link width/generation, NUMA binding and background load with a healthy peer.
 -- description: one node slower than its peers for no logged reason, found by comparing each host with the cluster at the same moment: in synchronous training the straggler keeps computing (more power per step) while its peers wait for it, or its clocks run slower
--- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up; the sampling decides what a bucket can tell (NVML's power reading on Ampere and newer boards is the average of the last 1 s, nvmlDeviceGetPowerUsage; GA100 and older give the instant value): (a) a host one bucket behind or ahead of its peers is no straggler: the hosts' samples of one bucket are of slightly different moments (clock skew of seconds, each sampler's own phase; on the thermal_throttle sample node01 samples 0.25 s before its peers in each 2 s cycle and sees the job's slowdown one bucket after them: +33% against the peers' median of the same bucket for 20 s, equal to their median 10 s before), and such a shift is the host's own, so it shows wherever the peers' power changes: the run's mean excess is also taken against the peers one bucket earlier or later when that shift fits the host's busy buckets outside the run better (smaller sum of squared deviations) than the same bucket, and the smaller excess must clear the bar; the shift is fitted only where the host's buckets hold at least min_fit_samples samples per GPU (median; 5 s sampling or faster), because with one 1 s reading per 10 s bucket each bucket is one random phase of the step (10% or more apart), the fit picks noise, and the smaller excess hid the straggler of detection_eval seed 112 (8 nodes, 10 s); a straggler whose peers ramp down around it (drops, a link flap: 10-35% per bucket) keeps its excess, since outside the run it follows its peers without a shift (an envelope of the neighbouring buckets' medians lost those of seeds 115 and 120); (b) where the sampling interval is longer than the 1 s the reading averages (above alias_interval_s), each reading sees one part of the step, and when a step takes about the sampling interval (a throttled peer sets the pace at ~2 s) a host's readings sit at one phase of the step for minutes (stroboscopic aliasing): hosts sampling at different phases read +-25% apart for minutes although none computes longer, so its buckets are not independent and the run's standard error is not its bucket scatter over sqrt(L); from 3 hosts the run's mean excess must also stand min_t times the hosts' scatter of their run means of the same length at the same moment (1.4826 x MAD), which shrinks like the bucket scatter over sqrt(L) where the hosts' errors are independent and stays wide where they are phase-locked (the 4x8-GPU thermal_throttle cluster at 2 s, seeds 2, 3 and 5: false stragglers of +23%, +9%, +14% for 40 s to 2 min 20 s on hosts that are not throttled); at 1 s sampling the readings cover the whole time and the test is not applied
+-- source: synchronous data-parallel training makes every rank wait for the slowest at each all-reduce, so the straggler computes while its peers spin-wait (NCCL kernels draw a fraction of compute power); identical boards differ by 8% on average in performance (Sinha et al., SC'22) and a node's mean over 8 GPUs by ~3%, so 7% more power than the other nodes at the same moment (or 5% less SM clock) on average over a run of 10 s buckets (20 s to 2 minutes: at least two samples at the usual 1-10 s sampling, so a straggler cut short after half a minute by a crash or a link flap still counts), standing 3 standard errors clear of the noise (the usual 3-sigma; the noise is the largest of the run's own scatter, the standard deviation of the host's buckets over the whole capture, and from 3 hosts the hosts' scatter at the same moments (1.4826 x MAD), so two lucky buckets of a noisy 10 s-sampled host, or a moment when every host deviates, are no run), is a node, not a board or sampling noise; a board that draws more power for the same work (the lottery: leakage, not work) is told from one that computes longer by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy, which follows compute time, not board power): the power excess counts only when the host's memory is busy at least min_power_excess longer too (where utilization.memory was captured); each host is compared with the median of the OTHER hosts, which works from 2 nodes up; the sampling decides what a bucket can tell (NVML's power reading on Ampere and newer boards is the average of the last 1 s, nvmlDeviceGetPowerUsage; GA100 and older give the instant value): (a) a host one bucket behind or ahead of its peers is no straggler: the hosts' samples of one bucket are of slightly different moments (clock skew of seconds, each sampler's own phase; on the thermal_throttle sample node01 samples 0.25 s before its peers in each 2 s cycle and sees the job's slowdown one bucket after them: +33% against the peers' median of the same bucket for 20 s, equal to their median 10 s before), and such a shift is the host's own, so it shows wherever the peers' power changes: the run's mean excess is also taken against the peers one bucket earlier or later when that shift fits the host's busy buckets outside the run better (smaller sum of squared deviations) than the same bucket, and the smaller excess must clear the bar; the shift is fitted only where the host's buckets hold at least min_fit_samples samples per GPU (median; 5 s sampling or faster), because with one 1 s reading per 10 s bucket each bucket is one random phase of the step (10% or more apart), the fit picks noise, and the smaller excess hid the straggler of detection_eval seed 112 (8 nodes, 10 s); a straggler whose peers ramp down around it (drops, a link flap: 10-35% per bucket) keeps its excess, since outside the run it follows its peers without a shift (an envelope of the neighbouring buckets' medians lost those of seeds 115 and 120); (b) where the sampling interval is longer than the 1 s the reading averages (above alias_interval_s), each reading sees one part of the step, and when a step takes about the sampling interval (a throttled peer sets the pace at ~2 s) a host's readings sit at one phase of the step for minutes (stroboscopic aliasing): hosts sampling at different phases read +-25% apart for minutes although none computes longer, so its buckets are not independent and the run's standard error is not its bucket scatter over sqrt(L); from 3 hosts the run's mean excess must also stand min_t times the hosts' scatter of their run means of the same length at the same moment (1.4826 x MAD), which shrinks like the bucket scatter over sqrt(L) where the hosts' errors are independent and stays wide where they are phase-locked (the 4x8-GPU thermal_throttle cluster at 2 s, seeds 2, 3 and 5: false stragglers of +23%, +9%, +14% for 40 s to 2 min 20 s on hosts that are not throttled); at 1 s sampling the readings cover the whole time and the test is not applied; (c) a host against its own earlier behaviour (issue 16: peer comparison that works on 2 nodes): a host's steady offset from its peers (the board lottery above, a pipeline stage with other layers) hides a straggler that adds less than min_power_excess to it (detection_eval held-out seed 7015, 2x8 at 1 s: node01 draws 3.3% under its peer for a minute, then +5.3/+2.7/+2.1% for the 35 s the drops on its peer leave the job; seed 204: an evaluation phase brings computing (~350 W) within 120 W of spinning (230 W), +6/+4/+26% power), so a run also counts where its mean excess over the host's mean deviation in its busy buckets outside the run (at least min_base_buckets of them) is min_t standard errors clear, Welch's standard error of a difference of two means from the run's own scatter and the outside buckets' scatter; judged on memory time where utilization.memory was captured (NVML: the percent of time over the past sample period, 1 s to 1/6 s by product, during which device memory was read or written: a time fraction, so a slow node's longer compute per step shows in it whatever power its computation draws, +9 to +14% in 7015 and 204 against +-3% outside), by min_power_excess; its memory must still be busy min_power_excess longer than its peers' at that moment and its power above theirs, as in (a) (with two hosts each is the other's mirror: the peer of a host that straggles for most of the capture is "less far behind than usual" in the rest, +1.7% power and -0.1% memory against a usual -6.1% and -13.7% on straggler 2x8 1 s seed 6, and that is no straggler), so (c) moves only (a)'s power bar; without utilization.memory it is not applied; only where the 1 s readings tile the time (10 s over the host's samples per GPU per bucket at most alias_interval_s, i.e. 1 s sampling): at coarser sampling each reading is one phase of the step and a host's readings can sit at one phase for minutes (b), so its baseline is itself a phase (on the 2 s thermal_throttle cluster, seed 2, node03: +30% power and +80% memory for 20 s against a baseline of -1.5%)
 -- param: min_power_excess = 0.07   host GPU power above the peer median (fraction) while everyone reports busy
 -- param: min_clock_deficit = 0.05   or SM clock below the peer median (fraction)
 -- param: min_util = 90   GPU utilisation (%) of the host and its peers
@@ -16,6 +16,7 @@
 -- param: min_t = 3   the run's mean excess must be this many standard errors clear of the noise (the run's own scatter or the host's over the capture, whichever is larger; 1 s power averages taken at random phases of the step scatter by 10% or more per bucket at 5-10 s sampling)
 -- param: min_fit_samples = 2   the host's shift is fitted only where its buckets hold this many samples per GPU (median; 5 s sampling or faster)
 -- param: alias_interval_s = 1.5   sampling intervals (10 s over the host's median samples per GPU per bucket) above this leave gaps between the 1 s power averages, which can alias the step: runs are also judged against the hosts' scatter of run means
+-- param: min_base_buckets = 5   branch (c): the host's baseline needs this many busy 10 s buckets outside the run (4 degrees of freedom for its scatter: Student's t puts 3 standard errors at the 98th percentile one-sided)
 -- param: max_host_fraction = 0.34   at most this fraction of hosts may stand out at once (a straggler is the exception)
 WITH w AS (
   SELECT host, b, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu,
@@ -64,14 +65,19 @@ WITH w AS (
   SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d2 LEFT JOIN x USING (b)
   JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c,
                sum(power_dev ^ 2) AS sq_same, sum(dev_behind ^ 2) AS sq_behind, sum(dev_ahead ^ 2) AS sq_ahead,
-               median(spb) AS spb_host
+               median(spb) AS spb_host, count(power_dev) AS n_p, sum(power_dev) AS s_p,
+               count(mem_dev) AS n_m, sum(mem_dev) AS s_m, sum(mem_dev ^ 2) AS sq_m
         FROM d2 WHERE busy GROUP BY host) USING (host)
 ), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
   SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, avg(x.power_dev) AS pm0, avg(x.dev_behind) AS pm_behind, avg(x.dev_ahead) AS pm_ahead,
          any_value(a.sq_same) - sum(x.power_dev ^ 2) AS out_same, any_value(a.sq_behind) - sum(x.dev_behind ^ 2) AS out_behind,
          any_value(a.sq_ahead) - sum(x.dev_ahead ^ 2) AS out_ahead, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
          avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
-         avg(x.cross_p) AS xp, avg(x.cross_c) AS xc
+         avg(x.cross_p) AS xp, avg(x.cross_c) AS xc,
+         -- the host's busy buckets outside the run (its own baseline against its peers, branch (c))
+         any_value(a.n_p) - count(x.power_dev) AS no_p, any_value(a.s_p) - sum(x.power_dev) AS so_p,
+         any_value(a.n_m) - count(x.mem_dev) AS no_m, any_value(a.s_m) - sum(x.mem_dev) AS so_m,
+         any_value(a.sq_m) - sum(x.mem_dev ^ 2) AS qo_m, count(x.mem_dev) AS nr_m, stddev_samp(x.mem_dev) AS ms
   FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
   JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
   GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
@@ -83,7 +89,10 @@ WITH w AS (
   SELECT span.*, CASE WHEN 10 / spb_host > $alias_interval_s THEN run_scatter END AS run_p,
          CASE WHEN spb_host < $min_fit_samples THEN pm0
               ELSE least(pm0, CASE WHEN out_behind < least(out_same, out_ahead) THEN pm_behind
-                                   WHEN out_ahead < least(out_same, out_behind) THEN pm_ahead ELSE pm0 END) END AS pm
+                                   WHEN out_ahead < least(out_same, out_behind) THEN pm_ahead ELSE pm0 END) END AS pm,
+         so_p / nullif(no_p, 0) AS base_p, so_m / nullif(no_m, 0) AS base_m,
+         (out_same - so_p ^ 2 / nullif(no_p, 0)) / nullif(no_p - 1, 0) AS var_op,
+         (qo_m - so_m ^ 2 / nullif(no_m, 0)) / nullif(no_m - 1, 0) AS var_om
   FROM span LEFT JOIN xr USING (b_end, L)
 ), ok AS (  -- the run's mean excess crosses the threshold and stands min_t standard errors clear of the noise
   SELECT host, seg, k_end, L FROM sh
@@ -91,25 +100,45 @@ WITH w AS (
          AND pm >= $min_t * coalesce(run_p, 0)
          AND coalesce(mm >= $min_power_excess, true))
      OR (cm >= $min_clock_deficit AND cm >= $min_t * greatest(coalesce(cs, 0), coalesce(nc_, 0), coalesce(xc, 0)) / sqrt(L))
+     -- (c) the host against its own baseline, where the 1 s readings tile the time (1 s sampling) and
+     -- memory time was captured: (a) with its power bar moved to the run's excess over the host's mean
+     -- deviation from its peers in its busy buckets outside the run, and the memory time both above its
+     -- peers' and above its own usual by min_power_excess, min_t standard errors clear of the scatter
+     -- of those buckets (Welch's standard error of a difference of two means)
+     OR (10 / spb_host <= $alias_interval_s AND nr_m = L AND no_m >= $min_base_buckets AND no_p >= $min_base_buckets
+         AND pm > 0 AND pm - base_p > 0 AND pm - base_p >= $min_t * greatest(coalesce(run_p, 0), coalesce(xp, 0) / sqrt(L))
+         AND mm >= $min_power_excess AND mm - base_m >= $min_power_excess
+         AND mm - base_m >= $min_t * sqrt(greatest(coalesce(ms, 0), sqrt(greatest(var_om, 0))) ^ 2 / L + greatest(var_om, 0) / no_m))
 ), o AS (
   SELECT d.*, EXISTS (SELECT 1 FROM ok WHERE ok.host = d.host AND ok.seg = d.seg
                       AND d.k BETWEEN ok.k_end - ok.L + 1 AND ok.k_end) AS out
   FROM d
 ), f AS (
   SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY b) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
-), i AS (SELECT *, flag_run(bad, (host, seg), b) AS ep FROM f),
+), i AS (SELECT *, flag_run(bad, (host, seg), b) AS ep,
+              -- the host's usual deviation from its peers: its busy buckets outside every run
+              avg(power_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_p,
+              avg(mem_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_m FROM f),
 e AS (
   SELECT host, seg, ep, min(b) AS start, max(b) + INTERVAL 10 SECOND AS "end", count(*) AS buckets,
          avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,
-         avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts
+         avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts, avg(mem_dev) AS mem_dev,
+         any_value(usual_p) AS usual_p, any_value(usual_m) AS usual_m
   FROM i WHERE bad GROUP BY host, seg, ep HAVING count(*) >= $min_buckets
 )
 SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + epoch("end" - start) / 1800) AS score,
        host || ' is slower than its ' || (hosts - 1) || ' peers for ' || round(epoch("end" - start))::BIGINT || ' s with nothing logged: its GPUs draw '
          || round(power_w)::BIGINT || ' W vs ' || round(peer_power_w)::BIGINT || ' W on the peers ('
-         || CASE WHEN power_dev >= 0 THEN '+' ELSE '' END || round(100 * power_dev, 1) || '%), SM clock '
+         || CASE WHEN power_dev >= 0 THEN '+' ELSE '' END || round(100 * power_dev, 1) || '%'
+         || CASE WHEN usual_p IS NOT NULL THEN '; usually ' || CASE WHEN usual_p >= 0 THEN '+' ELSE '' END
+                   || round(100 * usual_p, 1) || '%' ELSE '' END
+         || CASE WHEN mem_dev IS NOT NULL THEN '; memory busy ' || CASE WHEN mem_dev >= 0 THEN '+' ELSE '' END
+                   || round(100 * mem_dev, 1) || '%' || CASE WHEN usual_m IS NOT NULL THEN ', usually '
+                   || CASE WHEN usual_m >= 0 THEN '+' ELSE '' END || round(100 * usual_m, 1) || '%' ELSE '' END ELSE '' END
+         || '), SM clock '
          || round(clock)::BIGINT || ' vs ' || round(peer_clock)::BIGINT || ' MHz; the others wait for it at every all-reduce' AS summary,
        to_json({power_w: round(power_w, 1), peer_median_power_w: round(peer_power_w, 1), power_excess: round(power_dev, 3),
                 sm_clock_mhz: round(clock), peer_median_sm_clock_mhz: round(peer_clock), clock_deficit: round(clock_def, 3),
-                buckets_10s: buckets, peers: hosts - 1})::VARCHAR AS evidence
+                buckets_10s: buckets, peers: hosts - 1, usual_power_excess: round(usual_p, 3),
+                mem_util_excess: round(mem_dev, 3), usual_mem_util_excess: round(usual_m, 3)})::VARCHAR AS evidence
 FROM e ORDER BY start
