@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from fixture_cases import cases, context_for, expected_path, summarize  # noqa: E402
 
-from forensics.sources import get  # noqa: E402
+from forensics.sources import parse_bytes  # noqa: E402
 
 
 def main(argv: list[str]) -> None:
@@ -22,7 +22,7 @@ def main(argv: list[str]) -> None:
     for source, f in cases():
         if wanted and source not in wanted:
             continue
-        res = get(source).parse(f.read_bytes(), context_for(f))
+        _, res = parse_bytes(f.read_bytes(), source, context_for(f))
         expected_path(f).write_text(json.dumps(summarize(res), indent=1, sort_keys=True, default=str) + "\n")
         print(f"{f.name}: lines={res.lines} unparsed={res.unparsed.height} rows={res.rows()}")
 

@@ -148,4 +148,5 @@ def test_bundle_says_what_each_loose_file_was_taken_to_be(cli_env, tmp_path):
     assert r.returncode == 0, r.stderr
     line = [ln for ln in r.stderr.splitlines() if "dmesg--linux-asm1083" in ln]
     assert line == ["  dmesg--linux-asm1083-commit-untimed-aer-indented.txt: dmesg of host n1 (confidence 0.90: "
-                    "5 of 5 lines are kernel messages printed without a time (5 of a shape only the kernel prints))"]
+                    "5 of 5 lines are kernel messages printed without a time (5 of a shape only the kernel prints) "
+                    "(read without the paste's prefix: indented 2 spaces))"]

@@ -19,7 +19,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.ingest.sink import ParquetSink
-from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, recognise, sniff_as
+from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, paste_prefix, parse_pasted, recognise, sniff_as
 from forensics.sources._base import Truncation, cap_lines, read_capped
 
 CHUNK_BYTES = 64 << 20
@@ -81,13 +81,15 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     if name is None:
         raise ValueError(f"{verdict.reason}; use --source NAME")
     mod = get(name)
+    # a paste quoted or indented as a block is read without that prefix (line numbers unchanged)
+    prefix = paste_prefix(name, head)
     size = len(data) if data is not None else path.stat().st_size
     chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
     if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= chunk_bytes:
         if data is None:
             with open(path, "rb") as fh:
                 data = b"".join(read_capped(fh, stats=cut))
-        res = mod.parse(data, ctx)
+        res = parse_pasted(mod, data, ctx, prefix)
         if cut.lines:
             res.meta["truncated_lines"] = cut.lines
         if sink is not None:
@@ -120,7 +122,7 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
         pending: deque = deque()
         for offset, chunk in iter_chunks(data if data is not None else path, chunk_bytes,
                                          getattr(mod, "CHUNK_NO_START", ()), cut):
-            pending.append((offset, pool.submit(mod.parse, chunk, ctx)))
+            pending.append((offset, pool.submit(parse_pasted, mod, chunk, ctx, prefix)))
             del chunk
             if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory
                 off, fut = pending.popleft()
@@ -166,6 +168,9 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height,
                "truncated_lines": int(res.meta.get("truncated_lines", 0)), "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
+    for k in ("quoted", "indented"):  # the paste's prefix every line was read without
+        if k in res.meta:
+            summary[k] = res.meta[k]
     note = unparsed_note(res.unparsed, res.lines, name)
     if note:
         summary["note"] = note

@@ -48,9 +48,13 @@ META = "_meta.json"
 
 
 def parser_versions() -> dict[str, int]:
-    """Versions that tables built now carry: every registered source, plus the collector tables."""
+    """Versions that tables built now carry: every registered source, the collector tables, and the
+    reading of pastes without their quote or indent prefix (forensics.sources._quote)."""
+    from forensics.sources import _quote
+
     out = {name: int(mod.VERSION) for name, mod in sources.registry().items()}
     out[ct.SOURCE] = ct.VERSION
+    out[_quote.VERSION_KEY] = _quote.VERSION
     return out
 
 

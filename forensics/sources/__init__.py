@@ -92,7 +92,50 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
     then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
     query_fields), the first source whose ``sniff_stated(head, hints)`` accepts it; else (None, a
-    verdict naming the closest source)."""
+    verdict naming the closest source).
+
+    A paste quoted or indented as a block (:mod:`forensics.sources._quote`) is weighed without its
+    quote prefix, and without its indent where that source reads it at least as well so
+    (:func:`paste_prefix`); the verdict's reason says what was left out."""
+    from forensics.sources._base import Sniff
+    from forensics.sources._quote import block_parts, describe, strip_prefix
+
+    head = head[:SNIFF_BYTES]
+    quote, indent = block_parts(head)
+    if not (quote or indent):
+        return _recognise(head, hints)
+    unquoted = strip_prefix(head, quote) if quote else head
+    name, got = _recognise(unquoted, hints)
+    used = quote
+    if indent and name is not None:
+        if paste_prefix(name, head) == quote + indent:  # (a tool's own indent is kept: see there)
+            got, used = sniff_as(name, strip_prefix(unquoted, indent)), quote + indent
+    elif indent:  # not recognised with the indent: perhaps without it
+        name_i, got_i = _recognise(strip_prefix(unquoted, indent), hints)
+        if name_i is not None or got_i.confidence > got.confidence:
+            name, got, used = name_i, got_i, quote + indent
+    if used and name is not None:
+        got = Sniff(got.confidence, f"{got.reason} (read without the paste's prefix: {describe(used)})")
+    return name, got
+
+
+def paste_prefix(name: str, head: bytes) -> bytes:
+    """The prefix a paste put before (nearly) every line of `head` that source `name` reads the input
+    without: its quote prefix, with the indent after it where `name`'s sniffer is at least as sure of
+    the input without the indent as with it (b"" for none)."""
+    from forensics.sources._quote import block_parts, strip_prefix
+
+    head = head[:SNIFF_BYTES]
+    quote, indent = block_parts(head)
+    if not indent:
+        return quote
+    unquoted = strip_prefix(head, quote) if quote else head
+    if sniff_as(name, strip_prefix(unquoted, indent)).confidence >= sniff_as(name, unquoted).confidence:
+        return quote + indent
+    return quote
+
+
+def _recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff]:
     from forensics.sources._base import Sniff
 
     mods = sorted(registry().values(), key=lambda m: (getattr(m, "SNIFF_PRIORITY", 50), m.NAME))
@@ -127,4 +170,37 @@ def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None
     name = source or detect(data[:SNIFF_BYTES])
     if name is None:
         raise ValueError(f"{ctx.file}: no source recognises this input")
-    return name, get(name).parse(data, ctx)
+    return name, parse_pasted(get(name), data, ctx, paste_prefix(name, data))
+
+
+def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseResult:
+    """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is).
+    Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
+    meta says what was left out (:func:`paste_meta`)."""
+    if not prefix:
+        return mod.parse(data, ctx)
+    from forensics.sources._base import split_lines
+    from forensics.sources._quote import strip_prefix
+
+    res = mod.parse(strip_prefix(data, prefix), ctx)
+    if res.unparsed.height:
+
+        text = split_lines(data).get_column("text")
+        idx = (res.unparsed.get_column("line_no") - 1).clip(0, max(text.len() - 1, 0))
+        res.unparsed = res.unparsed.with_columns(text.gather(idx).alias("text"))
+    res.meta.update(paste_meta(prefix))
+    return res
+
+
+def paste_meta(prefix: bytes) -> dict:
+    """What a parse result's meta says of the paste prefix its input was read without:
+    ``{"quoted": "> "}``, ``{"indented": "  "}``, or both."""
+    from forensics.sources._quote import split_prefix
+
+    quote, indent = split_prefix(prefix)
+    out = {}
+    if quote:
+        out["quoted"] = quote.decode("ascii")
+    if indent:
+        out["indented"] = indent.decode("ascii")
+    return out

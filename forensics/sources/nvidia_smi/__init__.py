@@ -93,7 +93,8 @@ from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recog
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 5  # 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
+VERSION = 6  # 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
+# 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
 # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
 DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink -gt and the plain nvidia-smi table: GPU "

@@ -1,0 +1,139 @@
+"""A paste quoted or indented as a block: the prefix shared by (nearly) all of an input's lines.
+
+Tool output pasted into a mail reply comes back with every line behind ``> `` (``> > `` one reply
+later); pasted into markdown, a commit message or a forum's code block, behind a constant indent
+(two to eight spaces, a tab). No tool of the project prints either in front of every line, so a
+prefix held by nearly all non-blank lines of an input's start is the paste's, not the tool's:
+recognition and parsing read the input without it (line numbers unchanged: only the prefix of each
+line that carries it is removed) and the file's summary says what was removed.
+
+Quote prefixes are always removed. An indent is removed only where the source reads the input at
+least as well without it (its sniffer's confidence is not lower), because some tools' outputs are
+indented by themselves (``ethtool -S`` counters, the records of ``nvidia-smi -q``), and a paste of
+only those lines is indented by the tool, not by the paste.
+
+>>> block_prefix(b"> > a\\n> > b\\n> >\\n> > c\\n")
+b'> > '
+>>> block_prefix(b"  node 0 cpus: 0 1\\n\\n  node 0 size: 1 MB\\n  node 1 cpus: 2\\n")
+b'  '
+>>> block_prefix(b"a\\n  b\\n  c\\n") is None
+True
+>>> strip_prefix(b"> a\\n>\\n[...]\\n> b", b"> ")
+b'a\\n\\n[...]\\nb'
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# tables carry this beside the parsers' versions (forensics.ingest.run.parser_versions): reading a
+# paste without its prefix changes what any source's parser makes of such an input
+VERSION = 1
+VERSION_KEY = "paste_prefix"
+
+SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
+INDENT_SHARE = 1.0  # ... an indent: all (tools indent most lines of some outputs themselves: nvidia-smi -q)
+MIN_LINES = 2      # fewer prefixed lines than this: no block (one quoted line proves nothing)
+SCAN_LINES = 400   # lines of the input's start weighed (the sniffers' window)
+MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
+
+_QUOTE_RUN = re.compile(rb"^(?:> ?)+")
+_INDENT = re.compile(rb"^[ \t]+")
+
+
+def _lines(head: bytes) -> list[bytes]:
+    lines = head.split(b"\n", SCAN_LINES)[:SCAN_LINES]
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]  # a last line perhaps cut by the head's end is not weighed
+    return [ln.rstrip(b"\r\n\t ") for ln in lines if ln.strip()]
+
+
+def _carried(lines: list[bytes], prefix: bytes) -> int:
+    bare = prefix.rstrip()
+    return sum(1 for ln in lines if ln.startswith(prefix) or (bare and ln == bare))
+
+
+def _longest(lines: list[bytes], candidates: list[bytes], share: float = SHARE) -> bytes | None:
+    """The longest candidate carried by `share` of `lines` (candidates longest first)."""
+    need = max(MIN_LINES, share * len(lines))
+    for c in candidates:
+        if _carried(lines, c) >= need:
+            return c
+    return None
+
+
+def quote_prefix(lines: list[bytes]) -> bytes | None:
+    runs = Counter(m.group(0) for ln in lines if (m := _QUOTE_RUN.match(ln)))
+    if not runs:
+        return None
+    run = runs.most_common(1)[0][0]
+    # the run and each shorter run that ends at one of its '>' (with the space after it, if any)
+    cuts = sorted({run} | {run[: i + 1] + (b" " if run[i + 1:i + 2] == b" " else b"")
+                           for i in range(len(run)) if run[i:i + 1] == b">"}, key=len, reverse=True)
+    return _longest(lines, cuts)
+
+
+def indent_prefix(lines: list[bytes]) -> bytes | None:
+    runs = Counter(m.group(0) for ln in lines if (m := _INDENT.match(ln)))
+    if not runs:
+        return None
+    run = runs.most_common(1)[0][0][:MAX_INDENT]
+    return _longest(lines, [run[:i] for i in range(len(run), 0, -1)], INDENT_SHARE)
+
+
+def block_parts(head: bytes) -> tuple[bytes, bytes]:
+    """(prefix, indent): what nearly all non-blank lines of `head` start with, as the quote prefix
+    (``> ``, ``> > ``, ``>> ``; with any indent before it, as a quote inside a markdown list has) and
+    the indent after it (b"" for none). A file with no quote prefix has only an indent, if any."""
+    lines = _lines(head)
+    prefix, indent = b"", b""
+    for _ in range(3):  # indent, quote, indent: each level peeled once
+        if len(lines) < MIN_LINES:
+            break
+        got = indent_prefix(lines) if not indent else None
+        if got:
+            indent, lines = got, [ln[len(got):] for ln in lines]
+        quote = quote_prefix(lines)
+        if not quote:
+            break
+        prefix, indent = prefix + indent + quote, b""
+        lines = [ln[len(quote):] for ln in lines if ln.startswith(quote)]
+        lines = [ln for ln in lines if ln.strip()]
+    return prefix, indent
+
+
+def block_prefix(head: bytes) -> bytes | None:
+    """The quote prefix, indent, or quote followed by an indent, that nearly all non-blank lines of
+    `head` start with; None when there is none."""
+    return b"".join(block_parts(head)) or None
+
+
+def is_quote(prefix: bytes) -> bool:
+    return prefix[:1] == b">"
+
+
+def strip_prefix(data: bytes, prefix: bytes) -> bytes:
+    """`data` with `prefix` removed from the start of every line that carries it; with a quote prefix,
+    a line of only quote marks and blanks (a quoted blank line, perhaps of an outer level) becomes
+    empty; other lines and the line count unchanged."""
+    blank = rb"[ \t>]*(?=\r?$)|" if b">" in prefix else b""
+    return re.sub(rb"(?m)^(?:" + blank + re.escape(prefix) + rb")", b"", data)
+
+
+def split_prefix(prefix: bytes) -> tuple[bytes, bytes]:
+    """(quote, indent) of a prefix :func:`block_prefix` found."""
+    m = re.match(rb"^(?:[ \t]*(?:> ?)+)*", prefix)
+    quote = m.group(0) if m else b""
+    return quote, prefix[len(quote):]
+
+
+def describe(prefix: bytes) -> str:
+    """How the summary names the prefix: 'quoted "> "', 'indented 2 spaces', 'quoted "> ", indented a tab'."""
+    q, i = split_prefix(prefix)
+    quote, rest = q.decode("ascii"), i.decode("ascii", "replace")
+    parts = [f'quoted "{quote}"'] if quote else []
+    if rest:
+        n = len(rest)
+        kind = "tab" if set(rest) == {"\t"} else ("space" if set(rest) == {" "} else "blank")
+        parts.append(f"indented {'a' if n == 1 else n} {kind}{'' if n == 1 else 's'}")
+    return ", ".join(parts)

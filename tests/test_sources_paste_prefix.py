@@ -1,0 +1,117 @@
+"""A paste quoted (``> ``, ``> > ``) or indented as a block is recognised and parsed without that prefix.
+
+The prefix is found on the input's start (forensics.sources._quote), removed from every line that
+carries it before the sniffers and the parser see the text (line numbers unchanged), and said in
+the file's summary (``quoted`` / ``indented``)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fixture_cases import cases, context_for
+from forensics.ingest.files import parse_file, parse_path
+from forensics.sources import ParseContext, parse_bytes, paste_prefix, recognise
+from forensics.sources._quote import block_parts, block_prefix, describe, strip_prefix
+
+FIX = Path(__file__).parent / "fixtures"
+QUOTED_SMI = FIX / "nvidia_smi" / "nvidia_smi--l-8xh100-570-markdown-blockquote-fenced.txt"
+SEVEN = ("dmesg", "ethtool", "iostat", "sar", "numactl", "nvidia_smi", "nccl")
+
+
+def test_quoted_nvidia_smi_table_is_recognised_and_parsed(tmp_path):
+    # a real `nvidia-smi -l` screen (8x H100, 570.133.20) in a markdown blockquote: every line "> ";
+    # before, no source recognised it
+    name, verdict = recognise(QUOTED_SMI.read_bytes())
+    assert name == "nvidia_smi" and verdict
+    assert 'quoted "> "' in verdict.reason
+    summary, tables = parse_file(QUOTED_SMI)
+    assert summary["source"] == "nvidia_smi" and summary["quoted"] == "> "
+    assert summary["rows"]["gpus"] == 8 and summary["rows"]["processes"] == 15
+    assert summary["unparsed"] == 2  # the two ``` fence lines of the blockquote
+    gpus = tables["gpu_samples"].sort("gpu")
+    assert gpus["temp_c"].to_list()[6] == 86  # GPU 6 at 86C, as printed
+
+
+def test_unparsed_lines_keep_the_text_the_file_has():
+    _, res = parse_bytes(QUOTED_SMI.read_bytes(), "nvidia_smi", ParseContext(file="x"))
+    assert res.meta["quoted"] == "> "
+    assert res.unparsed["text"].to_list() == ["> ```", "> ```"]
+    assert res.unparsed["line_no"].to_list() == [1, 64]
+
+
+def _pasted(data: bytes, prefix: bytes) -> bytes:
+    """`data` as a mail or markdown paste shows it: `prefix` before every line (a quote before blank
+    lines too, without its trailing space, as mail clients write it)."""
+    bare = prefix.rstrip()
+    lines = data.split(b"\n")
+    tail = lines.pop() if lines and lines[-1] == b"" else None
+    out = [(prefix + ln) if ln.strip() else (bare if bare else ln) for ln in lines]
+    return b"\n".join(out + ([tail] if tail is not None else []))
+
+
+# outputs the tool itself indents throughout (a -q paste that starts inside a GPU record): a further
+# indent is not told from the tool's own, so the paste is read as it is (and says so: nothing parsed)
+TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
+SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
+
+
+@pytest.mark.parametrize("prefix", [b"> ", b"> > ", b"  ", b"\t"], ids=["quote", "quote2", "indent2", "tab"])
+def test_every_real_fixture_pasted_with_a_prefix_parses_the_same(prefix):
+    differ = []
+    for source, f in SEVEN_CASES:
+        data = f.read_bytes()
+        if not data.strip() or (not prefix.strip() and f.name in TOOL_INDENTED):
+            continue
+        _, a = parse_bytes(data, source, context_for(f))
+        _, b = parse_bytes(_pasted(data, prefix), source, context_for(f))
+        if a.rows() != b.rows() or a.unparsed.height != b.unparsed.height or a.lines != b.lines:
+            differ.append(f"{f.name}: {a.rows()} {a.unparsed.height} -> {b.rows()} {b.unparsed.height}")
+    assert not differ, "\n".join(differ)
+
+
+def test_tool_indented_output_keeps_its_indent():
+    f = FIX / "nvidia_smi" / "nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"
+    head = f.read_bytes()
+    assert block_parts(head) == (b"", b"    ")  # every line indented, by nvidia-smi -q itself
+    assert paste_prefix("nvidia_smi", head) == b""  # its sniffer is surer with the indent: kept
+    summary, _ = parse_file(f)
+    assert "indented" not in summary
+
+
+def test_block_prefix_shapes():
+    assert block_prefix(b"> > a\n> > b\n> >\n> > c\n") == b"> > "
+    assert block_prefix(b">> a\n>> b\n>>\n") == b">> "
+    assert block_prefix(b"    > a\n    > b\n    >\n") == b"    > "  # a quote inside a markdown list
+    assert block_prefix(b"  a\n\n  b\n") == b"  "
+    assert block_prefix(b"a\n  b\n  c\n") is None  # an indent must hold on every line
+    assert block_prefix(b"> a\nb\nc\nd\n") is None  # a quote on nearly every line (90%)
+    assert block_prefix(b"> only one line\n") is None
+    assert describe(b"> > ") == 'quoted "> > "' and describe(b"\t") == "indented a tab"
+    assert describe(b">   ") == 'quoted "> ", indented 2 spaces'
+
+
+def test_strip_keeps_lines_and_other_text():
+    data = b"> a\n>\n[...]\n>    \n> b"
+    out = strip_prefix(data, b"> ")
+    assert out == b"a\n\n[...]\n\nb"
+    assert out.count(b"\n") == data.count(b"\n")
+
+
+def test_streamed_chunks_are_read_without_the_prefix(monkeypatch):
+    # the chunked path of a big log strips each chunk as the whole file is stripped
+    import forensics.ingest.files as files
+
+    f = next(p for s, p in SEVEN_CASES if s == "dmesg" and p.stat().st_size > 4000)
+    data = _pasted(f.read_bytes(), b"> ")
+    whole_name, whole = parse_path(data, None, ParseContext(file="x"))
+    got: dict[str, int] = {}
+    monkeypatch.setattr(files, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(files.get("dmesg"), "CHUNK_BYTES", 1024, raising=False)
+    name, res = parse_path(data, None, ParseContext(file="x"),
+                           sink=lambda t, df: got.__setitem__(t, got.get(t, 0) + df.height))
+    assert name == whole_name == "dmesg"
+    assert res.meta["quoted"] == "> " and res.lines == whole.lines
+    assert got.get("kernel_log", 0) == whole.rows()["kernel_log"] > 0
+    assert re.fullmatch(r"> .*|>|", res.unparsed["text"].to_list()[0] if res.unparsed.height else "> x")
