@@ -68,8 +68,25 @@ def one(engine: str, bundle: str, cache: str) -> dict:
         from forensics.engine import reduce as red
 
         inner = red.reduce_findings
+        phases = timed["driver_phase_peak_mb"] = {}
+        _phase_mark(phases, None)
+        parse, detect = runner.parse, runner.detect
+
+        def parse_marked(*a, **kw):  # the parse map and the merge of its tables
+            out = parse(*a, **kw)
+            _phase_mark(phases, "parse")
+            return out
+
+        def detect_marked(*a, **kw):  # entered with the bundle open
+            _phase_mark(phases, "open")
+            out = detect(*a, **kw)
+            _phase_mark(phases, "reduce")
+            return out
+
+        runner.parse, runner.detect = parse_marked, detect_marked
 
         def reduce_timed(bundle, outputs, **kw):
+            _phase_mark(phases, "detect map")  # the footers handed to the map, its tasks
             c0, w0 = time.process_time(), time.perf_counter()
             out = inner(bundle, outputs, **kw)
             timed.update(reduce_cpu_s=time.process_time() - c0, reduce_wall_s=time.perf_counter() - w0,
@@ -79,6 +96,8 @@ def one(engine: str, bundle: str, cache: str) -> dict:
         red.reduce_findings = reduce_timed
     a = analyze_paths([bundle], cache_dir=cache, engine=runner)
     wall = time.perf_counter() - t0
+    if runner is not None:
+        _phase_mark(phases, "findings")  # the analysis' last steps after the reduce
     j = a.to_json()
     j.pop("bundles")
     text = json.dumps(j, default=str, sort_keys=True)
@@ -89,7 +108,8 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     top = [[r["kind"], r["hosts"][:3], r["subject"], r["caused_by"]] for r in f.head(5).iter_rows(named=True)]
     out = {"engine": engine, "wall_s": wall, "findings": f.height, "digest": digest, "analysis": cache + ".json", "errors": a.errors,
            "kinds": kinds, "top": top, "roots": int(f["caused_by"].is_null().sum()) if f.height else 0,
-           "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+           "driver_peak_rss_mb": max([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # (phases reset it)
+                                      *timed.get("driver_phase_peak_mb", {}).values()])}
     if runner is not None:
         out["steps"] = runner.timings
         out.update(timed)
@@ -105,6 +125,18 @@ def one(engine: str, bundle: str, cache: str) -> dict:
 
 
 IDLE_PROBE_S = 30.0
+
+
+def _phase_mark(phases: dict, name: str | None) -> None:
+    """The driver's peak RSS (MB) since the last mark, under `name`, then the peak reset (Linux:
+    /proc/self/clear_refs 5 resets VmHWM to the current RSS): each phase's own peak."""
+    if name is not None:
+        phases[name] = round(_hwm_mb(os.getpid()))
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -295,6 +327,15 @@ def report(rows: list[dict], args) -> str:
         lines.append(f"| {r['nodes']} | {r['engine']} | {st.get('parse', 0):.1f} | {st.get('detect_map', 0):.1f} | "
                      + " | ".join(f"{st.get('detect_map_cpu_' + k, 0):.2f}" for k in ("catalog", "setup", "detectors", "write"))
                      + f" | {r['reduce_wall_s']:.2f} | {r['reduce_cpu_s']:.2f} | {r['window_rows']} | {r['driver_peak_rss_mb']:.0f} |")
+    phased = [r for r in ray if r.get("driver_phase_peak_mb")]
+    if phased:
+        names = list(phased[0]["driver_phase_peak_mb"])
+        lines += ["", "The Ray driver's peak RSS MB by phase (each phase's own peak: parse = the parse map and the "
+                      "merge of its tables; open = the bundle's catalog; detect map = the footers handed to the "
+                      "map and its tasks; reduce; findings = the analysis' last steps):", "",
+                  "| nodes | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+        for r in phased:
+            lines.append(f"| {r['nodes']} | " + " | ".join(str(r["driver_phase_peak_mb"].get(k, "")) for k in names) + " |")
     roles = sorted({k for r in rows for k in r.get("cpu_by_role", {}) if not k.startswith("peak")})
     lines += ["", "CPU seconds by process (driver: the analysing process, which also runs the reduce; ray worker: the "
                   "map tasks; ray runtime: GCS, raylet, agents; other: the local ingest's workers), and each role's "

@@ -111,9 +111,16 @@ class FileInfo:
         if known is not None:  # (rows, Arrow schema, hosts) read and checked by another process
             self.rows, self.schema, self.hosts = known
             return
-        md = pq.ParquetFile(path).metadata
+        # the Arrow schema from the reader, not md.schema.to_arrow_schema(): pyarrow's
+        # FileMetaData.schema makes a reference cycle (the metadata caches its ParquetSchema, which
+        # refers back to it) that kept ~40 KB per file until the cyclic collector ran, and
+        # create_base pauses it: 1,024 hosts' open peaked at 1,855 MB, 395 MB without
+        # (benchmarks/results/fleet_scale-2026-12-07.md, section 2). (md.row_group(i) makes such a
+        # cycle too, which holds next to nothing: measured, not avoided.)
+        f = pq.ParquetFile(path)
+        md = f.metadata
         self.rows = md.num_rows
-        self.schema = md.schema.to_arrow_schema()
+        self.schema = f.schema_arrow
         if table is not None:
             self._check(md, table)
         self.hosts = self._hosts(md)
@@ -260,11 +267,23 @@ def _create_tables(con, root: Path, kind: str, only_hosts, known, present: dict,
         infos = []
         schemas, facts = (known or {}).get(table, ([], []))
         facts = {path: (rows, schemas[k], set(hs)) for path, rows, hs, k in facts}
+        # one Arrow schema object kept per distinct schema of the table, not one per file (1,024 hosts:
+        # the open's peak 395 -> 191 MB); found by hash, so that a bundle whose files all differ costs no more
+        distinct: dict[int, list[pa.Schema]] = {}
+        for s in schemas:
+            distinct.setdefault(hash(s), []).append(s)
         for f in table_files(root, table, only_hosts):
             try:
-                infos.append(FileInfo(f, table, known=facts.get(str(f))))
+                info = FileInfo(f, table, known=facts.get(str(f)))
             except (OSError, ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
                 raise ValueError(f"{f.relative_to(root)}: not a valid {table} table ({exc})") from None
+            alike = distinct.setdefault(hash(info.schema), [])
+            same = next((s for s in alike if s is info.schema or s.equals(info.schema, check_metadata=True)), None)
+            if same is None:
+                alike.append(info.schema)
+            else:
+                info.schema = same
+            infos.append(info)
         sql = _parquet_select(table, infos) if infos else _empty_select(table)
         if infos:
             present[table] = infos
