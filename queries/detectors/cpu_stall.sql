@@ -25,8 +25,8 @@ SELECT host, 'CPU stalls' AS subject, min(ts) AS start, coalesce(max(ts), min(ts
          || coalesce(' (CPU ' || array_to_string(list(DISTINCT cpu ORDER BY cpu) FILTER (WHERE cpu IS NOT NULL), ', ') || ')', '')
          || coalesce('; task ' || array_to_string(list(DISTINCT task ORDER BY task) FILTER (WHERE task IS NOT NULL)[1:3], ', '), '') AS summary,
        to_json({soft_lockups: count(*) FILTER (WHERE event = 'soft_lockup'), hard_lockups: count(*) FILTER (WHERE event = 'hard_lockup'),
-                rcu_stalls: count(*) FILTER (WHERE event = 'rcu_stall'), cpus: list(DISTINCT cpu) FILTER (WHERE cpu IS NOT NULL),
-                tasks: list(DISTINCT task) FILTER (WHERE task IS NOT NULL), max_stuck_s: max(duration_s),
+                rcu_stalls: count(*) FILTER (WHERE event = 'rcu_stall'), cpus: list(DISTINCT cpu ORDER BY cpu) FILTER (WHERE cpu IS NOT NULL),
+                tasks: list(DISTINCT task ORDER BY task) FILTER (WHERE task IS NOT NULL), max_stuck_s: max(duration_s),
                 first_message: arg_min(message, {t: ts, f: file, l: line_no}),
                 first: {file: arg_min(file, {t: ts, f: file, l: line_no}), line_no: arg_min(line_no, {t: ts, f: file, l: line_no})}})::VARCHAR AS evidence
 FROM e GROUP BY host

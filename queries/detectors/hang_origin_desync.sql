@@ -40,7 +40,7 @@ WITH d AS (
          NULL::TIMESTAMPTZ AS t0,
          'runs ' || coalesce(any_value(s.op), '?') || coalesce(' (sequence number ' || min(s.seq) || ')', '')
            || ' where rank(s) ' || array_to_string(list(DISTINCT s.other ORDER BY s.other), ', ') || ' run '
-           || array_to_string(list(DISTINCT coalesce(s.o_op, '?') || coalesce(' (sequence number ' || s.o_seq || ')', '')), ' / ')
+           || array_to_string(list_sort(list(DISTINCT coalesce(s.o_op, '?') || coalesce(' (sequence number ' || s.o_seq || ')', ''))), ' / ')
            || CASE WHEN EXISTS (SELECT 1 FROM odd) THEN ' (named by ' || count(DISTINCT s.other) || ' reporting ranks)'
                    ELSE '; which of the two runs the wrong one is not known from these reports' END AS detail
   FROM side s

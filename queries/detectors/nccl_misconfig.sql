@@ -27,7 +27,7 @@ issues AS (
   GROUP BY host
   UNION ALL
   SELECT host, 'GPUDirect RDMA off', 'GPU Direct RDMA disabled for ' || count(*) || ' HCA(s)',
-         string_agg(DISTINCT key, ',')
+         string_agg(DISTINCT key, ',' ORDER BY key)
   FROM cfg WHERE key LIKE 'gdr.%' AND lower(value) LIKE 'disabled%' AND host NOT IN (
     SELECT host FROM cfg WHERE key = 'channel_transport' AND value LIKE 'NET/IB%' AND value NOT LIKE '%GDR%')
   GROUP BY host
@@ -53,7 +53,7 @@ versions AS (
 ),
 differ AS (
   SELECT key, count(*) AS variants, list(value || ' on ' || array_to_string(hosts[1:3], ',') ORDER BY value) AS which,
-         flatten(list(hosts)) AS hosts
+         flatten(list(hosts ORDER BY value)) AS hosts
   FROM versions GROUP BY key HAVING count(*) > 1
 )
 SELECT list(DISTINCT i.host ORDER BY i.host) AS hosts, i.subject,

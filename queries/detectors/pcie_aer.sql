@@ -20,7 +20,7 @@ WITH e AS (
          count(*) FILTER (WHERE event = 'aer_nonfatal') AS nonfatal,
          count(*) FILTER (WHERE event = 'aer_fatal') AS fatal,
          count(*) FILTER (WHERE event = 'aer_recovery_failed') AS failed,
-         list(DISTINCT port) FILTER (WHERE port IS NOT NULL) AS ports,
+         list(DISTINCT port ORDER BY port) FILTER (WHERE port IS NOT NULL) AS ports,
          arg_min(message, {t: ts, f: file, l: line_no}) AS first_message,
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM e GROUP BY ALL

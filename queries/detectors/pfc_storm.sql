@@ -26,7 +26,7 @@ WITH c AS (
          CASE WHEN NOT bool_or(t.host IS NOT NULL) THEN
            least(1.0, max(c.rate_per_s) FILTER (WHERE class = 'pause_frames') * 65535 * 512 / coalesce(any_value(sp.bps), 100e9)) END
            AS paused_bound,
-         list(dir) FILTER (WHERE dir IS NOT NULL AND ((class = 'pause_frames' AND t.host IS NULL
+         list(dir ORDER BY dir) FILTER (WHERE dir IS NOT NULL AND ((class = 'pause_frames' AND t.host IS NULL
                AND c.rate_per_s * 65535 * 512 / coalesce(sp.bps, 100e9) >= $min_paused_fraction)
                OR (class = 'pause_time_us' AND c.rate_per_s / 1e6 >= $min_paused_fraction))) AS dirs
   FROM c LEFT JOIN speed sp ON sp.host = c.host AND sp.iface = c.iface
@@ -45,7 +45,7 @@ WITH c AS (
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
          max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,
-         max(paused_bound) AS max_paused_bound, list_distinct(flatten(list(dirs))) AS dirs
+         max(paused_bound) AS max_paused_bound, list_sort(list_distinct(flatten(list(dirs)))) AS dirs
   FROM i WHERE bad GROUP BY ALL HAVING epoch(max(ts) - min(ts_start)) >= $min_duration_s
 ), storms AS (
   -- the NIC's own pause-storm watchdog (mlx5 tx_pause_storm_warning/error_events): counted per port
