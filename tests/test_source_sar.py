@@ -239,7 +239,7 @@ def test_sadf_j_truncated_keeps_complete_lines():
 
 def test_sniffers_recognise_every_variant_and_not_iostat():
     for f in sorted(FIX.glob("sar--*")):
-        if f.name.endswith(".expected.json"):
+        if f.name.endswith((".expected.json", ".ctx.json")):
             continue
         assert sar.sniff(f.read_bytes()), f.name
     for f in sorted((FIX.parent / "iostat").glob("iostat--*")):
@@ -360,3 +360,32 @@ def test_a_paste_of_average_lines_only_is_read_as_untimed_rows():
     # a summary row before any Average: header is unparsed, not guessed
     bad = parse_text("Average:         eth0      0.97      0.97      0.06      0.09      0.00      0.00      0.00\n")
     assert bad.unparsed["reason"].to_list() == ["sar summary row before any column header"]
+
+
+def test_ko_kr_times_dates_and_average_label(tmp_path):
+    # a real `sar -q 1 1` run three times under ko_KR (Surface Pro 7, Ubuntu, sysstat 12): times are
+    # strftime %X of glibc's ko_KR, "%H시 %M분 %S초" (three words), the banner date its %x "%Y년 %m월 %d일",
+    # the average label 평균값:. Before: not recognised, and 0 rows with --source sar.
+    from forensics.ingest.files import parse_file
+
+    f = FIX / "sar--ko-kr-q-1-1-three-runs-surface-indented.txt"
+    summary, tables = parse_file(f, tz="Asia/Seoul")
+    assert summary["source"] == "sar" and summary["indented"] == "    "
+    q = tables["sar_queue"].sort("line_no")
+    assert q["line_no"].to_list() == [5, 13, 21]
+    assert q["runq_sz"].to_list() == [0, 1, 2] and q["plist_sz"].to_list() == [861, 851, 852]
+    assert q["ts"].to_list()[0] == dt.datetime(2021, 9, 9, 17, 21, 58, tzinfo=dt.timezone.utc)  # 02:21:58 KST
+    res = sar.parse(f.read_bytes(), ParseContext(tz="Asia/Seoul"))
+    assert res.meta["locale_times"] == "ko_KR" and res.meta["average_lines"] == 3
+    assert res.meta["hosts"] == ["ubun2-Surface-Pro-7"] and res.meta["date_source"] == "banner"
+    # the lines left are the shell's (prompts, job control), with the text the file has
+    left = res.unparsed["text"].to_list()
+    assert len(left) == 10 and all(t.lstrip()[:1] in ("$", "[") for t in left)
+    assert left[0] == "    $ sar -q 1 1"
+
+
+def test_ko_kr_words_elsewhere_are_left_alone():
+    from forensics.sources._sysstat.dates import ko_kr_times
+
+    assert ko_kr_times("1초 뒤에 다시\n".encode()) is None
+    assert ko_kr_times(b"10:00:01 AM CPU %user\n") is None

@@ -53,7 +53,8 @@ from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sn
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 3  # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
+VERSION = 4  # 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+# 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")
 DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"

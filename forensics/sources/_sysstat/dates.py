@@ -10,7 +10,7 @@ import re
 
 BANNER_RE = re.compile(
     r"^(?P<sys>Linux|GNU/Linux)\s+(?P<release>\S+)\s+\((?P<host>[^()\s]*)\)\s+(?P<date>\S+)"
-    r"(?:\s+_(?P<arch>\S+?)_)?(?:\s+\((?P<ncpu>[0-9]+)\s+CPU\))?\s*$"
+    r"(?:\s+_(?P<arch>\S+?)_)?(?:\s*\((?P<ncpu>[0-9]+)\s+CPU\))?\s*$"
 )
 _DATE_ISO = re.compile(r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})$")
 _DATE_CJK = re.compile(r"^([0-9]{4})年([0-9]{1,2})月([0-9]{1,2})日$")
@@ -22,6 +22,29 @@ _AMPM = {"AM": 0, "PM": 12, "am": 0, "pm": 12}
 _TS_ISO = re.compile(
     r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(Z|[+-][0-9]{2}:?[0-9]{2})?$"
 )
+
+
+# ko_KR: sysstat prints times with strftime %X and the banner date with %x, which glibc's ko_KR
+# LC_TIME defines as t_fmt "%H시 %M분 %S초" and d_fmt "%Y년 %m월 %d일" (three words each; glibc
+# localedata/locales/ko_KR, as in jsor/locale-data data/ko_KR.php @4247204). Read as the 24-hour
+# and ISO forms they stand for, before the words are split.
+_KO_TIME = re.compile(rb"(?<![0-9])([0-9]{2})\xec\x8b\x9c ([0-9]{2})\xeb\xb6\x84 ([0-9]{2})\xec\xb4\x88")  # 시 분 초
+_KO_DATE = re.compile(rb"(?<![0-9])([0-9]{4})\xeb\x85\x84 ([0-9]{2})\xec\x9b\x94 ([0-9]{2})\xec\x9d\xbc")  # 년 월 일
+
+
+def ko_kr_times(data: bytes) -> bytes | None:
+    """`data` with ko_KR times and dates (``21시 47분 24초``, ``2021년 09월 10일``) in the 24-hour
+    and ISO forms (``21:47:24``, ``2021-09-10``); None when it has none (the input is left as is).
+
+    >>> ko_kr_times("02시 21분 57초   runq-sz\\n".encode()), ko_kr_times(b"10:00:00 x")
+    (b'02:21:57   runq-sz\\n', None)
+    """
+    if b"\xec\xb4\x88" not in data:  # no 초 at all: the usual case, one scan
+        return None
+    out = _KO_TIME.sub(rb"\1:\2:\3", data)
+    if out is data or out == data:
+        return None
+    return _KO_DATE.sub(rb"\1-\2-\3", out)
 
 
 def _year(y: str) -> int:

@@ -10,13 +10,13 @@ from forensics.sources._base import ParseContext, ParseResult, result, unparsed_
 
 
 NAME = "sar"
-VERSION = 3  # 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
+VERSION = 4  # 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
 _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
 _SNIFF_TEXT = re.compile(  # (an Average: label in place of the time: a paste of the summary lines only)
-    r"(?m)^[ \t]*(?:" + _TIME + r"|Average:|Moyenne:|Durchschn\.:|Media:|Promedio:|平均时间:)\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+    r"(?m)^[ \t]*(?:" + _TIME + r"|Average:|Moyenne:|Durchschn\.:|Media:|Promedio:|平均时间:|평균값:)\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
     r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
 )
@@ -24,7 +24,7 @@ _SNIFF_SADF_D = re.compile(r"(?m)^# hostname;interval;timestamp;")
 _SNIFF_JSON = re.compile(r'"file-date"|"timestamp": \{')  # sadf -j members
 # summary rows: Average (localised), Summary, and the Minimum/Maximum/Last rows of newer sysstat (12.7.x)
 _AVERAGE = re.compile(r"^(?:Average|Summary|Minimum|Maximum|Last|Moyenne|Durchschn\.|Media|Média|Promedio|Gemiddeld|Medel|"
-                      r"Среднее|Średnia|Průměr|Átlag|Keskiarvo|平均时间|平均時間|平均值|平均)\s*:")
+                      r"Среднее|Średnia|Průměr|Átlag|Keskiarvo|平均时间|平均時間|平均值|平均|평균값)\s*:")
 _NCPU = re.compile(r"\(([0-9]+) CPU\)")
 _ROLLOVER_S = 3 * 3600
 _AMPM_TOKENS = {"AM", "PM", "am", "pm"}
