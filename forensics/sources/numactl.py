@@ -53,7 +53,8 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
 
 NAME = "numactl"
-VERSION = 2  # 2: a distance matrix pasted alone
+VERSION = 3  # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
+# 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
 DESCRIPTION = "numactl -H / --hardware: NUMA nodes (CPUs, memory size/free) and the distance matrix"
 
@@ -71,7 +72,10 @@ _QUOTE = re.compile(r"^(?:> ?)+")
 # a Markdown code fence line (CommonMark: three or more backticks or tildes, an optional info string)
 _FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[A-Za-z0-9_+.-]*\s*$")
 # a line a mail client reflowed: "node 0 size: 63678 MB node 0 free: 59542 MB"
-_NEXT_FIELD = re.compile(r" (?=node [0-9]+ (?:cpus|size|free):)")
+_NEXT_FIELD = re.compile(r" (?=node [0-9]+ (?:cpus|size|free):|node distances:)")
+# the rest of a 'node N cpus:' list that a mail client wrapped onto the next line(s): CPU numbers only
+# (numactl -H prints no line of bare integers, so after a cpus line it can only be that list's tail)
+_CPUS_TAIL = re.compile(r"^[0-9]+(?: +[0-9]+)*$")
 _NO_NUMA = "No NUMA available on this system"
 _NO_DIST = "No distance information available."
 _NOT = "not numactl -H output"
@@ -183,7 +187,8 @@ def _lines(lines: pl.DataFrame):
     # a paste indented as a whole (a code block of docs or notes): read without its common indent
     reads = textwrap.dedent("\n".join(_unquote(t).rstrip() for t in texts)).split("\n")
     for line_no, text, s in zip(lines["line_no"].to_list(), texts, reads):
-        if s.startswith("node ") and _NEXT_FIELD.search(s):
+        m = _NEXT_FIELD.search(s)
+        if m and (s.startswith("node ") or _CPUS_TAIL.match(s[: m.start()].strip())):
             for part in _NEXT_FIELD.split(s):
                 yield line_no, text, part
         else:
@@ -200,9 +205,21 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     header: list[int] | None = None  # distance matrix columns, once "node distances:" and its header are seen
     in_matrix = False
     numa_available = None
+    cpus_of: tuple[int, int] | None = None  # the node whose cpus list the last line read belongs to
+    wrapped = 0  # lines that were the wrapped tail of a cpus list
     for line_no, text, s in _lines(lines):
         if not s.strip():
+            cpus_of = None
             continue
+        if cpus_of is not None and _CPUS_TAIL.match(s.strip()):  # a wrapped cpus list goes on
+            more = [int(x) for x in s.split()]
+            if max(more) <= 2**31 - 1:
+                row = nodes[cpus_of]
+                row["cpus"] = row["cpus"] + more
+                row["cpu_count"] = len(row["cpus"])
+                wrapped += 1
+                continue
+        cpus_of = None
         if _FENCE.match(s):  # the Markdown code fence around a paste: structure of the paste
             continue
         if s.startswith(MARKER_PREFIX):
@@ -240,6 +257,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     continue
                 row["cpus"] = cpus
                 row["cpu_count"] = len(cpus)
+                cpus_of = (snap, node) if cpus and max(cpus) <= 2**31 - 1 else None
             else:
                 ok, mb = _mem(value)
                 if not ok:
@@ -301,6 +319,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         }
     )
     meta: dict = {"hosts": []}
+    if wrapped:
+        meta["cpus_wrapped_lines"] = wrapped
     if numa_available is not None:
         meta["numa_available"] = numa_available
         meta["variant"] = "numactl-H" if numa_available else "no-numa"
