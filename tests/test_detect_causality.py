@@ -98,6 +98,22 @@ def test_fabric_faults_cause_stragglers_and_aborts():
     assert _links([rows[0], _f("slow", "straggler", "node02", T0 + S30, "warning", "node")], JOB)["slow"] is None
 
 
+def test_a_straggler_seen_in_compute_time_is_no_consequence_of_its_hosts_link_flap():
+    # detection_eval seed 120: node02 computes 21% longer per step and its link flaps, at the same time.
+    # A flap stalls every rank's collective alike; it lengthens no host's computation, so a straggler
+    # whose memory is busy 21% longer than its peer's is a second root, not the flap's consequence
+    flap = _f("flap", "link_flap", "node02", T0, subject="enp56s0np0")
+    compute = json.dumps({"power_excess": 0.095, "mem_util_excess": 0.21})
+    slow = _f("slow", "straggler", "node02", T0 + S30, "warning", "node", evidence=compute)
+    assert _links([flap, slow], JOB)["slow"] is None
+    # seen in power alone (no memory time, or none longer), it may still follow the flap ...
+    for ev in ("{}", json.dumps({"power_excess": 0.095, "mem_util_excess": 0.02})):
+        assert _links([flap, _f("slow", "straggler", "node02", T0 + S30, "warning", "node", evidence=ev)], JOB)["slow"] == "flap"
+    # ... and a host fault that does lengthen its computation explains it either way
+    hot = _f("hot", "gpu_throttle", "node02", T0, "warning", "GPU3")
+    assert _links([hot, slow], JOB)["slow"] == "hot"
+
+
 def test_unrelated_drops_are_not_linked_to_a_remote_storm():
     storm = _f("storm", "pfc_storm", "node01", T0, subject="enp91s0np0 prio 3", evidence=json.dumps({"directions": ["tx"]}))
     drops = _f("drops", "packet_drops", "node05", T0 + S30, subject="eno1")

@@ -21,6 +21,13 @@ finding of one of its cause kinds when both of these hold:
   note, not an incident. A finding of history (evidence ``history``: events long before the
   capture, a boot's link bring-up) causes nothing in it.
 
+What a consequence's evidence rules out: a `straggler` whose memory was busy longer than its peers'
+(evidence ``mem_util_excess`` at least straggler.sql's min_power_excess) computes longer per step, and
+a fault of the network path (a flapping link, drops, a PFC storm, NCCL transport errors) stalls every
+rank's collective alike and lengthens no host's computation: it explains a straggler seen in power alone
+(the moments around an abort), not one seen in compute time, which stays a root of its own (detection_eval
+seed 120: a straggler and a link flap on one host, two faults, one was hidden behind the other).
+
 A follow-on of its own kind needs an earlier finding of that kind (a second Xid after the first); a
 PFC storm port that only receives pauses follows a port on a peer host that sends them (the pause
 path: a port pauses its switch, the switch pauses the ports feeding it). Among several candidates
@@ -40,7 +47,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from forensics.detect.catalog import KINDS, severity_rank
-from forensics.detect.rules import Cause
+from forensics.detect.rules import Cause, rules
 from forensics.gid import address
 
 # consequence kind -> its possible causes (kind, scope), from the detectors' `-- caused_by:` headers
@@ -52,6 +59,10 @@ _GPU = re.compile(r"\bGPU\s?(\d+)\b", re.I)
 _RANK = re.compile(r"\branks?\s+(\d+(?:\s*,\s*\d+)*)", re.I)
 _WORD = re.compile(r"[A-Za-z][\w.:-]*")
 _NOT_IFACE = {"gpu", "gpus", "rank", "ranks", "prio", "node", "cpu", "global"}
+# consequence kind -> (evidence key, (detector, its parameter holding the least value), cause kinds that
+# value rules out): see the module docstring
+_RULED_OUT = {"straggler": ("mem_util_excess", ("straggler", "min_power_excess"),
+                            frozenset({"pfc_storm", "packet_drops", "link_flap", "nccl_transport_error"}))}
 
 
 def subject_keys(subject: str | None) -> set[str]:
@@ -135,6 +146,20 @@ def _in_time(c: dict, r: dict, remote: frozenset[str] = frozenset()) -> bool:
     return cs <= (ee or es) and (ce or cs) + BEFORE >= es
 
 
+def _ruled_out(r: dict) -> frozenset[str]:
+    """The cause kinds that `r`'s own evidence rules out (``_RULED_OUT``)."""
+    rule = _RULED_OUT.get(r["kind"])
+    if rule is None:
+        return frozenset()
+    value = _evidence(r).get(rule[0])
+    return rule[2] if isinstance(value, (int, float)) and value >= _param(*rule[1]) else frozenset()
+
+
+@functools.cache
+def _param(detector: str, name: str) -> float:
+    return float(next(r for r in rules() if r.name == detector).params[name])
+
+
 def _evidence(f: dict) -> dict:
     """`f`'s evidence, parsed (read only: the same dict is shared by the findings of one evidence text)."""
     return _parsed(f["evidence"] or "{}")
@@ -192,6 +217,7 @@ def cause_of(r: dict, rows: list[dict], peers: Peers | Mapping[str, frozenset[st
     scopes = {c.kind: c.scope for c in CAUSES.get(r["kind"], ())}
     if not scopes:
         return None
+    out_kinds = _ruled_out(r)
     peers = Peers.of(peers)
     r_comms = peers.comms_of(r["hosts"] or []) if "path" in scopes.values() else None
     if by_kind is None:
@@ -217,6 +243,8 @@ def cause_of(r: dict, rows: list[dict], peers: Peers | Mapping[str, frozenset[st
         if c["kind"] == r["kind"] and not _same_kind_ok(c, r):
             continue
         if _evidence(c).get("history") is True:
+            continue
+        if c["kind"] in out_kinds:
             continue
         if not (_in_scope(c, r, scopes[c["kind"]], peers, remote, r_comms) and _in_time(c, r, remote)):
             continue
