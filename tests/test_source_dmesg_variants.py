@@ -435,3 +435,29 @@ def test_modules_linked_in_list_broken_by_the_paste_is_joined_back():
     assert res.unparsed["line_no"].to_list() == [2]
     odd = dmesg.parse(mail + b"see the attached log\n", ParseContext(host="h"))
     assert odd.unparsed["line_no"].to_list() == [2, 7]
+
+
+def test_messages_hard_wrapped_by_a_mail_are_joined_back():
+    # a real linux-rdma reply (ConnectX-6 RoCE GID add failure, 2023-07) quoting dmesg twice ("> >> "),
+    # stored quoted-printable: three messages word-wrapped at ~72 columns with no soft-break space kept.
+    # Before: the three wrapped tails were unparsed and the messages cut.
+    from forensics.sources import parse_bytes
+
+    f = Path(__file__).parent / "fixtures" / "dmesg" / "dmesg--rdma-list-cx6-roce-gid-mail-wrapped-quoted-qp.txt"
+    _, res = parse_bytes(f.read_bytes(), "dmesg")
+    msgs = dict(res.tables["kernel_log"].select("line_no", "message").iter_rows())
+    assert msgs[1].endswith("mlx5_cmd_out_err:803:(pid 1440): SET_ROCE_ADDRESS(0x761) op_mod(0x0) failed, "
+                            "status bad parameter(0x3), syndrome (0x63c66), err(-22)")
+    assert msgs[6] == "__ib_cache_gid_add: unable to add gid fe80:0000:0000:0000:ad3e:e3ff:fe92:b31b error=3D-22"
+    assert res.unparsed.height == 0
+
+
+def test_one_short_line_after_a_long_message_is_not_taken_for_a_wrap():
+    from forensics.sources import parse_bytes
+
+    text = (b"[   12.345678] mlx5_core 0000:18:00.0: Port module event: module 0, Cable unplugged now\n"
+            b"[   12.345999] mlx5_core 0000:18:00.0: mlx5e: Link down\n"
+            b"Then it stopped.\n")
+    _, res = parse_bytes(text, "dmesg")
+    assert res.unparsed["line_no"].to_list() == [3]  # one break of that shape proves no wrap
+    assert res.tables["kernel_log"]["message"].to_list()[0].endswith("Cable unplugged now")

@@ -10,7 +10,7 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, result, split_lines, unparsed_frame
 from forensics.sources.dmesg.events import EVENT_COLUMNS
 from forensics.sources.dmesg.fields import _fields
-from forensics.sources.dmesg.paste import module_list_wrapped, soft_wrapped, unquote
+from forensics.sources.dmesg.paste import hard_wrapped, module_list_wrapped, soft_wrapped, unquote
 from forensics.sources.dmesg.prefixes import (
     FACILITIES,
     LEVELS,
@@ -155,6 +155,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         cands = left.filter(~pl.col("text").str.contains(RE_PROMPT)).sort("line_no")
         rows, not_joined = soft_wrapped(rows, cands, lines)
         rows, not_joined = module_list_wrapped(rows, not_joined, lines)  # a module list broken by the paste
+        rows, not_joined = hard_wrapped(rows, not_joined, lines)  # a paste wrapped at a width, no soft break kept
         if not_joined.height < cands.height:
             variants["wrapped"] += cands.height - not_joined.height
             left = left.join(cands.join(not_joined, on="line_no", how="anti").select("line_no"), on="line_no",

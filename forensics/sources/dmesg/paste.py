@@ -116,3 +116,55 @@ def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.D
         pl.when(pl.col("_tail").is_not_null()).then(pl.col("message").str.strip_chars_end() + pl.col("_tail"))
         .otherwise(pl.col("message")).alias("message")).drop("_tail")
     return rows, leftovers.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
+
+
+HARD_WRAP_MIN, HARD_WRAP_MAX = 60, 100  # the widths a mail client or a terminal wraps a paste at
+HARD_WRAP_JOINS = 2  # a file shows it was hard-wrapped by at least this many breaks of that shape
+HARD_WRAP_SLACK = 6  # a reply's client re-wraps quoted text at its own width, a few columns off the longest line
+
+
+def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Join lines without a prefix (`leftovers`: line_no, text) to the message before them where the paste
+    was hard-wrapped (a mail client's word wrap at ~72 columns, or a terminal's or editor's cut at 80, with
+    no soft-break space kept): the paste's width W is its longest line, between HARD_WRAP_MIN and
+    HARD_WRAP_MAX characters; a line continues the message on the line just before it (or that message's
+    tail) when the line before either is W long (cut mid-word: joined as is) or would have gone over W
+    (less HARD_WRAP_SLACK) with the continuation's first word added (a word wrap: joined with the space
+    it dropped); a continuation never starts with a blank (an indented line is the kernel's own). Joined only
+    when the file shows HARD_WRAP_JOINS such breaks or more; a lone short line after a message (prose, a
+    prompt) is left unparsed. Returns (rows with their messages extended, leftovers not joined)."""
+    if leftovers.height < HARD_WRAP_JOINS or not rows.height:
+        return rows, leftovers
+    width = lines["text"].str.strip_chars_end().str.len_chars().max() or 0
+    if not HARD_WRAP_MIN <= width <= HARD_WRAP_MAX:
+        return rows, leftovers
+    cand = leftovers.sort("line_no")["line_no"]
+    own = lines["text"].gather(cand - 1).to_list()  # (as read: without the quote prefix unparsed keeps)
+    prev = lines["text"].gather((cand - 2).clip(lower_bound=0)).to_list()
+    head_of = {ln: ln for ln in rows["line_no"].to_list()}
+    tails: dict[int, str] = {}
+    used: list[int] = []
+    for ln, text, before in zip(cand.to_list(), own, prev):
+        head = head_of.get(ln - 1)
+        word = text.strip().split(" ", 1)[0] if text.strip() else ""
+        if head is None or not word or text[:1] in (" ", "\t"):
+            continue
+        before = before.rstrip()
+        if len(before) >= width:
+            sep = ""  # cut at the width, anywhere in a word
+        elif len(before) + 1 + len(word) > width - HARD_WRAP_SLACK:
+            sep = " "  # the word did not fit: the wrap dropped the space before it
+        else:
+            continue
+        tails[head] = tails.get(head, "") + sep + text.strip()
+        head_of[ln] = head
+        used.append(ln)
+    if len(used) < HARD_WRAP_JOINS:
+        return rows, leftovers
+    tail = pl.DataFrame({"line_no": list(tails), "_tail": list(tails.values())},
+                        schema={"line_no": rows.schema["line_no"], "_tail": pl.String})
+    rows = rows.join(tail, on="line_no", how="left").with_columns(
+        pl.when(pl.col("_tail").is_not_null()).then(pl.col("message").str.strip_chars_end() + pl.col("_tail"))
+        .otherwise(pl.col("message")).alias("message")).drop("_tail")
+    return rows, leftovers.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
