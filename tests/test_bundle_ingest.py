@@ -267,3 +267,36 @@ def test_table_sink_splits_rows_by_host(tmp_path):
         "host=n3": (["n3", "n3"], [8, 9]),
     }
     assert sink.table_rows() == {"unparsed": 9}
+
+
+def test_table_sink_writes_a_files_frames_as_few_row_groups(tmp_path, monkeypatch):
+    """TableSink gathers a file's frames into row groups of GROUP_ROWS rows (the last one shorter), the
+    rows and their order those of the frames; a file closed early (MAX_OPEN) has its rows written first."""
+    import pyarrow.parquet as pq
+
+    from forensics.ingest.sink import TableSink
+
+    def frame(host, first, n):
+        return pl.DataFrame({"host": [host] * n, "line_no": list(range(first, first + n)), "text": [f"t{first}"] * n,
+                             "reason": ["r"] * n})
+
+    sink = TableSink(tmp_path / "a")
+    for i in range(8):  # eight small frames (a host's eight NCCL logs): one row group
+        sink.write("unparsed", frame("n1", 10 * i, 3), "n1")
+    sink.write("unparsed", frame("n1", 100, 0), "n1")
+    sink.close()
+    f = pq.ParquetFile(tmp_path / "a" / "unparsed" / "host=n1" / "part-0.parquet")
+    assert f.metadata.num_row_groups == 1
+    assert f.read().column("line_no").to_pylist() == [10 * i + k for i in range(8) for k in range(3)]
+    assert sink.table_rows() == {"unparsed": 24}
+
+    monkeypatch.setattr(TableSink, "GROUP_ROWS", 5)
+    monkeypatch.setattr(TableSink, "MAX_OPEN", 1)
+    sink = TableSink(tmp_path / "b")
+    for i in range(6):  # frames of 3 rows: a group once 5 or more rows wait; n2 evicts n1's open file
+        sink.write("unparsed", frame("n1" if i != 3 else "n2", 10 * i, 3), "n1")
+    sink.close()
+    got = {h: pq.ParquetFile(tmp_path / "b" / "unparsed" / f"host={h}" / "part-0.parquet") for h in ("n1", "n2")}
+    assert [got["n1"].metadata.row_group(i).num_rows for i in range(got["n1"].metadata.num_row_groups)] == [6, 3, 6]
+    assert got["n1"].read().column("line_no").to_pylist() == [10 * i + k for i in (0, 1, 2, 4, 5) for k in range(3)]
+    assert got["n2"].read().column("line_no").to_pylist() == [30, 31, 32]
