@@ -346,11 +346,18 @@ def report(rows: list[dict], args) -> str:
         cr = r.get("cpu_by_role", {})
         lines.append(f"| {r['nodes']} | {r['engine']} | " + " | ".join(f"{cr.get(k, 0):.1f}" for k in roles) + " | "
                      + " | ".join(f"{cr.get('peak MB ' + k, 0):.0f}" for k in roles) + " |")
-    same = {}
+    same, engines = {}, {}
     for r in rows:
         same.setdefault(r["nodes"], set()).add(r["digest"])
+        engines.setdefault(r["nodes"], set()).add(r["engine"])
+
+    def verdict(n: int) -> str:
+        if len(same[n]) > 1:
+            return "NO"
+        return "yes" if len(engines[n]) > 1 else f"not compared (only {', '.join(sorted(engines[n]))} ran)"
+
     lines += ["", "Identical analyses on both engines (JSON digest): " +
-              ", ".join(f"{n} nodes {'yes' if len(d) == 1 else 'NO'}" for n, d in sorted(same.items()))]
+              ", ".join(f"{n} nodes {verdict(n)}" for n in sorted(same))]
     by = {}
     for r in rows:
         by.setdefault((r["nodes"], r["engine"]), []).append(r)
