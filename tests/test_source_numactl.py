@@ -289,3 +289,17 @@ def test_bare_numbers_are_a_cpus_tail_only_right_after_a_cpus_line():
     res = numactl.parse(text, ParseContext())
     assert res.tables["numa_nodes"]["cpus"].to_list() == [[0, 1]]
     assert res.unparsed["line_no"].to_list() == [4]  # after a size line, "2 3" is nobody's
+
+
+def test_output_indented_unevenly_is_read():
+    # a real OpenStack spec (RST code block): the command one space in, a blank line, the output two spaces
+    # in. Before: recognised only as "a distance matrix pasted alone" and 2 of 13 lines read, no node.
+    from forensics.ingest.files import parse_file
+
+    f = Path(__file__).parent / "fixtures" / "numactl" / "numactl--openstack-spec-rst-uneven-indent-hash-cmd.txt"
+    summary, tables = parse_file(f)
+    assert summary["source"] == "numactl" and "11 of 12 lines are numactl -H lines" in summary["recognition"]
+    nodes = tables["numa_nodes"].sort("node")
+    assert nodes["cpu_count"].to_list() == [12, 12] and nodes["mem_free_mb"].to_list() == [669, 4014]
+    assert tables["numa_distances"].height == 4
+    assert summary["unparsed"] == 1  # the command line

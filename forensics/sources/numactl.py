@@ -45,7 +45,6 @@ each yield their rows. Shell prompts, pasted commands and anything else go to ``
 from __future__ import annotations
 
 import re
-import textwrap
 
 import polars as pl
 
@@ -53,7 +52,8 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
 
 NAME = "numactl"
-VERSION = 3  # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
+VERSION = 4  # 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+# 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
 DESCRIPTION = "numactl -H / --hardware: NUMA nodes (CPUs, memory size/free) and the distance matrix"
@@ -92,7 +92,9 @@ def sniff(head: bytes) -> Sniff:
     """numactl -H output: its 'available: N nodes (' line, a 'node N cpus:' line, or the no-NUMA line,
     with 'available:', 'No NUMA' or a ' size: ' line. Accepted from 0.75 on (a short output among
     prompts and other commands' lines is still numactl's), plus a quarter of the share of its lines."""
-    text = textwrap.dedent("\n".join(_unquote(ln) for ln in head_text(head).splitlines()))
+    # (each line read without its leading blanks: no numactl -H line means anything by its indent, and a
+    # paste indents its lines unevenly, e.g. the command one space in and the output two)
+    text = "\n".join(_unquote(ln).strip() for ln in head_text(head).splitlines())
     if not (_SNIFF.search(text) and ("available:" in text or "No NUMA" in text or " size: " in text)):
         if _matrix_only(text):
             lines = [s.strip() for s in text.splitlines() if s.strip()]
@@ -184,8 +186,9 @@ def _lines(lines: pl.DataFrame):
     space taken off; a line holding several 'node N size/free/cpus:' fields (reflowed by a mail
     client) gives one text to read per field, with the same line number."""
     texts = lines["text"].to_list()
-    # a paste indented as a whole (a code block of docs or notes): read without its common indent
-    reads = textwrap.dedent("\n".join(_unquote(t).rstrip() for t in texts)).split("\n")
+    # a paste indented as a whole or unevenly (a code block of docs or notes, the command one space in and
+    # the output two): each line read without its leading blanks (numactl -H lines mean nothing by indent)
+    reads = [_unquote(t).strip() for t in texts]
     for line_no, text, s in zip(lines["line_no"].to_list(), texts, reads):
         m = _NEXT_FIELD.search(s)
         if m and (s.startswith("node ") or _CPUS_TAIL.match(s[: m.start()].strip())):
