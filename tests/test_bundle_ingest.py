@@ -223,6 +223,29 @@ def test_parallel_ingest_equals_serial(tmp_path):
     assert node02["file"].str.contains("hosts/node01/").any() and node02["file"].str.contains("hosts/node02/").any()
 
 
+def test_move_tables_renames_new_partitions_and_appends_to_existing_ones(tmp_path):
+    """move_tables: a partition the destination lacks moves there whole (its folder renamed, also onto an
+    empty folder); one it has gets the worker's rows appended after its own."""
+    from forensics.ingest.sink import move_tables
+
+    def put(root, table, host, values):
+        d = root / table / f"host={host}"
+        d.mkdir(parents=True, exist_ok=True)
+        pl.DataFrame({"host": [host] * len(values), "line_no": values}).write_parquet(d / "part-0.parquet")
+
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    put(src, "kernel_log", "n1", [1, 2])
+    put(src, "kernel_log", "n2", [3])
+    put(src, "unparsed", "n1", [4])
+    put(dest, "kernel_log", "n2", [9])
+    (dest / "unparsed" / "host=n1").mkdir(parents=True)
+    move_tables(src, dest)
+    got = {p.relative_to(dest).as_posix(): pl.read_parquet(p)["line_no"].to_list() for p in sorted(dest.rglob("*.parquet"))}
+    assert got == {"kernel_log/host=n1/part-0.parquet": [1, 2], "kernel_log/host=n2/part-0.parquet": [9, 3],
+                   "unparsed/host=n1/part-0.parquet": [4]}
+    assert [p.relative_to(src).as_posix() for p in src.rglob("*.parquet")] == ["kernel_log/host=n2/part-0.parquet"]
+
+
 def test_a_training_log_collected_as_an_nccl_log_is_read_as_one(tmp_path):
     """`collect --nccl-log` globs can copy the job's training log into raw/nccl: its step lines and
     torchrun records go to train_steps and rank_hosts (coverage says train_log), not line by line

@@ -6,6 +6,7 @@ writer options of :func:`table_writer`.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections import OrderedDict
@@ -217,12 +218,45 @@ class TableSink:
 
 def move_tables(src: Path, dest: Path) -> None:
     """Move a worker's table files into the final folder; a (table, host) file that exists already
-    (rows of another host found in this host's files) gets this one's rows appended."""
-    for f in sorted(src.glob("*/host=*/part-0.parquet")):
-        target = dest / f.relative_to(src)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(f, target)
+    (rows of another host found in this host's files) gets this one's rows appended.
+
+    A partition folder that `dest` lacks is renamed there whole (one rename, where moving its one
+    file took a lookup, a mkdir and a rename: 1,856 partitions in a 64-host bundle)."""
+    try:
+        tables = sorted(os.listdir(src))
+    except FileNotFoundError:
+        return
+    for table in tables:
+        try:
+            parts = sorted(p for p in os.listdir(src / table) if p.startswith("host="))
+        except NotADirectoryError:
             continue
-        merged = pa.concat_tables([pq.read_table(target), pq.read_table(f)])
-        pq.write_table(merged, target, compression="zstd")
+        for part in parts:
+            folder = src / table / part
+            names = os.listdir(folder)
+            if "part-0.parquet" not in names:
+                continue
+            if names == ["part-0.parquet"] and _rename_folder(folder, dest / table / part):
+                continue
+            f, target = folder / "part-0.parquet", dest / table / part / "part-0.parquet"
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(f, target)
+                continue
+            merged = pa.concat_tables([pq.read_table(target), pq.read_table(f)])
+            pq.write_table(merged, target, compression="zstd")
+
+
+def _rename_folder(folder: Path, target: Path) -> bool:
+    """Rename `folder` to `target` when `target` is not there (False when it is)."""
+    for _ in range(2):
+        try:
+            os.rename(folder, target)  # (replaces an empty folder, never one holding a file)
+            return True
+        except FileNotFoundError:  # the table's folder is new
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                return False
+            raise
+    return False
