@@ -2,6 +2,7 @@
 the lean local start of ``--engine ray`` (:func:`forensics.engine.executors.start_local_ray`).
 
     nice -n 15 python benchmarks/ray_start.py --repeat 2 --idle 30     # default, lean, lean, default
+    nice -n 15 python benchmarks/ray_start.py --repeat 2 --idle 5 --modes lean,noprestart
 
 Each probe runs in a child process of its own: it starts Ray (``num_cpus=2``), runs a 0.5 s task on
 each CPU (so each CPU's worker process is started), then stays idle `--idle` seconds. Measured from
@@ -61,8 +62,12 @@ def probe(mode: str, idle: float) -> dict:
     w0 = time.perf_counter()
     import ray
 
-    if mode == "lean":
+    if mode in ("lean", "noprestart"):
         from forensics.engine.executors import start_local_ray
+
+        if mode == "noprestart":  # Ray 2.60's switches (ray_config_def.h), read by its daemons from the environment
+            os.environ["RAY_prestart_worker_first_driver"] = "0"
+            os.environ["RAY_enable_worker_prestart"] = "0"
 
         start_local_ray(ray, 2)
     else:
@@ -89,15 +94,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=2, help="pairs of probes (default, lean / lean, default)")
     ap.add_argument("--idle", type=float, default=30.0)
-    ap.add_argument("--probe", choices=["default", "lean"], help=argparse.SUPPRESS)
+    ap.add_argument("--probe", choices=["default", "lean", "noprestart"], help=argparse.SUPPRESS)
+    ap.add_argument("--modes", default="default,lean",
+                    help="the two probes alternated (A B B A): default, lean, noprestart (lean without the workers "
+                         "Ray starts ahead of tasks; the tasks start them)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.probe:
         print(json.dumps(probe(args.probe, args.idle)))
         return 0
     rows = []
+    a, b = args.modes.split(",")
     for k in range(args.repeat):
-        for mode in (("default", "lean") if k % 2 == 0 else ("lean", "default")):
+        for mode in ((a, b) if k % 2 == 0 else (b, a)):
             r = subprocess.run([sys.executable, __file__, "--probe", mode, "--idle", str(args.idle)],
                                capture_output=True, text=True)
             if r.returncode != 0:
@@ -110,7 +119,7 @@ def main(argv=None) -> int:
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(r["idle_by_process"].items())[:6])
         lines.append(f"| {r['mode']} | {r['start_cpu_s']:.2f} | {r['start_wall_s']:.1f} | {r['idle_cpu_per_s']:.4f} "
                      f"| {r['processes']} | {top} | {r['load']:.1f} |")
-    for mode in ("default", "lean"):
+    for mode in (a, b):
         mine = [r for r in rows if r["mode"] == mode]
         if mine:
             lines.append(f"\n{mode}: mean start {sum(r['start_cpu_s'] for r in mine) / len(mine):.2f} CPU s, idle "
