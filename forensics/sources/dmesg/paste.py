@@ -110,12 +110,7 @@ def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.D
         used.append(ln)
     if not used:
         return rows, leftovers
-    tail = pl.DataFrame({"line_no": list(tails), "_tail": list(tails.values())},
-                        schema={"line_no": rows.schema["line_no"], "_tail": pl.String})
-    rows = rows.join(tail, on="line_no", how="left").with_columns(
-        pl.when(pl.col("_tail").is_not_null()).then(pl.col("message").str.strip_chars_end() + pl.col("_tail"))
-        .otherwise(pl.col("message")).alias("message")).drop("_tail")
-    return rows, leftovers.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
+    return _append_tails(rows, leftovers, tails, used)
 
 
 HARD_WRAP_MIN, HARD_WRAP_MAX = 60, 100  # the widths a mail client or a terminal wraps a paste at
@@ -162,6 +157,11 @@ def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFram
         used.append(ln)
     if len(used) < HARD_WRAP_JOINS:
         return rows, leftovers
+    return _append_tails(rows, leftovers, tails, used)
+
+
+def _append_tails(rows: pl.DataFrame, leftovers: pl.DataFrame, tails: dict, used: list) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`tails` ({message's line_no: text}) appended to those messages; the `used` lines leave `leftovers`."""
     tail = pl.DataFrame({"line_no": list(tails), "_tail": list(tails.values())},
                         schema={"line_no": rows.schema["line_no"], "_tail": pl.String})
     rows = rows.join(tail, on="line_no", how="left").with_columns(
