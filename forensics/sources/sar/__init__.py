@@ -100,7 +100,8 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
         return _parse_sadf_d(lines["text"].to_list(), ctx)
     if lines.height >= FAST_MIN_LINES and _fast_ok(data):
         res = _parse_text_fast(lines, ctx, data)
-        if res is not None:
+        # (no row from a timed line, but Average: lines: a paste of summaries only, which the line loop reads)
+        if res is not None and not (res.meta.get("average_lines") and not any(t.height for t in res.tables.values())):
             return res
     return _parse_text(lines["text"].to_list(), ctx)
 
