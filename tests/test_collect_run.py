@@ -357,14 +357,19 @@ def test_real_tools_short_collect(tmp_path, monkeypatch):
     assert any(n.startswith("tables/disk_io/") for n in m) and any(n.startswith("tables/cpu_util/") for n in m)
 
 
-def test_perfquery_x_missing_is_a_failed_command_on_infiniband_ports_only(tmp_path, node_env):
-    """Issue 18: perfquery -x per InfiniBand link-layer port; without infiniband-diags it is recorded as a failed
-    command (not found), the collection goes on, and the RoCE port is not asked."""
-    node_env({})  # no stand-in tools at all
+def _ib_and_roce_ports() -> None:
+    """Under the stand-in sysfs: mlx5_0 port 1 on an InfiniBand link layer, mlx5_1 port 1 on Ethernet (RoCE)."""
     ib = Path(os.environ["FORENSICS_SYSFS_ROOT"]) / "class/infiniband"
     for dev, layer in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
         (ib / dev / "ports/1").mkdir(parents=True)
         (ib / dev / "ports/1/link_layer").write_text(layer + "\n")
+
+
+def test_perfquery_x_missing_is_a_failed_command_on_infiniband_ports_only(tmp_path, node_env):
+    """Issue 18: perfquery -x per InfiniBand link-layer port; without infiniband-diags it is recorded as a failed
+    command (not found), the collection goes on, and the RoCE port is not asked."""
+    node_env({})  # no stand-in tools at all
+    _ib_and_roce_ports()
     assert cmain.main(["--duration", "0", "--out", str(tmp_path / "p.tar"), "--host", "ibnode", "--quiet"]) == 0
     m = members(tmp_path / "p.tar")
     pq = [c for c in commands(m, "ibnode") if c["name"] == "ib_perfquery_x"]
@@ -385,10 +390,7 @@ def test_issue18_tools_missing_are_failed_commands(tmp_path, node_env):
     InfiniBand and a RoCE port and none of the tools, each of their commands is recorded as failed (not found,
     no raw file) and the collection still succeeds."""
     node_env({})  # no stand-in tools at all
-    ib = Path(os.environ["FORENSICS_SYSFS_ROOT"]) / "class/infiniband"
-    for dev, layer in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
-        (ib / dev / "ports/1").mkdir(parents=True)
-        (ib / dev / "ports/1/link_layer").write_text(layer + "\n")
+    _ib_and_roce_ports()
     assert cmain.main(["--duration", "0", "--out", str(tmp_path / "p.tar"), "--host", "bare", "--quiet"]) == 0
     by: dict = {}
     for c in commands(members(tmp_path / "p.tar"), "bare"):
