@@ -389,3 +389,37 @@ def test_ko_kr_words_elsewhere_are_left_alone():
 
     assert ko_kr_times("1초 뒤에 다시\n".encode()) is None
     assert ko_kr_times(b"10:00:01 AM CPU %user\n") is None
+
+
+def test_a_paste_of_n_tcp_etcp_alone_is_recognised_and_read():
+    # an Azure AKS doc's `sar -n TCP,ETCP` (command line, banner with a two-digit year, Average blocks):
+    # before, no header of the sniffer's list was in it and the file was refused
+    from forensics.sources import recognise
+
+    data = (FIX / "sar--aks-doc-n-TCP-ETCP-two-digit-year-average.txt").read_bytes()
+    name, got = recognise(data)
+    assert name == "sar" and got.confidence == 0.95
+    res = sar.parse(data, ParseContext(tz="UTC"))
+    gen = res.tables["sar_generic"]
+    assert gen.filter(pl.col("metric") == "iseg/s")["value"].to_list() == [19.0]
+    assert gen.filter(pl.col("metric") == "retrans/s")["value"].to_list() == [0.0]
+    assert gen["ts"][0].isoformat() == "2020-02-10T22:50:09+00:00"
+    assert gen["host"][0] == "aks-main-10212767-vmss000001"
+    assert res.unparsed["line_no"].to_list() == [1]  # the command line, nothing else
+
+
+def test_each_report_of_sar_A_pasted_alone_is_recognised():
+    # every section of sysstat's sar -A expectation, cut out with the banner and pasted on its own
+    lines = (FIX / "sar--sysstat-sar-A-every-n-report-ipv6-softnet-freq.txt").read_text().splitlines()
+    banner = next(ln for ln in lines if ln.startswith("Linux "))
+    blocks, cur = [], []
+    for ln in lines[1:]:
+        if not ln.strip():
+            if cur:
+                blocks.append(cur)
+            cur = []
+        else:
+            cur.append(ln)
+    blocks.append(cur)
+    refused = [b[0] for b in blocks if len(b) > 1 and not sar.sniff(("\n".join([banner, ""] + b) + "\n").encode())]
+    assert len(blocks) > 30 and not refused

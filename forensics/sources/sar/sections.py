@@ -10,15 +10,20 @@ from forensics.sources._base import ParseContext, ParseResult, result, unparsed_
 
 
 NAME = "sar"
-VERSION = 4  # 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
+VERSION = 5  # 5: a paste of one report that names no header of the older list (-n TCP, ETCP, IP, ICMP, UDP, their v6 forms, -F, -m FAN/TEMP/IN/BAT/USB, Summary: blocks) is recognised (refused before); 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
 _TIME = r"(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?: [AP]M)?|[0-9]{2}[时時][0-9]{2}分[0-9]{2}秒)"
+# the first column of each other report of sysstat 10-12 (sar/pr_stats.c, sar/rndr_stats.c): -n TCP, ETCP, IP,
+# EIP, ICMP, EICMP, UDP and their IPv6 forms, SOCK6, FC; -F; -m FAN, TEMP, IN, BAT, USB: a paste of one of them
+# alone (`sar -n TCP,ETCP 1`) has no other header to be known by
+_N_FIRST = (r"active/s|atmptf/s|irec6?/s|ihdrerr/s|ihdrer6/s|imsg6?/s|ierr6?/s|idgm6?/s|tcp6sck|fch_rxf/s|"
+            r"MBfsfree|(?:FAN|TEMP|IN|BAT|BUS)\s+\S*[%/a-z]")
 _SNIFF_TEXT = re.compile(  # (an Average: label in place of the time: a paste of the summary lines only)
-    r"(?m)^[ \t]*(?:" + _TIME + r"|Average:|Moyenne:|Durchschn\.:|Media:|Promedio:|平均时间:|평균값:)\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
+    r"(?m)^[ \t]*(?:" + _TIME + r"|Average:|Summary:|Moyenne:|Durchschn\.:|Media:|Promedio:|平均时间:|평균값:)\s+(?:LINUX RESTART|(?:CPU|IFACE|DEV|INTR|TTY)\s+\S*[%/a-z]|"
     r"(?:kbmemfree|runq-sz|proc/s|cswch/s|pswpin/s|pgpgin/s|tps|kbswpfree|kbhugfree|dentunusd|totsck|"
-    r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM)\s)"
+    r"call/s|scall/s|frmpg/s|%s(?:cpu|io|mem)-10|COM|" + _N_FIRST + r")\s)"
 )
 _SNIFF_SADF_D = re.compile(r"(?m)^# hostname;interval;timestamp;")
 _SNIFF_JSON = re.compile(r'"file-date"|"timestamp": \{')  # sadf -j members
