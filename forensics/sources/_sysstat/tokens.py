@@ -18,8 +18,20 @@ _WORD_ASCII = r"[^ \t\r\x0b\x0c]+"  # \S+ for ASCII text without \n and \x1c-\x1
 
 
 def has_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
-    """Whether any of `needles` occurs in `data` (memchr per needle: far quicker than a regex search)."""
-    return any(x in data for x in needles)
+    """Whether any of `needles` occurs in `data` (memchr per needle: far quicker than a regex search).
+
+    A needle with non-ASCII bytes cannot occur in ASCII data, and one isascii() pass is far quicker
+    than searching for a multi-byte needle (26 MB sar text: 0.8 ms against ~15 ms per 3-byte needle)."""
+    ascii_data: bool | None = None
+    for x in needles:
+        if not x.isascii():
+            if ascii_data is None:
+                ascii_data = data.isascii()
+            if ascii_data:
+                continue
+        if x in data:
+            return True
+    return False
 
 
 def words(text: pl.Expr, data: bytes) -> pl.Expr:
