@@ -168,7 +168,7 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height,
                "truncated_lines": int(res.meta.get("truncated_lines", 0)), "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
-    for k in ("quoted", "indented"):  # the paste's prefix every line was read without
+    for k in ("quoted", "indented", "decoded"):  # the paste's prefix every line was read without, its decoding
         if k in res.meta:
             summary[k] = res.meta[k]
     note = unparsed_note(res.unparsed, res.lines, name)

@@ -49,12 +49,14 @@ META = "_meta.json"
 
 def parser_versions() -> dict[str, int]:
     """Versions that tables built now carry: every registered source, the collector tables, and the
-    reading of pastes without their quote or indent prefix (forensics.sources._quote)."""
-    from forensics.sources import _quote
+    reading of pastes without their quote or indent prefix (forensics.sources._quote), and of mail
+    bodies stored quoted-printable (forensics.sources._mail_qp)."""
+    from forensics.sources import _mail_qp, _quote
 
     out = {name: int(mod.VERSION) for name, mod in sources.registry().items()}
     out[ct.SOURCE] = ct.VERSION
     out[_quote.VERSION_KEY] = _quote.VERSION
+    out[_mail_qp.VERSION_KEY] = _mail_qp.VERSION
     return out
 
 

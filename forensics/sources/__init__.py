@@ -97,10 +97,14 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     A paste quoted or indented as a block (:mod:`forensics.sources._quote`) is weighed without its
     quote prefix, and without its indent where that source reads it at least as well so
     (:func:`paste_prefix`); the verdict's reason says what was left out."""
+    from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._base import Sniff
     from forensics.sources._quote import block_parts, describe, strip_prefix
 
     head = head[:SNIFF_BYTES]
+    if mail_qp.looks_encoded(head):  # a mail body stored undecoded: weighed decoded
+        name, got = recognise(mail_qp.decode(head), hints)
+        return name, Sniff(got.confidence, f"{got.reason} (read as a quoted-printable mail body, decoded)")
     quote, indent = block_parts(head)
     if not (quote or indent):
         return _recognise(head, hints)
@@ -123,9 +127,12 @@ def paste_prefix(name: str, head: bytes) -> bytes:
     """The prefix a paste put before (nearly) every line of `head` that source `name` reads the input
     without: its quote prefix, with the indent after it where `name`'s sniffer is at least as sure of
     the input without the indent as with it (b"" for none)."""
+    from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._quote import block_parts, strip_prefix
 
     head = head[:SNIFF_BYTES]
+    if mail_qp.looks_encoded(head):
+        head = mail_qp.decode(head)
     quote, indent = block_parts(head)
     if not indent:
         return quote
@@ -174,21 +181,27 @@ def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None
 
 
 def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseResult:
-    """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is).
+    """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is),
+    and decoded first where it is a mail body stored quoted-printable (:mod:`forensics.sources._mail_qp`).
     Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
-    meta says what was left out (:func:`paste_meta`)."""
-    if not prefix:
+    meta says what was left out (:func:`paste_meta`) or decoded (``decoded``)."""
+    from forensics.sources import _mail_qp as mail_qp
+
+    qp = mail_qp.looks_encoded(data[:SNIFF_BYTES])
+    if not (prefix or qp):
         return mod.parse(data, ctx)
     from forensics.sources._base import split_lines
     from forensics.sources._quote import strip_prefix
 
-    res = mod.parse(strip_prefix(data, prefix), ctx)
+    read = mail_qp.decode(data) if qp else data
+    res = mod.parse(strip_prefix(read, prefix) if prefix else read, ctx)
     if res.unparsed.height:
-
         text = split_lines(data).get_column("text")
         idx = (res.unparsed.get_column("line_no") - 1).clip(0, max(text.len() - 1, 0))
         res.unparsed = res.unparsed.with_columns(text.gather(idx).alias("text"))
     res.meta.update(paste_meta(prefix))
+    if qp:
+        res.meta["decoded"] = "quoted-printable"
     return res
 
 
