@@ -39,7 +39,7 @@ def ko_kr_times(data: bytes) -> bytes | None:
     >>> ko_kr_times("02시 21분 57초   runq-sz\\n".encode()), ko_kr_times(b"10:00:00 x")
     (b'02:21:57   runq-sz\\n', None)
     """
-    if b"\xec\xb4\x88" not in data:  # no 초 at all: the usual case, one scan
+    if data.isascii() or b"\xec\xb4\x88" not in data:  # no 초 at all: the usual case (isascii: a quicker scan)
         return None
     out = _KO_TIME.sub(rb"\1:\2:\3", data)
     if out is data or out == data:

@@ -237,10 +237,12 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
             ).rename("v")
     if not b.clean:  # whitespace-split words need no stripping
         flat = flat.str.strip_chars()
-    if not b.clean or flat.str.contains(",", literal=True).any():
+    if not b.clean:
         num = flat.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
-    else:
+    else:  # a word with a decimal comma does not cast (null): only then are the commas looked for
         num = flat.cast(pl.Float64, strict=False)
+        if num.null_count() and flat.str.contains(",", literal=True).any():
+            num = flat.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
     bad_rows = np.zeros(n, dtype=bool)
     notnum = ~num.is_finite().fill_null(False)  # null, NaN or infinite: bad unless a N/A token
     if len(val_idx) and notnum.any():  # --human / -h values of kB and % columns
