@@ -461,3 +461,19 @@ def test_one_short_line_after_a_long_message_is_not_taken_for_a_wrap():
     _, res = parse_bytes(text, "dmesg")
     assert res.unparsed["line_no"].to_list() == [3]  # one break of that shape proves no wrap
     assert res.tables["kernel_log"]["message"].to_list()[0].endswith("Cable unplugged now")
+
+
+def test_untimed_program_records_beside_kernel_only_lines():
+    # "kernel: ..." lines with their time and host cut off, and another program's record cut the same
+    # way: that record goes to syslog; without any "kernel: " line such a line is not taken for a record
+    from forensics.sources import ParseContext, dmesg
+
+    text = (b"wpa_supplicant[580]: rfkill: WLAN soft blocked\n"
+            b"kernel: [   10.881037] WARNING: CPU: 0 PID: 580 at net/wireless/nl80211.c:6714\n"
+            b"kernel: iwlwifi 0000:02:00.0: Detected Intel(R) Wireless 8265\n")
+    res = dmesg.parse(text, ParseContext())
+    assert res.tables["syslog"].select("program", "pid").rows() == [("wpa_supplicant", 580)]
+    assert res.tables["kernel_log"]["boot_s"].to_list() == [10.881037, None]
+    assert res.tables["kernel_log"]["message"][1] == "iwlwifi 0000:02:00.0: Detected Intel(R) Wireless 8265"
+    alone = dmesg.parse(b"wpa_supplicant[580]: rfkill: WLAN soft blocked\n", ParseContext())
+    assert alone.unparsed.height == 1 and not alone.rows().get("syslog")

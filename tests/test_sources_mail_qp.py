@@ -12,6 +12,8 @@ from forensics.sources._mail_qp import decode, looks_encoded
 
 FIX = Path(__file__).parent / "fixtures"
 QP_OOPS = FIX / "dmesg" / "dmesg--linux-mm-mail-quoted-printable-kmem-cache-alloc-oops.txt"
+QP_JOURNAL = FIX / "dmesg" / "dmesg--linux-wireless-mail-qp-journal-cut-before-host-prog-pid.txt"
+STORED_QP = {QP_OOPS.name, QP_JOURNAL.name}  # fixtures kept as the archive stores them: encoded already
 SEVEN = ("dmesg", "ethtool", "iostat", "sar", "numactl", "nvidia_smi", "nccl")
 
 
@@ -55,7 +57,7 @@ def test_evidence_needed():
 # already cut at a terminal's width (the width join needs the cut and its tail adjacent) and a
 # `column -t` table of nvidia-smi csv rows (its rows must follow each other)
 BLANK_SENSITIVE = {"dmesg--dma-api-warning-modules-list-cut-at-width.txt",
-                   "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt", QP_OOPS.name}
+                   "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt", *STORED_QP}
 
 
 def test_every_real_fixture_mailed_quoted_printable_parses_the_same():
@@ -79,4 +81,22 @@ def test_every_real_fixture_mailed_quoted_printable_parses_the_same():
 
 
 def test_no_real_fixture_is_taken_for_quoted_printable():
-    assert [f.name for _, f in cases() if f != QP_OOPS and looks_encoded(f.read_bytes()[:65536])] == []
+    assert [f.name for _, f in cases() if f.name not in STORED_QP and looks_encoded(f.read_bytes()[:65536])] == []
+
+
+def test_journal_lines_cut_before_the_host_in_a_qp_mail():
+    # a linux-wireless mail (kept quoted-printable) with a journal trace pasted from "kernel: [  10.88] ..."
+    # on: the time and host were cut off, and one record of another program ("wpa_supplicant[580]: ...")
+    # was cut the same way. Before: 13 of 86 lines unparsed, the Xid-less WARNING cut at "nl80211.c:=",
+    # the inner boot time left in the messages, the wpa_supplicant record unparsed
+    summary, tables = parse_file(QP_JOURNAL)
+    assert summary["source"] == "dmesg" and summary["decoded"] == "quoted-printable"
+    assert (summary["lines"], summary["unparsed"]) == (86, 7)  # the module-list pieces the terminal cut lost text of
+    assert tables["syslog"].select("line_no", "program", "pid", "message").rows() == [
+        (1, "wpa_supplicant", 580, "rfkill: WLAN soft blocked")]
+    log = tables["kernel_log"]
+    warn = log.row(0, named=True)
+    assert warn["message"].startswith("WARNING: CPU: 0 PID: 580 at net/wireless/nl80211.c:6714 nl80211_get_reg_do")
+    assert (warn["boot_s"], warn["ts_quality"]) == (10.881037, "none")
+    rax = log.filter(log["message"].str.starts_with("RAX:")).row(0, named=True)
+    assert rax["message"].endswith("RCX: 0000000000000000") and rax["boot_s"] == 10.881085

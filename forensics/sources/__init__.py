@@ -109,6 +109,10 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     if not (quote or indent):
         return _recognise(head, hints)
     unquoted = strip_prefix(head, quote) if quote else head
+    if quote and mail_qp.looks_encoded(unquoted):  # quoted after the encoding: its soft breaks show unquoted
+        name, got = recognise(mail_qp.decode(unquoted), hints)
+        return name, Sniff(got.confidence, f"{got.reason} (read without the paste's prefix: {describe(quote)}; "
+                                            "a quoted-printable mail body, decoded)")
     name, got = _recognise(unquoted, hints)
     used = quote
     if indent and name is not None:
@@ -187,14 +191,16 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     meta says what was left out (:func:`paste_meta`) or decoded (``decoded``)."""
     from forensics.sources import _mail_qp as mail_qp
 
-    qp = mail_qp.looks_encoded(data[:SNIFF_BYTES])
+    from forensics.sources._quote import strip_prefix
+
+    # the prefix first: a soft break's next line carries it where the quoting came after the encoding
+    read = strip_prefix(data, prefix) if prefix else data
+    qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
     if not (prefix or qp):
         return mod.parse(data, ctx)
     from forensics.sources._base import split_lines
-    from forensics.sources._quote import strip_prefix
 
-    read = mail_qp.decode(data) if qp else data
-    res = mod.parse(strip_prefix(read, prefix) if prefix else read, ctx)
+    res = mod.parse(mail_qp.decode(read) if qp else read, ctx)
     if res.unparsed.height:
         text = split_lines(data).get_column("text")
         idx = (res.unparsed.get_column("line_no") - 1).clip(0, max(text.len() - 1, 0))

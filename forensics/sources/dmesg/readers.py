@@ -15,6 +15,7 @@ from forensics.sources.dmesg.prefixes import (
     RE_IDENT,
     RE_INNER_BOOT,
     RE_ISO,
+    RE_TAG,
     RE_LOGREAD,
     RE_PROMPT,
     RE_RAW,
@@ -284,9 +285,27 @@ def _parse_logread(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, p
     return out, df.filter(pl.col("pfx").is_null()).select("line_no", "text", "rest", "pri", "dfac", "dlvl")
 
 
+# another program's journal/syslog record cut the same way: "wpa_supplicant[580]: rfkill: WLAN soft blocked"
+# (the pid asked for: a line of prose or a "Note: " is not taken for a record)
+RE_PROG_ONLY = r"^(?P<ppfx>(?P<pident>" + RE_TAG + r")\[(?P<ppid>[0-9]+)\]: ?)"
+
+
 def _parse_kernel_only(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """'kernel: NVRM: Xid ...': a journal/syslog kernel line pasted without its time and host."""
+    """'kernel: NVRM: Xid ...': a journal/syslog kernel line pasted without its time and host; beside
+    such lines, other programs' records cut the same way ('ident[pid]: message', into syslog)."""
     df = df.with_columns(pl.col("rest").str.starts_with("kernel: ").alias("_k"))
-    ok = df.filter(pl.col("_k"))
-    out = _finish(ok, message=pl.col("rest").str.slice(8), ts_quality=pl.lit("none"))
+    if df["_k"].any():
+        df = df.with_columns(pl.col("rest").str.extract_groups(RE_PROG_ONLY).alias("_p")).unnest("_p")
+        df = df.with_columns((pl.col("_k") | pl.col("ppfx").is_not_null()).alias("_k"))
+    else:
+        df = df.with_columns(pl.lit(None, dtype=pl.String).alias(c) for c in ("ppfx", "pident", "ppid"))
+    prog = pl.col("ppfx").is_not_null() & ~pl.col("rest").str.starts_with("kernel: ")
+    ok = df.filter(pl.col("_k")).with_columns(
+        pl.when(prog).then(_after("rest", "ppfx")).otherwise(pl.col("rest").str.slice(8)).alias("msg1"))
+    # the kernel's own "[   10.881037] " after "kernel: " (a kern.log line cut before its host): its boot time
+    ok = ok.with_columns(pl.when(~prog).then(pl.col("msg1").str.extract_groups(RE_INNER_BOOT)).alias("_b")).unnest("_b")
+    out = _finish(ok, message=pl.when(pl.col("ipfx").is_not_null()).then(_after("msg1", "ipfx")).otherwise(pl.col("msg1")),
+                  boot_s=_boot_seconds(pl.col("isec"), pl.col("ifrac")),
+                  ident=pl.when(prog).then(pl.col("pident")), pid=pl.when(prog).then(pl.col("ppid")),
+                  ts_quality=pl.lit("none"))
     return out, df.filter(~pl.col("_k")).select("line_no", "text", "rest", "pri", "dfac", "dlvl")

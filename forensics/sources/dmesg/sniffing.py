@@ -33,6 +33,9 @@ _SNIFF_SYSLOG = re.compile(
     r"|[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} [a-z0-9]+\.[a-z]+)"
     r" (?:[^ \[\]:]+ )?(?:" + RE_SEVERITY + " )?" + RE_TAG + r"(?:\[[0-9]+\])?: ")
 
+# another program's record pasted without time and host, as "kernel: " lines are ("wpa_supplicant[580]: ")
+_PROG_ONLY = re.compile(r"^" + RE_TAG + r"\[[0-9]+\]: ")
+
 
 def sniff(head: bytes) -> Sniff:
     """The share of the first lines (blank, continuation and marker lines aside) that carry a
@@ -55,7 +58,7 @@ def sniff(head: bytes) -> Sniff:
         considered += 1
         if looks_like_kernel_line(ln):
             hits += 1
-        elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or soft:
+        elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or _PROG_ONLY.match(ln) or soft:
             other += 1
         else:
             soft = False
