@@ -477,3 +477,32 @@ def test_untimed_program_records_beside_kernel_only_lines():
     assert res.tables["kernel_log"]["message"][1] == "iwlwifi 0000:02:00.0: Detected Intel(R) Wireless 8265"
     alone = dmesg.parse(b"wpa_supplicant[580]: rfkill: WLAN soft blocked\n", ParseContext())
     assert alone.unparsed.height == 1 and not alone.rows().get("syslog")
+
+
+def test_syslog_word_wrapped_by_a_mail_beside_longer_lines_is_joined_and_recognised():
+    # a linux-media bug report (2012): /var/log/everything.log lines word-wrapped by the mail client near
+    # 80 columns (the space at each break dropped), beside lines it left whole (a 110-column mtp-probe record
+    # with a path no wrap could break). Before: 12 of 28 lines unparsed (the width was taken from the longest
+    # line, 110, past any wrap width) and the sniffer counted only 16 of 28 lines (0.57)
+    from forensics.sources import ParseContext, dmesg, recognise
+
+    data = (FIX / "dmesg--linux-media-mail-syslog-word-wrapped-dvb-usb.txt").read_bytes()
+    name, verdict = recognise(data)
+    assert name == "dmesg" and verdict.confidence == 1.0
+    res = dmesg.parse(data, ParseContext(year=2012, tz="UTC"))
+    assert (res.lines, res.unparsed.height) == (28, 0)
+    msgs = res.tables["kernel_log"]["message"].to_list()
+    assert msgs[0] == "usb 2-4: new high-speed USB device number 5 using ehci_hcd"
+    assert "DVB: registering adapter 0 frontend 0 (DiBcom 7000PC)..." in msgs
+    assert "Registered IR keymap rc-dib0700-rc5" in msgs  # an 84-column line left whole, nothing joined to it
+    assert res.tables["syslog"]["program"].to_list() == ["mtp-probe", "mtp-probe"]
+
+
+def test_prose_after_one_short_kernel_line_is_not_a_wrap():
+    from forensics.sources import ParseContext, dmesg
+
+    text = (b"[   12.000000] usb 1-1: new device\n"
+            b"I then unplugged it and the port\n"
+            b"stayed dead.\n")
+    res = dmesg.parse(text, ParseContext())
+    assert res.unparsed.height == 2

@@ -96,7 +96,7 @@ from forensics.sources.dmesg.prefixes import (
 from forensics.sources.dmesg.readers import NAME, NO_PREFIX, PROMPT
 from forensics.sources.dmesg.sniffing import sniff
 
-VERSION = 7  # 7: "kernel: " lines cut before their host keep their inner boot time (boot_s, message without it), and "ident[pid]: " records cut the same way beside them go to syslog; 6: a new real fixture (a linux-mm oops stored quoted-printable, read decoded by forensics.sources._mail_qp: tables of such files change under the mail_qp version too); 5: messages hard-wrapped by a mail or terminal (no soft-break space) are joined back (paste.hard_wrapped)
+VERSION = 8  # 8: the width of a hard-wrapped paste is taken from the lines before its breaks where longer lines stand whole beside them (a mail word wrap); the sniffer counts those tails (dmesg.wrap); 7: "kernel: " lines cut before their host keep their inner boot time (boot_s, message without it), and "ident[pid]: " records cut the same way beside them go to syslog; 6: a new real fixture (a linux-mm oops stored quoted-printable, read decoded by forensics.sources._mail_qp: tables of such files change under the mail_qp version too); 5: messages hard-wrapped by a mail or terminal (no soft-break space) are joined back (paste.hard_wrapped)
 # 4: a "Modules linked in:" list broken by the paste is joined back (paste.module_list_wrapped)
 TABLES = ("kernel_log", "syslog")
 DESCRIPTION = "kernel log: dmesg (raw, -T, --time-format iso, -x, -r), journalctl -k, kern.log/syslog"

@@ -17,6 +17,7 @@ import polars as pl
 from forensics.sources.dmesg.prefixes import RE_QUOTE
 from forensics.sources.dmesg.sniffing import looks_like_kernel_line
 from forensics.sources.dmesg.untimed import _STRONG
+from forensics.sources.dmesg.wrap import HARD_WRAP_JOINS, wrap_breaks
 
 
 def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
@@ -113,44 +114,36 @@ def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.D
     return _append_tails(rows, leftovers, tails, used)
 
 
-HARD_WRAP_MIN, HARD_WRAP_MAX = 60, 100  # the widths a mail client or a terminal wraps a paste at
-HARD_WRAP_JOINS = 2  # a file shows it was hard-wrapped by at least this many breaks of that shape
-HARD_WRAP_SLACK = 6  # a reply's client re-wraps quoted text at its own width, a few columns off the longest line
-
-
 def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame
                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Join lines without a prefix (`leftovers`: line_no, text) to the message before them where the paste
-    was hard-wrapped (a mail client's word wrap at ~72 columns, or a terminal's or editor's cut at 80, with
-    no soft-break space kept): the paste's width W is its longest line, between HARD_WRAP_MIN and
-    HARD_WRAP_MAX characters; a line continues the message on the line just before it (or that message's
-    tail) when the line before either is W long (cut mid-word: joined as is) or would have gone over W
-    (less HARD_WRAP_SLACK) with the continuation's first word added (a word wrap: joined with the space
-    it dropped); a continuation never starts with a blank (an indented line is the kernel's own). Joined only
-    when the file shows HARD_WRAP_JOINS such breaks or more; a lone short line after a message (prose, a
-    prompt) is left unparsed. Returns (rows with their messages extended, leftovers not joined)."""
+    was hard-wrapped (a mail client's word wrap at ~72-80 columns, or a terminal's or editor's cut at 80,
+    with no soft-break space kept; see :func:`wrap_breaks` for the width and the shapes of a break): a line
+    continues the message on the line just before it (or that message's tail); a continuation never starts
+    with a blank (an indented line is the kernel's own). Joined only when the file shows HARD_WRAP_JOINS such
+    breaks or more; a lone short line after a message (prose, a prompt) is left unparsed. Returns (rows with
+    their messages extended, leftovers not joined)."""
     if leftovers.height < HARD_WRAP_JOINS or not rows.height:
         return rows, leftovers
-    width = lines["text"].str.strip_chars_end().str.len_chars().max() or 0
-    if not HARD_WRAP_MIN <= width <= HARD_WRAP_MAX:
-        return rows, leftovers
+    longest = lines["text"].str.strip_chars_end().str.len_chars().max() or 0
     cand = leftovers.sort("line_no")["line_no"]
     own = lines["text"].gather(cand - 1).to_list()  # (as read: without the quote prefix unparsed keeps)
     prev = lines["text"].gather((cand - 2).clip(lower_bound=0)).to_list()
     head_of = {ln: ln for ln in rows["line_no"].to_list()}
+    # candidates in order: a line right after a message (or after a line joined to one) can be its tail;
+    # which of them are is decided on all of them together (the width), then each joined in turn
+    seq = []
+    for ln, text, before in zip(cand.to_list(), own, prev):
+        word = text.strip().split(" ", 1)[0] if text.strip() else ""
+        if text[:1] in (" ", "\t"):
+            word = ""
+        seq.append((ln, text, len(before.rstrip()), len(word)))
+    seps = wrap_breaks([(b, w) for _, _, b, w in seq], longest)
     tails: dict[int, str] = {}
     used: list[int] = []
-    for ln, text, before in zip(cand.to_list(), own, prev):
+    for (ln, text, _, _), sep in zip(seq, seps):
         head = head_of.get(ln - 1)
-        word = text.strip().split(" ", 1)[0] if text.strip() else ""
-        if head is None or not word or text[:1] in (" ", "\t"):
-            continue
-        before = before.rstrip()
-        if len(before) >= width:
-            sep = ""  # cut at the width, anywhere in a word
-        elif len(before) + 1 + len(word) > width - HARD_WRAP_SLACK:
-            sep = " "  # the word did not fit: the wrap dropped the space before it
-        else:
+        if head is None or sep is None:
             continue
         tails[head] = tails.get(head, "") + sep + text.strip()
         head_of[ln] = head

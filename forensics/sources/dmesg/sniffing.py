@@ -7,6 +7,7 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
 from forensics.sources.dmesg.prefixes import RE_SEVERITY, RE_TAG
 from forensics.sources.dmesg.untimed import is_untimed, untimed_share
+from forensics.sources.dmesg.wrap import wrap_breaks
 
 # sniffing (Python re on a few lines)
 _SNIFF = [re.compile(p) for p in (
@@ -41,7 +42,8 @@ def sniff(head: bytes) -> Sniff:
     """The share of the first lines (blank, continuation and marker lines aside) that carry a
     dmesg/journalctl/syslog/kmsg kernel prefix (in a syslog file such as /var/log/messages other
     programs' lines count too, once a kernel line was seen; so do lines a mail client wrapped after a
-    soft break); none without a kernel line. Mail quote prefixes are looked through; a paste indented
+    soft break, and the tails of a paste hard-wrapped at a width: wrap.wrap_breaks); none without a
+    kernel line. Mail quote prefixes are looked through; a paste indented
     as a whole is read without its indent."""
     lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
     if lines and len(head) >= 65536:
@@ -51,9 +53,11 @@ def sniff(head: bytes) -> Sniff:
         lines = [ln[cut:] for ln in lines]
     hits = other = considered = 0
     soft = False  # the line before was a kernel line (or its wrapped tail) ending with a space
+    prev = None  # the line before, when it was a record's line or a candidate tail of one
+    breaks: list[tuple[int, int]] = []  # lines that may continue a record hard-wrapped by the paste
     for ln in lines:
         if not ln.strip() or ln.startswith(("-- ", MARKER_PREFIX)) or ln[:1] in " \t":
-            soft = False
+            soft, prev = False, None
             continue
         considered += 1
         if looks_like_kernel_line(ln):
@@ -61,9 +65,14 @@ def sniff(head: bytes) -> Sniff:
         elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or _PROG_ONLY.match(ln) or soft:
             other += 1
         else:
-            soft = False
+            if prev is not None:  # (weighed below, all together: wrap.wrap_breaks)
+                breaks.append((len(prev.rstrip()), len(ln.strip().split(" ", 1)[0])))
+            soft, prev = False, (ln if prev is not None else None)
             continue
-        soft = ln.endswith(" ")
+        soft, prev = ln.endswith(" "), ln
+    if breaks and hits:  # a paste hard-wrapped at a width, no soft-break space kept: its tails count
+        longest = max(len(ln.rstrip()) for ln in lines)
+        other += sum(sep is not None for sep in wrap_breaks(breaks, longest))
     if not hits:
         strong, shaped, n = untimed_share(lines)
         if is_untimed(strong, shaped, n):  # dmesg -t, or a paste with the times cut off: less sure
