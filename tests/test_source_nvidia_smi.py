@@ -914,3 +914,15 @@ def test_q_paste_that_starts_inside_a_gpu_record():
     # indented prose (no "key : value") before any GPU is not taken for a record: unparsed as before
     prose = run(b"        see the output below\n" + load("q-d-performance-v100-410.txt"))
     assert prose.unparsed["line_no"].to_list() == [1] and "cut_lines" not in prose.meta
+
+
+def test_summary_table_of_driver_295_nb_layout():
+    # an Ubuntu forums post (2012): `nvidia-smi` on driver 295.40, the table of drivers 270-295 ("Nb.",
+    # "Volatile ECC SB / DB", "64 C", "577MB / 1023MB"). Before: 5 of its 14 lines unparsed, no row
+    res = run(load("ubuntuforums-2012-295-nb-table-gtx550ti.txt"))
+    assert res.unparsed.height == 0 and res.lines == 14
+    s = sample(res)
+    assert (s["gpu"], s["pci_bus_id"], s["fan_pct"], s["temp_c"]) == (0, "0000:01:00.0", 33.0, 64.0)
+    assert (s["mem_used_mib"], s["mem_total_mib"], s["power_w"], s["pstate"], s["util_pct"]) == (577.0, 1023.0, None, None, None)
+    g = res.tables["gpus"].row(0, named=True)
+    assert (g["name"], g["driver_version"], g["persistence_mode"]) == ("GeForce GTX 550 Ti", "295.40", None)

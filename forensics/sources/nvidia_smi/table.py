@@ -1,4 +1,5 @@
-"""The plain ``nvidia-smi`` summary table (what the command prints with no option), drivers 4xx ... 580+.
+"""The plain ``nvidia-smi`` summary table (what the command prints with no option), drivers 4xx ... 580+,
+and the older table of drivers 270-295 (``Nb.``, ``Volatile ECC SB / DB``; see _ROW1_OLD).
 
 Layout (the widths differ between drivers: 79 columns up to 52x, 89 from 530 on)::
 
@@ -49,10 +50,19 @@ _STRUCT = re.compile(
     r"|\|\s*No running processes found\s*\|"
     r"|\|\s*(?:MIG devices|Processes):\s*\|"
     r"|\|.*(?:BAR1-Usage|Shared\s*\||CE\s+ENC\s+DEC).*\|"      # MIG devices header rows
+    r"|\|\s*Nb\.\s+Name\s*\|.*\||\|\s*Fan\s+Temp\s+Power Usage\s*/Cap\s*\|.*\|"  # header rows, drivers 270-295
+    r"|\|\s*Compute processes:.*\||\|\s*[0-9]{1,3}\.\s+(?:ERROR: )?Not Supported\s*\|"  # their process block
     r")\s*$")
 _ROW1 = re.compile(r"^\|\s*([0-9]{1,3})\s+(.*?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
                    r"\s+(On|Off|N/A)\s*\|\s*(\S+)\s*\|\s*$")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(\S.*?)\s*\|\s*$")
+# the table of drivers 270-295 (2011-2012, "NVIDIA-SMI 2.290.10", "3.295.40"): "0." for the index, ECC as
+# "SB / DB" (single- and double-bit volatile counts), "64 C", memory as "56%  577MB / 1023MB" (the memory
+# in use as a share, then MB as printed: these drivers' unit for the same MiB, 1023MB on a 1 GiB card)
+_ROW1_OLD = re.compile(r"^\|\s*([0-9]{1,3})\.\s+(.*?)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
+                       r"\s+(On|Off|N/A)\s*\|\s*(\S+)\s+(\S+)\s*\|\s*$")
+_ROW2_OLD = re.compile(r"^\|\s*(\S+)\s+(\S+ ?C|N/A)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|\s*(?:\S+%|N/A)\s+(\S+)\s*/\s*(\S+)\s*\|"
+                       r"\s*(\S+)\s+(\S.*?)\s*\|\s*$")
 _ROW3 = re.compile(r"^\|\s+\|\s+\|\s*(\S.*?)\s*\|\s*$")
 _MIG_ROW = re.compile(r"^\|\s*[0-9]+\s+[0-9]+\s+[0-9]+\s+[0-9]+\s*\|")  # a MIG devices row: structure
 _MIG_ROW2 = re.compile(r"^\|\s+\|\s*[0-9]+MiB\s*/\s*[0-9]+MiB\s*\|")
@@ -87,6 +97,11 @@ def _num(value: str, unit: str) -> float | None:
     if v.endswith(unit) and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", v[:-len(unit)]):
         return float(v[:-len(unit)])
     raise BadValue(f"not a number in {unit}: {v[:40]!r}")
+
+
+def _mb(value: str) -> str:
+    """'577MB' (the old table's memory) as the MiB it is: '577MiB'."""
+    return value[:-2] + "MiB" if value.endswith("MB") and not value.endswith("MiB") else value
 
 
 def _int(value: str) -> int | None:
@@ -133,9 +148,11 @@ def parse(texts: list[str], ctx) -> Parts:
                 cur, gpu, in_procs = new_snap(p[0]), None, False
             continue
         if gpu is not None and step == 2:
-            m = _ROW2.match(line)
+            m = _ROW2_OLD.match(line) if gpu.get("_old") else _ROW2.match(line)
             if m:
                 fan, temp, perf, pwr, cap, used, total, util, _compute = m.groups()
+                if gpu.get("_old"):  # "64 C", "577MB"
+                    temp, used, total = temp.replace(" ", ""), _mb(used), _mb(total)
                 try:
                     fan_v = _num(fan, "%")
                     temp_v = _num(temp, "C")
@@ -149,7 +166,9 @@ def parse(texts: list[str], ctx) -> Parts:
                     up.append((ln, raw, f"GPU {gpu['gpu']} state line: {exc}"))
                 else:
                     gpu.update(vals)
-                step = 3
+                step = 0 if gpu.pop("_old", False) else 3  # (no MIG M. line in the old table)
+                if step == 0:
+                    gpu = None
                 continue
             gpu, step = None, 0
         if gpu is not None and step == 3:
@@ -201,6 +220,20 @@ def parse(texts: list[str], ctx) -> Parts:
                     cur["gpus"].append(rec)
                     gpu, step = rec, 2
                     continue
+                m = _ROW1_OLD.match(line)
+                if m:
+                    idx, name, bus, _disp, _sb, db = m.groups()
+                    try:
+                        rec = {"line_no": ln, "gpu": int(idx), "pci_bus_id": pci_norm(bus), "name": name.strip(),
+                               "persistence_mode": None, "ecc_dbe_volatile": _int(db), "_old": True}
+                    except BadValue as exc:
+                        up.append((ln, raw, f"GPU line: {exc}"))
+                        continue
+                    if cur is None:
+                        cur = new_snap()
+                    cur["gpus"].append(rec)
+                    gpu, step = rec, 2
+                    continue
             m = _PROC.match(line)
             if m and (in_procs or m.group(2) is not None):
                 gidx, _gi, _ci, pid, _type, name, mem = m.groups()
@@ -219,6 +252,7 @@ def parse(texts: list[str], ctx) -> Parts:
     seen: set = set()
     for no, snap in enumerate(snaps):
         for g in snap["gpus"]:
+            g.pop("_old", None)
             g.update(sample_no=no, driver_version=snap["driver"], cuda_version=snap["cuda"],
                      mig_mode=g.pop("_mig", None), _ts_utc=snap["marker_ts"], _ts_local=snap["local"])
             out.samples.append(g)
