@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import numpy as np
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
@@ -93,6 +94,8 @@ _BLANKS = frozenset(NULL_TOKENS) | {"N/W", "N/S", ""}
 _COLS = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "entity": pl.String, "entity_id": pl.Int64,
          "gpu": pl.Int32, "link": pl.Int32, "field": pl.String, "field_id": pl.Int32, "metric": pl.String,
          "value": pl.Float64, "raw": pl.String}
+_ROW_COLS = ("line_no", "sample_no", "ts", "entity", "entity_id", "gpu", "link")
+_CELL_COLS = ("field", "field_id", "metric", "raw")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _NAIVE_EPOCH = dt.datetime(1970, 1, 1)
 _US = dt.timedelta(microseconds=1)
@@ -138,7 +141,10 @@ class _Reader:
         self.fresh = True  # the next entity row opens a sample (a run's first)
         self.seen: set = set()
         self.meta: tuple[list, list, list] = ([], [], [])  # the header's (short names, field ids, metrics)
-        self.out: dict[str, list] = {c: [] for c in _COLS}  # the rows, column by column
+        self.out: dict[str, list] = {c: [] for c in _CELL_COLS}  # one item per cell, column by column
+        self.rows: dict[str, list] = {c: [] for c in _ROW_COLS}  # one item per entity row (its cells share them)
+        self.width: list[int] = []  # cells of each entity row
+        self.sample_ts: int | None = None  # ts() of the sample being filled
 
     def new_run(self, start, delay) -> None:
         self.start, self.delay, self.run_sample, self.fresh = start, delay, -1, True
@@ -208,11 +214,13 @@ class _Reader:
             self.sample += 1
             self.run_sample += 1
             self.seen, self.fresh = set(), False
+            self.sample_ts = self.ts()  # (start, delay and run_sample change only here and in new_run)
         self.seen.add(key)
-        k, out, (names, fids, metrics) = len(cells), self.out, self.meta
-        for col, v in (("line_no", line_no), ("sample_no", self.sample), ("ts", self.ts()), ("entity", entity),
+        out, rows, (names, fids, metrics) = self.out, self.rows, self.meta
+        for col, v in (("line_no", line_no), ("sample_no", self.sample), ("ts", self.sample_ts), ("entity", entity),
                        ("entity_id", eid), ("gpu", gpu), ("link", link)):
-            out[col].extend([v] * k)
+            rows[col].append(v)
+        self.width.append(len(cells))
         out["field"].extend(names)
         out["field_id"].extend(fids)
         out["metric"].extend(metrics)
@@ -237,8 +245,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
                 continue
             _line(rd, line_no, text, bad)
-    out = pl.DataFrame([pl.Series(c, v, dtype=pl.Int64 if c == "ts" else t) for (c, t), v in zip(_COLS.items(), rd.out.values())
-                        if c != "value"])
+    # each entity row's columns repeated for its cells (made once per row, not once per cell, in Python)
+    cell_row = pl.Series(np.repeat(np.arange(len(rd.width), dtype=np.int64), np.array(rd.width, dtype=np.int64)))
+    out = pl.DataFrame([pl.Series(c, rd.rows[c], dtype=pl.Int64 if c == "ts" else _COLS[c]).gather(cell_row)
+                        for c in _ROW_COLS]
+                       + [pl.Series(c, rd.out[c], dtype=_COLS[c]) for c in _CELL_COLS])
     raw = pl.col("raw")
     # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike
     out = out.with_columns(pl.col("ts").cast(_TS), pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
