@@ -926,3 +926,27 @@ def test_summary_table_of_driver_295_nb_layout():
     assert (s["mem_used_mib"], s["mem_total_mib"], s["power_w"], s["pstate"], s["util_pct"]) == (577.0, 1023.0, None, None, None)
     g = res.tables["gpus"].row(0, named=True)
     assert (g["name"], g["driver_version"], g["persistence_mode"]) == ("GeForce GTX 550 Ti", "295.40", None)
+
+
+def test_windows_summary_table_tcc_wddm_header():
+    # a GPU report on a Windows laptop (driver 551.76): the table names the driver model ("TCC/WDDM", "WDDM")
+    # where Linux prints Persistence-M. Before: the header, GPU and state lines unparsed, no gpu row
+    res = run(load("windows-551-tcc-wddm-header-4060-laptop-16-procs.txt"))
+    assert res.unparsed.height == 0 and res.lines == 35
+    s = sample(res)
+    assert (s["gpu"], s["pci_bus_id"], s["fan_pct"], s["temp_c"], s["pstate"]) == (0, "0000:01:00.0", None, 57.0, "P0")
+    assert (s["power_w"], s["power_limit_w"], s["mem_used_mib"], s["mem_total_mib"], s["util_pct"]) == (21.0, 87.0, 266.0, 8188.0, 13.0)
+    g = res.tables["gpus"].row(0, named=True)
+    assert (g["name"], g["driver_version"], g["persistence_mode"]) == ("NVIDIA GeForce RTX 4060 ...", "551.76", None)
+    assert res.tables["processes"].height == 16 and res.meta["driver_model"] == "WDDM"
+
+
+def test_windows_summary_table_driver_model_header():
+    # a GitHub report from Windows (`C:\Users\...>nvidia-smi`, driver 560.94): the header says "Driver-Model"
+    res = run(load("windows-560-driver-model-header-4060-cmd-prompt-17-procs.txt"))
+    assert res.unparsed.height == 0
+    s = sample(res)
+    assert (s["pci_bus_id"], s["fan_pct"], s["power_w"], s["power_limit_w"], s["mem_used_mib"]) == ("0000:03:00.0", 0.0, None, 115.0, 2420.0)
+    assert res.tables["gpus"].row(0, named=True)["driver_version"] == "560.94"
+    procs = res.tables["processes"]
+    assert procs.height == 17 and procs["gpu_mem_used_mib"].null_count() == 17

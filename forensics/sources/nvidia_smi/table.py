@@ -1,5 +1,6 @@
 """The plain ``nvidia-smi`` summary table (what the command prints with no option), drivers 4xx ... 580+,
-and the older table of drivers 270-295 (``Nb.``, ``Volatile ECC SB / DB``; see _ROW1_OLD).
+and the older table of drivers 270-295 (``Nb.``, ``Volatile ECC SB / DB``; see _ROW1_OLD), and the Windows table
+(``TCC/WDDM`` or ``Driver-Model`` where Linux prints ``Persistence-M``, 91 columns; see _DRIVER_MODELS).
 
 Layout (the widths differ between drivers: 79 columns up to 52x, 89 from 530 on)::
 
@@ -41,11 +42,11 @@ from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources.nvidia_smi.common import BadValue, Parts, is_na, pci_norm, q_timestamp
 
 BANNER = re.compile(r"^\|\s*NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?\s*\|\s*$")
-_HEADER = re.compile(r"^\|\s*GPU\s+Name\s+.*Persistence-M\s*\|\s*Bus-Id\s")
+_HEADER = re.compile(r"^\|\s*GPU\s+Name\s+.*(?:Persistence-M|TCC/WDDM|Driver-Model)\s*\|\s*Bus-Id\s")
 _PROC_TITLE = re.compile(r"^\|\s*Processes:\s*\|\s*$")
 _STRUCT = re.compile(
     r"^(?:[+|][-=+| ]*[+|]"                                   # borders, separators, empty cells
-    r"|\|.*(?:Persistence-M|Pwr:Usage/Cap|MIG M\.|Memory-Usage|Process name|GPU Memory).*\|"  # header rows
+    r"|\|.*(?:Persistence-M|TCC/WDDM|Driver-Model|Pwr:Usage/Cap|MIG M\.|Memory-Usage|Process name|GPU Memory).*\|"  # header rows
     r"|\|\s*(?:GI\s+CI\s+)?ID\s+ID\b.*\|"                     # second header row of the process block
     r"|\|\s*No running processes found\s*\|"
     r"|\|\s*(?:MIG devices|Processes):\s*\|"
@@ -53,7 +54,7 @@ _STRUCT = re.compile(
     r"|\|\s*Nb\.\s+Name\s*\|.*\||\|\s*Fan\s+Temp\s+Power Usage\s*/Cap\s*\|.*\|"  # header rows, drivers 270-295
     r"|\|\s*Compute processes:.*\||\|\s*[0-9]{1,3}\.\s+(?:ERROR: )?Not Supported\s*\|"  # their process block
     r")\s*$")
-_ROW1 = re.compile(r"^\|\s*([0-9]{1,3})\s+(.*?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
+_ROW1 = re.compile(r"^\|\s*([0-9]{1,3})\s+(.*?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
                    r"\s+(On|Off|N/A)\s*\|\s*(\S+)\s*\|\s*$")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(\S.*?)\s*\|\s*$")
 # the table of drivers 270-295 (2011-2012, "NVIDIA-SMI 2.290.10", "3.295.40"): "0." for the index, ECC as
@@ -69,6 +70,9 @@ _MIG_ROW2 = re.compile(r"^\|\s+\|\s*[0-9]+MiB\s*/\s*[0-9]+MiB\s*\|")
 _PROC = re.compile(r"^\|\s*([0-9]{1,3})\s+(?:(\S+)\s+(\S+)\s+)?([0-9]{1,10})\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+([0-9]+MiB|N/A)\s*\|\s*$")
 _DATE = re.compile(r"^\s*([A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")
 _ERR = ("ERR!", "[ERR!]")
+# On Windows the column of Persistence-M is the driver model: the header says "TCC/WDDM" (drivers 5xx) or
+# "Driver-Model" (560+), the GPU line "WDDM", "TCC" or "MCDM" (nvidia-smi -q "Driver Model", Windows only)
+_DRIVER_MODELS = ("WDDM", "TCC", "MCDM")
 # nvidia-smi draws the table 79 or 89 columns wide and cuts long process names; a longer line is not the table's
 # (and is never given to the patterns below, whose backtracking would grow with its length)
 MAX_LINE = 512
@@ -114,8 +118,9 @@ def _int(value: str) -> int | None:
 
 
 def _mode(value: str) -> str | None:
-    """Persistence 'On'/'Off' as -q prints it ('Enabled'/'Disabled')."""
-    return None if is_na(value) else {"On": "Enabled", "Off": "Disabled"}[value]
+    """Persistence 'On'/'Off' as -q prints it ('Enabled'/'Disabled'); a Windows driver model (WDDM, TCC, MCDM,
+    printed in that column on Windows, where persistence mode does not exist) is no persistence mode: None."""
+    return None if is_na(value) or value in _DRIVER_MODELS else {"On": "Enabled", "Off": "Disabled"}[value]
 
 
 def parse(texts: list[str], ctx) -> Parts:
@@ -202,7 +207,7 @@ def parse(texts: list[str], ctx) -> Parts:
             if _STRUCT.match(line):
                 if "Processes:" in line or "Process name" in line:
                     in_procs = True
-                elif "Persistence-M" in line:
+                elif "Persistence-M" in line or "TCC/WDDM" in line or "Driver-Model" in line:
                     in_procs = False
                 continue
             if not in_procs:
@@ -215,6 +220,8 @@ def parse(texts: list[str], ctx) -> Parts:
                     except BadValue as exc:
                         up.append((ln, raw, f"GPU line: {exc}"))
                         continue
+                    if persist in _DRIVER_MODELS:
+                        out.meta.setdefault("driver_model", persist)
                     if cur is None:
                         cur = new_snap()
                     cur["gpus"].append(rec)
@@ -261,7 +268,7 @@ def parse(texts: list[str], ctx) -> Parts:
                 seen.add(key)
                 out.gpus.append(g)
         out.processes.extend(snap["procs"])
-    out.meta = {"variant": "smi-table", "snapshots": sum(1 for s in snaps if s["gpus"])}
+    out.meta = {"variant": "smi-table", "snapshots": sum(1 for s in snaps if s["gpus"]), **out.meta}
     drivers = sorted({s["driver"] for s in snaps if s["driver"]})
     if drivers:
         out.meta["driver_version"] = drivers[0] if len(drivers) == 1 else drivers
