@@ -114,3 +114,49 @@ def test_ibv_devinfo_from_a_sosreport_gives_the_gid_table():
     gids = res.tables["ib_gids"]
     assert gids.height == 2 and set(gids["tool"]) == {"ibv_devinfo"} and set(gids["port"]) == {1}
     assert "::ffff:10.11.11.251" in gids["address"].to_list()
+
+
+def _fast_path_inputs() -> dict[str, bytes]:
+    """sysfs series the shortcuts of the reader take (the collector's form), and variants they must hand on."""
+    base = _series().decode()
+    dup = base.replace("/rate:400 Gb/sec (4X NDR)\n", "/rate:400 Gb/sec (4X NDR)\n/sys/class/infiniband/mlx5_3/ports/1/rate:"
+                       "junk\n/sys/class/infiniband/mlx5_3/ports/01/link_layer:InfiniBand  \n"
+                       "/sys/class/infiniband/mlx5_4/ports/2/phys_state:5: LinkUp\n", 2)
+    return {
+        "series": base.encode(), "duplicates and two ports": dup.encode(),
+        "no markers": "".join(ln + "\n" for ln in dup.splitlines() if not ln.startswith("####")).encode(),
+        "relative, double slash, blanks": dup.replace("/sys/class/infiniband/", "").replace("1/counters/", "1//counters/")
+        .replace("\n/sys", "\n  /sys").encode(),
+        "a blank line": dup.replace("\n", "\n\n", 3).encode(),
+        "ibv_devinfo in a sample": dup.replace("\n", "\nhca_id:\tmlx5_3\n\tport:\t1\n", 1).encode(),
+        "a GID line in a path": dup.replace("mlx5_4/ports/2/phys", "a/ports/1/gids/0:b/ports/2/phys").encode(),
+        "values that are no counter": dup.replace("symbol_error:17", "symbol_error:+17").replace("np_cnp_sent:12", "np_cnp_sent:", 1)
+        .encode(),
+    }
+
+
+def test_shortcuts_give_the_tables_of_the_general_reader(monkeypatch):
+    """The canonical counter pattern and the attribute-only series (no state machine) are shortcuts:
+    with both switched off the general pattern and the state machine give the same tables."""
+    from polars.testing import assert_frame_equal
+
+    from forensics.sources import infiniband as ib
+
+    ctxs = [ParseContext(host="n7", file="sysfs-mlx5_3-1.txt"),
+            ParseContext(host="n7", file="x", capture_time=dt.datetime(2026, 11, 30, 9, 0))]
+    real, took = ib._only_sysfs_attrs, {}
+    fast = {}
+    for k, v in _fast_path_inputs().items():
+        monkeypatch.setattr(ib, "_only_sysfs_attrs", lambda walk, k=k: took.setdefault(k, real(walk)))
+        fast.update({(k, i): ib.parse(v, c) for i, c in enumerate(ctxs)})
+    assert {k for k, v in took.items() if v is not None} == {"series", "duplicates and two ports", "no markers",
+                                                            "relative, double slash, blanks", "values that are no counter"}
+    monkeypatch.setattr(ib, "_SYSFS_CANONICAL_RE", r"^(a)(b)(c)(d)(e)\b\B$")  # matches nothing
+    monkeypatch.setattr(ib, "_only_sysfs_attrs", lambda walk: None)
+    for (k, i), got in fast.items():
+        want = ib.parse(_fast_path_inputs()[k], ctxs[i])
+        for t in ("ib_ports", "ib_counters", "ib_gids"):
+            assert_frame_equal(got.tables[t], want.tables[t])
+        assert_frame_equal(got.unparsed, want.unparsed)
+        assert (got.lines, got.meta) == (want.lines, want.meta), k
+    assert fast[("duplicates and two ports", 0)].tables["ib_ports"].height == 6  # 4 samples, mlx5_4 in 2

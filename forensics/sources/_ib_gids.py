@@ -23,6 +23,7 @@ as show_gids skips them.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import polars as pl
@@ -42,6 +43,18 @@ DEVINFO_PORT = re.compile(r"^\s+port:\s*([0-9]+)\s*$")
 DEVINFO_ATTR = re.compile(r"^\s+[a-z][a-z0-9_]*:\s*\S")  # ibv_devinfo's other `name: value` lines
 DEVINFO_GID = re.compile(r"^\s+GID\[\s*([0-9]+)\]:\s*([0-9A-Fa-f:.]+)(?:,\s*(.*?))?\s*$")
 REMOTE_GIDS = re.compile(r"remoteGids\s*([0-9A-Fa-f:.]*[0-9A-Fa-f])")
+
+
+@functools.lru_cache(maxsize=1024)
+def _address_of_short(gid: str) -> str | None:
+    return address(gid)
+
+
+def table_address(gid: str) -> str | None:
+    """:func:`forensics.gid.address` of a GID table entry, each distinct short one computed once (a sysfs
+    series repeats its table every sample; ``ipaddress`` was half of reading it). Bounded: at most 1,024
+    texts of at most 64 characters are kept; longer ones are computed each time."""
+    return _address_of_short(gid) if len(gid) <= 64 else address(gid)
 
 
 def remote_addresses(message: str | None) -> list[str]:
@@ -71,7 +84,7 @@ class Gids:
         key = (stamp["sample_no"], m.group(1), int(m.group(2)), int(m.group(4)))
         what, value = m.group(3), m.group(5)
         if what == "gids":
-            addr = address(value)
+            addr = table_address(value)
             if addr is None:
                 return  # an unused entry: structure of the table, no address
             row = self.add(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),

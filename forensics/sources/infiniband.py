@@ -142,12 +142,21 @@ _PQ_HEADER2 = re.compile(r"^# (.*?): Lid ([0-9]+) port ([0-9]+|ALL)\b")
 _PQ_LINE_RE = r"^([A-Za-z][A-Za-z0-9_]*):\.+(.*?)\s*$"
 _SYSFS_RE = (r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(counters|hw_counters)/+"
              r"([A-Za-z0-9_]+):(.*?)\s*$")
+# the counter path `forensics collect` and the simulator write (grep -H of /sys/class/infiniband/...): a line
+# it matches is matched by _SYSFS_RE with the same device, port, set and name (no prefix shorter than
+# "/sys/class/" can match, and it has one "/" at each `/+`) and a value that differs only by trailing
+# whitespace, which _counters strips; without the lazy prefix and the trailing-blank search it is read ~3x faster
+_SYSFS_CANONICAL_RE = r"^/sys/class/infiniband/([A-Za-z0-9_.:-]+)/ports/([0-9]+)/(counters|hw_counters)/([A-Za-z0-9_]+):(.*)$"
 _SYSFS_ATTR = re.compile(r"^\s*(?:\S*?/)?(?:infiniband/)?([A-Za-z0-9_.:-]+)/ports/([0-9]+)/+(state|phys_state|rate|link_layer):(.*?)\s*$")
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*Gb/sec)?(?:\s*\(([0-9]+X)\s*([A-Z]+)?\))?\s*$")
 _NUM_STATE = re.compile(r"^(?:[0-9]+:\s*)?(.*?)\s*$")
 _COMMAND = re.compile(r"(?:^|[\s$#>/])(ibstat|ibstatus|perfquery|grep|show_gids|ibv_devinfo|rdma)(?:\s|$)")
 _RDMA_LINK = re.compile(r"^link ([A-Za-z0-9_.:-]+)/([0-9]+)((?:\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+)+)\s*$")
 _RDMA_MORE = re.compile(r"^\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+(?:\s+[A-Za-z][A-Za-z0-9_]*\s+[0-9]+)*\s*$")
+# the readers the state machine tries before a sysfs attribute line when no section is open
+_BEFORE_ATTR = "|".join(f"(?:{p.pattern})" for p in (_CA, _IBSTATUS, gids.SYSFS_GID, gids.SHOW_GIDS_ROW,
+                                                    gids.SHOW_GIDS_STRUCTURE, gids.DEVINFO_HCA, gids.DEVINFO_GID,
+                                                    gids.DEVINFO_PORT, _RDMA_LINK))
 _DEVINFO_DEV = re.compile(r"ibv_devinfo\b.*?(?:-d|--ib-dev)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _DEV_OPT = re.compile(r"(?:^|\s)(?:-C|--Ca)(?:\s+|=)([A-Za-z0-9_.:-]+)")
 _SOS_PQ = re.compile(r"perfquery_-C_([A-Za-z0-9_.:-]+?)_-P_([0-9]+)")
@@ -254,11 +263,46 @@ class _Ports:
 
 
 def _counter_lines(df: pl.DataFrame) -> pl.DataFrame:
-    """Every line split as a sysfs ``path:value`` or perfquery ``Name:....value`` line (polars)."""
-    sysfs = pl.col("text").str.extract_groups(_SYSFS_RE).struct.rename_fields(
-        ["s_dev", "s_port", "s_set", "s_name", "s_val"])
-    pq = pl.col("text").str.extract_groups(_PQ_LINE_RE).struct.rename_fields(["p_name", "p_val"])
-    return df.with_columns(sysfs.alias("s"), pq.alias("p")).unnest("s", "p")
+    """Every line split as a sysfs ``path:value`` counter line (polars): columns s_dev, s_port, s_set,
+    s_name, s_val (null where the line is none). Lines in the form ``forensics collect`` writes are read
+    with :data:`_SYSFS_CANONICAL_RE`, the others (relative paths, ``//``, leading blanks) with _SYSFS_RE."""
+    names = ["s_dev", "s_port", "s_set", "s_name", "s_val"]
+    out = df.with_columns(pl.col("text").str.extract_groups(_SYSFS_CANONICAL_RE).struct.rename_fields(names)
+                          .alias("s")).unnest("s")
+    miss = out.get_column("s_name").is_null()
+    if not miss.any():
+        return out
+    rest = df.filter(miss).select(pl.col("text").str.extract_groups(_SYSFS_RE).struct.rename_fields(names)
+                                  .alias("s")).unnest("s")
+    if rest.height == out.height:
+        return out.with_columns(rest)
+    at = miss.arg_true()
+    return out.with_columns(out.get_column(c).scatter(at, rest.get_column(c)) for c in names)
+
+
+def _perfquery_lines(df: pl.DataFrame) -> pl.DataFrame:
+    """The lines of `df` split as perfquery ``Name:....value`` lines (columns p_name, p_val; null where not)."""
+    return df.with_columns(pl.col("text").str.extract_groups(_PQ_LINE_RE).struct.rename_fields(["p_name", "p_val"])
+                           .alias("p")).unnest("p")
+
+
+def _only_sysfs_attrs(walk: pl.DataFrame) -> pl.DataFrame | None:
+    """When every line of `walk` (the lines left for the state machine) is a marker or a printable-ASCII
+    sysfs port attribute line (``.../ports/<n>/state:4: ACTIVE``) that no reader before it in the
+    state machine would take: those lines (line_no, sample_no, sample_ts, a_dev, a_port, a_name, a_val),
+    in order. Such a walk never opens a section, so each of its lines would open or fill the sysfs
+    ``ib_ports`` row of its (sample, device, port) and nothing else; None otherwise (the state machine runs).
+    On printable ASCII the Rust patterns of polars read like Python's ``re`` (``\\s`` is space and tab)."""
+    lines = walk.filter(~pl.col("is_marker"))
+    if lines.height == 0:
+        return None
+    attr = pl.col("text").str.extract_groups(_SYSFS_ATTR.pattern).struct.rename_fields(
+        ["a_dev", "a_port", "a_name", "a_val"])
+    ok = (pl.col("text").str.contains(r"^[\t\x20-\x7e]+$") & pl.col("text").str.contains(_SYSFS_ATTR.pattern)
+          & ~pl.col("text").str.contains(_BEFORE_ATTR))
+    if not lines.select(ok.all()).item():
+        return None
+    return lines.select("line_no", "sample_no", "sample_ts", attr.alias("a")).unnest("a")
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -298,9 +342,15 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     df = df.with_columns(counter.alias("counter"), counter.shift(1, fill_value=False).alias("after_counter"))
     if df["counter"].any():
         variants.add("sysfs")
-    rows = drop_before_first_marker(df.filter(~pl.col("counter")), bad).select(
-        "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name", "p_val",
-        "after_counter").iter_rows()
+    walk = _perfquery_lines(drop_before_first_marker(df.filter(~pl.col("counter")), bad))
+    attrs = _only_sysfs_attrs(walk)
+    if attrs is not None:  # a sysfs series (what `forensics collect` writes): its port rows without the walk
+        variants.add("sysfs")
+        _sysfs_ports(attrs, ports, has_markers, cap)
+        rows = iter(())
+    else:
+        rows = walk.select("line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv", "s_name", "p_name",
+                           "p_val", "after_counter").iter_rows()
     for line_no, text, is_marker, sample_no, sample_ts, argv, s_name, p_name, p_val, after_counter in rows:
         if sample_no != last_sample:
             last_sample = sample_no
@@ -446,16 +496,38 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         bad.append((line_no, text, "not ibstat, ibstatus, perfquery or sysfs counter output"))
 
-    counters = _counters(df, pq_ctx, has_markers, cap, bad, ctx, rdma_rows)
+    counters = _counters(df, walk, pq_ctx, has_markers, cap, bad, ctx, rdma_rows)
     up = [unparsed_rows(bad, ctx, NAME)] if bad else []
     gid_frame = gid_rows.frame()
-    devices = sorted({d for d in ports.frame()["device"].to_list() + counters["device"].to_list()
+    port_frame = ports.frame()
+    devices = sorted({d for d in port_frame["device"].to_list() + counters["device"].to_list()
                       + gid_frame["device"].to_list() if d})
     order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs", "rdma_statistic", "show_gids", "ibv_devinfo") if v in variants]
     if has_markers:
         order.append("markers")
-    return result(NAME, ctx, n, {"ib_ports": ports.frame(), "ib_counters": counters, "ib_gids": gid_frame}, up,
+    return result(NAME, ctx, n, {"ib_ports": port_frame, "ib_counters": counters, "ib_gids": gid_frame}, up,
                   variant="+".join(order) or "unrecognised", devices=devices)
+
+
+def _sysfs_ports(attrs: pl.DataFrame, ports: _Ports, has_markers: bool, cap) -> None:
+    """The sysfs ``ib_ports`` rows of attribute lines (:func:`_only_sysfs_attrs`) added to `ports` as the
+    state machine adds them: one per (sample, device, port) at its first line, each attribute's last line
+    wins; a distinct (attribute, value) is read once."""
+    opened: dict[tuple, dict] = {}
+    fields: dict[tuple[str, str], dict] = {}
+    for line_no, sample_no, sample_ts, dev, port, name, value in attrs.iter_rows():
+        port_no = int(port)
+        row = opened.get((sample_no, dev, port_no))
+        if row is None:
+            ts = sample_ts if has_markers else cap
+            row = opened[(sample_no, dev, port_no)] = ports.open(
+                line_no=line_no, tool="sysfs", device=dev, port=port_no, sample_no=sample_no, ts=ts,
+                ts_quality="sampled" if ts is not None else "none")
+        got = fields.get((name, value))
+        if got is None:
+            got = fields[(name, value)] = {}
+            _port_key(got, name, value)
+        row.update(got)
 
 
 # a port's "key: value" lines, compared in lower case with "_" as " ": ibstat prints "State", "Physical
@@ -490,9 +562,10 @@ def _empty_counters() -> pl.DataFrame:
                                 "raw_name": pl.String, "value": pl.Int64})
 
 
-def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list, ctx: ParseContext,
-              rdma_rows: list | None = None) -> pl.DataFrame:
-    """ib_counters rows of the sysfs, perfquery and rdma statistic counter lines; values that are no u63 go to `bad`."""
+def _counters(df: pl.DataFrame, walk: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list,
+              ctx: ParseContext, rdma_rows: list | None = None) -> pl.DataFrame:
+    """ib_counters rows of the sysfs counter lines (of `df`), perfquery lines (of `walk`, the lines the state
+    machine read) and rdma statistic rows; values that are no u63 go to `bad`."""
     ts = (pl.col("sample_ts") if has_markers else pl.lit(cap, dtype=_TS)).cast(_TS)
     sysfs_rows = pl.col("s_name").is_not_null() & (pl.col("sample_no") >= 0)
     if not pq_ctx and not rdma_rows and not df.select(sysfs_rows.any()).item():  # (GID tables, ibstat: no counter line)
@@ -508,7 +581,7 @@ def _counters(df: pl.DataFrame, pq_ctx: dict, has_markers: bool, cap, bad: list,
         keys = pl.DataFrame({"line_no": list(pq_ctx), "device": [c[0] for c in pq_ctx.values()],
                              "port": [c[1] for c in pq_ctx.values()], "counter_set": [c[2] for c in pq_ctx.values()]},
                             schema={"line_no": pl.Int64, "device": pl.String, "port": pl.Int32, "counter_set": pl.String})
-        pq = df.join(keys, on="line_no", how="inner").select(
+        pq = walk.join(keys, on="line_no", how="inner").select(
             *stamp, pl.col("text"), "device", "port", "counter_set",
             pl.col("p_name").replace_strict(PERFQUERY_TO_SYSFS, default=pl.col("p_name")).alias("counter"),
             pl.col("p_name").alias("raw_name"), pl.col("p_val").alias("v"))
