@@ -38,8 +38,8 @@ def matrix(res):
 
 def test_two_nodes_interleaved_cpus_and_prompt_line():
     res = parse("numactl--princeton-della-2node-spr8468-prompt.txt")
-    assert res.unparsed.rows() == [("n1", "numactl", "numactl-H.txt", 1, "$ numactl -H",
-                                    "shell prompt or command line, not numactl output")]
+    # the command line is a fact (meta), not an unparsed line
+    assert res.unparsed.height == 0 and res.meta["commands"] == [{"line_no": 1, "command": "$ numactl -H"}]
     n0, n1 = node(res, 0), node(res, 1)
     assert n0["cpus"] == list(range(0, 96, 2)) and n1["cpus"] == list(range(1, 96, 2))
     assert (n0["cpu_count"], n0["mem_total_mb"], n0["mem_free_mb"], n0["line_no"]) == (48, 515020, 509047, 3)
@@ -56,10 +56,11 @@ def test_mail_double_quote_prefix_and_the_next_command_echoed_after():
     assert (n1["cpus"], n1["mem_total_mb"], n1["mem_free_mb"]) == ([4, 5, 6, 7], 424, 408)
     assert matrix(res) == {(0, 0): 10, (0, 1): 20, (1, 0): 20, (1, 1): 10}
     up = res.unparsed.select("line_no", "text", "reason").rows()
-    assert [u[0] for u in up] == [1, 13, 14, 15, 16, 17, 18, 19]
-    assert up[0][1] == ">> >> # numactl --hardware" and up[0][2] == "shell prompt or command line, not numactl output"
-    assert up[1][2] == "shell prompt or command line, not numactl output"  # "# numactl -show"
-    assert {u[2] for u in up[2:]} == {"not numactl -H output"}  # policy:, cpubind:, ... of -show
+    # both command lines (-H above, -show below) are facts; -show's output stays unparsed
+    assert [u[0] for u in up] == [14, 15, 16, 17, 18, 19]
+    assert [c["line_no"] for c in res.meta["commands"]] == [1, 13]
+    assert res.meta["commands"][1]["command"] == ">> >> # numactl -show"
+    assert {u[2] for u in up} == {"not numactl -H output"}  # policy:, cpubind:, ... of -show
     assert detect((FIX / "numactl--arm64-numa-mail-double-quote-show-echo.txt").read_bytes()) == "numactl"
 
 
@@ -69,12 +70,12 @@ def test_mail_reflowed_line_with_size_and_free_and_a_cpuless_cxl_node():
     assert (n0["cpu_count"], n0["mem_total_mb"], n0["mem_free_mb"]) == (17, 63678, 59542)  # line 4 holds both
     assert (n1["cpus"], n1["mem_total_mb"], n1["mem_free_mb"]) == ([], 16122, 15627)
     assert matrix(res)[(0, 1)] == 50
-    assert res.unparsed.select("line_no", "text").rows() == [(1, ">> $numactl -H")]
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]  # ">> $numactl -H"
 
 
 def test_user_prompt_with_trailing_spaces_and_memoryless_nodes():
     res = parse("numactl--threadripper-nps4-user-prompt-memless.txt")
-    assert res.unparsed.select("line_no", "text").rows() == [(1, "tavianator@tachyon $ numactl -H")]
+    assert res.unparsed.height == 0 and res.meta["commands"][0]["command"] == "tavianator@tachyon $ numactl -H"
     assert [node(res, n)["mem_total_mb"] for n in range(4)] == [0, 64307, 64472, 0]
     assert node(res, 3)["cpus"] == [18, 19, 20, 21, 22, 23, 42, 43, 44, 45, 46, 47]
     d = matrix(res)
@@ -87,7 +88,7 @@ def test_eight_nodes_snc4_trailing_spaces():
     assert node(res, 7)["cpus"] == list(range(98, 112)) and node(res, 7)["mem_free_mb"] == 63087
     d = matrix(res)
     assert d[(0, 1)] == 12 and d[(0, 4)] == 21 and d[(5, 4)] == 12 and all(d[(i, i)] == 10 for i in range(8))
-    assert res.unparsed["line_no"].to_list() == [1]
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]
 
 
 def test_eight_nodes_amd_epyc_naples_without_prompt():
@@ -108,7 +109,7 @@ def test_cpuless_hbm_nodes_of_xeon_max():
     assert node(res, 3)["mem_free_mb"] == 64146
     d = matrix(res)
     assert d[(0, 2)] == 13 and d[(0, 3)] == 23 and d[(1, 3)] == 13  # each socket's HBM is nearest
-    assert res.unparsed["reason"].to_list() == ["shell prompt or command line, not numactl output"]
+    assert res.unparsed.height == 0 and len(res.meta["commands"]) == 1
 
 
 def test_single_node():
@@ -239,7 +240,7 @@ def test_a_paste_indented_as_a_whole_is_recognised_and_read():
     assert nodes.filter(pl.col("node") == 4).select("mem_total_mb", "mem_free_mb").rows() == [(3022, 2718)]
     d = res.tables["numa_distances"]
     assert d.filter((pl.col("node") == 0) & (pl.col("to_node") == 1))["distance"].to_list() == [39]
-    assert res.unparsed["text"].to_list() == ["    $ sudo numactl -H"]
+    assert res.unparsed.height == 0 and res.meta["commands"][0]["command"] == "$ sudo numactl -H"
 
 
 def test_distance_matrix_pasted_alone_is_recognised_and_parsed():
@@ -302,4 +303,13 @@ def test_output_indented_unevenly_is_read():
     nodes = tables["numa_nodes"].sort("node")
     assert nodes["cpu_count"].to_list() == [12, 12] and nodes["mem_free_mb"].to_list() == [669, 4014]
     assert tables["numa_distances"].height == 4
-    assert summary["unparsed"] == 1  # the command line
+    assert summary["unparsed"] == 0  # the command line is a fact in meta
+
+
+def test_bracket_prompt_command_is_a_fact_other_prompts_stay_unparsed():
+    # a blog post (josevnz): `[josevnz@dmaf5 ~]$ numactl --hardware`, then a comment and `lscpu |rg NUMA` with
+    # its output in the same block. Before: the numactl command line was unparsed too (5 of 12 lines)
+    res = parse("numactl--blog-josevnz-bracket-prompt-hardware-then-lscpu.txt")
+    assert node(res, 0)["cpus"] == list(range(8)) and node(res, 0)["mem_free_mb"] == 5083
+    assert res.meta["commands"] == [{"line_no": 1, "command": "[josevnz@dmaf5 ~]$ numactl --hardware"}]
+    assert res.unparsed["line_no"].to_list() == [9, 10, 11, 12]  # the comment, lscpu's prompt and its output

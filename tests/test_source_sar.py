@@ -42,7 +42,7 @@ def test_u_with_average_and_prompt_line_12h_times():
     assert c["sample_no"].to_list() == [0, 1, 2] and not c["since_boot"].any()
     # the Average row summarises the three above: recognised, counted, not emitted
     assert r.meta["average_lines"] == 1 and c.height == 3
-    assert r.unparsed["line_no"].to_list() == [1] and "no leading time" in r.unparsed["reason"][0]
+    assert r.unparsed.height == 0 and [c["line_no"] for c in r.meta["commands"]] == [1]  # the command line: a fact
     assert r.meta["hosts"] == ["ldap-server"]
 
 
@@ -124,7 +124,9 @@ def test_zh_locale_times_and_dates():
     assert g["ts"].min() == dt.datetime(2017, 1, 12, 6, 28, 1, tzinfo=UTC)
     d = r.tables["disk_io"]
     assert row(d, device="dev8-0", line_no=20)["wkb_s"] == 16.0 and d["ts"].max() == dt.datetime(2017, 1, 12, 6, 33, 14, tzinfo=UTC)
-    assert r.meta["average_lines"] == 1 and r.unparsed["line_no"].to_list() == [1, 9, 10]
+    # the two command lines are facts; the bare prompt between them stays unparsed
+    assert r.meta["average_lines"] == 1 and r.unparsed["line_no"].to_list() == [9]
+    assert [c["line_no"] for c in r.meta["commands"]] == [1, 10]
 
 
 def test_midnight_rollover():
@@ -380,8 +382,8 @@ def test_ko_kr_times_dates_and_average_label(tmp_path):
     assert res.meta["hosts"] == ["ubun2-Surface-Pro-7"] and res.meta["date_source"] == "banner"
     # the lines left are the shell's (prompts, job control), with the text the file has
     left = res.unparsed["text"].to_list()
-    assert len(left) == 10 and all(t.lstrip()[:1] in ("$", "[") for t in left)
-    assert left[0] == "    $ sar -q 1 1"
+    assert len(left) == 7 and all(t.lstrip()[:1] in ("$", "[") for t in left)
+    assert [c["command"] for c in res.meta["commands"]] == ["$ sar -q 1 1"] * 3  # the sar command lines: facts
 
 
 def test_ko_kr_words_elsewhere_are_left_alone():
@@ -405,7 +407,7 @@ def test_a_paste_of_n_tcp_etcp_alone_is_recognised_and_read():
     assert gen.filter(pl.col("metric") == "retrans/s")["value"].to_list() == [0.0]
     assert gen["ts"][0].isoformat() == "2020-02-10T22:50:09+00:00"
     assert gen["host"][0] == "aks-main-10212767-vmss000001"
-    assert res.unparsed["line_no"].to_list() == [1]  # the command line, nothing else
+    assert res.unparsed.height == 0 and [c["line_no"] for c in res.meta["commands"]] == [1]  # the command line
 
 
 def test_each_report_of_sar_A_pasted_alone_is_recognised():

@@ -18,7 +18,9 @@ line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: on
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
 ``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
 cell (``line_no`` = its row). Repeated outputs (a new ``available:`` line or a snapshot marker)
-each yield their rows. Shell prompts, pasted commands and anything else go to ``unparsed``.
+each yield their rows. The command line that produced a paste (``[user@host ~]$ numactl -H``) is a fact in
+``meta["commands"]`` (as nvidia-smi's, forensics.sources._shell); other prompts, other commands and anything else
+go to ``unparsed``.
 
 >>> from forensics.sources._base import ParseContext
 >>> sample = b'''$ numactl -H
@@ -39,8 +41,8 @@ each yield their rows. Shell prompts, pasted commands and anything else go to ``
 [(0, 48, 515020, 509047), (1, 48, 516037, 489964)]
 >>> res.tables["numa_distances"].select("node", "to_node", "distance").rows()
 [(0, 0, 10), (0, 1, 21), (1, 0, 21), (1, 1, 10)]
->>> res.unparsed.select("line_no", "reason").rows()
-[(1, 'shell prompt or command line, not numactl output')]
+>>> res.unparsed.height, res.meta["commands"]
+(0, [{'line_no': 1, 'command': '$ numactl -H'}])
 """
 from __future__ import annotations
 
@@ -50,9 +52,10 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
+from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 4  # 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 5  # 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -199,6 +202,18 @@ def _lines(lines: pl.DataFrame):
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    res = _parse(data, ctx)
+    if not res.unparsed.height:
+        return res
+    # the prompt with the numactl command above a paste: a fact, not junk (other prompts stay unparsed)
+    up, facts = take_shell_lines(res.unparsed, r"numactl")
+    if facts.get("commands"):
+        res.unparsed = up
+        res.meta = {**res.meta, "commands": facts["commands"]}
+    return res
+
+
+def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     n = lines.height
     nodes: dict[tuple[int, int], dict] = {}  # (snapshot, node) -> row

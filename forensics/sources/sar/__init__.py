@@ -51,6 +51,7 @@ import polars as pl
 
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult, Sniff, split_lines
+from forensics.sources._shell import take_shell_lines
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 from forensics.sources.sar.sections import DESCRIPTION, NAME, TABLES, VERSION, _SNIFF_JSON, _SNIFF_SADF_D, _SNIFF_TEXT
 from forensics.sources.sar.text import _parse_text
@@ -76,6 +77,19 @@ def sniff(head: bytes) -> Sniff:
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    res = _parse_any(data, ctx)
+    if not res.unparsed.height:
+        return res
+    # the prompt with the sar command above a paste (``[root@host ~]# sar -W``): a fact in meta["commands"]
+    # (forensics.sources._shell), not junk; other prompts and lines stay unparsed
+    up, facts = take_shell_lines(res.unparsed, r"sar")
+    if facts.get("commands"):
+        res.unparsed = up
+        res.meta = {**res.meta, "commands": facts["commands"]}
+    return res
+
+
+def _parse_any(data: bytes, ctx: ParseContext) -> ParseResult:
     with S.no_gc():
         ko = S.dates.ko_kr_times(data)
         if ko is None:
