@@ -39,6 +39,7 @@ lists per lane stay text. mlxlink's ``-E-``/``-W-`` messages and other lines go 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 
 import polars as pl
@@ -68,7 +69,16 @@ _NUM = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")
 
 
 def _field(key: str) -> str:
+    """The column-safe name of a field's key; each distinct key of at most 128 characters computed once
+    (a series prints the same ~40 keys every sample; at most 1,024 are kept)."""
+    return _field_of_short(key) if len(key) <= 128 else _field_of(key)
+
+
+def _field_of(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", re.sub(r"\[[^]]*\]|\([^)]*\)", "", key.lower())).strip("_")
+
+
+_field_of_short = functools.lru_cache(maxsize=1024)(_field_of)
 
 
 def sniff(head: bytes) -> Sniff:
@@ -162,7 +172,7 @@ def _line(st: _Runs, line_no: int, text: str, nxt: str, sample_no: int, bad: lis
     if b:
         st.name_next(b.group(1), None)
         return
-    c = _CMD.search(s)
+    c = _CMD.search(s) if "mlxlink" in s else None  # (the pattern needs the word: most lines skip the search)
     if c and ("-d " in c.group(1) or "--device" in c.group(1)):
         _command(st, c.group(1))
         bad.append((line_no, text, "shell prompt or command line (its -d/-p name the next port)"))
