@@ -375,3 +375,27 @@ def test_repeated_messages_get_the_fields_of_each_message():
     many = parse(data).tables["kernel_log"].drop("line_no")
     assert many.height > dmesg.DEDUP_MIN_ROWS
     assert many.head(once.height).equals(once) and many.tail(once.height).equals(once)
+
+
+def test_untimed_indented_hung_task_reports_of_a_commit_message():
+    # an nvme patch (5.2): two hung-task reports pasted into the commit message without times, indented
+    # 2 spaces (the second INFO line 3), with the pre-5.13 task line and "Workqueue:". Before: refused
+    from forensics.ingest.files import parse_file
+
+    summary, tables = parse_file(FIX / "dmesg--nvme-commit-untimed-indented-hung-task-5.2-two-tasks.txt")
+    assert summary["source"] == "dmesg" and summary["unparsed"] == 0 and summary["lines"] == 50
+    k = tables["kernel_log"]
+    assert k.height == 49 and set(k["ts_quality"]) == {"none"}
+    heads = k.filter(pl.col("message").str.contains("blocked for more than"))
+    assert heads["line_no"].to_list() == [1, 32]
+
+
+def test_untimed_indented_hung_task_arm64_call_trace_and_task_state_line():
+    # a 6.12-stable review patch: "task:vchiq-keep/0 state:D ..." and arm64's "Call trace:", indented 2
+    from forensics.ingest.files import parse_file
+
+    summary, tables = parse_file(FIX / "dmesg--stable-review-vchiq-untimed-indented-hung-task-arm64.txt")
+    assert summary["source"] == "dmesg" and summary["unparsed"] == 0
+    assert tables["kernel_log"].height == 11
+    # one hint line alone is no kernel log: prose quoting it stays unrecognised
+    assert detect(b'the "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message. line\nis noise\n') != "dmesg"

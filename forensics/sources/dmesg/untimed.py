@@ -22,9 +22,17 @@ RE_STRONG = (r"^(?:[A-Za-z][A-Za-z0-9_.-]* (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0
              r"(?: [A-Za-z][A-Za-z0-9_.@-]*)?: "
              r"|NVRM: |BUG: |WARNING: CPU: |Oops: |Kernel panic - |INFO: task .+ blocked for more than "
              r"|Call Trace:|RIP: |CPU: [0-9]+ (?:UID: [0-9]+ )?PID: |Hardware name: |#PF: |rcu: INFO: "
-             r"|watchdog: BUG: |Out of memory: |mce: \[Hardware Error\])")
+             r"|watchdog: BUG: |Out of memory: |mce: \[Hardware Error\]"
+             # the hung-task report's other lines (kernel/hung_task.c, sched_show_task): its hint, the task's
+             # state line (since 5.x "task:comm state:D ..."), and arm64's spelling of the trace head
+             r"|\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message\."
+             r"|task:\S+\s+state:[A-Z] |Call trace:)")
+# the task line of a hung-task report before 5.13 (sched_show_task: "%-15.15s %c" comm and state, then
+# " %5lu %5d %6d 0x%08lx" free stack, pid, ppid, flags: "kworker/u4:3    D    0   166      2 0x80004000")
+# and the "Workqueue: name func" line print_worker_info adds under it
+RE_TASK_STATE = r"^.{1,15}\s+[RSDTtXZPIKWN] +[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}\s*$|^Workqueue: \S+ \S+"
 # what a kernel message looks like at all (the shapes fields.py reads the subsystem from)
-RE_MESSAGE = "|".join((RE_STRONG, RE_DEV, RE_WORD, RE_MODFN, RE_BRACKET, r"^-+\[ cut here \]-+$",
+RE_MESSAGE = "|".join((RE_STRONG, RE_TASK_STATE, RE_DEV, RE_WORD, RE_MODFN, RE_BRACKET, r"^-+\[ cut here \]-+$",
                        r"^-+\[ end trace [0-9a-f]+ \]-+$"))
 UNTIMED_MIN_STRONG = 2
 UNTIMED_STRONG_SHARE = 0.25  # an oops: a few heads, then register dumps ("RAX: ...")
