@@ -425,3 +425,9 @@ def test_each_report_of_sar_A_pasted_alone_is_recognised():
     blocks.append(cur)
     refused = [b[0] for b in blocks if len(b) > 1 and not sar.sniff(("\n".join([banner, ""] + b) + "\n").encode())]
     assert len(blocks) > 30 and not refused
+
+
+def test_a_line_that_names_sar_in_prose_is_no_command():
+    data = (FIX / "sar--centos74-u-prompt-average-ampm.txt").read_bytes()
+    res = sar.parse(b"sar is what I ran, output below\n" + data, ParseContext(tz="UTC"))
+    assert res.unparsed["line_no"].to_list() == [1] and [c["line_no"] for c in res.meta["commands"]] == [2]

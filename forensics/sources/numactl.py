@@ -206,7 +206,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if not res.unparsed.height:
         return res
     # the prompt with the numactl command above a paste: a fact, not junk (other prompts stay unparsed)
-    up, facts = take_shell_lines(res.unparsed, r"numactl")
+    up, facts = take_shell_lines(res.unparsed, r"numactl(?=\s+-|\s*$)")  # (its arguments are options)
     if facts.get("commands"):
         res.unparsed = up
         res.meta = {**res.meta, "commands": facts["commands"]}

@@ -82,7 +82,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         return res
     # the prompt with the sar command above a paste (``[root@host ~]# sar -W``): a fact in meta["commands"]
     # (forensics.sources._shell), not junk; other prompts and lines stay unparsed
-    up, facts = take_shell_lines(res.unparsed, r"sar")
+    # (sar's arguments are options or an interval: "sar averages" or "sar is ..." in prose is no command)
+    up, facts = take_shell_lines(res.unparsed, r"sar(?=\s+-|\s+[0-9]|\s*$)")
     if facts.get("commands"):
         res.unparsed = up
         res.meta = {**res.meta, "commands": facts["commands"]}
