@@ -294,7 +294,7 @@ def _only_sysfs_attrs(walk: pl.DataFrame) -> pl.DataFrame | None:
     ``ib_ports`` row of its (sample, device, port) and nothing else; None otherwise (the state machine runs).
     On printable ASCII the Rust patterns of polars read like Python's ``re`` (``\\s`` is space and tab)."""
     lines = walk.filter(~pl.col("is_marker"))
-    if lines.height == 0:
+    if lines.height == 0 or not _SYSFS_ATTR.match(lines.item(0, "text")):  # (the first line decides most inputs)
         return None
     attr = pl.col("text").str.extract_groups(_SYSFS_ATTR.pattern).struct.rename_fields(
         ["a_dev", "a_port", "a_name", "a_val"])
