@@ -23,11 +23,16 @@ def detect_groups(n: int, slots: int, min_hosts: int) -> list[list[int]]:
 
 
 #: hosts per group of the detect map, at least (fewer groups than the executor's slots when there are
-#: fewer hosts): each group pays a fixed ~1.3 CPU s (its DuckDB catalog of views ~0.4 s, planning
-#: every host-local detector ~0.8 s) on top of ~0.07 s per host, measured on a 64-node x 60 s
-#: simulated bundle (benchmarks/map_group_cost.py); with the parse's ~0.3 s per
-#: host, 32 hosts keep that fixed part near 10% of a group's map work
-MIN_GROUP_HOSTS = 32
+#: fewer hosts): each group pays a fixed ~1.3 CPU s (its DuckDB catalog of views, the detectors'
+#: setup scripts, planning every host-local detector) on top of 0.02-0.07 s per host (64 x 10 min
+#: at 1 GPU; 64 x 60 s at 2 GPUs: benchmarks/map_group_cost.py), against a parse of ~0.3 CPU s per
+#: host. The detect step alone (open, detect map, reduce) on the 64-node x 10 min simulated bundle,
+#: tables parsed, in one process, A B B A, load 6-11 (benchmarks/split_cost.py): one group of 64
+#: hosts 3.98-4.59 CPU s, two of 32 5.15-5.72, the local engine 3.59-3.93
+#: (benchmarks/results/fleet_scale-2026-12-07-b.md). So 64 hosts: at 64 nodes the split's detection
+#: costs within 0.2-0.7 s of the local engine's (a second group was +1.2-1.4 CPU s, ~5% of the whole
+#: analysis), and past that the fixed part stays near 6% of a group's map work
+MIN_GROUP_HOSTS = 64
 
 
 def input_is_small(root, hosts: list[str], plan=None, least: int | None = None) -> bool:
