@@ -68,7 +68,12 @@ def _render_findings_text(analysis, console) -> None:
     console.print(f"[bold]forensics analyze[/bold]: {len(f_rows)} findings, {len(roots)} root causes, "
                   f"{analysis.hosts.height} hosts")
     if not f_rows:
-        console.print("[green]No findings: nothing abnormal detected in the bundle.[/green]")
+        failed = _failed_files(analysis)
+        if failed:  # a file whose parser failed is not in the tables: its absence of findings proves nothing
+            console.print(f"[yellow]No findings in what was parsed; {failed} input file{'s' if failed > 1 else ''} "
+                          f"could not be parsed (listed below), so this is not a clean bill of health.[/yellow]")
+        else:
+            console.print("[green]No findings: nothing abnormal detected in the bundle.[/green]")
     for i, f in enumerate(f_rows, 1):
         col = _COLOUR.get(f["severity"], "")
         layer = LAYER_LABELS.get(f["layer"], f["layer"])
@@ -88,14 +93,32 @@ def _render_findings_text(analysis, console) -> None:
             console.print(f"   do: {printable(f['remediation'])}", markup=False)
 
 
-def _render_coverage_text(analysis, console) -> None:
+def _failed_files(analysis) -> int:
+    """Input files whose parser raised (coverage rows with an error): none of their lines reached a table."""
+    cov = analysis.coverage
+    return int(cov["failed_files"].sum() or 0) if cov.height and "failed_files" in cov.columns else 0
+
+
+def _render_coverage_text(analysis, console, limit: int = 10) -> None:
     if analysis.coverage.height:
         parts = []
         for r in analysis.coverage.iter_rows(named=True):
             lines = r["lines"] or 0
-            pct = 100.0 * (lines - (r["unparsed"] or 0)) / lines if lines else 100.0
-            parts.append(f"{r['source']} {r['files']} files {pct:.1f}%")
+            failed = r.get("failed_files") or 0
+            pct = f"{100.0 * (lines - (r['unparsed'] or 0)) / lines:.1f}%" if lines else ("-" if failed else "100.0%")
+            parts.append(f"{r['source']} {r['files']} files {pct}" + (f" ({failed} failed)" if failed else ""))
         console.print("parsing coverage: " + "; ".join(parts))
+    failed = _failed_files(analysis)
+    if failed:
+        console.print(f"[yellow]{failed} input file{'s' if failed > 1 else ''} could not be parsed (a parser error; "
+                      f"none of their lines are in the tables):[/yellow]")
+        per = analysis.coverage_by_host
+        rows = [r for r in per.iter_rows(named=True) if r.get("errors")] if per.height and "errors" in per.columns else []
+        for r in rows[:limit]:
+            console.print(printable(f"   {r['host']} ({r['source']}): {r['errors']}"[:400]), markup=False)
+        if len(rows) > limit:
+            console.print(f"   ... and {len(rows) - limit} more hosts x sources: `forensics query BUNDLE --name coverage`",
+                          markup=False)
     if analysis.failed_commands.height:
         console.print(f"[yellow]{analysis.failed_commands.height} collection commands failed, timed out or "
                       f"were truncated:[/yellow]")
@@ -119,7 +142,8 @@ def render_markdown(analysis, max_findings: int = 12) -> str:
     by_id = {f["id"]: f for f in f_rows}
     out = [f"### forensics analyze: {len(f_rows)} findings on {analysis.hosts.height} hosts", ""]
     if not f_rows:
-        out.append("No findings: nothing abnormal detected.")
+        out.append("No findings in what was parsed (some input files could not be parsed: below)."
+                   if _failed_files(analysis) else "No findings: nothing abnormal detected.")
     roots = [f for f in f_rows if not f["caused_by"]]
     if roots:
         top = roots[0]
@@ -136,8 +160,13 @@ def render_markdown(analysis, max_findings: int = 12) -> str:
         if len(f_rows) > max_findings:
             out.append(f"\n{len(f_rows) - max_findings} more findings: run `forensics analyze --format json`.")
     if analysis.coverage.height:
-        cov = ", ".join(f"{r['source']} {r['files']}" for r in analysis.coverage.iter_rows(named=True))
+        cov = ", ".join(f"{r['source']} {r['files']}" + (f" ({r['failed_files']} failed)" if r.get("failed_files") else "")
+                        for r in analysis.coverage.iter_rows(named=True))
         out += ["", f"Parsed files per source: {cov}."]
+        failed = _failed_files(analysis)
+        if failed:
+            out.append(f"**{failed} input file{'s' if failed > 1 else ''} could not be parsed** (none of their lines are "
+                       f"in the tables): see the `coverage` query.")
     if analysis.failed_commands.height:
         out.append(f"{analysis.failed_commands.height} collection commands failed or were truncated.")
     return "\n".join(out[:62]) + "\n"
