@@ -44,6 +44,22 @@ DEVINFO_ATTR = re.compile(r"^\s+[a-z][a-z0-9_]*:\s*\S")  # ibv_devinfo's other `
 DEVINFO_GID = re.compile(r"^\s+GID\[\s*([0-9]+)\]:\s*([0-9A-Fa-f:.]+)(?:,\s*(.*?))?\s*$")
 REMOTE_GIDS = re.compile(r"remoteGids\s*([0-9A-Fa-f:.]*[0-9A-Fa-f])")
 
+# a port number is 8 bits (IBA PortNum; the kernel's u8/u32 port_num never exceeds the HCA's phys_port_cnt,
+# at most 255); a GID index is the kernel's int index into the port's GID table (gid_tbl_len)
+PORT_MAX = 255
+NOT_PORT = "port number over 255 is not an InfiniBand port (IBA PortNum is 8 bits)"
+NOT_INDEX = "GID index beyond 32 bits is not a GID table index"
+
+
+def port_no(text: str) -> int | None:
+    """The port number of the digits `text`; None where it is over :data:`PORT_MAX` (no port)."""
+    return int(text) if len(text) <= 4 and int(text) <= PORT_MAX else None
+
+
+def index_no(text: str) -> int | None:
+    """The GID table index of the digits `text`; None where it does not fit 31 bits."""
+    return int(text) if len(text) <= 10 and int(text) < (1 << 31) else None
+
 
 @functools.lru_cache(maxsize=1024)
 def _address_of_short(gid: str) -> str | None:
@@ -79,33 +95,43 @@ class Gids:
         self.rows.append(row)
         return row
 
-    def sysfs(self, m: re.Match, line_no: int, stamp: dict) -> None:
-        """One ``grep -H`` line of ``gids/<n>``, ``gid_attrs/types/<n>`` or ``gid_attrs/ndevs/<n>``."""
-        key = (stamp["sample_no"], m.group(1), int(m.group(2)), int(m.group(4)))
+    def sysfs(self, m: re.Match, line_no: int, stamp: dict) -> str | None:
+        """One ``grep -H`` line of ``gids/<n>``, ``gid_attrs/types/<n>`` or ``gid_attrs/ndevs/<n>``; the
+        reason it is not read where its port or index is none (:func:`port_no`, :func:`index_no`)."""
+        port, index = port_no(m.group(2)), index_no(m.group(4))
+        if port is None or index is None:
+            return NOT_PORT if port is None else NOT_INDEX
+        key = (stamp["sample_no"], m.group(1), port, index)
         what, value = m.group(3), m.group(5)
         if what == "gids":
             addr = table_address(value)
             if addr is None:
-                return  # an unused entry: structure of the table, no address
-            row = self.add(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),
-                           gid_index=int(m.group(4)), gid=value, address=addr, **stamp, **self._attrs.pop(key, {}))
+                return None  # an unused entry: structure of the table, no address
+            row = self.add(line_no=line_no, tool="sysfs", device=m.group(1), port=port,
+                           gid_index=index, gid=value, address=addr, **stamp, **self._attrs.pop(key, {}))
             self._sysfs[key] = row
-            return
+            return None
         field = "gid_type" if what.endswith("types") else "ndev"
         row = self._sysfs.get(key)
         if row is not None:
             row[field] = value or None
         else:  # grep -r may list gid_attrs before gids
             self._attrs.setdefault(key, {})[field] = value or None
+        return None
 
     def frame(self) -> pl.DataFrame:
         return pl.DataFrame([{k: r.get(k) for k in self.COLS} for r in self.rows], schema=self.COLS, orient="row")
 
 
-def show_gids_row(m: re.Match, line_no: int, stamp: dict) -> dict | None:
+def show_gids_row(m: re.Match, line_no: int, stamp: dict) -> dict | str | None:
+    """The ``ib_gids`` row of a show_gids line; None for an entry without an address; the reason it is
+    not read where its port or index is none (:func:`port_no`, :func:`index_no`)."""
+    port, index = port_no(m.group(2)), index_no(m.group(3))
+    if port is None or index is None:
+        return NOT_PORT if port is None else NOT_INDEX
     addr = address(m.group(4))
     if addr is None:
         return None
-    return {"line_no": line_no, "tool": "show_gids", "device": m.group(1), "port": int(m.group(2)),
-            "gid_index": int(m.group(3)), "gid": m.group(4), "address": addr, "gid_type": m.group(6),
+    return {"line_no": line_no, "tool": "show_gids", "device": m.group(1), "port": port,
+            "gid_index": index, "gid": m.group(4), "address": addr, "gid_type": m.group(6),
             "ndev": m.group(7), **stamp}

@@ -70,7 +70,7 @@ from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, leftover_reason, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "dcgm"
-VERSION = 2  # 2: dcgmi diag -j JSON documents (DCGM 3.x and 4.x)
+VERSION = 3  # 3: a GPU id beyond Int32 is null (the row keeps gpus and message; before, a ComputeError lost the file); 2: dcgmi diag -j JSON documents (DCGM 3.x and 4.x)
 TABLES = ("dcgm_diag",)
 DESCRIPTION = ("dcgmi diag -r 1|2|3|4 results (DCGM 2.x-4.x table, or -j JSON of DCGM 3.x/4.x): each test's "
                "pass/fail/warn/skip, its messages, DCGM and driver versions")
@@ -83,6 +83,17 @@ _SECTION = re.compile(r"^\s*[|+]-{3,}\s+([A-Za-z][A-Za-z /-]*?)\s+-+\+-+[|+]\s*$
 _BORDER = re.compile(r"^\s*\+[-=]+\+[-=]+\+\s*$")
 _VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip|Not Run)(?:\s*-\s*(All|GPUs?:?\s*[0-9][0-9, ]*))?$", re.I)
 _GPU = re.compile(r"\bGPU (\d+)\b")
+
+
+def _gpu_no(text) -> int | None:
+    """The GPU id of the digits (or JSON int) `text`; None where it is beyond the gpu column's Int32 (DCGM's
+    entity ids are small, DCGM_MAX_NUM_DEVICES GPUs): no id, the row keeps its gpus text and message."""
+    if len(str(text)) > 11:  # (also spares int() a string of thousands of digits)
+        return None
+    v = int(text)
+    return v if -(1 << 31) <= v < (1 << 31) else None
+
+
 _MESSAGES = {"Warning": "warning", "Error": "error", "Info": "info"}
 _METADATA = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version"}
 _HEADER = ("Diagnostic", "Result")
@@ -232,7 +243,7 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
     piece = cell[1:1 + WRAP] if cell.startswith(" ") else cell[:WRAP]
     if name in _MESSAGES:
         g = _GPU.search(value)
-        run.msg = run.add(line_no=line_no, test=run.test, record=_MESSAGES[name], gpu=int(g.group(1)) if g else None,
+        run.msg = run.add(line_no=line_no, test=run.test, record=_MESSAGES[name], gpu=_gpu_no(g.group(1)) if g else None,
                           _pieces=[piece])
         return
     v = _VERDICT.match(value)
@@ -244,7 +255,7 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
             run.msg["_pieces"].append(piece)
             if run.msg.get("gpu") is None:
                 g = _GPU.search("".join(run.msg["_pieces"]))
-                run.msg["gpu"] = int(g.group(1)) if g else None
+                run.msg["gpu"] = _gpu_no(g.group(1)) if g else None
             return
         bad.append((line_no, text, "continuation row with nothing to continue"))
         return
@@ -263,7 +274,7 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
 
 def _verdict(run: _Run, line_no: int, test: str, v: re.Match) -> None:
     gpus = _gpus(v.group(2).split(":", 1)[-1].strip() if v.group(2) and ":" in v.group(2) else v.group(2))
-    one = int(gpus) if gpus and gpus.isdigit() else None
+    one = _gpu_no(gpus) if gpus and gpus.isdigit() else None
     run.add(line_no=line_no, test=test, record="result", result=v.group(1).lower(), gpus=gpus, gpu=one)
 
 
@@ -392,10 +403,10 @@ def _json_meta(run: _Run, cur, meta: dict) -> None:
 
 def _json_gpu(res: dict) -> tuple[str | None, int | None]:
     if res.get("entity_group", "GPU") == "GPU" and isinstance(res.get("entity_id"), int):
-        return str(res["entity_id"]), res["entity_id"]
+        return str(res["entity_id"]), _gpu_no(res["entity_id"])
     ids = res.get("gpu_id", res.get("gpu_ids"))
     gpus = _gpus(str(ids)) if ids is not None else None
-    return gpus, int(gpus) if gpus and gpus.isdigit() else None
+    return gpus, _gpu_no(gpus) if gpus and gpus.isdigit() else None
 
 
 def _json_test(run: _Run, cur, test: dict) -> None:
@@ -425,9 +436,9 @@ def _json_result(run: _Run, cur, name: str, res: dict, gpus, gpu, seen: set, ver
                 seen.add(str(text))
                 g = _GPU.search(str(text))
                 run.add(line_no=cur.line("warning" if isinstance(w, dict) else key), test=name, record="warning",
-                        gpu=gpu if gpu is not None else int(g.group(1)) if g else None, message=str(text))
+                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)) if g else None, message=str(text))
         elif key == "info":
             for text in value if isinstance(value, list) else [value]:
                 g = _GPU.search(str(text))
                 run.add(line_no=cur.line(key), test=name, record="info",
-                        gpu=gpu if gpu is not None else int(g.group(1)) if g else None, message=str(text))
+                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)) if g else None, message=str(text))

@@ -72,7 +72,7 @@ from forensics.sources._base import (
 )
 
 NAME = "infiniband"
-VERSION = 3  # 3: perfquery -x (64-bit PortXmitWait), iproute2 `rdma statistic`
+VERSION = 4  # 4: a port number over 255 (IBA PortNum is 8 bits) or a GID index beyond 31 bits is no port/index: its line (and an ibstat/ibstatus port's key lines, an rdma link's continuation lines) unparsed, a perfquery header's counters kept with port null; before, a ComputeError/TypeError lost the file; 3: perfquery -x (64-bit PortXmitWait), iproute2 `rdma statistic`
 TABLES = ("ib_ports", "ib_counters", "ib_gids")
 DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters, hw_counters and "
                "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs, rdma statistic (iproute2: the driver's hw_counters, "
@@ -80,6 +80,7 @@ DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/cl
 SNIFF_PRIORITY = 30
 
 INT64_MAX = (1 << 63) - 1
+_OF_NOT_PORT = "line of a port whose number is not a port (over 255)"
 _TS = pl.Datetime("us", "UTC")
 
 # perfquery (infiniband-diags perfquery.c / ibdiag field names) -> kernel sysfs counter names
@@ -344,6 +345,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         variants.add("sysfs")
     walk = _perfquery_lines(drop_before_first_marker(df.filter(~pl.col("counter")), bad))
     attrs = _only_sysfs_attrs(walk)
+    if attrs is not None and not attrs.select(pl.col("a_port").cast(pl.UInt16, strict=False).le(gids.PORT_MAX)
+                                              .fill_null(False).all()).item():
+        attrs = None  # a port number that is no port: the state machine sends its line to unparsed
     if attrs is not None:  # a sysfs series (what `forensics collect` writes): its port rows without the walk
         variants.add("sysfs")
         _sysfs_ports(attrs, ports, has_markers, cap)
@@ -368,7 +372,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             continue
         stripped = text.strip()
         if not stripped:
-            if section in ("ibstatus",):
+            if section in ("ibstatus", "ibstatus-not-port"):
                 section = None
             continue
         m = _CA.match(text)
@@ -377,17 +381,25 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             ca = {"device": m.group(1)}
             section = "ibstat-ca"
             continue
-        if section in ("ibstat-ca", "ibstat-port"):
+        if section in ("ibstat-ca", "ibstat-port", "ibstat-not-port"):
             m = _PORT.match(text)
             if m:
-                ports.open(line_no=line_no, tool="ibstat", device=ca.get("device"), port=int(m.group(1)),
+                port = gids.port_no(m.group(1))
+                if port is None:  # its key lines go to unparsed too (section "ibstat-not-port")
+                    bad.append((line_no, text, gids.NOT_PORT))
+                    section = "ibstat-not-port"
+                    continue
+                ports.open(line_no=line_no, tool="ibstat", device=ca.get("device"), port=port,
                            ca_type=ca.get("CA type"), firmware=ca.get("Firmware version"), node_guid=ca.get("Node GUID"),
                            **stamp)
                 section = "ibstat-port"
                 continue
-            m = _PORT_KEY.match(text) if section == "ibstat-port" else None
+            m = _PORT_KEY.match(text) if section != "ibstat-ca" else None
             if m:
-                _port_key(ports.cur, m.group(1), m.group(2), width=False)
+                if section == "ibstat-port":
+                    _port_key(ports.cur, m.group(1), m.group(2), width=False)
+                else:
+                    bad.append((line_no, text, _OF_NOT_PORT))
                 continue
             m = _CA_KEY.match(text)
             if m and section == "ibstat-ca":
@@ -396,8 +408,16 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = _IBSTATUS.match(text)
         if m:
             variants.add("ibstatus")
-            ports.open(line_no=line_no, tool="ibstatus", device=m.group(1), port=int(m.group(2)), **stamp)
+            port = gids.port_no(m.group(2))
+            if port is None:  # its key lines go to unparsed too (section "ibstatus-not-port")
+                bad.append((line_no, text, gids.NOT_PORT))
+                section = "ibstatus-not-port"
+                continue
+            ports.open(line_no=line_no, tool="ibstatus", device=m.group(1), port=port, **stamp)
             section = "ibstatus"
+            continue
+        if section == "ibstatus-not-port" and _IBSTATUS_KEY.match(text):
+            bad.append((line_no, text, _OF_NOT_PORT))
             continue
         if section == "ibstatus":
             m = _IBSTATUS_KEY.match(text)
@@ -411,14 +431,18 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = gids.SYSFS_GID.match(text)
         if m:
             variants.add("sysfs")
-            gid_rows.sysfs(m, line_no, stamp)
+            why = gid_rows.sysfs(m, line_no, stamp)
+            if why:
+                bad.append((line_no, text, why))
             section = None
             continue
         m = gids.SHOW_GIDS_ROW.match(text)
         if m:
             variants.add("show_gids")
             row = gids.show_gids_row(m, line_no, stamp)
-            if row:
+            if isinstance(row, str):
+                bad.append((line_no, text, row))
+            elif row:
                 gid_rows.add(**row)
             section = None
             continue
@@ -435,25 +459,36 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = gids.DEVINFO_GID.match(text)
         if m:  # also pasted without its hca_id line: the device of a `ibv_devinfo -d <dev>` command line, if any
             variants.add("ibv_devinfo")
+            index = gids.index_no(m.group(1))
+            if index is None:
+                bad.append((line_no, text, gids.NOT_INDEX))
+                continue
             addr = gids.address(m.group(2))
             if addr:
                 gid_rows.add(line_no=line_no, tool="ibv_devinfo", device=dev_ctx.get("device") or cmd_dev or hint_dev,
-                             port=dev_ctx.get("port"), gid_index=int(m.group(1)), gid=m.group(2), address=addr,
+                             port=dev_ctx.get("port"), gid_index=index, gid=m.group(2), address=addr,
                              gid_type=m.group(3), **stamp)
             continue
         m = gids.DEVINFO_PORT.match(text)
-        if m:
-            dev_ctx["port"] = int(m.group(1))
+        if m:  # a port number that is none: the line unparsed, the port of the GIDs after it unknown (null)
+            dev_ctx["port"] = gids.port_no(m.group(1))
+            if dev_ctx["port"] is None:
+                bad.append((line_no, text, gids.NOT_PORT))
             section = "ibv_devinfo"
             continue
         if section == "ibv_devinfo":
             bad.append((line_no, text, "ibv_devinfo line not read (only its hca_id, port and GID lines are)"))
             continue
         m = _RDMA_LINK.match(text)
-        if m or (section == "rdma" and _RDMA_MORE.match(text)):
+        if m or (section in ("rdma", "rdma-not-port") and _RDMA_MORE.match(text)):
             if m:
                 variants.add("rdma_statistic")
-                rdma_port = (m.group(1), int(m.group(2)))
+                rdma_port = (m.group(1), gids.port_no(m.group(2)))
+                section = "rdma" if rdma_port[1] is not None else "rdma-not-port"
+            if section == "rdma-not-port":  # the link's line and its continuation lines
+                bad.append((line_no, text, gids.NOT_PORT if m else _OF_NOT_PORT))
+                continue
+            if m:
                 pairs = m.group(3).split()
             else:
                 pairs = text.split()
@@ -464,10 +499,15 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = _SYSFS_ATTR.match(text)
         if m:
             variants.add("sysfs")
-            key = (sample_no, m.group(1), int(m.group(2)))
+            port = gids.port_no(m.group(2))
+            if port is None:
+                bad.append((line_no, text, gids.NOT_PORT))
+                section = None
+                continue
+            key = (sample_no, m.group(1), port)
             row = sysfs_port.get(key)
             if row is None:
-                row = sysfs_port[key] = ports.open(line_no=line_no, tool="sysfs", device=m.group(1), port=int(m.group(2)),
+                row = sysfs_port[key] = ports.open(line_no=line_no, tool="sysfs", device=m.group(1), port=port,
                                                    **stamp)
             _port_key(row, m.group(3), m.group(4))
             section = None
@@ -477,9 +517,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             variants.add("perfquery")
             kind = m.group(1).strip()
             pq_set = _PQ_SETS.get(kind, kind.replace(" counters", "").replace(" ", ""))
-            pq_port = int(m.group(3)) if m.group(3).isdigit() else None
-            if pq_port is None and file_port:
-                pq_port = int(file_port.group(2))
+            pq_port = gids.port_no(m.group(3)) if m.group(3).isdigit() else None
+            if pq_port is None and m.group(3).isdigit():  # the header unparsed; its counters kept, port unknown
+                bad.append((line_no, text, gids.NOT_PORT))
+            elif pq_port is None and file_port:
+                pq_port = gids.port_no(file_port.group(2))
             pq_dev = pq_dev or cmd_dev or hint_dev
             section = "perfquery"
             continue
@@ -572,10 +614,13 @@ def _counters(df: pl.DataFrame, walk: pl.DataFrame, pq_ctx: dict, has_markers: b
         return _empty_counters()
     stamp = [pl.col("line_no"), pl.col("sample_no"), ts.alias("ts"),
              pl.when(ts.is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality")]
+    port = pl.col("s_port").cast(pl.UInt16, strict=False)
+    not_port = port.is_null() | (port > gids.PORT_MAX)  # (a path's port of more digits: no port, the line unparsed)
     sysfs = df.filter(sysfs_rows).select(
-        *stamp, pl.col("text"), pl.col("s_dev").alias("device"), pl.col("s_port").cast(pl.Int32, strict=False).alias("port"),
+        *stamp, pl.col("text"), pl.col("s_dev").alias("device"),
+        pl.when(not_port).then(None).otherwise(port).cast(pl.Int32).alias("port"),
         pl.col("s_set").alias("counter_set"), pl.col("s_name").alias("counter"), pl.col("s_name").alias("raw_name"),
-        pl.col("s_val").str.strip_chars().alias("v"))
+        pl.col("s_val").str.strip_chars().alias("v"), not_port.alias("not_port"))
     parts = [sysfs]
     if pq_ctx:
         keys = pl.DataFrame({"line_no": list(pq_ctx), "device": [c[0] for c in pq_ctx.values()],
@@ -584,20 +629,23 @@ def _counters(df: pl.DataFrame, walk: pl.DataFrame, pq_ctx: dict, has_markers: b
         pq = walk.join(keys, on="line_no", how="inner").select(
             *stamp, pl.col("text"), "device", "port", "counter_set",
             pl.col("p_name").replace_strict(PERFQUERY_TO_SYSFS, default=pl.col("p_name")).alias("counter"),
-            pl.col("p_name").alias("raw_name"), pl.col("p_val").alias("v"))
+            pl.col("p_name").alias("raw_name"), pl.col("p_val").alias("v"), pl.lit(False).alias("not_port"))
         parts.append(pq)
     if rdma_rows:
         r = pl.DataFrame(rdma_rows, orient="row", schema={"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "text": pl.String,
                                                          "device": pl.String, "port": pl.Int32, "counter": pl.String, "v": pl.String})
         parts.append(r.select("line_no", "sample_no", "ts", pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled"))
                               .otherwise(pl.lit("none")).alias("ts_quality"), "text", "device", "port",
-                              pl.lit("hw_counters").alias("counter_set"), "counter", pl.col("counter").alias("raw_name"), "v"))
+                              pl.lit("hw_counters").alias("counter_set"), "counter", pl.col("counter").alias("raw_name"), "v",
+                              pl.lit(False).alias("not_port")))
     rows = pl.concat(parts).sort("line_no", maintain_order=True)
     rows = rows.with_columns(pl.col("v").cast(pl.UInt64, strict=False).alias("u"))
-    ok = pl.col("u").is_not_null() & (pl.col("u") <= INT64_MAX) & ~pl.col("v").str.starts_with("+")
+    ok = (pl.col("u").is_not_null() & (pl.col("u") <= INT64_MAX) & ~pl.col("v").str.starts_with("+")
+          & ~pl.col("not_port"))
     wrong = rows.filter(~ok)
-    for line_no, text, v in wrong.select("line_no", "text", "v").iter_rows():
-        bad.append((line_no, text, "counter value is not an unsigned 63-bit integer" if v else "no counter value"))
+    for line_no, text, v, not_port in wrong.select("line_no", "text", "v", "not_port").iter_rows():
+        bad.append((line_no, text, gids.NOT_PORT if not_port else
+                    "counter value is not an unsigned 63-bit integer" if v else "no counter value"))
     return rows.filter(ok).select("line_no", "sample_no", "ts", "ts_quality", "device", "port", "counter_set", "counter",
                                   "raw_name", pl.col("u").cast(pl.Int64).alias("value"))
 

@@ -45,7 +45,7 @@ from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "mlnx_qos"
-VERSION = 1
+VERSION = 2  # 2: a line with a value out of its dcbnl range (PFC priority/buffer 0-7, enabled 0/1, tc 0-7, bw 0-100%, u32 buffer sizes) is unparsed with the reason (before, a ComputeError lost the file)
 TABLES = ("nic_qos",)
 DESCRIPTION = "mlnx_qos -i IFACE: ConnectX trust mode, PFC per priority, ETS traffic classes, buffers, dscp2prio"
 SNIFF_PRIORITY = 30
@@ -62,6 +62,11 @@ _PFC_HDR = re.compile(r"^PFC configuration:\s*$")
 _PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+[0-9]+){8})\s*$")
 _TC = re.compile(r"^tc:\s*([0-9]+)\s+ratelimit:\s*([^,]+),\s*tsa:\s*([a-z]+)(?:,\s*bw:\s*([0-9]+)%)?\s*$")
 _TC_PRIO = re.compile(r"^priority:\s*([0-7])\s*$")
+# the ranges of the dcbnl attributes mlnx_qos prints (include/uapi/linux/dcbnl.h): 8 priorities and traffic
+# classes (IEEE_8021QAZ_MAX_TCS), 8 receive buffers (DCBX_MAX_BUFFERS) of u32 bytes, ETS bandwidth in percent;
+# a line with a value outside them is not mlnx_qos output and goes to unparsed with the reason
+_PFC_MAX = {"priority": 7, "enabled": 1, "buffer": 7}
+_U32_MAX = (1 << 32) - 1
 _OTHER_KEYS = re.compile(r"^(?:tc_bw|up2tc|Xoff|Xon|Buffer size assigned)", re.I)
 
 
@@ -153,8 +158,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if block is None:
                 bad.append((line_no, text, "not mlnx_qos output"))
                 continue
-            if not _line(block, line_no, s):
-                bad.append((line_no, text, "not mlnx_qos output"))
+            read = _line(block, line_no, s)
+            if read is not True:
+                bad.append((line_no, text, read or "not mlnx_qos output"))
         if block:
             rows += block.rows()
     cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "ts": _TS, "iface": pl.String, "dcbx_mode": pl.String,
@@ -168,8 +174,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                   variant="table" if rows else ("empty" if not n else "unrecognised"), outputs=sample + 1)
 
 
-def _line(b: _Block, line_no: int, s: str) -> bool:
-    """Fold one stripped line into the block; False when it is no mlnx_qos line."""
+def _line(b: _Block, line_no: int, s: str) -> bool | str:
+    """Fold one stripped line into the block; False when it is no mlnx_qos line, the reason when it is one
+    with a value out of its field's range (:data:`_PFC_MAX`, :data:`_U32_MAX`)."""
     if m := _DCBX.match(s):
         b.dcbx = m.group(1)
     elif m := _TRUST.match(s):
@@ -179,14 +186,23 @@ def _line(b: _Block, line_no: int, s: str) -> bool:
     elif m := _DSCP.match(s):
         b.dscp[int(m.group(1))] = m.group(2)
     elif m := _RXBUF.match(s):
-        b.rxbuf = [int(x) for x in re.findall(r"(?:^|,)\s*([0-9]+)(?=,|$)", m.group(1))]
+        sizes = re.findall(r"(?:^|,)\s*([0-9]+)(?=,|$)", m.group(1))
+        if any(len(x) > 10 or int(x) > _U32_MAX for x in sizes):
+            return "receive buffer size beyond 32 bits (dcbnl buffer_size is a u32)"
+        b.rxbuf = [int(x) for x in sizes]
     elif _CABLE.match(s):
         pass
     elif m := _PFC_ROW.match(s):
-        b.pfc[m.group(1)] = [int(x) for x in m.group(2).split()]
+        values = m.group(2).split()
+        if any(len(x) > 1 or int(x) > _PFC_MAX[m.group(1)] for x in values):
+            return f"PFC {m.group(1)} value out of range (0-{_PFC_MAX[m.group(1)]})"
+        b.pfc[m.group(1)] = [int(x) for x in values]
         if m.group(1) == "enabled":
             b.pfc_line = line_no
     elif m := _TC.match(s):
+        if len(m.group(1)) > 1 or int(m.group(1)) > 7 or (m.group(4) and (len(m.group(4)) > 3 or int(m.group(4)) > 100)):
+            b.cur_tc = None  # (its priority lines are not read into the previous class)
+            return "traffic class beyond 7 or ETS bandwidth beyond 100%"
         b.cur_tc = (int(m.group(1)), m.group(2).strip(), m.group(3), int(m.group(4)) if m.group(4) else None)
     elif (m := _TC_PRIO.match(s)) and b.cur_tc is not None:
         b.tc[int(m.group(1))] = b.cur_tc
