@@ -221,6 +221,25 @@ def _human(flat: pl.Series, num: pl.Series, hdrs: list[str], n: int) -> pl.Serie
     return num.fill_null(conv) if num.null_count() else num
 
 
+def _beyond_int64(b: Batch, num: pl.Series, val_idx: list[int], n: int) -> pl.Series | None:
+    """Per row, the first header whose value goes to an Int64 column of the table and does not fit it
+    (a counter of more digits than 2^63, e.g. 1e20 kB; the cast in schema.conform would raise); null
+    where all fit; None when none is out of range (the usual case: one vectorised test per column)."""
+    ints = {c for c, t in schema.polars_schema(b.table).items() if t == pl.Int64}
+    out = None
+    for k, j in enumerate(val_idx):
+        m = b.cmap.get(b.hdr[j])
+        if m is None or m[0] not in ints:
+            continue
+        v = num.slice(k * n, n)
+        over = ((v * m[1]).abs().round(0) >= 2.0 ** 63).fill_null(False)
+        if over.any():
+            hdr = pl.Series([b.hdr[j]], dtype=pl.String).new_from_index(0, n)
+            mine = hdr.zip_with(over, pl.Series([None], dtype=pl.String).new_from_index(0, n))
+            out = mine if out is None else out.fill_null(mine)
+    return out
+
+
 def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[tuple[int, str]]]:
     """Typed rows, generic long rows and rejected (line_no, reason) of one batch.
 
@@ -252,6 +271,9 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
         badv = (notnum & ~flat.is_in(list(NULL_TOKENS))).fill_null(True)
         if badv.any():
             bad_rows |= badv.to_numpy().reshape(len(val_idx), n).any(axis=0)
+    wide = _beyond_int64(b, num, val_idx, n) if b.cmap is not None and len(val_idx) else None
+    if wide is not None:
+        bad_rows |= wide.is_not_null().to_numpy()
     item_s = tok[item_idx[0]] if item_idx else None
     if b.item_col and item_s is not None and not b.clean:
         bad_rows |= np.array([not str(v).strip() for v in item_s.to_list()], dtype=bool)
@@ -259,6 +281,9 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
     for k in np.flatnonzero(bad_rows).tolist():
         ln = f["line_no"][k]
         toks = [t[k] for t in tok]
+        if wide is not None and wide[k] is not None:
+            bad.append((ln, f"value beyond a 64-bit integer in column {wide[k]}"))
+            continue
         bad.append((ln, _reason(b.hdr, toks, val_idx) if val_idx else f"no {b.hdr[item_idx[0]]} value"))
     keep = pl.Series(~bad_rows) if bad else None
     base = f.select("line_no", *EXTRA)

@@ -96,10 +96,11 @@ def _finish(df: pl.DataFrame, **exprs: pl.Expr) -> pl.DataFrame:
     names = df.collect_schema().names() if isinstance(df, pl.LazyFrame) else df.columns
     cols = []
     for name, dtype in _PARSED_SCHEMA.items():
+        strict = name != "pid"  # a pid's digits beyond Int64: null, as events' task_pid (no pid is; PID_MAX_LIMIT 2^22)
         if name in exprs:
-            cols.append(exprs[name].cast(dtype).alias(name))
+            cols.append(exprs[name].cast(dtype, strict=strict).alias(name))
         elif name in names:
-            cols.append(pl.col(name).cast(dtype))
+            cols.append(pl.col(name).cast(dtype, strict=strict))
         else:
             cols.append(pl.lit(None, dtype=dtype).alias(name))
     return df.select(cols)

@@ -57,7 +57,7 @@ def _parse_kmsg(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.D
     out = _finish(ok, raw_time=pl.col("pfx").str.strip_suffix(";"),
                   message=pl.when(is_user).then(pl.col("_msg").str.slice(pl.col("hpfx").str.len_chars()))
                   .otherwise(pl.col("_msg")),
-                  ident=pl.when(is_user).then(pl.col("ident")), pid=pl.when(is_user).then(pl.col("pid").cast(pl.Int64)),
+                  ident=pl.when(is_user).then(pl.col("ident")), pid=pl.when(is_user).then(pl.col("pid").cast(pl.Int64, strict=False)),
                   ts=_boot_ts_from_seconds(pl.col("_bs"), ctx), ts_quality=pl.lit("boot" if ctx.boot_time else "none"),
                   boot_s=pl.col("_bs"), facility=_facility(pl.col("_pri")), level=_level(pl.col("_pri")),
                   bad=pl.when(pl.col("_pri").is_null()).then(pl.lit("kmsg priority out of range")))

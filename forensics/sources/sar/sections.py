@@ -10,7 +10,7 @@ from forensics.sources._base import ParseContext, ParseResult, result, unparsed_
 
 
 NAME = "sar"
-VERSION = 6  # 6: the command line above a paste (prompt + sar ...) goes to meta["commands"], not unparsed; 5: a paste of one report that names no header of the older list (-n TCP, ETCP, IP, ICMP, UDP, their v6 forms, -F, -m FAN/TEMP/IN/BAT/USB, Summary: blocks) is recognised (refused before); 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
+VERSION = 7  # 7: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 6: the command line above a paste (prompt + sar ...) goes to meta["commands"], not unparsed; 5: a paste of one report that names no header of the older list (-n TCP, ETCP, IP, ICMP, UDP, their v6 forms, -F, -m FAN/TEMP/IN/BAT/USB, Summary: blocks) is recognised (refused before); 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
