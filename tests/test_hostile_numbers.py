@@ -106,3 +106,20 @@ def test_a_pid_beyond_int64_is_null(tmp_path):
     res = _one(tmp_path, "dmesg.txt", text)
     got = pl.concat([df.select("line_no", "pid") for df in res.tables.values() if "pid" in df.columns])
     assert dict(got.rows()).get(2, "missing") is None and dict(got.rows()).get(3) == 580
+
+
+HUGE = "9" * 5000  # int() refuses a string of over 4,300 digits (ValueError, not the refusal)
+
+
+def test_numbers_of_thousands_of_digits_are_out_of_range_not_a_crash(tmp_path):
+    from forensics.sources.dmesg.events import events_python
+    from forensics.sources.nvidia_smi.common import BadValue, integer
+    from forensics.sources.slurm import _elapsed
+
+    res = _one(tmp_path, "numactl.txt", f"available: 2 nodes (0-1)\nnode 0 cpus: 0 1\nnode {HUGE} cpus: 2 3\n")
+    assert _reasons(res) == {3: "node number out of range"}
+    ev = events_python([f"INFO: task kworker/0:1:{HUGE} blocked for more than 120 seconds."])
+    assert ev.select("event", "task_pid").rows() == [("hung_task", None)]
+    with pytest.raises(BadValue):
+        integer(HUGE)
+    assert _elapsed(f"{HUGE}-00:00:01") is None

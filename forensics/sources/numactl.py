@@ -55,7 +55,7 @@ from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text,
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 5  # 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 6  # 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -111,13 +111,22 @@ def sniff(head: bytes) -> Sniff:
     return Sniff(round(0.75 + 0.25 * ours / len(lines), 3), f"{ours} of {len(lines)} lines are numactl -H lines")
 
 
+_HUGE = 10 ** 20  # an integer of more digits: beyond every column, so the range checks below refuse it
+
+
+def _int(digits: str) -> int:
+    """int() of a run of digits; one of more than 20 digits is :data:`_HUGE` (int() refuses strings of over
+    4,300 digits, and no node, CPU, distance or size has more than 20)."""
+    return int(digits) if len(digits) <= 20 else _HUGE
+
+
 def _bare_header(s: str) -> list[int] | None:
     """Columns of a distance-matrix header ('node   0   1   2') pasted without its 'node distances:'
     line: node numbers ascending and distinct, else None."""
     m = _DIST_HEADER.match(s)
     if not m:
         return None
-    cols = [int(x) for x in m.group(1).split()]
+    cols = [_int(x) for x in m.group(1).split()]
     return cols if all(a < b for a, b in zip(cols, cols[1:])) else None
 
 
@@ -136,7 +145,7 @@ def _matrix_only(text: str) -> bool:
         m = _DIST_ROW.match(lines[i + 1])
         if not m:
             continue
-        frm, vals = int(m.group(1)), [int(x) for x in m.group(2).split()]
+        frm, vals = _int(m.group(1)), [_int(x) for x in m.group(2).split()]
         if len(vals) == len(cols) and frm in cols and vals[cols.index(frm)] == 10:
             return True
     return False
@@ -148,11 +157,11 @@ def _cpus(text: str) -> list[int] | None:
     count = None
     m = re.search(r"\(([0-9]+)\)$", text)
     if m:
-        count = int(m.group(1))
+        count = _int(m.group(1))
         text = text[: m.start()].strip()
     plain = text.replace(" ", "")
     if plain.isascii() and (plain.isdigit() or not plain):  # the usual "0 2 4 ..." form, in C
-        out = list(map(int, text.split()))
+        out = list(map(_int, text.split()))
         if (count is not None and count != len(out)) or (out and max(out) > 2**31 - 1):
             return None
         return out
@@ -162,8 +171,8 @@ def _cpus(text: str) -> list[int] | None:
         r = _CPU_RANGE.match(tok)
         if not r:
             return None
-        lo = int(r.group(1))
-        hi = int(r.group(2)) if r.group(2) is not None else lo
+        lo = _int(r.group(1))
+        hi = _int(r.group(2)) if r.group(2) is not None else lo
         if hi < lo or hi - lo > 1 << 16:
             return None
         out.extend(range(lo, hi + 1))
@@ -181,7 +190,7 @@ def _mem(text: str) -> tuple[bool, int | None]:
     m = _MEM.match(text)
     if not m or len(m.group(1)) > 18:
         return False, None
-    return True, int(m.group(1))
+    return True, _int(m.group(1))
 
 
 def _lines(lines: pl.DataFrame):
@@ -230,7 +239,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
             cpus_of = None
             continue
         if cpus_of is not None and _CPUS_TAIL.match(s.strip()):  # a wrapped cpus list goes on
-            more = [int(x) for x in s.split()]
+            more = [_int(x) for x in s.split()]
             if max(more) <= 2**31 - 1:
                 row = nodes[cpus_of]
                 row["cpus"] = row["cpus"] + more
@@ -260,7 +269,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = _NODE.match(s)
         if m:
             in_matrix = False
-            node, what, value = int(m.group(1)), m.group(2), m.group(3)
+            node, what, value = _int(m.group(1)), m.group(2), m.group(3)
             if node > 2**31 - 1:
                 bad.append((line_no, text, "node number out of range"))
                 continue
@@ -299,13 +308,13 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if in_matrix and header is None:
             m = _DIST_HEADER.match(s)
             if m:
-                header = [int(x) for x in m.group(1).split()]
+                header = [_int(x) for x in m.group(1).split()]
                 continue
         if in_matrix and header is not None:
             m = _DIST_ROW.match(s)
             if m:
-                frm = int(m.group(1))
-                vals = [int(x) for x in m.group(2).split()]
+                frm = _int(m.group(1))
+                vals = [_int(x) for x in m.group(2).split()]
                 if len(vals) != len(header):
                     bad.append((line_no, text, f"distance row has {len(vals)} values for {len(header)} nodes"))
                     continue

@@ -45,7 +45,7 @@ from forensics.sources import _hostlist
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines, unparsed_rows
 
 NAME = "slurm"
-VERSION = 1
+VERSION = 2  # 2: an elapsed time with a field of more than 9 digits is null (int() refused strings of over 4,300 digits: the file was lost)
 TABLES = ("slurm_jobs", "slurm_job_nodes")
 DESCRIPTION = "Slurm scontrol show job [-d], squeue, sacct (fixed and parsable) and SLURM_* environment dumps"
 
@@ -387,7 +387,7 @@ def _exit(value: str | None) -> dict:
 
 def _elapsed(value: str | None) -> float | None:
     m = _ELAPSED.match(value.strip()) if value else None
-    if not m:
+    if not m or any(x and len(x) > 9 for x in m.groups()):  # (no run of 10^9 days; int() refuses 4,300+ digits)
         return None
     d, h, mi, s = (int(x) if x else 0 for x in m.groups())
     return float(((d * 24 + h) * 60 + mi) * 60 + s)

@@ -158,6 +158,8 @@ def events_python(msgs: list[str | None]) -> pl.DataFrame:
             cols[c].append(row[c])
     cols["event_device"] = [v.lower() if v is not None else None for v in cols["event_device"]]
     for c, lim in _LIMITS.items():
-        cols[c] = [int(v) if v is not None and -lim <= int(v) < lim else None for v in cols[c]]
+        # (more digits than any limit: null, as polars' cast; int() refuses strings of over 4,300 digits)
+        cols[c] = [int(v) if v is not None and len(v.lstrip("+-0")) <= 19 and -lim <= int(v) < lim else None
+                   for v in cols[c]]
     cols["duration_s"] = [float(v) if v is not None else None for v in cols["duration_s"]]
     return pl.DataFrame(cols, schema=EVENT_COLUMNS)

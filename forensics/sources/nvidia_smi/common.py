@@ -121,6 +121,8 @@ def integer(value: str | None, units: tuple[str, ...] = (), bits: int = 64) -> i
     m = _NUM.match(v)
     if not m or "." in m.group(1) or (m.group(2) and m.group(2) not in units):
         raise BadValue(f"not an integer: {v[:60]!r}")
+    if len(m.group(1).lstrip("-0")) > 20:  # (int() refuses strings of over 4,300 digits)
+        raise BadValue(f"integer out of range: {v[:60]!r}")
     i = int(m.group(1))
     if not -(1 << (bits - 1)) <= i < (1 << (bits - 1)):
         raise BadValue(f"integer out of range: {v[:60]!r}")
