@@ -6,9 +6,12 @@ import re
 from forensics.sources._base import Sniff, head_text
 from forensics.sources.nccl.patterns import _SNIFF_MARKERS
 
-# complete lines of each kind, anywhere after a launcher prefix (Python re on the first lines)
+# complete lines of each kind, anywhere after a launcher prefix (Python re on the first lines). The header's
+# host is tried only where a run of host characters starts (the lookbehind): a match starting inside a run also
+# matches from its start, so what is found is the same, but a line of long runs (a hostile line of 5,000-digit
+# numbers) is searched in linear time, not in time quadratic in each run's length
 _LINE = re.compile(
-    r"[^\s:\[\]]+(?::[0-9]+:[0-9]+)? ?\[[0-9]+\] .*?NCCL (?:INFO|WARN|TRACE|ABORT|ATTN|CALL) "  # NCCL header
+    r"(?<![^\s:\[\]])[^\s:\[\]]+(?::[0-9]+:[0-9]+)? ?\[[0-9]+\] .*?NCCL (?:INFO|WARN|TRACE|ABORT|ATTN|CALL) "  # NCCL header
     r"|(?:^|\s)NCCL version [0-9]+\.[0-9]+"  # VERSION level
     r"|ProcessGroupNCCL\.cpp:[0-9]+\]|WorkNCCL\(SeqNum=|NCCL watchdog"  # PyTorch c10d
     r"|Detected mismatch between collectives on ranks\. Rank [0-9]+ is running"  # TORCH_DISTRIBUTED_DEBUG=DETAIL
