@@ -212,30 +212,25 @@ def parse(texts: list[str], ctx) -> Parts:
                 continue
             if not in_procs:
                 m = _ROW1.match(line)
+                old = m is None  # drivers 270-295: no persistence column, ECC as single / double bit
+                if old:
+                    m = _ROW1_OLD.match(line)
                 if m:
-                    idx, name, persist, bus, _disp, ecc = m.groups()
+                    if old:
+                        idx, name, bus, _disp, _sb, ecc = m.groups()
+                        persist = None
+                    else:
+                        idx, name, persist, bus, _disp, ecc = m.groups()
                     try:
                         rec = {"line_no": ln, "gpu": int(idx), "pci_bus_id": pci_norm(bus), "name": name.strip(),
-                               "persistence_mode": _mode(persist), "ecc_dbe_volatile": _int(ecc)}
+                               "persistence_mode": None if old else _mode(persist), "ecc_dbe_volatile": _int(ecc)}
                     except BadValue as exc:
                         up.append((ln, raw, f"GPU line: {exc}"))
                         continue
+                    if old:
+                        rec["_old"] = True
                     if persist in _DRIVER_MODELS:
                         out.meta.setdefault("driver_model", persist)
-                    if cur is None:
-                        cur = new_snap()
-                    cur["gpus"].append(rec)
-                    gpu, step = rec, 2
-                    continue
-                m = _ROW1_OLD.match(line)
-                if m:
-                    idx, name, bus, _disp, _sb, db = m.groups()
-                    try:
-                        rec = {"line_no": ln, "gpu": int(idx), "pci_bus_id": pci_norm(bus), "name": name.strip(),
-                               "persistence_mode": None, "ecc_dbe_volatile": _int(db), "_old": True}
-                    except BadValue as exc:
-                        up.append((ln, raw, f"GPU line: {exc}"))
-                        continue
                     if cur is None:
                         cur = new_snap()
                     cur["gpus"].append(rec)
