@@ -17,12 +17,14 @@
 -- param: min_sm_computing = 0.8   DCGM SM active (ratio) at or above which GPUs compute (NVIDIA: 0.8 or greater is necessary for effective use): a power-based episode on a host whose GPUs stay at it is a lower-power phase that computes, not waiting
 -- param: max_sm_active = 0.65   DCGM SM active (ratio) below which a GPU at >= min_util is spin-waiting, not computing
 -- param: max_limit_ratio = 0.72   busiest power at ~100% utilisation / power limit (or published board power) below which the GPU never computed at full rate
+-- every avg() orders its input: a float sum's last bits depend on the order DuckDB's threads add it in, and a rounded
+-- evidence value (SM active 0.5685 -> 0.568 or 0.569) differed between two runs of one 64-node bundle
 WITH dcgm AS (  -- DCGM activity per GPU and 30 s window (dcgmi dmon); its utilisation, else nvidia-smi's
   SELECT d.host, d.gpu, d.w, d.sm_active, d.tensor_active, coalesce(d.util, s.util) AS util FROM (
     SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
-           avg(value) FILTER (WHERE metric = 'sm_active') AS sm_active,
-           avg(value) FILTER (WHERE metric = 'tensor_active') AS tensor_active,
-           avg(value) FILTER (WHERE metric = 'gpu_util_pct') AS util
+           avg(value ORDER BY value) FILTER (WHERE metric = 'sm_active') AS sm_active,
+           avg(value ORDER BY value) FILTER (WHERE metric = 'tensor_active') AS tensor_active,
+           avg(value ORDER BY value) FILTER (WHERE metric = 'gpu_util_pct') AS util
     FROM dcgm_dmon WHERE entity = 'GPU' AND ts IS NOT NULL AND value IS NOT NULL
       AND metric IN ('sm_active', 'tensor_active', 'gpu_util_pct') GROUP BY ALL) d
   LEFT JOIN det_gpu_windows s ON s.host IS NOT DISTINCT FROM d.host AND s.gpu = d.gpu AND s.w = d.w
@@ -30,9 +32,9 @@ WITH dcgm AS (  -- DCGM activity per GPU and 30 s window (dcgmi dmon); its utili
 ), dcgm_hosts AS (SELECT DISTINCT host FROM dcgm),
 dg AS (
   SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS waiting_gpus,
-         avg(util) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS util,
-         avg(sm_active) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS sm_active,
-         avg(tensor_active) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS tensor_active
+         avg(util ORDER BY util) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS util,
+         avg(sm_active ORDER BY sm_active) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS sm_active,
+         avg(tensor_active ORDER BY tensor_active) FILTER (WHERE util >= $min_util AND sm_active < $max_sm_active) AS tensor_active
   FROM dcgm GROUP BY ALL
 ), board(pattern, watts) AS (VALUES ('H100.*(PCIe)', 350), ('H100 NVL', 400), ('H100|H800', 700), ('H200', 700),
                                      ('B200', 1000), ('A100.*PCIE.*40GB', 250), ('A100.*PCIe', 300), ('A100|A800', 400),
@@ -45,7 +47,7 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   SELECT w.host, w.gpu, coalesce(max(w.power_limit), any_value(l.watts)) AS watts
   FROM det_gpu_windows w LEFT JOIN limit_w l ON l.host IS NOT DISTINCT FROM w.host AND l.gpu = w.gpu GROUP BY ALL
 ), illusion AS (  -- never computing at full rate in the whole capture: the slowdown is there from the first sample
-  SELECT w.host, w.gpu, min(w.w) AS first_w, max(w.w) AS last_w, count(*) AS windows, avg(w.util) AS util,
+  SELECT w.host, w.gpu, min(w.w) AS first_w, max(w.w) AS last_w, count(*) AS windows, avg(w.util ORDER BY w.util) AS util,
          quantile_cont(w.power, 0.9) AS p90_w, any_value(l.watts) AS limit_w
   FROM det_gpu_windows w JOIN lim l ON l.host IS NOT DISTINCT FROM w.host AND l.gpu = w.gpu
   WHERE w.util >= $min_util AND w.power IS NOT NULL AND l.watts > 0 GROUP BY ALL
@@ -53,7 +55,7 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
 ), ill_host AS (
   SELECT i.host, min(first_w) AS start, max(last_w) + INTERVAL 30 SECOND AS "end", count(*) AS waiting_gpus,
          (SELECT count(DISTINCT gpu) FROM det_gpu_windows d WHERE d.host IS NOT DISTINCT FROM i.host) AS gpus,
-         avg(util) AS util, avg(p90_w) AS power_w, avg(limit_w) AS limit_w, max(windows) AS windows
+         avg(util ORDER BY util) AS util, avg(p90_w ORDER BY p90_w) AS power_w, avg(limit_w ORDER BY limit_w) AS limit_w, max(windows) AS windows
   FROM illusion i GROUP BY host
 ), ref AS (
   SELECT host, gpu, quantile_cont(power, 0.9) AS ref_power, quantile_cont(mem_util, 0.9) AS ref_mem, count(*) AS busy_windows
@@ -64,9 +66,9 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
           AND coalesce(w.mem_util / nullif(r.ref_mem, 0) <= $max_mem_ratio, true)) AS waiting
   FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= $min_windows + 2
 ), h AS (
-  SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util) AS util,
-         avg(power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power) FILTER (WHERE waiting) AS power_w,
-         avg(ref_power) AS ref_power_w
+  SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util ORDER BY util) AS util,
+         avg(power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power ORDER BY power) FILTER (WHERE waiting) AS power_w,
+         avg(ref_power ORDER BY ref_power) AS ref_power_w
   FROM g GROUP BY ALL
 ), f AS (  -- waiting windows by power (h) and by DCGM activity (dg), each a series of its own
   SELECT 'power' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM h
@@ -74,9 +76,9 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   SELECT 'dcgm' AS basis, *, waiting_gpus >= greatest(1, $min_gpus_fraction * gpus) AS bad FROM dg
 ), i AS (SELECT *, flag_run(bad, (host, basis), w) AS ep FROM f),
 e0 AS (
-  SELECT host, basis, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util) AS util,
-         avg(power_ratio) AS power_ratio, avg(power_w) AS power_w, avg(ref_power_w) AS ref_power_w,
-         avg(sm_active) AS sm_active, avg(tensor_active) AS tensor_active,
+  SELECT host, basis, ep, min(w) AS start, max(w) + INTERVAL 30 SECOND AS "end", count(*) AS windows, avg(util ORDER BY util) AS util,
+         avg(power_ratio ORDER BY power_ratio) AS power_ratio, avg(power_w ORDER BY power_w) AS power_w, avg(ref_power_w ORDER BY ref_power_w) AS ref_power_w,
+         avg(sm_active ORDER BY sm_active) AS sm_active, avg(tensor_active ORDER BY tensor_active) AS tensor_active,
          max(waiting_gpus) AS waiting_gpus, max(gpus) AS gpus
   FROM i WHERE bad GROUP BY host, basis, ep HAVING count(*) >= least($min_windows, $min_windows_with_peer)
 ), e AS (  -- a full episode, or a shorter one while an NCCL peer of the host waits in a full one (one job, one wait)
@@ -104,9 +106,9 @@ SELECT host, waiting_gpus || '/' || gpus || ' GPUs', start, "end", least(1.0, 0.
                 reference: 'power limit / published board power'})::VARCHAR
 FROM ill_host WHERE waiting_gpus >= greatest(1, $min_gpus_fraction * gpus)
 ), pd AS (  -- with DCGM on the host: its SM activity over the same windows decides computing vs waiting
-  SELECT pf.*, (SELECT avg(d.sm_active) FROM dcgm d WHERE d.host IS NOT DISTINCT FROM pf.host AND d.w >= pf.start
+  SELECT pf.*, (SELECT avg(d.sm_active ORDER BY d.sm_active) FROM dcgm d WHERE d.host IS NOT DISTINCT FROM pf.host AND d.w >= pf.start
                 AND d.w < pf."end" AND d.util >= $min_util) AS sm_active,
-         (SELECT avg(d.tensor_active) FROM dcgm d WHERE d.host IS NOT DISTINCT FROM pf.host AND d.w >= pf.start
+         (SELECT avg(d.tensor_active ORDER BY d.tensor_active) FROM dcgm d WHERE d.host IS NOT DISTINCT FROM pf.host AND d.w >= pf.start
                 AND d.w < pf."end" AND d.util >= $min_util) AS tensor_active
   FROM pf
 )
