@@ -237,19 +237,24 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         cap = cap.replace(tzinfo=dt.timezone.utc)
     rd = _Reader(cap, delay)
     bad: list[tuple[int, str, str]] = []
+    out = None
     if n:
-        df = marker_split(df)
-        for line_no, text, is_marker, sample_no, sample_ts, sample_argv in drop_before_first_marker(df, bad).select(
-                "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows():
-            if is_marker:
-                rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
-                continue
-            _line(rd, line_no, text, bad)
-    # each entity row's columns repeated for its cells (made once per row, not once per cell, in Python)
-    cell_row = pl.Series(np.repeat(np.arange(len(rd.width), dtype=np.int64), np.array(rd.width, dtype=np.int64)))
-    out = pl.DataFrame([pl.Series(c, rd.rows[c], dtype=pl.Int64 if c == "ts" else _COLS[c]).gather(cell_row)
-                        for c in _ROW_COLS]
-                       + [pl.Series(c, rd.out[c], dtype=_COLS[c]) for c in _CELL_COLS])
+        df = drop_before_first_marker(marker_split(df), bad)
+        if n >= FAST_MIN_LINES:
+            out = _fast(df, rd)
+        if out is None:
+            for line_no, text, is_marker, sample_no, sample_ts, sample_argv in df.select(
+                    "line_no", "text", "is_marker", "sample_no", "sample_ts", "sample_argv").iter_rows():
+                if is_marker:
+                    rd.new_run(sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
+                    continue
+                _line(rd, line_no, text, bad)
+    if out is None:
+        # each entity row's columns repeated for its cells (made once per row, not once per cell, in Python)
+        cell_row = pl.Series(np.repeat(np.arange(len(rd.width), dtype=np.int64), np.array(rd.width, dtype=np.int64)))
+        out = pl.DataFrame([pl.Series(c, rd.rows[c], dtype=pl.Int64 if c == "ts" else _COLS[c]).gather(cell_row)
+                            for c in _ROW_COLS]
+                           + [pl.Series(c, rd.out[c], dtype=_COLS[c]) for c in _CELL_COLS])
     raw = pl.col("raw")
     # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike
     out = out.with_columns(pl.col("ts").cast(_TS), pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
@@ -259,6 +264,87 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     variant = ("table" if out.height else "unrecognised") if n else "empty"
     return result(NAME, ctx, n, {"dcgm_dmon": out}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
                   variant=variant, samples=rd.sample + 1, delay_ms=delay)
+
+
+FAST_MIN_LINES = 200  # below this the line loop is as quick
+# what the vectorised reader takes (else the line loop reads the file): printable ASCII lines, each blank, a
+# '#' header, a units line or a 'GPU <n>' row of number or blank cells (a token of the line loop's _ROW each)
+_TOK = _ROW.pattern.split("(?: ", 1)[0]  # (one cell: a number or a blank word)
+_FAST_ROW = r"^[ \t]*GPU ([0-9]{1,9})((?:[ \t]+" + _TOK + r")+)[ \t]*$"
+_FAST_UNITS = r"^[ \t]*I[Dd](?:[ \t].*)?$"
+
+
+def _plain(lines: pl.DataFrame) -> bool:
+    """Every line printable ASCII or tab (Python's and polars' notions of blank and word then agree)."""
+    text = lines.get_column("text")
+    return bool((text.str.len_bytes() == text.str.len_chars()).all()) and not text.str.contains(
+        r"[\x00-\x08\x0a-\x1f\x7f]").any()
+
+
+def _fast(df: pl.DataFrame, rd: _Reader) -> pl.DataFrame | None:
+    """The cell frame the line loop would build from `df` (split, marked, lines before the first marker
+    dropped), in polars, or None (nothing of `rd` changed) when a line is not of the plain kinds that
+    _ASCII and the _FAST_ patterns describe or a header differs from the first; fills `rd`'s header
+    and sample count as the loop would. Python still walks the GPU rows' (run, GPU) pairs to number
+    the samples (one integer test a row) and computes each sample's time as the loop does."""
+    text = pl.col("text")
+    lines = df.filter(~pl.col("is_marker")).select(
+        "line_no", "sample_no", text,
+        pl.when(text.str.contains(r"^[ \t]*$")).then(0).when(text.str.contains(r"^[ \t]*#")).then(1)
+        .when(text.str.contains(_FAST_UNITS)).then(2).when(text.str.contains(_FAST_ROW)).then(3)
+        .otherwise(4).alias("kind"))
+    kinds = lines.get_column("kind")
+    if lines.height == 0 or (kinds == 4).any() or not _plain(lines):
+        return None
+    heads = lines.filter(pl.col("kind") == 1)
+    if heads.height == 0:
+        return None
+    later = lines.filter(pl.col("kind") >= 2)
+    if later.height and later.item(0, "line_no") < heads.item(0, "line_no"):
+        return None  # (a units line or row before any header: the loop's unparsed lines)
+    texts = heads.get_column("text").unique(maintain_order=True).to_list()
+    matches = [_HEADER.match(t) for t in texts]
+    if not all(matches) or len({tuple(m.group(1).split()) for m in matches}) != 1:
+        return None
+    ncols = len(matches[0].group(1).split())
+    # a row's words: 'GPU', its number, then its cells (the row pattern matched: no other word)
+    rows = lines.filter(pl.col("kind") == 3).select(
+        "line_no", "sample_no", text.str.extract(r"^[ \t]*GPU ([0-9]+)", 1).cast(pl.Int64).alias("entity_id"),
+        text.str.extract_all(r"[^ \t]+").list.slice(2).alias("raw"))
+    if not (rows.get_column("raw").list.len() == ncols).all():
+        return None  # (fewer cells than columns: read by position in the loop)
+    starts = {}
+    if df.get_column("is_marker").any():
+        delay = rd.delay
+        for sample_no, sample_ts, sample_argv in df.filter(pl.col("is_marker")).select(
+                "sample_no", "sample_ts", "sample_argv").iter_rows():
+            starts[sample_no] = (sample_ts, delay_ms(sample_argv.split()) if sample_argv else delay)
+    else:
+        starts[0] = (rd.start, rd.delay)
+    rd.header(texts[0], matches[0])
+    samples, stamps = [], []
+    run, seen, ts = None, set(), None
+    for r, key in zip(rows.get_column("sample_no").to_list(), rows.get_column("entity_id").to_list()):
+        if r != run:
+            run = r
+            rd.new_run(*starts[r])
+        if rd.fresh or key in seen:
+            rd.sample += 1
+            rd.run_sample += 1
+            seen, rd.fresh = set(), False
+            ts = rd.ts()
+        seen.add(key)
+        samples.append(rd.sample)
+        stamps.append(ts)
+    names, fids, metrics = rd.meta
+    pick = pl.Series(np.tile(np.arange(ncols, dtype=np.int64), rows.height))
+    eid = pl.col("entity_id")
+    return rows.with_columns(pl.Series("sample_no", samples, dtype=pl.Int64), pl.Series("ts", stamps, dtype=pl.Int64),
+                             pl.lit("GPU", dtype=pl.String).alias("entity"), eid.cast(pl.Int32).alias("gpu"),
+                             pl.lit(None, dtype=pl.Int32).alias("link")).explode("raw").select(
+        *_ROW_COLS, pl.Series("field", names, dtype=pl.String).gather(pick),
+        pl.Series("field_id", fids, dtype=pl.Int32).gather(pick),
+        pl.Series("metric", metrics, dtype=pl.String).gather(pick), "raw")
 
 
 def _line(rd: _Reader, line_no: int, text: str, bad: list) -> None:
