@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             else:
                 print(
                     f"{summary['file']}: source={summary['source']} lines={summary['lines']} "
-                    f"unparsed={summary['unparsed']} rows={summary['rows']} "
+                    f"unparsed={summary['unparsed']} skipped={summary['skipped']} rows={summary['rows']} "
                     f"confidence={summary['confidence']:.2f} ({summary['recognition']})",
                     file=sys.stderr,
                 )

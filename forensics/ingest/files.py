@@ -168,6 +168,10 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     summary = {"file": str(path), "source": name, "lines": res.lines, "unparsed": res.unparsed.height,
                "truncated_lines": int(res.meta.get("truncated_lines", 0)), "rows": rows,
                "confidence": verdict.confidence, "recognition": verdict.reason}
+    skipped = res.meta.get("skipped")  # lines deliberately not read (another tool's lines without data), by reason
+    summary["skipped"] = sum(skipped.values()) if isinstance(skipped, dict) else 0
+    if summary["skipped"]:
+        summary["skipped_reasons"] = dict(skipped)
     for k in ("quoted", "indented", "decoded"):  # the paste's prefix every line was read without, its decoding
         if k in res.meta:
             summary[k] = res.meta[k]

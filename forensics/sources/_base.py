@@ -12,7 +12,9 @@ A parser is a module ``forensics/sources/<name>.py`` with::
 Accounting rule (tested for every source and fixture): ``result.lines`` is the number of lines of
 the input as :func:`split_lines` counts them, and every line is either used (it produced a row or is
 structure the format defines: a header, a blank separator, a marker) or appears exactly once in
-``result.unparsed`` with a reason.
+``result.unparsed`` with a reason, or is skipped on purpose: another tool's line that the parser
+recognises but that holds no data (an ifconfig address line pasted with ``ethtool -S``), counted in
+``result.meta["skipped"]`` (reason -> lines), so that used + unparsed + skipped = lines.
 
 Recognition rule: ``sniff`` says how sure it is, never only yes or no: it returns a :class:`Sniff`
 (confidence 0..1 and what it saw, in words), true from ``SNIFF_ACCEPT`` on, so that an input is

@@ -19,8 +19,10 @@ value an unsigned 64-bit integer) as real drivers name their counters, and the w
   ``user@host:~$ sudo ethtool -S p3p1``, ``grep pause sos_commands/networking/ethtool_-S_eth1``)
   is structure, not data: it gives the interface of the lines below it and starts a new snapshot;
   ``watch`` headers (``Every 1.0s: ethtool -S eth1   Tue Apr 16 08:23:27 2013``) also give the
-  snapshot's local time (``ts_quality`` "local", converted with ``ctx.tz``). Other text (labels,
-  other commands' output) goes to ``unparsed`` with a reason.
+  snapshot's local time (``ts_quality`` "local", converted with ``ctx.tz``). ``ifconfig`` and
+  ``ip -s link`` blocks pasted with the counters go to ``link_stats`` (:mod:`forensics.sources._link_stats`),
+  their lines without counters skipped (meta ``skipped``). Other text (labels, other commands'
+  output) goes to ``unparsed`` with a reason.
 
 Without markers the input is one snapshot per command line (or one in all): ``ts`` =
 ``ctx.capture_time`` ("sampled") or null ("none"); ``iface`` from the marker argv, else the command
@@ -75,12 +77,13 @@ from forensics.sources._base import (
     split_lines,
     unparsed_frame,
 )
+from forensics.sources import _link_stats as link_stats
 from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 2  # 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
-TABLES = ("nic_counters",)
+VERSION = 3  # 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats
+TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
 
@@ -101,15 +104,25 @@ def sniff(head: bytes) -> bool:
     lines = text.splitlines()[:400]
     if not lines:
         return False
-    counters = cmds = nonblank = 0
+    counters = cmds = nonblank = other = 0
+    in_block = False  # inside an ifconfig / ip -s link block pasted with the counters (not weighed)
+    signs = link_stats.looks_present(head)
     for ln in lines:
         if ln.startswith(">"):  # quoted in a mail reply
             ln = _QUOTE.sub("", ln)
         s = ln.strip()
         if not s:
+            in_block = False
             continue
         nonblank += 1
-        if s == "NIC statistics:" and nonblank <= 40:
+        if signs and (link_stats.head_iface(ln) or (in_block and (ln[:1].isspace() or link_stats.is_wrapped_head(ln)))):
+            in_block, other = True, other + 1
+            continue
+        if signs and "ethtool" not in s and link_stats.is_command(s):
+            in_block, other = False, other + 1
+            continue
+        in_block = False
+        if s == "NIC statistics:" and nonblank - other <= 40:
             return True
         if ln.startswith(MARKER_PREFIX):
             m = parse_marker(ln)
@@ -120,6 +133,7 @@ def sniff(head: bytes) -> bool:
             counters += 1
         elif "ethtool" in s and CMD.search(s):
             cmds += 1
+    nonblank -= other
     if cmds and counters >= 1 and counters >= 0.6 * (nonblank - cmds):
         return True
     return counters >= 3 and counters >= 0.9 * nonblank
@@ -481,7 +495,35 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if hosts:
         meta["hosts"] = sorted(hosts)
     meta["ifaces"] = sorted(x for x in out["iface"].unique().to_list() if x is not None)
-    return result(NAME, ctx, lines, {"nic_counters": out}, unparsed, **meta)
+    tables = {"nic_counters": out}
+    if unparsed and link_stats.looks_present(data):
+        unparsed = _other_tools(unparsed, ctx, tables, meta)
+    return result(NAME, ctx, lines, tables, unparsed, **meta)
+
+
+def _other_tools(unparsed: list[pl.DataFrame], ctx: ParseContext, tables: dict, meta: dict) -> list[pl.DataFrame]:
+    """The ifconfig / ``ip -s link`` blocks pasted with the counters (:mod:`forensics.sources._link_stats`),
+    read out of the lines left unparsed: their counters into ``link_stats``, their other lines skipped
+    (meta ``skipped``: reason -> lines), the rest left unparsed."""
+    up = pl.concat(unparsed).sort("line_no")
+    rows, used, skipped = link_stats.read(up.select("line_no", "text").rows())
+    if not rows:
+        return unparsed
+    ts = ctx.capture_time
+    df = pl.DataFrame(rows, schema={"line_no": pl.Int64, "iface": pl.String, "tool": pl.String, "counter": pl.String,
+                                    "raw_name": pl.String, "value": pl.Int64}).with_columns(
+        pl.lit(0, dtype=pl.Int64).alias("sample_no"),
+        pl.lit(ts, dtype=_TS).alias("ts"),
+        pl.lit("sampled" if ts is not None else "none").alias("ts_quality"))
+    tables["link_stats"] = df
+    gone = used | {ln for ln, _ in skipped}
+    reasons: dict[str, int] = {}
+    for _, why in skipped:
+        reasons[why] = reasons.get(why, 0) + 1
+    if reasons:
+        meta["skipped"] = reasons
+    meta["variant"] = "+".join(x for x in (meta.get("variant"), "link-stats") if x)
+    return [up.filter(~pl.col("line_no").is_in(sorted(gone)))]
 
 
 def _blocks(data: bytes, size: int) -> list[tuple[int, int]]:
