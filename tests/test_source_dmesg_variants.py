@@ -8,6 +8,7 @@ import datetime as dt
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from forensics.sources import ParseContext, dmesg, recognise
 from forensics.sources._base import split_lines
@@ -506,3 +507,39 @@ def test_prose_after_one_short_kernel_line_is_not_a_wrap():
             b"stayed dead.\n")
     res = dmesg.parse(text, ParseContext())
     assert res.unparsed.height == 2
+
+
+# --- 2.6-era task state lines (the saved PC after the state) ---------------------------------------
+
+def test_untimed_sysrq_w_of_a_2009_mail_task_line_with_address_and_no_flags():
+    # linux-media 2009 mail: "bash          D ffff880078524c94     0     1      0" (no flags column yet)
+    name = "dmesg--linux-media-mail-2009-sysrq-w-untimed-task-address-no-flags.txt"
+    data = (FIX / name).read_bytes()
+    got, verdict = recognise(data)
+    assert got == "dmesg" and "without a time" in verdict.reason, verdict
+    from forensics.sources import parse_bytes
+    _, res = parse_bytes(data, "dmesg", ParseContext(host="h1", file="f.txt"))
+    t = res.tables["kernel_log"]
+    assert res.unparsed.height == 0 and t.height == 34 and res.meta["variant"] == "untimed"
+    assert t.filter(pl.col("line_no") == 3)["message"][0].startswith("bash          D ffff880078524c94")
+
+
+@pytest.mark.parametrize("line", [
+    "khubd         D ffff8800010220c0     0   170      2",  # 2.6.29 (linux-media 2009, hung task)
+    "async/0       D 0000000000000000     0  3604      2 0x00000000",  # 2.6.32 (syslog, 2010)
+    "fsnotify_mark   D 0000000000000000     0    49      2 0x00000000",  # 2.6.38 sysrq-w
+    "db2fmcd       D 0000000000000000     0 11032      1          1373 11031 (NOTLB)",  # 2.6.9 sysrq-t (LKML 2004)
+    "kworker/u4:3    D    0   166      2 0x80004000",  # 4.x-5.12, already read
+])
+def test_task_state_lines_of_every_era_are_kernel_shapes(line):
+    from forensics.sources.dmesg.untimed import RE_MESSAGE
+    import re
+    assert re.match(RE_MESSAGE, line)
+
+
+@pytest.mark.parametrize("line", ["root         1  0.0  0.1 167600 11860 ?  Ss   Dec06   0:05 /sbin/init",
+                                  "bash D ffff880078524c94 zero 1 0"])
+def test_task_state_shape_is_not_ps_output(line):
+    from forensics.sources.dmesg.untimed import RE_TASK_STATE
+    import re
+    assert not re.match(RE_TASK_STATE, line)

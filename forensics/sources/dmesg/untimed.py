@@ -26,11 +26,18 @@ RE_STRONG = (r"^(?:[A-Za-z][A-Za-z0-9_.-]* (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0
              # the hung-task report's other lines (kernel/hung_task.c, sched_show_task): its hint, the task's
              # state line (since 5.x "task:comm state:D ..."), and arm64's spelling of the trace head
              r"|\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message\."
-             r"|task:\S+\s+state:[A-Z] |Call trace:)")
+             r"|task:\S+\s+state:[A-Z] |Call trace:"
+             # SysRq's own header (2.6 "SysRq : Show Blocked State", since 5.x "sysrq: Show Blocked State")
+             r"|[Ss]ys[Rr]q ?: )")
 # the task line of a hung-task report before 5.13 (sched_show_task: "%-15.15s %c" comm and state, then
-# " %5lu %5d %6d 0x%08lx" free stack, pid, ppid, flags: "kworker/u4:3    D    0   166      2 0x80004000")
-# and the "Workqueue: name func" line print_worker_info adds under it
-RE_TASK_STATE = r"^.{1,15}\s+[RSDTtXZPIKWN] +[0-9]+ +[0-9]+ +[0-9]+ 0x[0-9a-f]{8}\s*$|^Workqueue: \S+ \S+"
+# " %5lu %5d %6d 0x%08lx" free stack, pid, ppid, flags: "kworker/u4:3    D    0   166      2 0x80004000");
+# before 3.x (2.6) the task's saved PC came after the state ("khubd         D ffff8800010220c0     0   170
+# 2 0x00000000", 32-bit "c0123456", or "running" / "running task"), before ~2.6.30 without the flags, and in
+# 2.6.9-era sysrq-t output with the child/sibling pids and "(NOTLB)" after them; and the "Workqueue: name
+# func" line print_worker_info adds under it
+RE_TASK_STATE = (r"^.{1,15}\s+[RSDTtXZPIKWN] +(?:(?:[0-9a-f]{8}|[0-9a-f]{16}|running(?: task)?) +)?"
+                 r"[0-9]+ +[0-9]+ +[0-9]+(?: 0x[0-9a-f]{8}| +[0-9]+(?: +[0-9]+)?(?: +\([A-Z-]+\))?)?\s*$"
+                 r"|^Workqueue: \S+ \S+")
 # what a kernel message looks like at all (the shapes fields.py reads the subsystem from)
 RE_MESSAGE = "|".join((RE_STRONG, RE_TASK_STATE, RE_DEV, RE_WORD, RE_MODFN, RE_BRACKET, r"^-+\[ cut here \]-+$",
                        r"^-+\[ end trace [0-9a-f]+ \]-+$"))
