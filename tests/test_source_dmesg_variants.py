@@ -543,3 +543,29 @@ def test_task_state_shape_is_not_ps_output(line):
     from forensics.sources.dmesg.untimed import RE_TASK_STATE
     import re
     assert not re.match(RE_TASK_STATE, line)
+
+
+# --- `grep ... | cut -d '[' -f 2-`: lines that start inside the time ---------------------------------
+
+def test_cut_bracket_mid_timestamp_lines_are_raw_dmesg():
+    # DERIVED fixtures: real raw dmesg fixtures put through `cut -d '[' -f 2-`
+    for name, n, first_s in (("dmesg--geerlingguy-cx5-DERIVED-cut-bracket-f2-mid-timestamp.txt", 14, 10.642917),
+                             ("dmesg--mlnx-ofed47-DERIVED-cut-bracket-f2-six-digit-seconds.txt", 7, 360770.261344)):
+        data = (FIX / name).read_bytes()
+        got, verdict = recognise(data)
+        assert got == "dmesg", verdict
+        res = parse(data)
+        t = res.tables["kernel_log"]
+        assert t.height == n and res.meta["bracket_cut"] == n and res.meta["variant"] == "raw"
+        assert t["boot_s"][0] == first_s and t["subsystem"][0] == "mlx5_core"
+        assert not t["message"].str.contains(r"^\s*[0-9]+\.[0-9]+\]").any()
+    res = parse("dmesg--geerlingguy-cx5-DERIVED-cut-bracket-f2-mid-timestamp.txt")
+    assert res.unparsed.select("line_no", "text").rows() == [(1, "jgeerling@nas01:~$ dmesg | grep mlx5")]
+
+
+def test_cut_bracket_is_not_read_into_other_shapes():
+    # a number with a "]" after it inside a message, and a plain raw log, are left as they are
+    res = parse(b"[   10.642917] mlx5_core 0004:01:00.0: Adding to iommu group 29\n"
+                b"[   10.643196] foo: bar 12.345678] baz\n")
+    assert "bracket_cut" not in res.meta and res.tables["kernel_log"].height == 2
+    assert recognise(b"The run took\n12.345678] seconds, see\nthe log below and\nthe notes.\n")[0] != "dmesg"

@@ -2,6 +2,7 @@
 lines to the message they continue, and account for every line."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import polars as pl
@@ -20,12 +21,24 @@ from forensics.sources.dmesg.prefixes import (
     RE_KMSG_DICT,
     RE_PRI,
     RE_PROMPT,
+    RE_RAW_CUT,
 )
 from forensics.sources.dmesg.readers import NAME, _empty_parsed, _finish, _no_prefix, _parse_iso, _parse_iso_fixed
 from forensics.sources.dmesg.untimed import UNTIMED, untimed_lines
 from forensics.sources.dmesg.routes import ROUTES
 
 _MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
+_CUT_HEAD = re.compile(RE_RAW_CUT.replace("^", "(?m)^", 1).encode())
+
+
+def restore_bracket(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """`lines` with the "[" that ``cut -d '[' -f 2-`` took off put back before every line that starts
+    with a time since boot and its "]" ("   12.345678] msg" -> "[   12.345678] msg"), and how many."""
+    hit = pl.col("text").str.contains(RE_RAW_CUT)
+    n = int(lines.select(hit.sum()).item())
+    if not n:
+        return lines, 0
+    return lines.with_columns(pl.when(hit).then("[" + pl.col("text")).otherwise(pl.col("text")).alias("text")), n
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -43,6 +56,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         lines, original = unquote(lines.drop("_fixed"))
         lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
         n_fixed = int(lines["_fixed"].sum())
+    cut = 0
+    if n_fixed < n and _CUT_HEAD.search(data[:65536]):  # "   12.345678] msg": the "[" cut off by the paste
+        lines, cut = restore_bracket(lines)
     fixed_out = None
     if n_fixed:
         fixed = lines if n_fixed == n else lines.filter(pl.col("_fixed"))
@@ -118,6 +134,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             leftovers.append(sub.select("line_no", "text"))
     leftovers.append(main.filter(pl.col("route") == "none").select("line_no", "text"))
 
+    if cut:
+        variants["bracket_cut"] = cut
     if parsed:
         rows = pl.concat(parsed, how="vertical")
         if not rows["line_no"].is_sorted():  # (one reader's rows, e.g. a whole dmesg --time-format iso, are)
@@ -248,7 +266,9 @@ def _tables(rows, prog, lines, original, n, unparsed, variants, ctx) -> ParseRes
                                                                                        *_SYSLOG_COLS)
         variants["syslog"] += prog.height
     meta = {"hosts": sorted(hosts)}
-    main_variants = {k: v for k, v in variants.items() if k not in ("continuation", "syslog", "wrapped")}
+    main_variants = {k: v for k, v in variants.items() if k not in ("continuation", "syslog", "wrapped", "bracket_cut")}
+    if variants.get("bracket_cut"):
+        meta["bracket_cut"] = variants["bracket_cut"]  # lines read as if their "[" were there
     if main_variants:
         meta["variant"] = max(main_variants, key=main_variants.get)
     if variants.get("syslog"):

@@ -25,6 +25,9 @@ RE_DECODE = r"^(?P<dfac>[a-z0-9]+) *:(?P<dlvl>[a-z]+) *: "
 # "[  12.345678] ", "-d" "[  12.345678 <  0.000012>] ", "-H"/"--reltime" deltas "[  +0.000844] ", and
 # the printk caller id of CONFIG_PRINTK_CALLER kernels after the time: "[   36.764462][  T291] "
 RE_RAW = r"^\[ *\+?[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\](?:\[ *[TC][0-9]+\])? ?"
+# the same cut before its "[" by `grep ... | cut -d '[' -f 2-` (the pipeline people use to drop a syslog
+# prefix): "   12.345678] msg", "360770.261344] msg"; read as if the "[" were there (meta bracket_cut)
+RE_RAW_CUT = r"^ *[0-9]+\.[0-9]{6,9}\](?:\[ *[TC][0-9]+\])? "
 RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
 RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"

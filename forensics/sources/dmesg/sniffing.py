@@ -5,7 +5,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
-from forensics.sources.dmesg.prefixes import RE_SEVERITY, RE_TAG
+from forensics.sources.dmesg.prefixes import RE_RAW_CUT, RE_SEVERITY, RE_TAG
 from forensics.sources.dmesg.untimed import is_untimed, untimed_share
 from forensics.sources.dmesg.wrap import wrap_breaks
 
@@ -24,6 +24,7 @@ _SNIFF = [re.compile(p) for p in (
     r'^\{.*"_TRANSPORT" ?: ?"kernel"',  # journalctl -o json
 )]
 _QUOTE = re.compile(r"^(?:> ?)+")
+_RAW_CUT = re.compile(RE_RAW_CUT)
 _JSON_OTHER = re.compile(r'^\{.*"__REALTIME_TIMESTAMP" ?: ?"[0-9]+"')
 
 
@@ -46,6 +47,7 @@ def sniff(head: bytes) -> Sniff:
     kernel line. Mail quote prefixes are looked through; a paste indented
     as a whole is read without its indent."""
     lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
+    lines = ["[" + ln if _RAW_CUT.match(ln) else ln for ln in lines]  # `cut -d '[' -f 2-` of raw dmesg lines
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
     if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
