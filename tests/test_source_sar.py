@@ -431,3 +431,38 @@ def test_a_line_that_names_sar_in_prose_is_no_command():
     data = (FIX / "sar--centos74-u-prompt-average-ampm.txt").read_bytes()
     res = sar.parse(b"sar is what I ran, output below\n" + data, ParseContext(tz="UTC"))
     assert res.unparsed["line_no"].to_list() == [1] and [c["line_no"] for c in res.meta["commands"]] == [2]
+
+
+# --- the paste author's "# ..." notes around and inside a report ----------------------------------
+
+def test_hash_comment_lines_are_skipped_and_counted_not_unparsed():
+    # a study guide's code block: "# Step 5: ...", the command, "# Output:", then the Average lines
+    from forensics.sources import parse_bytes
+    data = (FIX / "sar--sre-guide-u-averages-hash-output-comments.txt").read_bytes()
+    name, res = parse_bytes(data, None, ParseContext(host="h"))
+    assert name == "sar" and res.unparsed.height == 0
+    assert res.meta["skipped"] == {"comment line (# ...) added to the paste, not sar output": 2}
+    assert res.meta["commands"] == [{"line_no": 2, "command": "sar -u 1 5"}]
+    assert res.tables["cpu_util"]["user_pct"].to_list() == [90.25]
+
+
+def test_comments_inside_a_report_and_after_values():
+    # CONSTRUCTED: the real centos74 `sar -u` fixture with notes written into it as people do
+    lines = (FIX / "sar--centos74-u-prompt-average-ampm.txt").read_text().splitlines(True)
+    lines[4] = lines[4].rstrip("\n") + "   # <- first sample after the restart\n"
+    lines.insert(5, "# the job starts here\n")
+    lines.append("# Average is what the alert looked at\n")
+    data = "".join(lines).encode()
+    res = sar.parse(data, ParseContext(host="h"))
+    assert res.unparsed.height == 0 and res.tables["cpu_util"].height == 3
+    assert res.meta["comments_cut"] == 1 and sum(res.meta["skipped"].values()) == 2
+    assert res.tables["cpu_util"].filter(pl.col("line_no") == 5)["idle_pct"].to_list() == [99.92]
+
+
+def test_a_hash_inside_a_line_that_is_no_comment_leaves_the_row_unparsed_as_written():
+    data = (b"10:46:38 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+            b"10:46:48 AM     all      0.03      0.00      0.05      0.00      0.00     99.92 # x 1\n"
+            b"10:46:58 AM     all      0.10      0.00      0.08      0.00      #0.00     99.82\n")
+    res = sar.parse(data, ParseContext(host="h"))
+    assert res.tables["cpu_util"].height == 1
+    assert res.unparsed.select("line_no", "text").rows() == [(3, data.decode().splitlines()[2])]

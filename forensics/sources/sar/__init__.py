@@ -29,7 +29,9 @@ Reads:
 Text times are local: converted with ctx.tz (ts_quality "local"); without a banner date the local
 date of ctx.capture_time is used (meta["date_source"]), else ts is null ("none"). ``sample_no``
 numbers the distinct timestamps of the file in time order (0-based), so rows of the same
-interval share it across sections. A shell prompt or other text line is unparsed with a reason.
+interval share it across sections. A shell prompt or other text line is unparsed with a reason; the paste
+author's own ``# ...`` lines are skipped and counted (meta["skipped"]), and a ``# note`` after a line's
+values is cut off before the line is read (meta["comments_cut"]).
 
 >>> from forensics.sources._base import ParseContext
 >>> sample = (b"Linux 3.10.0-693.el7.x86_64 (ldap-server) \\t03/08/2022 \\t_x86_64_\\t(4 CPU)\\n\\n"
@@ -46,6 +48,8 @@ interval share it across sections. A shell prompt or other text line is unparsed
 (6, 0, 1)
 """
 from __future__ import annotations
+
+import re
 
 import polars as pl
 
@@ -77,7 +81,15 @@ def sniff(head: bytes) -> Sniff:
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    original, cut = data, 0
+    if (b" #" in data or b"\t#" in data) and not data.lstrip()[:1] == b"{":
+        data, cut = _TRAILING_COMMENT.subn(rb"\1", data)  # "10:46:48 AM all ... 99.92   # high": read without it
     res = _parse_any(data, ctx)
+    if cut:
+        res.meta = {**res.meta, "comments_cut": cut}
+        if res.unparsed.height:  # unparsed lines are reported as the file has them
+            text = split_lines(original).get_column("text")
+            res.unparsed = res.unparsed.with_columns(text.gather(res.unparsed.get_column("line_no") - 1).alias("text"))
     if not res.unparsed.height:
         return res
     # the prompt with the sar command above a paste (``[root@host ~]# sar -W``): a fact in meta["commands"]
@@ -87,7 +99,17 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if facts.get("commands"):
         res.unparsed = up
         res.meta = {**res.meta, "commands": facts["commands"]}
+    # the paste's author's own notes ("# iowait goes up here"): skipped, counted, not unparsed
+    note = res.unparsed.get_column("text").str.contains(r"^\s*#")
+    if note.any():
+        res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), COMMENT: int(note.sum())}}
+        res.unparsed = res.unparsed.filter(~note)
     return res
+
+
+COMMENT = "comment line (# ...) added to the paste, not sar output"
+# a comment after the values of a line (not a line that is a comment: sadf -d's "# hostname;..." header)
+_TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
 
 
 def _parse_any(data: bytes, ctx: ParseContext) -> ParseResult:
