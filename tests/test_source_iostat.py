@@ -298,3 +298,31 @@ def test_a_paste_quoted_in_mail_and_wrapped_at_72_columns_is_read():
     cut = iostat.parse(b"Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %util\n"
                        b"sda 1.00 2.00\nsdb 1.00 2.00 3.00 4.00 0.00 0.00 5.00\n", ParseContext(host="h"))
     assert cut.tables["disk_io"]["device"].to_list() == ["sdb"] and cut.unparsed["line_no"].to_list() == [2]
+
+
+# --- quoted pastes with elision marks and a subset of the device columns --------------------------
+
+def test_quoted_basic_table_of_a_2004_mail():
+    from forensics.sources import parse_bytes
+    data = (FIX / "iostat--lkml-2004-mail-quoted-basic-md-raid0.txt").read_bytes()
+    name, res = parse_bytes(data, None, ParseContext(host="h"))
+    assert name == "iostat" and res.meta["quoted"] == "> "
+    d = res.tables["disk_io"]
+    assert d["device"].to_list() == ["sda", "sdb", "sdc", "sdd", "md_d0", "md_d0p2"]
+    assert d.filter(pl.col("device") == "md_d0")["tps"].to_list() == [14444.64]
+    assert res.unparsed["line_no"].to_list() == [8]  # the author's "(over 60sec, ...)" note
+
+
+@pytest.mark.parametrize("mark", ["[...]", "[ ... ]", "...", "[snip]", "<snip>", "…"])
+def test_elision_marks_in_a_quoted_column_subset_are_skipped_and_counted(mark):
+    # CONSTRUCTED from the real centos77 -x fixture's device rows: the 7 columns a reply kept, quoted,
+    # with the author's elision mark between rows
+    from forensics.sources import parse_bytes
+    data = ("> Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s  %util\n"
+            "> sda               0.00     0.02    0.13    0.11     5.27     1.10   0.01\n"
+            f"> {mark}\n"
+            "> dm-1              0.00     0.00    0.00    0.00     0.06     0.00   0.00\n").encode()
+    name, res = parse_bytes(data, None, ParseContext(host="h"))
+    assert name == "iostat" and res.unparsed.height == 0 and res.tables["disk_io"].height == 2
+    assert res.meta["skipped"] == {"elision mark: lines the paste's author left out": 1}
+    assert res.tables["disk_io"].filter(pl.col("device") == "sda")["rkb_s"].to_list() == [5.27]

@@ -114,6 +114,10 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
         for k, v in res.meta.items():
             if isinstance(v, list) and isinstance(meta.get(k), list):  # e.g. hosts: union over chunks
                 meta[k] = meta[k] + [x for x in v if x not in meta[k]]
+            elif k == "skipped" and isinstance(v, dict):  # skipped lines by reason: summed over chunks
+                got = meta.setdefault(k, {})
+                for why, n in v.items():
+                    got[why] = got.get(why, 0) + n
             else:
                 meta.setdefault(k, v)
 

@@ -188,17 +188,19 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is),
     and decoded first where it is a mail body stored quoted-printable (:mod:`forensics.sources._mail_qp`).
     Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
-    meta says what was left out (:func:`paste_meta`) or decoded (``decoded``)."""
+    meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); lines that only mark an
+    elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
     from forensics.sources import _mail_qp as mail_qp
 
     from forensics.sources._quote import strip_prefix
 
     # the prefix first: a soft break's next line carries it where the quoting came after the encoding
+    from forensics.sources._base import skip_elisions, split_lines
+
     read = strip_prefix(data, prefix) if prefix else data
     qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
     if not (prefix or qp):
-        return mod.parse(data, ctx)
-    from forensics.sources._base import split_lines
+        return skip_elisions(mod.parse(data, ctx))
 
     res = mod.parse(mail_qp.decode(read) if qp else read, ctx)
     if res.unparsed.height:
@@ -208,7 +210,7 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     res.meta.update(paste_meta(prefix))
     if qp:
         res.meta["decoded"] = "quoted-printable"
-    return res
+    return skip_elisions(res)
 
 
 def paste_meta(prefix: bytes) -> dict:

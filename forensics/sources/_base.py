@@ -420,3 +420,34 @@ def read_capped(fh, cap: int | None = None, stats: Truncation | None = None, blo
 
     stats = stats if stats is not None else Truncation()
     return capped_blocks(iter(lambda: fh.read(block), b""), cap or MAX_LINE_BYTES, stats)
+
+
+# --- lines a paste's author put in place of lines left out ------------------------------------
+
+ELIDED = "elision mark: lines the paste's author left out"
+# "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --", "8<" scissors, alone on a
+# line (after mail quoting)
+RE_ELISION = (r"(?i)^(?:> ?)*\s*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+              r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
+              r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
+
+
+def skip_elisions(res: ParseResult) -> ParseResult:
+    """`res` with the unparsed lines that only mark an elision (:data:`RE_ELISION`) moved to
+    ``meta["skipped"]`` (reason -> lines): they are the paste's, not the tool's, and hold no data.
+
+    >>> r = ParseResult({}, unparsed_rows([(2, "> [...]", "x"), (3, "junk", "y")], ParseContext(), "t"), 3)
+    >>> r = skip_elisions(r)
+    >>> r.unparsed["line_no"].to_list(), r.meta["skipped"]
+    ([3], {"elision mark: lines the paste's author left out": 1})
+    """
+    if not res.unparsed.height:
+        return res
+    mark = res.unparsed.get_column("text").str.contains(RE_ELISION)
+    n = int(mark.sum())
+    if n:
+        skipped = dict(res.meta.get("skipped") or {})
+        skipped[ELIDED] = skipped.get(ELIDED, 0) + n
+        res.meta["skipped"] = skipped
+        res.unparsed = res.unparsed.filter(~mark)
+    return res

@@ -53,7 +53,7 @@ from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sn
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 5  # 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+VERSION = 6  # 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
 # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")

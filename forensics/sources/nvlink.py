@@ -36,7 +36,7 @@ import polars as pl
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
 
 NAME = "nvlink"
-VERSION = 1
+VERSION = 2  # 2: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed
 TABLES = ("nvlink_links", "nvlink_errors")
 DESCRIPTION = "nvidia-smi nvlink -s (link state and speed) and -e (replay, recovery, CRC error counters) per GPU link"
 SNIFF_PRIORITY = 25  # before nvidia_smi, whose nvlink -gt reader would take the GPU lines

@@ -93,7 +93,7 @@ from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recog
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 9  # 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
+VERSION = 10  # 10: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed; 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
 # 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
 # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
