@@ -6,6 +6,7 @@ import doctest
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from forensics.layout import format_marker
 from forensics.sources import ParseContext, nvidia_smi, registry
@@ -950,3 +951,36 @@ def test_windows_summary_table_driver_model_header():
     assert res.tables["gpus"].row(0, named=True)["driver_version"] == "560.94"
     procs = res.tables["processes"]
     assert procs.height == 17 and procs["gpu_mem_used_mib"].null_count() == 17
+
+
+# --- `nvidia-smi -q | head` pasted from Markdown: hard line breaks at the ends of the lines ----------
+
+@pytest.mark.parametrize("name, breaks", [
+    ("nvidia_smi--q-head-20-gtx1080-396-DERIVED-markdown-backslash-breaks.txt", 18),
+    ("nvidia_smi--q-head-20-gtx1080-396-DERIVED-markdown-two-space-breaks.txt", None),
+])
+def test_q_head_pasted_with_markdown_hard_breaks(name, breaks):
+    from forensics.sources import parse_bytes, recognise as recognise_source
+    data = (FX / name).read_bytes()
+    got, verdict = recognise_source(data)
+    assert got == "nvidia_smi", verdict
+    _, res = parse_bytes(data, None, ParseContext(host="h"))
+    assert res.unparsed.height == 0 and res.meta.get("hard_breaks") == breaks
+    g = res.tables["gpus"].row(0, named=True)
+    assert (g["name"], g["uuid"], g["driver_version"]) == (
+        "GeForce GTX 1080", "GPU-0200523e-f473-3a45-9b4a-fbbe0e41ccf8", "396.54")
+
+
+def test_hard_breaks_only_where_most_lines_have_one():
+    from forensics.sources._base import strip_hard_breaks
+    texts = ["GPU 00000000:01:00.0", "    Product Name : X", "    Name : C:\\dir\\"]
+    assert strip_hard_breaks(texts) == (texts, 0)
+    assert strip_hard_breaks(["a \\", "b\\", "", "c"]) == (["a", "b", "", "c"], 2)
+
+
+def test_unparsed_lines_keep_their_hard_break_as_written():
+    data = (b"==============NVSMI LOG============== \\\n\nTimestamp : Sun Apr 14 18:55:20 2019 \\\n"
+            b"Driver Version : 396.54 \\\nthis is prose \\\n")
+    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    assert res.meta["hard_breaks"] == 4
+    assert res.unparsed.select("line_no", "text").rows() == [(5, "this is prose \\")]

@@ -451,3 +451,24 @@ def skip_elisions(res: ParseResult) -> ParseResult:
         res.meta["skipped"] = skipped
         res.unparsed = res.unparsed.filter(~mark)
     return res
+
+
+# --- Markdown hard line breaks: a paste whose lines end in " \" ----------------------------------
+
+HARD_BREAK = re.compile(r"[ \t]*\\[ \t]*$")
+
+
+def strip_hard_breaks(texts: list[str]) -> tuple[list[str], int]:
+    """`texts` without the Markdown hard line break (a trailing backslash) that a paste put at the end of
+    most of its lines, and how many lines had one; `texts` itself (and 0) unless at least half of the
+    non-blank lines, and two or more, end with it (a tool's own line rarely does).
+
+    >>> strip_hard_breaks(["Driver Version : 396.54 \\\\", "", "GPU 00000000:01:00.0 \\\\"])
+    (['Driver Version : 396.54', '', 'GPU 00000000:01:00.0'], 2)
+    """
+    ends = [bool(HARD_BREAK.search(t)) for t in texts]
+    n = sum(ends)
+    nonblank = sum(1 for t in texts if t.strip())
+    if n < 2 or n * 2 < nonblank:
+        return texts, 0
+    return [HARD_BREAK.sub("", t) if e else t for t, e in zip(texts, ends)], n

@@ -86,14 +86,14 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import (
-    ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
+    ParseContext, ParseResult, Sniff, head_text, result, split_lines, strip_hard_breaks, unparsed_frame, unparsed_rows,
 )
 from forensics.sources._shell import take_shell_lines
 from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, table, topo
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 10  # 10: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed; 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
+VERSION = 11  # 11: a paste whose lines end in Markdown hard line breaks (" \\") is read without them (meta hard_breaks); 10: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed; 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
 # 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
 # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
@@ -103,13 +103,19 @@ DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink 
                "NVLink traffic counters")
 
 
+_HARD_BREAK_B, _HARD_BREAK_CRLF = b"\\\n", b"\\\r\n"  # a line ending in a backslash
+
+
 def sniff(head: bytes) -> Sniff:
     """How sure the start of an input is one of the six nvidia-smi outputs this source reads, and why."""
     text = head_text(head)
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
-    return recognise.classify(lines, None, strict=True)[1]
+    lines, breaks = strip_hard_breaks(lines) if _HARD_BREAK_B in head or _HARD_BREAK_CRLF in head else (lines, 0)
+    got = recognise.classify(lines, None, strict=True)[1]
+    return Sniff(got.confidence, f"{got.reason} (read without the Markdown line breaks ' \\' ending {breaks} lines)"
+                 if breaks and got else got.reason)
 
 
 def sniff_stated(head: bytes, hints: dict) -> Sniff:
@@ -138,7 +144,22 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
 def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
-    texts = lines["text"].to_list()
+    texts, breaks = lines["text"].to_list(), 0
+    if _HARD_BREAK_B in data or _HARD_BREAK_CRLF in data:  # (a scan of the bytes: the lines only when one is there)
+        texts, breaks = strip_hard_breaks(texts)
+    if breaks:  # pasted from Markdown with " \" hard line breaks: read without them (unparsed lines keep them)
+        original = lines
+        lines = lines.with_columns(pl.Series("text", texts, dtype=pl.String))
+        res = _parse_lines(lines, texts, ctx)
+        if res.unparsed.height:
+            res.unparsed = res.unparsed.with_columns(
+                original["text"].gather(res.unparsed["line_no"] - 1).alias("text"))
+        res.meta["hard_breaks"] = breaks
+        return res
+    return _parse_lines(lines, texts, ctx)
+
+
+def _parse_lines(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> ParseResult:
     n = len(texts)
     kind, verdict = recognise.classify(texts, ctx)
     if kind is None:
