@@ -13,7 +13,7 @@ WITH c AS (
 ), s AS (
     SELECT e.host, e.iface, 'sar.' || m.metric AS counter,
            CASE WHEN m.metric LIKE '%drop%' OR m.metric LIKE '%fifo%' THEN 'drop' ELSE 'error' END AS class,
-           sum(m.rate * coalesce(e.dt_s, 0)) AS total, max(m.rate) AS peak_per_s,
+           sum(m.rate * coalesce(e.dt_s, 0) ORDER BY m.rate * coalesce(e.dt_s, 0)) AS total, max(m.rate) AS peak_per_s,
            align_ts(min(e.ts) FILTER (WHERE m.rate > 0), any_value(h.clock_offset_s)) AS first_seen,
            align_ts(max(e.ts) FILTER (WHERE m.rate > 0), any_value(h.clock_offset_s)) AS last_seen,
            0 AS resets

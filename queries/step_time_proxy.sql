@@ -15,7 +15,7 @@ WITH bytes AS (
               WHERE queue IS NULL AND counter IN ('tx_bytes_phy', 'tx_vport_rdma_unicast_bytes', 'tx_bytes'))
     ) WHERE k = 1
 ), tx AS (
-    SELECT r.host, r.ts_aligned AS t, sum(r.rate_per_s) AS tx_bytes_s, sum(r.dt_s) / count(*) AS dt_s
+    SELECT r.host, r.ts_aligned AS t, sum(r.rate_per_s ORDER BY r.rate_per_s) AS tx_bytes_s, sum(r.dt_s ORDER BY r.dt_s) / count(*) AS dt_s
     FROM nic_rates r JOIN bytes USING (host, iface, counter)
     WHERE r.class = 'bytes' AND r.counter IN ('tx_bytes_phy', 'tx_vport_rdma_unicast_bytes', 'tx_bytes')
       AND r.queue IS NULL AND ($since IS NULL OR r.ts_aligned >= $since) AND ($until IS NULL OR r.ts_aligned < $until)
@@ -24,11 +24,11 @@ WITH bytes AS (
     SELECT host, median(tx_bytes_s) AS m FROM tx GROUP BY host
 ), bursts AS (
     SELECT tx.host, count(*) FILTER (WHERE tx.tx_bytes_s > med.m AND coalesce(tx.prev, 0) <= med.m) AS bursts,
-           seconds_between(min(tx.t), max(tx.t)) AS window_s, avg(tx.tx_bytes_s) AS tx_bytes_s
+           seconds_between(min(tx.t), max(tx.t)) AS window_s, avg(tx.tx_bytes_s ORDER BY tx.tx_bytes_s) AS tx_bytes_s
     FROM (SELECT *, lag(tx_bytes_s) OVER (PARTITION BY host ORDER BY t) AS prev FROM tx) tx JOIN med USING (host)
     GROUP BY tx.host
 ), gpu AS (
-    SELECT s.host, avg(s.util_pct) AS util_pct, avg(s.power_w) AS power_w, avg(s.sm_clock_mhz) AS sm_clock_mhz
+    SELECT s.host, avg(s.util_pct ORDER BY s.util_pct) AS util_pct, avg(s.power_w ORDER BY s.power_w) AS power_w, avg(s.sm_clock_mhz ORDER BY s.sm_clock_mhz) AS sm_clock_mhz
     FROM gpu_samples s LEFT JOIN hosts h USING (host)
     WHERE ($since IS NULL OR align_ts(s.ts, h.clock_offset_s) >= $since)
       AND ($until IS NULL OR align_ts(s.ts, h.clock_offset_s) < $until)

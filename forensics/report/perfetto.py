@@ -44,7 +44,7 @@ GPU_SQL = (  # the gpu_signals view (queries/views/48_gpu_signals.sql)
 # the nic_signals view (queries/views/47_nic_signals.sql): the counters detection reads
 NIC_SQL = (
     "SELECT host, iface, epoch_us(ts_aligned) AS t, max(rx_pause_per_s) AS rx_pause_per_s, "
-    "max(tx_pause_per_s) AS tx_pause_per_s, sum(drops_per_s) AS drops_per_s, "
+    "max(tx_pause_per_s) AS tx_pause_per_s, sum(drops_per_s ORDER BY drops_per_s) AS drops_per_s, "
     "CASE WHEN count(rx_bytes_per_s) + count(tx_bytes_per_s) > 0 THEN "
     "(coalesce(max(rx_bytes_per_s), 0) + coalesce(max(tx_bytes_per_s), 0)) * 8 / 1e9 END AS gbit_per_s "
     "FROM nic_signals WHERE ts_aligned IS NOT NULL GROUP BY ALL ORDER BY host, iface, t"

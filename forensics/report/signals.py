@@ -66,7 +66,7 @@ _GPU_SQL = (  # the gpu_signals view (queries/views/48_gpu_signals.sql)
 # NIC rates: the nic_signals view (queries/views/47_nic_signals.sql: the counters detection reads)
 _NIC_SQL = (
     f"SELECT host, iface, {_T.format(ts='ts_aligned')} AS t, max(rx_pause_per_s) AS rx_pause, "
-    "max(tx_pause_per_s) AS tx_pause, sum(drops_per_s) AS drops, sum(errors_per_s) AS errors, "
+    "max(tx_pause_per_s) AS tx_pause, sum(drops_per_s ORDER BY drops_per_s) AS drops, sum(errors_per_s ORDER BY errors_per_s) AS errors, "
     "max(rx_bytes_per_s) AS rx_bytes, max(tx_bytes_per_s) AS tx_bytes "
     "FROM nic_signals WHERE ts_aligned IS NOT NULL GROUP BY ALL"
 )

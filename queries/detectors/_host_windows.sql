@@ -2,7 +2,7 @@
 -- analysis into temporary (in-memory) tables.
 CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
 SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
-       avg(util_pct) AS util, avg(power_w) AS power, avg(sm_clock_mhz) AS clk, max(temp_c) AS temp, avg(mem_util_pct) AS mem_util,
+       avg(util_pct ORDER BY util_pct) AS util, avg(power_w ORDER BY power_w) AS power, avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS clk, max(temp_c) AS temp, avg(mem_util_pct ORDER BY mem_util_pct) AS mem_util,
        count(*) AS samples,
        count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
        max(power_limit_w) AS power_limit
@@ -11,20 +11,20 @@ GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE det_host_windows AS
 WITH gh AS (
-  SELECT host, w, avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power) AS gpu_power_w,
-         avg(mem_util) AS gpu_mem_util_pct,
-         avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
+  SELECT host, w, avg(util ORDER BY util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power ORDER BY power) AS gpu_power_w,
+         avg(mem_util ORDER BY mem_util) AS gpu_mem_util_pct,
+         avg(clk ORDER BY clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
   FROM det_gpu_windows GROUP BY ALL
 ), c AS (
   SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
-         avg(100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct) AS cpu_iowait_pct
+         avg(100 - idle_pct ORDER BY 100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct ORDER BY iowait_pct) AS cpu_iowait_pct
   FROM det_cpu_all GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), d AS (
-  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb) AS disk_read_kb_s,
+  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb ORDER BY rkb) AS disk_read_kb_s,
          arg_max(device, u) AS busiest_device FROM (
-    SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, device, avg(util_pct) AS u,
-           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
-           avg(coalesce(rkb_s, kb_read_s, 0)) AS rkb
+    SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, device, avg(util_pct ORDER BY util_pct) AS u,
+           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0)) ORDER BY greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
+           avg(coalesce(rkb_s, kb_read_s, 0) ORDER BY coalesce(rkb_s, kb_read_s, 0)) AS rkb
     FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
 ), q AS (
   SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
@@ -42,8 +42,8 @@ LEFT JOIN q USING (host, w);
 -- sampling; with +-2 s of clock skew the hosts' samples of one bucket are still of the same moment.
 -- Host-local (a split engine's map computes it for its hosts and carries it to the reduce).
 CREATE OR REPLACE TEMP TABLE det_gpu_buckets AS
-SELECT host, time_bucket(INTERVAL 10 SECOND, ts) AS b, avg(util_pct) AS gpu_util_pct, avg(power_w) AS gpu_power_w,
-       avg(sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
+SELECT host, time_bucket(INTERVAL 10 SECOND, ts) AS b, avg(util_pct ORDER BY util_pct) AS gpu_util_pct, avg(power_w ORDER BY power_w) AS gpu_power_w,
+       avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct ORDER BY mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
        count(DISTINCT gpu) AS gpus
 FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
 GROUP BY ALL;
@@ -88,9 +88,9 @@ WITH b AS (
   FROM det_nic_class WHERE class IN ('bytes', 'pause_frames')
 )
 SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
-       sum(rate_per_s) FILTER (WHERE counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END)
+       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END)
          / count(DISTINCT ts) / 1e6 AS nic_tx_mb_s,
-       sum(rate_per_s) FILTER (WHERE class = 'pause_frames') / count(DISTINCT ts) AS nic_pause_per_s
+       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE class = 'pause_frames') / count(DISTINCT ts) AS nic_pause_per_s
 FROM b GROUP BY ALL;
 
 -- NIC counters the rate rules cannot see: a single sample, or several without times (pasted

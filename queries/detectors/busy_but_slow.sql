@@ -67,7 +67,7 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= $min_windows + 2
 ), h AS (
   SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util ORDER BY util) AS util,
-         avg(power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power ORDER BY power) FILTER (WHERE waiting) AS power_w,
+         avg(power / nullif(ref_power, 0) ORDER BY power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power ORDER BY power) FILTER (WHERE waiting) AS power_w,
          avg(ref_power ORDER BY ref_power) AS ref_power_w
   FROM g GROUP BY ALL
 ), f AS (  -- waiting windows by power (h) and by DCGM activity (dg), each a series of its own

@@ -24,8 +24,8 @@ WITH r AS (
 ), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY k ROWS UNBOUNDED PRECEDING) AS ep FROM b),
 e AS (
   SELECT host, ep, min(ts) - to_seconds(any_value(interval_s)) AS start, max(ts) AS "end", count(*) AS units,
-         any_value(interval_s) AS interval_s, avg(cpu_util_pct) AS cpu_util, avg(cpu_iowait_pct) AS iowait,
-         avg(cpu_steal_pct) AS steal, avg(gpu_util_pct) AS gpu_util, avg(runq) AS runq, any_value(ncpu) AS ncpu,
+         any_value(interval_s) AS interval_s, avg(cpu_util_pct ORDER BY cpu_util_pct) AS cpu_util, avg(cpu_iowait_pct ORDER BY cpu_iowait_pct) AS iowait,
+         avg(cpu_steal_pct ORDER BY cpu_steal_pct) AS steal, avg(gpu_util_pct ORDER BY gpu_util_pct) AS gpu_util, avg(runq) AS runq, any_value(ncpu) AS ncpu,
          any_value(util_limit) AS util_limit
   FROM i GROUP BY host, ep
   HAVING count(*) >= $min_units

@@ -41,7 +41,7 @@ WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the
   SELECT host, gpu, ep, min(ts) - to_seconds(any_value(interval_s)) AS start, max(ts) AS "end", count(*) AS samples,
          any_value(interval_s) AS interval_s,
          bool_or(hw_thermal) AS hw_thermal, bool_or(sw_thermal) AS sw_thermal, bool_or(hw_slow) AS hw_slow,
-         bool_or(brake) AS brake, max(temp_c) AS temp_max, min(sm_clock_mhz) AS clk_min, avg(sm_clock_mhz) AS clk_avg,
+         bool_or(brake) AS brake, max(temp_c) AS temp_max, min(sm_clock_mhz) AS clk_min, avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS clk_avg,
          arg_min(line_no, {t: ts, f: file, l: line_no}) AS first_line, arg_min(file, {t: ts, f: file, l: line_no}) AS file
   FROM islands WHERE thr GROUP BY ALL
 )

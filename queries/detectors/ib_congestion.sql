@@ -34,7 +34,7 @@ WITH ports AS (  -- InfiniBand link-layer ports and their highest active rate in
   SELECT DISTINCT host, device, port, file, counter_set FROM f WHERE bad
 ), e AS (
   SELECT host, device, port, min(prev_ts) AS start, max(ts) AS "end", count(*) AS intervals,
-         max(share) AS max_share, sum(share * epoch(ts - prev_ts)) / sum(epoch(ts - prev_ts)) AS avg_share,
+         max(share) AS max_share, sum(share * epoch(ts - prev_ts) ORDER BY share * epoch(ts - prev_ts)) / sum(epoch(ts - prev_ts) ORDER BY epoch(ts - prev_ts)) AS avg_share,
          sum(value - prev) AS wait_ticks, any_value(rate_gbps) AS rate_gbps, any_value(counter_bits) AS counter_bits
   FROM (SELECT *, flag_run(bad, (host, device, port, file, counter_set), ts) AS ep
         FROM f SEMI JOIN hot USING (host, device, port, file, counter_set)) i

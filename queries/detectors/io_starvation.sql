@@ -20,9 +20,9 @@ WITH b AS (
 ), i AS (SELECT *, sum(s) OVER (PARTITION BY host ORDER BY k ROWS UNBOUNDED PRECEDING) AS ep FROM b),
 e AS (
   SELECT host, ep, min(ts) - to_seconds(any_value(interval_s)) AS start, max(ts) AS "end", count(*) AS units,
-         any_value(interval_s) AS interval_s, avg(gpu_util_pct) AS gpu_util, avg(disk_util_max_pct) AS disk_util,
-         avg(read_queue) AS read_queue, avg(read_await_ms) AS await_ms, avg(cpu_iowait_pct) AS iowait,
-         avg(cpu_util_pct) AS cpu_util, mode(device) AS device, avg(read_kb_s) AS read_kb_s
+         any_value(interval_s) AS interval_s, avg(gpu_util_pct ORDER BY gpu_util_pct) AS gpu_util, avg(disk_util_max_pct ORDER BY disk_util_max_pct) AS disk_util,
+         avg(read_queue ORDER BY read_queue) AS read_queue, avg(read_await_ms ORDER BY read_await_ms) AS await_ms, avg(cpu_iowait_pct ORDER BY cpu_iowait_pct) AS iowait,
+         avg(cpu_util_pct ORDER BY cpu_util_pct) AS cpu_util, mode(device) AS device, avg(read_kb_s ORDER BY read_kb_s) AS read_kb_s
   FROM i GROUP BY host, ep
   HAVING count(*) >= $min_units
 )

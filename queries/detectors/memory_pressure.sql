@@ -17,7 +17,7 @@
 WITH g AS (
   -- sar -W / -B rows (text "pswpin/s", sadf -j "pswpin"): one row per sample of each file
   SELECT host, file, ts,
-         sum(value) FILTER (WHERE m IN ('pswpin', 'pswpout')) AS swap_pages_s,
+         sum(value ORDER BY value) FILTER (WHERE m IN ('pswpin', 'pswpout')) AS swap_pages_s,
          max(value) FILTER (WHERE m = 'pswpin') AS swapin_s,
          max(value) FILTER (WHERE m = 'pswpout') AS swapout_s,
          max(value) FILTER (WHERE m = 'majflt') AS majflt_s

@@ -33,10 +33,10 @@ e AS (
          phy_errors, iface
   FROM e WHERE total / greatest(epoch("end" - start), 1) >= $min_rate_per_s
 ), edev AS (
-  SELECT host, iface, min(ts) AS start, max(ts) AS "end", sum(rxdrop_s + txdrop_s) AS s_sum, max(rxdrop_s + txdrop_s) AS peak
+  SELECT host, iface, min(ts) AS start, max(ts) AS "end", sum(rxdrop_s + txdrop_s ORDER BY rxdrop_s + txdrop_s) AS s_sum, max(rxdrop_s + txdrop_s) AS peak
   FROM sar_net_edev WHERE rxdrop_s + txdrop_s > 0 AND ts IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM nic n WHERE n.host = sar_net_edev.host AND n.iface = sar_net_edev.iface)
-  GROUP BY ALL HAVING avg(rxdrop_s + txdrop_s) >= $min_rate_per_s
+  GROUP BY ALL HAVING avg(rxdrop_s + txdrop_s ORDER BY rxdrop_s + txdrop_s) >= $min_rate_per_s
 )
 SELECT host, iface AS subject, start, "end", least(1.0, 0.7 + ln(total) / 40) AS score,
        CASE WHEN peak_per_s >= $critical_rate_per_s THEN 'critical' ELSE 'warning' END AS severity,

@@ -44,7 +44,7 @@ WITH c AS (
 ),
 e AS (
   SELECT host, iface, prio, ep, min(ts_start) AS start, max(ts) AS "end", count(*) AS intervals,
-         max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,
+         max(pause_per_s) AS peak_pause_per_s, avg(pause_per_s ORDER BY pause_per_s) AS avg_pause_per_s, max(paused_fraction) AS max_paused_fraction,
          max(paused_bound) AS max_paused_bound, list_sort(list_distinct(flatten(list(dirs)))) AS dirs
   FROM i WHERE bad GROUP BY ALL HAVING epoch(max(ts) - min(ts_start)) >= $min_duration_s
 ), storms AS (

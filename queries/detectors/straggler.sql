@@ -63,21 +63,21 @@ WITH w AS (
   -- (not a robust scatter: at 10 s sampling the job's own cycles, aliased, give a host runs of +20% buckets
   -- between quiet ones, a heavy tail that the MAD does not see)
   SELECT *, row_number() OVER (PARTITION BY host, seg ORDER BY b) AS k FROM d2 LEFT JOIN x USING (b)
-  JOIN (SELECT host, stddev_samp(power_dev) AS noise_p, stddev_samp(clock_def) AS noise_c,
-               sum(power_dev ^ 2) AS sq_same, sum(dev_behind ^ 2) AS sq_behind, sum(dev_ahead ^ 2) AS sq_ahead,
-               median(spb) AS spb_host, count(power_dev) AS n_p, sum(power_dev) AS s_p,
-               count(mem_dev) AS n_m, sum(mem_dev) AS s_m, sum(mem_dev ^ 2) AS sq_m
+  JOIN (SELECT host, stddev_samp(power_dev ORDER BY power_dev) AS noise_p, stddev_samp(clock_def ORDER BY clock_def) AS noise_c,
+               sum(power_dev ^ 2 ORDER BY power_dev ^ 2) AS sq_same, sum(dev_behind ^ 2 ORDER BY dev_behind ^ 2) AS sq_behind, sum(dev_ahead ^ 2 ORDER BY dev_ahead ^ 2) AS sq_ahead,
+               median(spb) AS spb_host, count(power_dev) AS n_p, sum(power_dev ORDER BY power_dev) AS s_p,
+               count(mem_dev) AS n_m, sum(mem_dev ORDER BY mem_dev) AS s_m, sum(mem_dev ^ 2 ORDER BY mem_dev ^ 2) AS sq_m
         FROM d2 WHERE busy GROUP BY host) USING (host)
 ), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
-  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, avg(x.power_dev) AS pm0, avg(x.dev_behind) AS pm_behind, avg(x.dev_ahead) AS pm_ahead,
-         any_value(a.sq_same) - sum(x.power_dev ^ 2) AS out_same, any_value(a.sq_behind) - sum(x.dev_behind ^ 2) AS out_behind,
-         any_value(a.sq_ahead) - sum(x.dev_ahead ^ 2) AS out_ahead, stddev_samp(x.power_dev) AS ps, avg(x.mem_dev) AS mm,
-         avg(x.clock_def) AS cm, stddev_samp(x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
-         avg(x.cross_p) AS xp, avg(x.cross_c) AS xc,
+  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, avg(x.power_dev ORDER BY x.power_dev) AS pm0, avg(x.dev_behind ORDER BY x.dev_behind) AS pm_behind, avg(x.dev_ahead ORDER BY x.dev_ahead) AS pm_ahead,
+         any_value(a.sq_same) - sum(x.power_dev ^ 2 ORDER BY x.power_dev ^ 2) AS out_same, any_value(a.sq_behind) - sum(x.dev_behind ^ 2 ORDER BY x.dev_behind ^ 2) AS out_behind,
+         any_value(a.sq_ahead) - sum(x.dev_ahead ^ 2 ORDER BY x.dev_ahead ^ 2) AS out_ahead, stddev_samp(x.power_dev ORDER BY x.power_dev) AS ps, avg(x.mem_dev ORDER BY x.mem_dev) AS mm,
+         avg(x.clock_def ORDER BY x.clock_def) AS cm, stddev_samp(x.clock_def ORDER BY x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
+         avg(x.cross_p ORDER BY x.cross_p) AS xp, avg(x.cross_c ORDER BY x.cross_c) AS xc,
          -- the host's busy buckets outside the run (its own baseline against its peers, branch (c))
-         any_value(a.n_p) - count(x.power_dev) AS no_p, any_value(a.s_p) - sum(x.power_dev) AS so_p,
-         any_value(a.n_m) - count(x.mem_dev) AS no_m, any_value(a.s_m) - sum(x.mem_dev) AS so_m,
-         any_value(a.sq_m) - sum(x.mem_dev ^ 2) AS qo_m, count(x.mem_dev) AS nr_m, stddev_samp(x.mem_dev) AS ms
+         any_value(a.n_p) - count(x.power_dev) AS no_p, any_value(a.s_p) - sum(x.power_dev ORDER BY x.power_dev) AS so_p,
+         any_value(a.n_m) - count(x.mem_dev) AS no_m, any_value(a.s_m) - sum(x.mem_dev ORDER BY x.mem_dev) AS so_m,
+         any_value(a.sq_m) - sum(x.mem_dev ^ 2 ORDER BY x.mem_dev ^ 2) AS qo_m, count(x.mem_dev) AS nr_m, stddev_samp(x.mem_dev ORDER BY x.mem_dev) AS ms
   FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
   JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
   GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
@@ -117,12 +117,12 @@ WITH w AS (
   SELECT *, out AND count(*) FILTER (WHERE out) OVER (PARTITION BY b) <= greatest(1, $max_host_fraction * hosts) AS bad FROM o
 ), i AS (SELECT *, flag_run(bad, (host, seg), b) AS ep,
               -- the host's usual deviation from its peers: its busy buckets outside every run
-              avg(power_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_p,
-              avg(mem_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_m FROM f),
+              avg(power_dev ORDER BY power_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_p,
+              avg(mem_dev ORDER BY mem_dev) FILTER (WHERE busy AND NOT bad) OVER (PARTITION BY host) AS usual_m FROM f),
 e AS (
   SELECT host, seg, ep, min(b) AS start, max(b) + INTERVAL 10 SECOND AS "end", count(*) AS buckets,
-         avg(power_dev) AS power_dev, avg(clock_def) AS clock_def, avg(p) AS power_w, avg(med_p) AS peer_power_w,
-         avg(c) AS clock, avg(med_c) AS peer_clock, max(hosts) AS hosts, avg(mem_dev) AS mem_dev,
+         avg(power_dev ORDER BY power_dev) AS power_dev, avg(clock_def ORDER BY clock_def) AS clock_def, avg(p ORDER BY p) AS power_w, avg(med_p ORDER BY med_p) AS peer_power_w,
+         avg(c ORDER BY c) AS clock, avg(med_c ORDER BY med_c) AS peer_clock, max(hosts) AS hosts, avg(mem_dev ORDER BY mem_dev) AS mem_dev,
          any_value(usual_p) AS usual_p, any_value(usual_m) AS usual_m
   FROM i WHERE bad GROUP BY host, seg, ep HAVING count(*) >= $min_buckets
 )

@@ -13,8 +13,8 @@ WITH r AS (
 SELECT host, iface, ts, ts_aligned,
        max(rate_per_s) FILTER (WHERE signal = 'pause_frames' AND dir = 'rx') AS rx_pause_per_s,
        max(rate_per_s) FILTER (WHERE signal = 'pause_frames' AND dir = 'tx') AS tx_pause_per_s,
-       sum(rate_per_s) FILTER (WHERE signal = 'drops') AS drops_per_s,
-       sum(rate_per_s) FILTER (WHERE signal = 'errors') AS errors_per_s,
+       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE signal = 'drops') AS drops_per_s,
+       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE signal = 'errors') AS errors_per_s,
        max(rate_per_s) FILTER (WHERE signal = 'bytes' AND dir = 'rx') AS rx_bytes_per_s,
        max(rate_per_s) FILTER (WHERE signal = 'bytes' AND dir = 'tx') AS tx_bytes_per_s
 FROM r WHERE signal IN ('pause_frames', 'drops', 'errors', 'bytes')

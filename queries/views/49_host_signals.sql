@@ -10,8 +10,8 @@ WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false)
 GROUP BY x.host, x.device, align_ts(x.ts, h.clock_offset_s);
 
 CREATE OR REPLACE VIEW cpu_signals AS
-SELECT x.host, align_ts(x.ts, h.clock_offset_s) AS ts_aligned, avg(x.iowait_pct) AS iowait_pct,
-       avg(100 - x.idle_pct) AS busy_pct
+SELECT x.host, align_ts(x.ts, h.clock_offset_s) AS ts_aligned, avg(x.iowait_pct ORDER BY x.iowait_pct) AS iowait_pct,
+       avg(100 - x.idle_pct ORDER BY 100 - x.idle_pct) AS busy_pct
 FROM cpu_util x LEFT JOIN hosts h USING (host)
 WHERE x.ts IS NOT NULL AND NOT coalesce(x.since_boot, false) AND lower(x.cpu) = 'all'
 GROUP BY x.host, align_ts(x.ts, h.clock_offset_s);

@@ -39,8 +39,8 @@ FROM (
            coalesce(arg_max_null(next_ts, ts), max(ts)) AS "end",
            arg_max_null(next_ts, ts) IS NULL AS ongoing,
            count(*) AS samples, any_value(ts_quality) AS ts_quality,
-           min(sm_clock_mhz) AS min_sm_clock_mhz, avg(sm_clock_mhz) AS avg_sm_clock_mhz,
-           max(temp_c) AS max_temp_c, avg(power_w) AS avg_power_w, avg(util_pct) AS avg_util_pct
+           min(sm_clock_mhz) AS min_sm_clock_mhz, avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS avg_sm_clock_mhz,
+           max(temp_c) AS max_temp_c, avg(power_w ORDER BY power_w) AS avg_power_w, avg(util_pct ORDER BY util_pct) AS avg_util_pct
     FROM g WHERE active
     GROUP BY host, gpu, reason, run
 ) e;

@@ -18,9 +18,9 @@ FROM (
     SELECT host, device, source, run_number((host, device, source), run) AS episode, min(ts) AS start,
            coalesce(arg_max_null(next_ts, ts), max(ts)) AS "end", arg_max_null(next_ts, ts) IS NULL AS ongoing,
            count(*) AS samples, any_value(ts_quality) AS ts_quality,
-           max(util_pct) AS max_util_pct, avg(util_pct) AS avg_util_pct,
-           max(await_ms) AS max_await_ms, avg(await_ms) AS avg_await_ms, max(aqu_sz) AS max_aqu_sz,
-           avg(coalesce(rkb_s, 0) + coalesce(wkb_s, 0)) AS avg_kb_s
+           max(util_pct) AS max_util_pct, avg(util_pct ORDER BY util_pct) AS avg_util_pct,
+           max(await_ms) AS max_await_ms, avg(await_ms ORDER BY await_ms) AS avg_await_ms, max(aqu_sz) AS max_aqu_sz,
+           avg(coalesce(rkb_s, 0) + coalesce(wkb_s, 0) ORDER BY coalesce(rkb_s, 0) + coalesce(wkb_s, 0)) AS avg_kb_s
     FROM g WHERE active GROUP BY host, device, source, run
 ) e
 LEFT JOIN raw.clock_offsets c ON c.host = e.host;

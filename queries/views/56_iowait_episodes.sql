@@ -16,8 +16,8 @@ FROM (
     SELECT host, source, run_number((host, source), run) AS episode, min(ts) AS start,
            coalesce(arg_max_null(next_ts, ts), max(ts)) AS "end", arg_max_null(next_ts, ts) IS NULL AS ongoing,
            count(*) AS samples, any_value(ts_quality) AS ts_quality,
-           max(iowait_pct) AS max_iowait_pct, avg(iowait_pct) AS avg_iowait_pct,
-           min(idle_pct) AS min_idle_pct, avg(user_pct + coalesce(system_pct, 0)) AS avg_busy_pct
+           max(iowait_pct) AS max_iowait_pct, avg(iowait_pct ORDER BY iowait_pct) AS avg_iowait_pct,
+           min(idle_pct) AS min_idle_pct, avg(user_pct + coalesce(system_pct, 0) ORDER BY user_pct + coalesce(system_pct, 0)) AS avg_busy_pct
     FROM g WHERE active GROUP BY host, source, run
 ) e
 LEFT JOIN raw.clock_offsets c ON c.host = e.host;
