@@ -152,3 +152,19 @@ def test_ingest_workers_end_when_the_command_is_killed(tmp_path):
         assert not [p for p in workers if _alive(p)], "ingest workers outlived the killed command"
     finally:
         proc.kill()
+
+
+def test_ingest_workers_get_their_allocator_options_and_the_parent_keeps_its_own(monkeypatch):
+    """The workers' polars allocator keeps freed pages (WORKER_MALLOC_CONF, after any options already set:
+    later ones win) and one polars thread a CPU share; the parent's environment is as it was afterwards."""
+    import os
+
+    from forensics.ingest.pool import MALLOC_CONF_VAR, WORKER_MALLOC_CONF, worker_pool
+
+    monkeypatch.setenv(MALLOC_CONF_VAR, "narenas:2")
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    with worker_pool(2) as pool:
+        conf, threads = pool.submit(os.getenv, MALLOC_CONF_VAR).result(), pool.submit(os.getenv, "POLARS_MAX_THREADS").result()
+    assert conf.endswith("narenas:2," + WORKER_MALLOC_CONF), conf
+    assert threads == str(max(1, (os.cpu_count() or 1) // 2))
+    assert os.environ[MALLOC_CONF_VAR] == "narenas:2" and "POLARS_MAX_THREADS" not in os.environ

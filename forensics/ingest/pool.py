@@ -85,6 +85,16 @@ def _start_worker(parent: int, initializer, initargs) -> None:
         initializer(*initargs)
 
 
+#: polars' allocator (jemalloc) options for the workers, read when a worker imports polars, which puts its own
+#: defaults (dirty_decay_ms:500,muzzy_decay_ms:1000) before the variable's value: later options win. A worker keeps
+#: the pages it freed for 30 s instead of returning them to the system within a second and faulting them in again
+#: for the next file's frames: a host-hour's ingest took 0.21-0.30 CPU s of system time and 71-118 k page faults,
+#: 0.09-0.13 s and 13-15 k with this (user + system 1.94-2.26 -> 1.85-2.12 CPU s, 4 runs each), for 40-70 MB more
+#: peak memory a worker (benchmarks/results/parse-speed-2026-12-07-issue21-b.md)
+WORKER_MALLOC_CONF = "dirty_decay_ms:30000,muzzy_decay_ms:30000"
+MALLOC_CONF_VAR = "_RJEM_MALLOC_CONF"
+
+
 @contextlib.contextmanager
 def worker_pool(n: int, initializer=None, initargs=(), **kw):
     """A pool of `n` spawned worker processes (polars must not be forked), each with its share of
@@ -93,17 +103,20 @@ def worker_pool(n: int, initializer=None, initargs=(), **kw):
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    saved = os.environ.get("POLARS_MAX_THREADS")
-    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))  # inherited by the workers
+    saved = {k: os.environ.get(k) for k in ("POLARS_MAX_THREADS", MALLOC_CONF_VAR)}
+    # inherited by the workers
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
+    os.environ[MALLOC_CONF_VAR] = ",".join(c for c in (saved[MALLOC_CONF_VAR], WORKER_MALLOC_CONF) if c)
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn"), initializer=_start_worker,
                                  initargs=(os.getpid(), initializer, initargs), **kw) as pool:
             yield pool
     finally:
-        if saved is None:
-            os.environ.pop("POLARS_MAX_THREADS", None)
-        else:
-            os.environ["POLARS_MAX_THREADS"] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def merge_host(result: tuple[list[dict], dict, dict], part: Path, tmp: Path, sink: TableSink, derived: HostFacts,
