@@ -53,7 +53,8 @@ def coverage_per_source(per_host: pl.DataFrame) -> pl.DataFrame:
     if per_host.height == 0:
         return pl.DataFrame()
     return (per_host.group_by("source")
-            .agg(pl.col("files").sum(), pl.col("lines").sum(), pl.col("unparsed").sum(), pl.col("failed_files").sum())
+            .agg(pl.col("files").sum(), pl.col("lines").sum(), pl.col("unparsed").sum(),
+                 *([pl.col("skipped").sum()] if "skipped" in per_host.columns else []), pl.col("failed_files").sum())
             .sort("source"))
 
 

@@ -192,6 +192,8 @@ def test_ingest_matches_parsers(tmp_path, source, fixture):
     cov = pl.concat([pl.read_parquet(p) for p in (root / "tables/coverage").glob("*/part-0.parquet")])
     row = cov.filter(pl.col("file") == rel).row(0, named=True)
     assert row["error"] is None and row["lines"] == expected.lines and row["unparsed"] == expected.unparsed.height
+    # lines skipped on purpose are counted apart: used + unparsed + skipped = lines
+    assert row["skipped_lines"] == sum(expected.meta.get("skipped", {}).values())
 
 
 def test_parallel_ingest_equals_serial(tmp_path):

@@ -44,7 +44,7 @@ def node_bundles(cli_env, tmp_path) -> Path:
 def test_folder_of_bundles_is_a_set_of_bundles(cli_env, node_bundles):
     a = analysed(cli_env, node_bundles)
     assert [h["host"] for h in a["hosts"]] == ["n1", "n2"]  # not one host named after the folder
-    assert a["coverage"] == [{"source": "dmesg", "files": 2, "lines": 32, "unparsed": 1, "failed_files": 0}]
+    assert a["coverage"] == [{"source": "dmesg", "files": 2, "lines": 32, "unparsed": 1, "skipped": 0, "failed_files": 0}]
     assert any(f["kind"] == "gpu_xid" and f["hosts"] == ["n1"] for f in a["findings"])
 
 

@@ -26,9 +26,17 @@ HOST_TABLES = ("unparsed", "commands", "nics", "processes", "process_env")  # a 
 
 
 def coverage_row(host: str, source: str, file: str, version: int | None, lines: int | None, unparsed: int | None,
-              rows: dict | None, error: str | None, truncated: int | None = None) -> dict:
+              rows: dict | None, error: str | None, truncated: int | None = None, skipped: int | None = None) -> dict:
     return {"host": host, "source": source, "file": file, "parser_version": version, "lines": lines,
-            "unparsed": unparsed, "truncated_lines": truncated if lines is not None else None, "rows": None if rows is None else json.dumps(rows, sort_keys=True), "error": error}
+            "unparsed": unparsed, "truncated_lines": truncated if lines is not None else None,
+            "skipped_lines": (skipped or 0) if lines is not None else None,
+            "rows": None if rows is None else json.dumps(rows, sort_keys=True), "error": error}
+
+
+def skipped_lines(meta: dict) -> int:
+    """How many lines a parse result's meta says were skipped on purpose (``skipped``: reason -> lines)."""
+    got = meta.get("skipped")
+    return sum(int(n) for n in got.values()) if isinstance(got, dict) else 0
 
 
 def raw_files(raw: Path) -> list[tuple[str, Path]]:
@@ -118,7 +126,7 @@ def parse_raw(sink: TableSink, host: str, source: str, data: Path | bytes, rel: 
     for t in mod.TABLES:
         counts.setdefault(t, 0)
     return coverage_row(host, source, rel, int(mod.VERSION), res.lines, res.unparsed.height, dict(sorted(counts.items())), None,
-                        int(res.meta.get("truncated_lines", 0)))
+                        int(res.meta.get("truncated_lines", 0)), skipped_lines(res.meta))
 
 
 def ingest_host(root: Path, host: str, sink: TableSink, derived: HostFacts, coverage: list[dict], progress=None,

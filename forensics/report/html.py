@@ -249,9 +249,10 @@ def _nccl_section(bundle, errors: list[str]) -> str:
     return "".join(out)
 
 
-def _pct(lines, unparsed) -> float:
+def _pct(lines, unparsed, skipped=None) -> float:
+    """Share of lines read into tables (lines skipped on purpose are not: see queries/coverage.sql)."""
     lines = lines or 0
-    return 100.0 * (lines - (unparsed or 0)) / lines if lines else 100.0
+    return 100.0 * (lines - (unparsed or 0) - (skipped or 0)) / lines if lines else 100.0
 
 
 def _coverage_section(analysis, errors: list[str]) -> str:
@@ -261,7 +262,7 @@ def _coverage_section(analysis, errors: list[str]) -> str:
         out.append("<h3>Per source</h3><table><tr><th>source</th><th>files</th><th>lines</th><th>unparsed</th>"
                    "<th>parsed</th><th>failed files</th></tr>")
         for r in cov.iter_rows(named=True):
-            p = _pct(r["lines"], r["unparsed"])
+            p = _pct(r["lines"], r["unparsed"], r.get("skipped"))
             out.append(f"<tr><td>{e(r['source'])}</td><td class=num>{r['files']}</td><td class=num>{r['lines'] or 0}</td>"
                        f"<td class=num>{r['unparsed'] or 0}</td><td class=\"num{' bad' if p < 95 else ''}\">{p:.1f}%</td>"
                        f"<td class=\"num{' bad' if r['failed_files'] else ''}\">{r['failed_files']}</td></tr>")
@@ -280,7 +281,7 @@ def _coverage_section(analysis, errors: list[str]) -> str:
                 if r is None:
                     row.append('<td class="muted">-</td>')
                     continue
-                p = _pct(r["lines"], r["unparsed"])
+                p = _pct(r["lines"], r["unparsed"], r.get("skipped"))
                 bad = p < 95 or r["failed_files"]
                 row.append(f'<td class="num{" bad" if bad else ""}">{p:.1f}%{" (" + str(r["failed_files"]) + " failed)" if r["failed_files"] else ""}</td>')
             out.append("<tr>" + "".join(row) + "</tr>")

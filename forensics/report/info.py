@@ -66,11 +66,12 @@ def bundle_info(path: Path | str, cache_dir: Path | str | None = None) -> dict:
         groups: dict[tuple[str, str], dict] = {}
         for r in cov.sort("host", "source", "file").iter_rows(named=True):
             g = groups.setdefault((r["host"], r["source"]), {"host": r["host"], "source": r["source"], "files": 0, "lines": 0,
-                                                              "unparsed": 0, "errors": 0, "samples": 0, "rows": {},
+                                                              "unparsed": 0, "skipped": 0, "errors": 0, "samples": 0, "rows": {},
                                                               "first": None, "last": None})
             g["files"] += 1
             g["lines"] += r["lines"] or 0
             g["unparsed"] += r["unparsed"] or 0
+            g["skipped"] += r.get("skipped_lines") or 0  # (null in bundles parsed before the column)
             g["errors"] += 1 if r["error"] else 0
             for t, n in (json.loads(r["rows"]) if r["rows"] else {}).items():
                 if n:

@@ -105,7 +105,8 @@ def _render_coverage_text(analysis, console, limit: int = 10) -> None:
         for r in analysis.coverage.iter_rows(named=True):
             lines = r["lines"] or 0
             failed = r.get("failed_files") or 0
-            pct = f"{100.0 * (lines - (r['unparsed'] or 0)) / lines:.1f}%" if lines else ("-" if failed else "100.0%")
+            read = lines - (r["unparsed"] or 0) - (r.get("skipped") or 0)  # (skipped on purpose: not read)
+            pct = f"{100.0 * read / lines:.1f}%" if lines else ("-" if failed else "100.0%")
             parts.append(f"{r['source']} {r['files']} files {pct}" + (f" ({failed} failed)" if failed else ""))
         console.print("parsing coverage: " + "; ".join(parts))
     failed = _failed_files(analysis)
