@@ -29,6 +29,7 @@ import re
 import polars as pl
 
 from forensics.gid import address
+from forensics.sources._bounded import INT32, int_or_none
 
 _TS = pl.Datetime("us", "UTC")
 _HEX8 = r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
@@ -53,12 +54,12 @@ NOT_INDEX = "GID index beyond 32 bits is not a GID table index"
 
 def port_no(text: str) -> int | None:
     """The port number of the digits `text`; None where it is over :data:`PORT_MAX` (no port)."""
-    return int(text) if len(text) <= 4 and int(text) <= PORT_MAX else None
+    return int_or_none(text, 0, PORT_MAX)
 
 
 def index_no(text: str) -> int | None:
     """The GID table index of the digits `text`; None where it does not fit 31 bits."""
-    return int(text) if len(text) <= 10 and int(text) < (1 << 31) else None
+    return int_or_none(text, 0, INT32[1])
 
 
 @functools.lru_cache(maxsize=1024)

@@ -68,9 +68,10 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, leftover_reason, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._bounded import INT32, Bounded, Outcome, bounded_int
 
 NAME = "dcgm"
-VERSION = 3  # 3: a GPU id beyond Int32 is null (the row keeps gpus and message; before, a ComputeError lost the file); 2: dcgmi diag -j JSON documents (DCGM 3.x and 4.x)
+VERSION = 4  # 4: a result whose GPU id is beyond Int32 is an unparsed line (before, a result of no GPU); 3: a GPU id beyond Int32 is null (the row keeps gpus and message; before, a ComputeError lost the file); 2: dcgmi diag -j JSON documents (DCGM 3.x and 4.x)
 TABLES = ("dcgm_diag",)
 DESCRIPTION = ("dcgmi diag -r 1|2|3|4 results (DCGM 2.x-4.x table, or -j JSON of DCGM 3.x/4.x): each test's "
                "pass/fail/warn/skip, its messages, DCGM and driver versions")
@@ -85,13 +86,15 @@ _VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip|Not Run)(?:\s*-\s*(All|GPUs?:?\s*[
 _GPU = re.compile(r"\bGPU (\d+)\b")
 
 
-def _gpu_no(text) -> int | None:
-    """The GPU id of the digits (or JSON int) `text`; None where it is beyond the gpu column's Int32 (DCGM's
-    entity ids are small, DCGM_MAX_NUM_DEVICES GPUs): no id, the row keeps its gpus text and message."""
-    if len(str(text)) > 11:  # (also spares int() a string of thousands of digits)
-        return None
-    v = int(text)
-    return v if -(1 << 31) <= v < (1 << 31) else None
+NOT_GPU = "GPU id beyond the gpu column's 32 bits (DCGM's entity ids are small: DCGM_MAX_NUM_DEVICES GPUs)"
+
+
+def _gpu_no(text) -> Bounded:
+    """The GPU id of the digits (or JSON int) `text` within the gpu column's Int32. A result's id out of that
+    range sends its line to ``unparsed`` (:data:`NOT_GPU`: no result of an unknown GPU); a GPU named in a
+    message's prose that is out of range leaves the message's gpu null (the message kept whole); text that is
+    not one number (a list '0,1', 'All') is a result of several GPUs: gpu null, gpus says which."""
+    return bounded_int(text, *INT32)
 
 
 _MESSAGES = {"Warning": "warning", "Error": "error", "Info": "info"}
@@ -200,7 +203,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if text.lstrip().startswith("{"):
                 if seg is None or not seg.lo <= i - 1 < seg.hi:
                     seg = _Segment(rows, i - 1)
-                used = _json_document(run, seg, i - 1, ts)
+                used = _json_document(run, seg, i - 1, ts, bad)
                 if used:
                     json_docs += 1
                     i += used - 1
@@ -243,19 +246,20 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
     piece = cell[1:1 + WRAP] if cell.startswith(" ") else cell[:WRAP]
     if name in _MESSAGES:
         g = _GPU.search(value)
-        run.msg = run.add(line_no=line_no, test=run.test, record=_MESSAGES[name], gpu=_gpu_no(g.group(1)) if g else None,
+        run.msg = run.add(line_no=line_no, test=run.test, record=_MESSAGES[name], gpu=_gpu_no(g.group(1)).value if g else None,
                           _pieces=[piece])
         return
     v = _VERDICT.match(value)
     if name == "" and v and run.test is not None and run.msg is None:
-        _verdict(run, line_no, run.test, v)
+        if not _verdict(run, line_no, run.test, v):
+            bad.append((line_no, text, NOT_GPU))
         return
     if name == "":
         if run.msg is not None:
             run.msg["_pieces"].append(piece)
             if run.msg.get("gpu") is None:
                 g = _GPU.search("".join(run.msg["_pieces"]))
-                run.msg["gpu"] = _gpu_no(g.group(1)) if g else None
+                run.msg["gpu"] = _gpu_no(g.group(1)).value if g else None
             return
         bad.append((line_no, text, "continuation row with nothing to continue"))
         return
@@ -267,15 +271,21 @@ def _line(run: _Run, line_no: int, text: str, ts, bad: list) -> None:
         return
     if v:
         run.test, run.msg = name, None
-        _verdict(run, line_no, name, v)
+        if not _verdict(run, line_no, name, v):
+            bad.append((line_no, text, NOT_GPU))
         return
     bad.append((line_no, text, "test row without a Pass/Fail/Warn/Skip verdict"))
 
 
-def _verdict(run: _Run, line_no: int, test: str, v: re.Match) -> None:
+def _verdict(run: _Run, line_no: int, test: str, v: re.Match) -> bool:
+    """Adds the result row; False (no row) where its GPU id is out of range."""
     gpus = _gpus(v.group(2).split(":", 1)[-1].strip() if v.group(2) and ":" in v.group(2) else v.group(2))
-    one = _gpu_no(gpus) if gpus and gpus.isdigit() else None
-    run.add(line_no=line_no, test=test, record="result", result=v.group(1).lower(), gpus=gpus, gpu=one)
+    one = _gpu_no(gpus) if gpus else None
+    if one is not None and one.outcome is Outcome.OUT_OF_RANGE:
+        return False
+    run.add(line_no=line_no, test=test, record="result", result=v.group(1).lower(), gpus=gpus,
+            gpu=one.value if one is not None else None)
+    return True
 
 
 class _Segment:
@@ -308,9 +318,13 @@ class _Segment:
                     self._closes[stack.pop()] = m.start()
         return self._closes.get(at)
 
+    def row(self, at: int) -> tuple:
+        """The row that holds offset `at` of text."""
+        return self.rows[self.lo + bisect.bisect_right(self.starts, at) - 1]
+
     def line_no(self, at: int) -> int:
         """The line number of the row that holds offset `at` of text."""
-        return self.rows[self.lo + bisect.bisect_right(self.starts, at) - 1][0]
+        return self.row(at)[0]
 
 
 # how far into a document its DCGM root key may stand: jsoncpp sorts keys, so "DCGM Diagnostic" (capital D)
@@ -320,7 +334,7 @@ _ROOT_WITHIN = 4096
 _BRACE_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*(?:"|(?=\n)|$)|[{}]')
 
 
-def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
+def _json_document(run: _Run, seg: _Segment, start: int, ts, bad: list) -> int:
     """Reads the dcgmi -j document that opens at rows[start] into `run`; returns how many lines it took
     (0 when no DCGM diagnostic document starts there: the line is then read as a table line)."""
     joined = seg.text
@@ -352,6 +366,13 @@ def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
             self.pos = at + 1
             return seg.line_no(at)
 
+        def row(self, key: str) -> tuple[int, str]:
+            """(line number, text) of the line of the next '"key"' after the cursor (as :meth:`line`)."""
+            at = joined.find(json.dumps(key), self.pos, stop)
+            row = seg.row(at) if at >= 0 else seg.rows[start]
+            self.pos = max(self.pos, at + 1)
+            return row[0], row[1]
+
     cur = Cursor()
     if run.rows and run.rows[-1]["sample_no"] == run.sample:  # (rows come in run order: the last is the newest)
         run.new_run(ts)
@@ -360,7 +381,7 @@ def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
     root_key = next(k for k in _JSON_ROOTS if isinstance(doc.get(k), dict))
     for key, value in doc.items():
         if key == root_key:
-            _json_root(run, cur, value)
+            _json_root(run, cur, value, bad)
         elif key == "metadata" and isinstance(value, dict):
             _json_meta(run, cur, value)
         elif key == "entity_groups" and isinstance(value, list):
@@ -374,7 +395,7 @@ def _json_document(run: _Run, seg: _Segment, start: int, ts) -> int:
     return bisect.bisect_right(seg.starts, stop - 1) - (start - seg.lo)
 
 
-def _json_root(run: _Run, cur, root: dict) -> None:
+def _json_root(run: _Run, cur, root: dict, bad: list) -> None:
     for key, value in root.items():
         if key == "test_categories" and isinstance(value, list):
             for cat in value:
@@ -383,7 +404,7 @@ def _json_root(run: _Run, cur, root: dict) -> None:
                 run.category, run.msg = str(cat.get("category")) if cat.get("category") is not None else None, None
                 for test in cat.get("tests") or []:
                     if isinstance(test, dict):
-                        _json_test(run, cur, test)
+                        _json_test(run, cur, test, bad)
         elif key == "runtime_error" and value:
             run.category, run.test = None, None
             run.add(line_no=cur.line(key), record="run_error", message=str(value))
@@ -401,15 +422,17 @@ def _json_meta(run: _Run, cur, meta: dict) -> None:
         run.add(line_no=cur.line(key), test="DCGM Version" if key == "version" else key, record="metadata", message=str(value))
 
 
-def _json_gpu(res: dict) -> tuple[str | None, int | None]:
+def _json_gpu(res: dict) -> tuple[str | None, Bounded | None, str | None]:
+    """(gpus text, its one GPU id, the key that gave it) of a result."""
     if res.get("entity_group", "GPU") == "GPU" and isinstance(res.get("entity_id"), int):
-        return str(res["entity_id"]), _gpu_no(res["entity_id"])
-    ids = res.get("gpu_id", res.get("gpu_ids"))
+        return str(res["entity_id"]), _gpu_no(res["entity_id"]), "entity_id"
+    key = "gpu_id" if "gpu_id" in res else "gpu_ids"
+    ids = res.get(key)
     gpus = _gpus(str(ids)) if ids is not None else None
-    return gpus, _gpu_no(gpus) if gpus and gpus.isdigit() else None
+    return gpus, _gpu_no(gpus) if gpus else None, key
 
 
-def _json_test(run: _Run, cur, test: dict) -> None:
+def _json_test(run: _Run, cur, test: dict, bad: list) -> None:
     name = str(test.get("name"))
     run.test = name
     cur.line("name")
@@ -418,8 +441,13 @@ def _json_test(run: _Run, cur, test: dict) -> None:
     for key, value in test.items():
         if key == "results":
             for res in results:
-                gpus, gpu = _json_gpu(res)
-                _json_result(run, cur, name, res, gpus, gpu, seen, True)
+                gpus, gpu, key = _json_gpu(res)
+                if gpu is not None and gpu.outcome is Outcome.OUT_OF_RANGE:
+                    line_no, text = cur.row(key)
+                    if not bad or bad[-1][0] != line_no:  # (a document on one line: that line once)
+                        bad.append((line_no, text, NOT_GPU))
+                    continue  # no result, warning or info of an unknown GPU
+                _json_result(run, cur, name, res, gpus, gpu.value if gpu is not None else None, seen, True)
         elif key == "test_summary" and isinstance(value, dict):
             _json_result(run, cur, name, value, None, None, seen, not results)
 
@@ -436,9 +464,9 @@ def _json_result(run: _Run, cur, name: str, res: dict, gpus, gpu, seen: set, ver
                 seen.add(str(text))
                 g = _GPU.search(str(text))
                 run.add(line_no=cur.line("warning" if isinstance(w, dict) else key), test=name, record="warning",
-                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)) if g else None, message=str(text))
+                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)).value if g else None, message=str(text))
         elif key == "info":
             for text in value if isinstance(value, list) else [value]:
                 g = _GPU.search(str(text))
                 run.add(line_no=cur.line(key), test=name, record="info",
-                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)) if g else None, message=str(text))
+                        gpu=gpu if gpu is not None else _gpu_no(g.group(1)).value if g else None, message=str(text))

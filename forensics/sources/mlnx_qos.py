@@ -43,6 +43,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._bounded import U32, bounded_int
 
 NAME = "mlnx_qos"
 VERSION = 2  # 2: a line with a value out of its dcbnl range (PFC priority/buffer 0-7, enabled 0/1, tc 0-7, bw 0-100%, u32 buffer sizes) is unparsed with the reason (before, a ComputeError lost the file)
@@ -66,7 +67,6 @@ _TC_PRIO = re.compile(r"^priority:\s*([0-7])\s*$")
 # classes (IEEE_8021QAZ_MAX_TCS), 8 receive buffers (DCBX_MAX_BUFFERS) of u32 bytes, ETS bandwidth in percent;
 # a line with a value outside them is not mlnx_qos output and goes to unparsed with the reason
 _PFC_MAX = {"priority": 7, "enabled": 1, "buffer": 7}
-_U32_MAX = (1 << 32) - 1
 _OTHER_KEYS = re.compile(r"^(?:tc_bw|up2tc|Xoff|Xon|Buffer size assigned)", re.I)
 
 
@@ -176,7 +176,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
 def _line(b: _Block, line_no: int, s: str) -> bool | str:
     """Fold one stripped line into the block; False when it is no mlnx_qos line, the reason when it is one
-    with a value out of its field's range (:data:`_PFC_MAX`, :data:`_U32_MAX`)."""
+    with a value out of its field's range (:data:`_PFC_MAX`, :data:`forensics.sources._bounded.U32`)."""
     if m := _DCBX.match(s):
         b.dcbx = m.group(1)
     elif m := _TRUST.match(s):
@@ -187,23 +187,25 @@ def _line(b: _Block, line_no: int, s: str) -> bool | str:
         b.dscp[int(m.group(1))] = m.group(2)
     elif m := _RXBUF.match(s):
         sizes = re.findall(r"(?:^|,)\s*([0-9]+)(?=,|$)", m.group(1))
-        if any(len(x) > 10 or int(x) > _U32_MAX for x in sizes):
+        read = [bounded_int(x, *U32) for x in sizes]
+        if not all(r.ok for r in read):
             return "receive buffer size beyond 32 bits (dcbnl buffer_size is a u32)"
-        b.rxbuf = [int(x) for x in sizes]
+        b.rxbuf = [r.value for r in read]
     elif _CABLE.match(s):
         pass
     elif m := _PFC_ROW.match(s):
-        values = m.group(2).split()
-        if any(len(x) > 1 or int(x) > _PFC_MAX[m.group(1)] for x in values):
+        read = [bounded_int(x, 0, _PFC_MAX[m.group(1)]) for x in m.group(2).split()]
+        if not all(r.ok for r in read):
             return f"PFC {m.group(1)} value out of range (0-{_PFC_MAX[m.group(1)]})"
-        b.pfc[m.group(1)] = [int(x) for x in values]
+        b.pfc[m.group(1)] = [r.value for r in read]
         if m.group(1) == "enabled":
             b.pfc_line = line_no
     elif m := _TC.match(s):
-        if len(m.group(1)) > 1 or int(m.group(1)) > 7 or (m.group(4) and (len(m.group(4)) > 3 or int(m.group(4)) > 100)):
+        tc, bw = bounded_int(m.group(1), 0, 7), bounded_int(m.group(4), 0, 100) if m.group(4) else None
+        if not tc.ok or (bw is not None and not bw.ok):
             b.cur_tc = None  # (its priority lines are not read into the previous class)
             return "traffic class beyond 7 or ETS bandwidth beyond 100%"
-        b.cur_tc = (int(m.group(1)), m.group(2).strip(), m.group(3), int(m.group(4)) if m.group(4) else None)
+        b.cur_tc = (tc.value, m.group(2).strip(), m.group(3), bw.value if bw is not None else None)
     elif (m := _TC_PRIO.match(s)) and b.cur_tc is not None:
         b.tc[int(m.group(1))] = b.cur_tc
     else:

@@ -52,6 +52,7 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_rows
+from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
@@ -115,9 +116,10 @@ _HUGE = 10 ** 20  # an integer of more digits: beyond every column, so the range
 
 
 def _int(digits: str) -> int:
-    """int() of a run of digits; one of more than 20 digits is :data:`_HUGE` (int() refuses strings of over
-    4,300 digits, and no node, CPU, distance or size has more than 20)."""
-    return int(digits) if len(digits) <= 20 else _HUGE
+    """The number of a run of digits; one of more than 20 digits is :data:`_HUGE` (no node, CPU, distance or
+    size has more), as is one that is no number (the patterns give digits only)."""
+    b = bounded_int(digits, 0, _HUGE - 1)
+    return b.value if b.ok else _HUGE
 
 
 def _bare_header(s: str) -> list[int] | None:

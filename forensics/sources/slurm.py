@@ -43,9 +43,10 @@ import polars as pl
 
 from forensics.sources import _hostlist
 from forensics.sources._base import ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines, unparsed_rows
+from forensics.sources._bounded import INT32, bounded_int, int_or_none
 
 NAME = "slurm"
-VERSION = 2  # 2: an elapsed time with a field of more than 9 digits is null (int() refused strings of over 4,300 digits: the file was lost)
+VERSION = 3  # 3: an ExitCode status or signal beyond 255 gives no exit code (before, up to 5 digits were read); 2: an elapsed time with a field of more than 9 digits is null (int() refused strings of over 4,300 digits: the file was lost)
 TABLES = ("slurm_jobs", "slurm_job_nodes")
 DESCRIPTION = "Slurm scontrol show job [-d], squeue, sacct (fixed and parsable) and SLURM_* environment dumps"
 
@@ -376,20 +377,30 @@ def _state(value: str | None) -> tuple[str | None, bool]:
     return s, False
 
 
+# ExitCode=status:signal is a wait status' exit status and the signal that ended it (WEXITSTATUS, 8 bits;
+# WTERMSIG, 7): a number beyond 255 is neither, and the job's row keeps no exit code
+_EXIT_MAX = 255
+
+
 def _exit(value: str | None) -> dict:
     if not value:
         return {}
-    m = re.fullmatch(r"([0-9]{1,5})(?::([0-9]{1,5}))?", value.strip())
+    m = re.fullmatch(r"([0-9]+)(?::([0-9]+))?", value.strip())
     if not m:
         return {}
-    return {"exit_status": int(m.group(1)), "exit_signal": int(m.group(2)) if m.group(2) else None}
+    status = bounded_int(m.group(1), 0, _EXIT_MAX)
+    signal = bounded_int(m.group(2), 0, _EXIT_MAX) if m.group(2) else None
+    if not status.ok or (signal is not None and not signal.ok):
+        return {}
+    return {"exit_status": status.value, "exit_signal": signal.value if signal is not None else None}
 
 
 def _elapsed(value: str | None) -> float | None:
     m = _ELAPSED.match(value.strip()) if value else None
-    if not m or any(x and len(x) > 9 for x in m.groups()):  # (no run of 10^9 days; int() refuses 4,300+ digits)
+    parts = [bounded_int(x, 0, 999_999_999) if x else None for x in m.groups()] if m else []
+    if not m or any(p is not None and not p.ok for p in parts):  # (no run of 10^9 days)
         return None
-    d, h, mi, s = (int(x) if x else 0 for x in m.groups())
+    d, h, mi, s = (p.value if p is not None else 0 for p in parts)
     return float(((d * 24 + h) * 60 + mi) * 60 + s)
 
 
@@ -401,8 +412,9 @@ def _time(value: str | None) -> dt.datetime | None:
 
 
 def _int(value: str | None) -> int | None:
-    m = re.match(r"^([0-9]{1,9})(?:-[0-9]{1,9})?$", value.strip()) if value else None
-    return int(m.group(1)) if m else None
+    """'4' or a range '2-4' (its first) within the Int32 columns; None otherwise."""
+    m = re.match(r"^([0-9]+)(?:-[0-9]+)?$", value.strip()) if value else None
+    return int_or_none(m.group(1), 0, INT32[1]) if m else None
 
 
 def _result(jobs: list[dict], nodes: list[dict], bad: list, n: int, ctx: ParseContext) -> ParseResult:

@@ -44,6 +44,8 @@ import re
 
 import polars as pl
 
+from forensics.sources._bounded import int_or_none
+
 # one cheap pass (Aho-Corasick over literals): only messages holding one of these are looked at further
 _GATE = ["health recovery flow aborted", "Fatal error", "health compromised", "synd 0x", ") timeout.",
          "blocked for more than", "soft lockup", "hard LOCKUP", "detected stall", "NVRM", "AER: ", "SXid"]
@@ -157,9 +159,7 @@ def events_python(msgs: list[str | None]) -> pl.DataFrame:
         for c in EVENT_COLUMNS:
             cols[c].append(row[c])
     cols["event_device"] = [v.lower() if v is not None else None for v in cols["event_device"]]
-    for c, lim in _LIMITS.items():
-        # (more digits than any limit: null, as polars' cast; int() refuses strings of over 4,300 digits)
-        cols[c] = [int(v) if v is not None and len(v.lstrip("+-0")) <= 19 and -lim <= int(v) < lim else None
-                   for v in cols[c]]
+    for c, lim in _LIMITS.items():  # (out of range: null, as polars' cast)
+        cols[c] = [int_or_none(v, -lim, lim - 1, signed=True) for v in cols[c]]
     cols["duration_s"] = [float(v) if v is not None else None for v in cols["duration_s"]]
     return pl.DataFrame(cols, schema=EVENT_COLUMNS)

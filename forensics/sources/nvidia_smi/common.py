@@ -16,6 +16,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import NULL_TOKENS, local_to_utc
+from forensics.sources._bounded import bounded_int
 
 SOURCE = "nvidia_smi"
 
@@ -121,12 +122,10 @@ def integer(value: str | None, units: tuple[str, ...] = (), bits: int = 64) -> i
     m = _NUM.match(v)
     if not m or "." in m.group(1) or (m.group(2) and m.group(2) not in units):
         raise BadValue(f"not an integer: {v[:60]!r}")
-    if len(m.group(1).lstrip("-0")) > 20:  # (int() refuses strings of over 4,300 digits)
+    b = bounded_int(m.group(1), -(1 << (bits - 1)), (1 << (bits - 1)) - 1, signed=True)
+    if not b.ok:
         raise BadValue(f"integer out of range: {v[:60]!r}")
-    i = int(m.group(1))
-    if not -(1 << (bits - 1)) <= i < (1 << (bits - 1)):
-        raise BadValue(f"integer out of range: {v[:60]!r}")
-    return i
+    return b.value
 
 
 def integer32(value: str | None) -> int | None:
@@ -140,9 +139,10 @@ def width(value: str | None) -> int | None:
     v = value.strip()
     if v.endswith("x"):
         v = v[:-1]
-    if not v.isdigit() or len(v) > 6:
+    b = bounded_int(v, 0, 999_999)
+    if not b.ok:
         raise BadValue(f"not a link width: {value.strip()[:60]!r}")
-    return int(v)
+    return b.value
 
 
 def yes_no(value: str | None) -> bool | None:
