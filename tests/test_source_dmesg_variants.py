@@ -569,3 +569,20 @@ def test_cut_bracket_is_not_read_into_other_shapes():
                 b"[   10.643196] foo: bar 12.345678] baz\n")
     assert "bracket_cut" not in res.meta and res.tables["kernel_log"].height == 2
     assert recognise(b"The run took\n12.345678] seconds, see\nthe log below and\nthe notes.\n")[0] != "dmesg"
+
+
+def test_untimed_2_6_task_line_with_its_call_trace_alone_is_a_kernel_log():
+    # the lines of a 2.6.32 hung-task report (syslog of a 2010 forum post, prefixes dropped as a paste does):
+    # the task line with its saved PC is a shape only the kernel prints, as "Call Trace:" is
+    data = (b"ata_aux       D 0000000000000000     0    24      2 0x00000000\n"
+            b" ffff88003eae7990 0000000000000046 ffff88003eae7990 0000000000015880\n"
+            b"Call Trace:\n"
+            b" [<ffffffff81528755>] schedule_timeout+0x1d5/0x230\n")
+    got, verdict = recognise(data)
+    assert got == "dmesg" and "2 of a shape only the kernel prints" in verdict.reason, verdict
+    res = parse(data)
+    assert res.unparsed.height == 0 and res.tables["kernel_log"].height == 4
+    # the newer task line without an address stays a kernel shape, not a kernel-only one
+    from forensics.sources.dmesg.untimed import RE_STRONG
+    import re
+    assert not re.match(RE_STRONG, "kworker/u4:3    D    0   166      2 0x80004000")

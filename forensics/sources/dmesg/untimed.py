@@ -28,7 +28,10 @@ RE_STRONG = (r"^(?:[A-Za-z][A-Za-z0-9_.-]* (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0
              r"|\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message\."
              r"|task:\S+\s+state:[A-Z] |Call trace:"
              # SysRq's own header (2.6 "SysRq : Show Blocked State", since 5.x "sysrq: Show Blocked State")
-             r"|[Ss]ys[Rr]q ?: )")
+             r"|[Ss]ys[Rr]q ?: "
+             # the 2.6 task state line with the task's saved PC ("khubd  D ffff8800010220c0  0  170  2"): only
+             # sched_show_task prints an address between a one-letter state and three numbers
+             r"|.{1,15}\s+[RSDTtXZPIKWN] +(?:[0-9a-f]{8}|[0-9a-f]{16}) +[0-9]+ +[0-9]+ +[0-9]+(?:\s|$))")
 # the task line of a hung-task report before 5.13 (sched_show_task: "%-15.15s %c" comm and state, then
 # " %5lu %5d %6d 0x%08lx" free stack, pid, ppid, flags: "kworker/u4:3    D    0   166      2 0x80004000");
 # before 3.x (2.6) the task's saved PC came after the state ("khubd         D ffff8800010220c0     0   170
