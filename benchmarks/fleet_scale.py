@@ -107,6 +107,7 @@ def one(engine: str, bundle: str, cache: str) -> dict:
     kinds = {k: n for k, n in f.group_by("kind").len().sort("len", descending=True).iter_rows()} if f.height else {}
     top = [[r["kind"], r["hosts"][:3], r["subject"], r["caused_by"]] for r in f.head(5).iter_rows(named=True)]
     out = {"engine": engine, "wall_s": wall, "findings": f.height, "digest": digest, "analysis": cache + ".json", "errors": a.errors,
+           "niceness": os.nice(0),  # this process's, as it ran (a child inherits its parent's: `nice -n 15 python ...`)
            "kinds": kinds, "top": top, "roots": int(f["caused_by"].is_null().sum()) if f.height else 0,
            "driver_peak_rss_mb": max([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # (phases reset it)
                                       *timed.get("driver_phase_peak_mb", {}).values()])}
@@ -294,13 +295,38 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - b * mx, b
 
 
+def niceness_text(rows: list[dict]) -> str:
+    """What the runs' niceness was, as each analysis process read it (os.nice(0)) while it ran.
+
+    >>> niceness_text([{"niceness": 15}, {"niceness": 15}])
+    'run under `nice` (niceness 15)'
+    >>> niceness_text([{"niceness": 0}])
+    'not run under `nice` (niceness 0)'
+    >>> niceness_text([{"niceness": 15}, {"niceness": 0}, {}])
+    'niceness per run: 15 (1 run), 0 (1 run), not recorded (1 run)'
+    """
+    seen: dict[str, int] = {}
+    for r in rows:
+        n = r.get("niceness")
+        key = "not recorded" if n is None else str(n)
+        seen[key] = seen.get(key, 0) + 1
+    if len(seen) == 1:
+        n = rows[0].get("niceness") if rows else None
+        if n is None:
+            return "niceness not recorded (runs of an earlier version of this script)"
+        if n > 0:
+            return f"run under `nice` (niceness {n})"
+        return f"not run under `nice` (niceness {n})" if n == 0 else f"run at a raised priority (niceness {n})"
+    return "niceness per run: " + ", ".join(f"{k} ({v} run{'s' if v > 1 else ''})" for k, v in seen.items())
+
+
 def report(rows: list[dict], args) -> str:
     dur_h = seconds(args.duration) / 3600
     lines = [f"## {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {_commit()}", "",
              f"Simulated pfc_storm incidents, {args.gpus} GPUs per node, {args.duration} at {args.interval} "
              f"(short durations: the per-node cost is what scales), analysed from raw in a fresh cache. "
              f"Machine: {os.cpu_count()} cores shared with other work (load average recorded); "
-             f"run under `nice`. CPU = seconds of the whole process tree.", "",
+             f"{niceness_text(rows)}. CPU = seconds of the whole process tree.", "",
              "Ray start: Ray's fixed start-up (its daemons, the driver's `import ray` and `ray.init`, one worker "
              "process per CPU), the process tree's CPU seconds once a trivial task has run on every CPU, before "
              "the analysis, less the driver's own start (the interpreter and forensics imported, which the local "
