@@ -70,9 +70,11 @@ def main(argv=None) -> int:
 
     choices = [
         ("ingest (column_options)", column_options, {}),
-        ("+ statistics on strings too (before)", string_stats, {}),
+        ("+ statistics on strings too (before 2026-12-06)", string_stats, {}),
+        ("line_no, sample_no plain (before 2026-12-07)", lambda s: {**column_options(s), "column_encoding": None}, {}),
         ("no statistics at all", lambda s: {**column_options(s), "write_statistics": False}, {}),
-        ("dictionary on every column", lambda s: {**column_options(s), "use_dictionary": True}, {}),
+        ("dictionary on every column", lambda s: {**column_options(s), "use_dictionary": True, "column_encoding": None},
+         {}),
         ("no dictionary", lambda s: {**column_options(s), "use_dictionary": False}, {}),
         ("zstd level 3", column_options, {"compression_level": 3}),
         ("lz4", column_options, {"compression": "lz4"}),
