@@ -69,7 +69,8 @@ IP_NAMES = {
     ("TX", "bytes"): "tx_bytes", ("TX", "packets"): "tx_packets", ("TX", "errors"): "tx_errors",
     ("TX", "dropped"): "tx_dropped", ("TX", "carrier"): "tx_carrier_errors", ("TX", "collsns"): "collisions",
     ("TX", "aborted"): "tx_aborted_errors", ("TX", "fifo"): "tx_fifo_errors", ("TX", "window"): "tx_window_errors",
-    ("TX", "heartbeat"): "tx_heartbeat_errors", ("TX", "transns"): "carrier_changes",
+    ("TX", "heartbeat"): "tx_heartbeat_errors", ("TX", "heartbt"): "tx_heartbeat_errors",  # (iproute2 6.x: heartbt)
+    ("TX", "transns"): "carrier_changes",
 }
 NO_COUNTERS = {IFCONFIG: "ifconfig line without counters (address, flags, hardware)",
                IP_LINK: "ip -s link line without counters (address, altname, wrapped header)"}

@@ -82,7 +82,7 @@ from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 3  # 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats
+VERSION = 4  # 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats
 TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
@@ -504,7 +504,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 def _other_tools(unparsed: list[pl.DataFrame], ctx: ParseContext, tables: dict, meta: dict) -> list[pl.DataFrame]:
     """The ifconfig / ``ip -s link`` blocks pasted with the counters (:mod:`forensics.sources._link_stats`),
     read out of the lines left unparsed: their counters into ``link_stats``, their other lines skipped
-    (meta ``skipped``: reason -> lines), the rest left unparsed."""
+    (meta ``skipped``: reason -> lines), the ifconfig / ip command lines into meta ``commands``, the rest
+    left unparsed."""
     up = pl.concat(unparsed).sort("line_no")
     rows, used, skipped = link_stats.read(up.select("line_no", "text").rows())
     if not rows:
@@ -517,6 +518,12 @@ def _other_tools(unparsed: list[pl.DataFrame], ctx: ParseContext, tables: dict, 
         pl.lit("sampled" if ts is not None else "none").alias("ts_quality"))
     tables["link_stats"] = df
     gone = used | {ln for ln, _ in skipped}
+    # the command lines that printed those blocks ("[root@n1 ~]# ip -s link show eth0"): facts, as ethtool's own
+    cmds = [(ln, t.strip()) for ln, t in up.select("line_no", "text").rows()
+            if ln not in gone and "ethtool" not in t and link_stats.is_command(t.strip())]
+    if cmds:
+        meta["commands"] = [*meta.get("commands", []), *({"line_no": ln, "command": c} for ln, c in cmds)]
+        gone |= {ln for ln, _ in cmds}
     reasons: dict[str, int] = {}
     for _, why in skipped:
         reasons[why] = reasons.get(why, 0) + 1
