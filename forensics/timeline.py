@@ -38,6 +38,7 @@ on one side only stay without time (``none``), since the one neighbour may be ho
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 
@@ -92,7 +93,9 @@ def robust_center(diffs: list[float], coarse: bool = False) -> tuple[float, floa
     mad = statistics.median(abs(d - m) for d in diffs)
     tol = max(0.05, 4 * 1.4826 * mad, 1.5 if coarse else 0.0)
     kept = [d for d in diffs if abs(d - m) <= tol] or [m]
-    c = sum(kept) / len(kept)
+    # fsum: the exact sum, whatever the order of `diffs` (the chain below meets anchors in set order, which
+    # Python's string hashing changes from process to process; a plain float sum's last bits follow it)
+    c = math.fsum(kept) / len(kept)
     return c, statistics.median(abs(d - c) for d in kept)
 
 

@@ -254,7 +254,7 @@ def _slow_node(feat: pl.DataFrame, host: str, windows: list) -> bool:
     f = f.select("host", "w", "gpu_mem_util_pct").drop_nulls()
     mine = f.filter(pl.col("host") == host)
     others = f.filter(pl.col("host") != host).group_by("w").agg(pl.col("gpu_mem_util_pct").median().alias("peer"))
-    both = mine.join(others, on="w")
+    both = mine.join(others, on="w").sort("w")  # (a float mean in one order: the group_by's is not fixed)
     if both.height == 0:
         return True
     peer = float(both["peer"].mean())
