@@ -243,3 +243,33 @@ def test_spin_wait_of_a_hung_job_is_linked_to_the_hang(run):
     (origin,) = [f for f in findings if f["kind"] == "hang_origin"]
     spin = [f for f in findings if f["kind"] == "busy_but_slow" and f["severity"] in ("warning", "critical")]
     assert spin and all(f["caused_by"] == origin["id"] for f in spin)
+
+
+def test_a_shared_stall_falls_in_the_same_bucket_on_every_host(run):
+    # link_flap, 2 x 8 GPUs at 1 s, clocks up to 2 s apart: bucketed by its own clock, node02 (1.8 s behind
+    # the reference) read the flap's stall one 10 s bucket after node01 (+10% power for 20 s, a false
+    # straggler); on the reference clock both read it in the same bucket
+    cfg = dict(nodes=2, gpus_per_node=8, interval_s=1.0, duration_s=180.0, seed=11, clock_skew_ms=2000.0)
+    findings = run("link_flap", **cfg)
+    assert [f["hosts"] for f in findings if f["kind"] == "straggler"] == []
+    assert [f for f in findings if f["kind"] == "link_flap" and f["severity"] != "info"]
+
+
+def test_an_ntp_step_is_found_in_the_sample_stamps_and_the_straggler_with_it(tmp_path):
+    # detection_eval seed 120 (straggler and link flap on node02, 2 x 8 GPUs at 1 s): chrony steps node01's
+    # clock forward by 0.97 s mid-capture and its NTP offset (read at the end) is its clock after the step;
+    # the step is the jump in its stamps (the query-gpu loop and the nvidia-smi -q loop both jump), so its
+    # samples before it take the offset less the step, and node02's straggler stands clear of its peer
+    cfg = SimConfig("straggler+link_flap", nodes=2, gpus_per_node=8, interval_s=1.0, duration_s=180.0, seed=120,
+                    clock_skew_ms=2000.0, same_host=True)
+    summary = write_bundle(cfg, tmp_path / "b.tar", tables=False)
+    truth = summary["labels"]["clock_steps"]
+    a = analyze_paths([tmp_path / "b.tar"], cache_dir=tmp_path / "cache")
+    steps = a.bundle.con.execute("SELECT host, ts, jump FROM det_clock_steps").fetchall()
+    assert [h for h, _, _ in steps] == list(truth)
+    (host, ts, jump), = steps
+    assert abs(jump - truth[host]["step_s"]) < 0.05
+    at = dt.datetime.fromisoformat(truth[host]["at"])
+    assert dt.timedelta(0) <= ts - at <= dt.timedelta(seconds=3)  # the first sample after it, on the host's clock
+    st = [f["hosts"] for f in a.findings.to_dicts() if f["kind"] == "straggler"]
+    assert st == [["node02"]]

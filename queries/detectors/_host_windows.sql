@@ -36,17 +36,63 @@ SELECT k.host, k.w, gh.* EXCLUDE (host, w), c.* EXCLUDE (host, w), d.* EXCLUDE (
 FROM keys k LEFT JOIN gh USING (host, w) LEFT JOIN c USING (host, w) LEFT JOIN d USING (host, w)
 LEFT JOIN q USING (host, w);
 
+-- Clock steps in each host's GPU sample stamps, for the alignment of det_gpu_buckets below. A sampler
+-- (nvidia-smi --query-gpu -l, nvidia-smi -q in a loop) runs on elapsed time, so its stamps advance by its
+-- cadence; where NTP steps the host clock (chronyd/ntpd step a clock that is off by more than their step
+-- threshold, 1 s and 128 ms by default, instead of slewing it), every series the host stamps jumps by the
+-- step at the same moment. A jump is the interval between two consecutive samples of the host's densest
+-- series (its first GPU) minus that series' median interval, counted when it exceeds 0.25 s (a fortieth of
+-- a 10 s bucket; the loops' own jitter is tens of ms) and is at most 5 s (a free-running quartz clock is
+-- 20-100 ppm off, 2-9 s a day: larger jumps are gaps in the collection, not steps). A stall of one sampler
+-- also delays its stamps: a jump is not a step where another of the host's GPU series spans it without
+-- the same jump (within 0.25 s, or 1.25 s where that series is stamped in whole seconds). A pause of the
+-- whole host (every sampler) reads as a step; its earlier samples are then placed up to the jump early,
+-- as every host's were by its whole offset before the buckets were aligned.
+CREATE OR REPLACE TEMP TABLE det_clock_steps AS
+WITH ser AS (  -- each GPU series (file) of a host, read on its first GPU
+  SELECT host, file, min(gpu) AS gpu, count(*) AS n,
+         CASE WHEN bool_and(microsecond(ts) % 1000000 = 0) THEN 1.25 ELSE 0.25 END AS tol
+  FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL GROUP BY host, file
+), pairs AS (
+  SELECT s.host, s.file, lag(s.ts) OVER (PARTITION BY s.host, s.file ORDER BY s.line_no) AS t0, s.ts AS t1
+  FROM gpu_samples s JOIN ser ON s.host = ser.host AND s.file = ser.file AND s.gpu = ser.gpu WHERE s.ts IS NOT NULL
+), x AS (
+  SELECT p.*, ser.tol, epoch(t1 - t0) - median(epoch(t1 - t0)) OVER (PARTITION BY p.host, p.file) AS extra,
+         ser.n = max(ser.n) OVER (PARTITION BY p.host) AND ser.file = min(ser.file) FILTER (WHERE ser.n = max_n) OVER (PARTITION BY p.host) AS densest
+  FROM pairs p JOIN (SELECT *, max(n) OVER (PARTITION BY host) AS max_n FROM ser) ser ON p.host = ser.host AND p.file = ser.file
+  WHERE t0 IS NOT NULL
+)
+SELECT c.host, c.t1 AS ts, c.extra AS jump FROM x c
+WHERE c.densest AND abs(c.extra) > 0.25 AND abs(c.extra) <= 5
+  AND NOT EXISTS (SELECT 1 FROM x o WHERE o.host = c.host AND o.file <> c.file AND o.t0 <= c.t0 AND o.t1 >= c.t1
+                  AND abs(o.extra - c.extra) > o.tol);
+
 -- Per host x 10 s bucket GPU features, for the peer comparison of straggler.sql: a straggler cut short
 -- after 20-60 s is two to six of these and drowns in a 30 s window's average. 10 s is several training
 -- steps (a 1 s bucket would judge one step's phase) and holds at least one sample at the usual 1-10 s
--- sampling; with +-2 s of clock skew the hosts' samples of one bucket are still of the same moment.
+-- sampling. The buckets are of the reference clock (align_ts, the host's clock offset from
+-- forensics.timeline): bucketed by its own clock, a host 2 s off reads a change shared by every host (an
+-- evaluation phase's start, a link flap's stall) one bucket before or after its peers whenever the change
+-- falls within 2 s of a bucket's edge (held-out link_flap 2x1 s seed 11: +10% for 20 s, a false straggler).
+-- An offset taken from the host's NTP offset (chrony's, read at the end of the collection) is its clock
+-- after any step: before a step of det_clock_steps the host's clock read that much less (a forward
+-- step), so its earlier samples take the offset less every later step. An offset from anchors (NCCL
+-- init at the job's start) is left as it is (the anchors' moments are not kept). A host without an
+-- offset keeps its own clock (`aligned` false: straggler.sql then allows it to be a bucket off).
 -- Host-local (a split engine's map computes it for its hosts and carries it to the reduce).
 CREATE OR REPLACE TEMP TABLE det_gpu_buckets AS
-SELECT host, time_bucket(INTERVAL 10 SECOND, ts) AS b, avg(util_pct ORDER BY util_pct) AS gpu_util_pct, avg(power_w ORDER BY power_w) AS gpu_power_w,
+WITH o AS (
+  SELECT s.host, s.ts, s.gpu, s.util_pct, s.power_w, s.sm_clock_mhz, s.mem_util_pct,
+         h.clock_offset_s - CASE WHEN h.clock_offset_s = h.ntp_offset_s
+           THEN coalesce((SELECT sum(j.jump ORDER BY j.jump) FROM det_clock_steps j WHERE j.host = s.host AND j.ts > s.ts), 0) ELSE 0 END AS off
+  FROM gpu_samples s LEFT JOIN hosts h ON h.host = s.host
+  WHERE s.ts IS NOT NULL AND s.gpu IS NOT NULL AND s.util_pct IS NOT NULL
+)
+SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)) AS b, off IS NOT NULL AS aligned,
+       avg(util_pct ORDER BY util_pct) AS gpu_util_pct, avg(power_w ORDER BY power_w) AS gpu_power_w,
        avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct ORDER BY mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
        count(DISTINCT gpu) AS gpus
-FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
-GROUP BY ALL;
+FROM o GROUP BY ALL;
 
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs
 -- (nic_counter_signal() and its direction/priority macros in queries/views/00_macros.sql). Classified once per distinct counter name (det_counter_names, made by prepare() in
