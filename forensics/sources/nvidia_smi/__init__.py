@@ -145,7 +145,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     lines = split_lines(data)
     texts, breaks = lines["text"].to_list(), 0
-    if _HARD_BREAK_B in data or _HARD_BREAK_CRLF in data:  # (a scan of the bytes: the lines only when one is there)
+    # (a scan of the bytes, the lines only when one is there; a backslash alone first: one byte is a memchr
+    # scan, a two-byte needle ending in a newline crawls through every line end)
+    if b"\\" in data and (_HARD_BREAK_B in data or _HARD_BREAK_CRLF in data):
         texts, breaks = strip_hard_breaks(texts)
     if breaks:  # pasted from Markdown with " \" hard line breaks: read without them (unparsed lines keep them)
         original = lines
