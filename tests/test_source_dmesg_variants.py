@@ -586,3 +586,22 @@ def test_untimed_2_6_task_line_with_its_call_trace_alone_is_a_kernel_log():
     from forensics.sources.dmesg.untimed import RE_STRONG
     import re
     assert not re.match(RE_STRONG, "kworker/u4:3    D    0   166      2 0x80004000")
+
+
+def test_untimed_2_6_9_sysrq_t_task_with_unindented_stack_words():
+    # LKML 2004-10-01, "Here is the full sysrq-t output" (Badari Pulavarty, quoted by Andrew Morton; search index
+    # file id 13731646234): a 2.6.9 task line with child/sibling pids and "(NOTLB)", the first stack-word line
+    # not indented, the x86_64 "Call Trace:<addr>{fn+off}" of the time
+    data = (b"> db2fmcd       D 0000000000000000     0 11032      1          1373 11031 (NOTLB)\n"
+            b"> 00000101b9b9bef8 0000000000000002 0000003700000037 00000101c13608a0 \n"
+            b">        000000010000009f 0000010199649250 0000010199649588 0000000000000000 \n"
+            b">        0000000000000206 ffffffff801353db \n"
+            b"> Call Trace:<ffffffff801353db>{try_to_wake_up+971} <ffffffff80445570>{__down_write+128} \n"
+            b">        <ffffffff80125e7f>{sys32_mmap+143} <ffffffff80124b01>{ia32_sysret+0} \n")
+    got, verdict = recognise(data)
+    assert got == "dmesg" and "without a time" in verdict.reason, verdict
+    from forensics.sources import parse_bytes
+    _, res = parse_bytes(data, "dmesg", ParseContext(host="h1", file="f.txt"))
+    assert res.unparsed.height == 0 and res.meta["variant"] == "untimed"
+    # a line of hex words alone is no kernel-only shape: prose with two such words stays unrecognised
+    assert recognise(b"checksums:\n00000101b9b9bef8 0000000000000002\nall good\n")[0] != "dmesg"

@@ -40,7 +40,10 @@ RE_STRONG = (r"^(?:[A-Za-z][A-Za-z0-9_.-]* (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0
 # func" line print_worker_info adds under it
 RE_TASK_STATE = (r"^.{1,15}\s+[RSDTtXZPIKWN] +(?:(?:[0-9a-f]{8}|[0-9a-f]{16}|running(?: task)?) +)?"
                  r"[0-9]+ +[0-9]+ +[0-9]+(?: 0x[0-9a-f]{8}| +[0-9]+(?: +[0-9]+)?(?: +\([A-Z-]+\))?)?\s*$"
-                 r"|^Workqueue: \S+ \S+")
+                 r"|^Workqueue: \S+ \S+"
+                 # the task's stack words under it (show_stack), whose first line 2.6.9-era kernels did not indent:
+                 # "00000101b9b9bef8 0000000000000002 0000003700000037 00000101c13608a0"
+                 r"|^(?:[0-9a-f]{16}|[0-9a-f]{8})(?: (?:[0-9a-f]{16}|[0-9a-f]{8})){1,7}\s*$")
 # what a kernel message looks like at all (the shapes fields.py reads the subsystem from)
 RE_MESSAGE = "|".join((RE_STRONG, RE_TASK_STATE, RE_DEV, RE_WORD, RE_MODFN, RE_BRACKET, r"^-+\[ cut here \]-+$",
                        r"^-+\[ end trace [0-9a-f]+ \]-+$"))
