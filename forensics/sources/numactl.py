@@ -56,7 +56,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 6  # 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 7  # 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -205,11 +205,24 @@ def _lines(lines: pl.DataFrame):
     reads = [_unquote(t).strip() for t in texts]
     for line_no, text, s in zip(lines["line_no"].to_list(), texts, reads):
         m = _NEXT_FIELD.search(s)
-        if m and (s.startswith("node ") or _CPUS_TAIL.match(s[: m.start()].strip())):
-            for part in _NEXT_FIELD.split(s):
+        parts = _NEXT_FIELD.split(s) if m and (s.startswith("node ") or _CPUS_TAIL.match(s[: m.start()].strip())) else [s]
+        # a line is read whole or not at all: one field of a reflowed line that does not convert sends the
+        # line (all its fields) to unparsed, never a row from one field and the same line in unparsed
+        if len(parts) > 1 and all(_field_reads(part) for part in parts):
+            for part in parts:
                 yield line_no, text, part
         else:
             yield line_no, text, s
+
+
+def _field_reads(part: str) -> bool:
+    """Whether one field of a reflowed line converts ('node N cpus/size/free: ...'; any other part as is)."""
+    m = _NODE.match(part)
+    if not m:
+        return True
+    if _int(m.group(1)) > 2**31 - 1:
+        return False
+    return _cpus(m.group(3)) is not None if m.group(2) == "cpus" else _mem(m.group(3))[0]
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
