@@ -115,3 +115,23 @@ def test_streamed_chunks_are_read_without_the_prefix(monkeypatch):
     assert res.meta["quoted"] == "> " and res.lines == whole.lines
     assert got.get("kernel_log", 0) == whole.rows()["kernel_log"] > 0
     assert re.fullmatch(r"> .*|>|", res.unparsed["text"].to_list()[0] if res.unparsed.height else "> x")
+
+
+# --- Markdown hard line breaks (" \\" at the ends of the lines) for every source -------------------
+
+def test_markdown_backslash_hard_breaks_are_read_without_them_for_any_source():
+    # DERIVED: real fixtures with " \" appended to every non-blank line, as a Markdown editor keeps breaks
+    from forensics.sources import ParseContext, parse_bytes, recognise
+    fix = Path(__file__).parent / "fixtures"
+    for source, name in (("dmesg", "dmesg--geerlingguy-cx5-raw-pci-domain-0004.txt"),
+                         ("numactl", "numactl--sigma-ibo-1node-prompt.txt")):
+        raw = (fix / source / name).read_bytes()
+        data = b"\n".join(ln + b" \\" if ln.strip() else ln for ln in raw.split(b"\n"))
+        got, verdict = recognise(data)
+        assert got == source and "Markdown line breaks" in verdict.reason, (name, verdict)
+        _, want = parse_bytes(raw, source, ParseContext(host="h"))
+        _, res = parse_bytes(data, source, ParseContext(host="h"))
+        assert res.meta["hard_breaks"] == sum(1 for ln in raw.split(b"\n") if ln.strip())
+        assert res.rows() == want.rows() and res.unparsed.height == want.unparsed.height
+        if res.unparsed.height:  # reported as the file has them
+            assert all(t.endswith(" \\") for t in res.unparsed["text"].to_list())

@@ -101,10 +101,17 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     from forensics.sources._base import Sniff
     from forensics.sources._quote import block_parts, describe, strip_prefix
 
+    from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
+
     head = head[:SNIFF_BYTES]
     if mail_qp.looks_encoded(head):  # a mail body stored undecoded: weighed decoded
         name, got = recognise(mail_qp.decode(head), hints)
         return name, Sniff(got.confidence, f"{got.reason} (read as a quoted-printable mail body, decoded)")
+    breaks = hard_breaks(head)
+    if breaks:  # pasted from Markdown with a backslash hard line break ending its lines: weighed without them
+        name, got = recognise(strip_hard_breaks_bytes(head)[0], hints)
+        return name, Sniff(got.confidence, f"{got.reason} (read without the Markdown line breaks ' \\' "
+                                           f"ending {breaks} lines)")
     quote, indent = block_parts(head)
     if not (quote or indent):
         return _recognise(head, hints)
@@ -134,9 +141,13 @@ def paste_prefix(name: str, head: bytes) -> bytes:
     from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._quote import block_parts, strip_prefix
 
+    from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
+
     head = head[:SNIFF_BYTES]
     if mail_qp.looks_encoded(head):
         head = mail_qp.decode(head)
+    if hard_breaks(head):
+        head = strip_hard_breaks_bytes(head)[0]
     quote, indent = block_parts(head)
     if not indent:
         return quote
@@ -188,21 +199,28 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is),
     and decoded first where it is a mail body stored quoted-printable (:mod:`forensics.sources._mail_qp`).
     Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
-    meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); lines that only mark an
-    elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
+    meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); a paste whose lines end in
+    Markdown hard line breaks (a backslash) is read without them (meta ``hard_breaks``); lines that only
+    mark an elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
     from forensics.sources import _mail_qp as mail_qp
 
     from forensics.sources._quote import strip_prefix
 
     # the prefix first: a soft break's next line carries it where the quoting came after the encoding
-    from forensics.sources._base import skip_elisions, split_lines
+    from forensics.sources._base import hard_breaks, skip_elisions, split_lines, strip_hard_breaks_bytes
 
     read = strip_prefix(data, prefix) if prefix else data
     qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
-    if not (prefix or qp):
+    breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
+    if not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
 
-    res = mod.parse(mail_qp.decode(read) if qp else read, ctx)
+    read = mail_qp.decode(read) if qp else read
+    if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
+        read, breaks = strip_hard_breaks_bytes(read)
+    res = mod.parse(read, ctx)
+    if breaks:
+        res.meta["hard_breaks"] = breaks
     if res.unparsed.height:
         text = split_lines(data).get_column("text")
         idx = (res.unparsed.get_column("line_no") - 1).clip(0, max(text.len() - 1, 0))

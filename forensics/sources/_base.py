@@ -472,3 +472,24 @@ def strip_hard_breaks(texts: list[str]) -> tuple[list[str], int]:
     if n < 2 or n * 2 < nonblank:
         return texts, 0
     return [HARD_BREAK.sub("", t) if e else t for t, e in zip(texts, ends)], n
+
+
+_HARD_BREAK_END = re.compile(rb"[ \t]*\\[ \t]*\r?$")
+_HARD_BREAK_ALL = re.compile(rb"(?m)[ \t]*\\[ \t]*(?=\r?$)")
+
+
+def hard_breaks(head: bytes) -> int:
+    """How many of the first 400 lines of `head` end in a Markdown hard line break (a backslash), when
+    that is at least half of its non-blank lines and two or more (as :func:`strip_hard_breaks`); else 0.
+    A one-byte scan first: inputs without a backslash cost nothing more."""
+    if b"\\" not in head:
+        return 0
+    lines = head.split(b"\n", 400)[:400]
+    n = sum(1 for ln in lines if _HARD_BREAK_END.search(ln))
+    nonblank = sum(1 for ln in lines if ln.strip())
+    return n if n >= 2 and n * 2 >= nonblank else 0
+
+
+def strip_hard_breaks_bytes(data: bytes) -> tuple[bytes, int]:
+    """`data` without the backslash (and blanks around it) at the end of its lines, and how many lines had one."""
+    return _HARD_BREAK_ALL.subn(b"", data)

@@ -27,8 +27,10 @@ import re
 from collections import Counter
 
 # tables carry this beside the parsers' versions (forensics.ingest.run.parser_versions): reading a
-# paste without its prefix changes what any source's parser makes of such an input
-VERSION = 1
+# paste without its prefix changes what any source's parser makes of such an input; it versions the
+# whole paste layer of sources.parse_pasted (2: lines ending in Markdown hard line breaks are read
+# without them, lines that only mark an elision such as "[...]" are skipped and counted)
+VERSION = 2
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
