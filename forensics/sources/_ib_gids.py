@@ -54,11 +54,27 @@ NOT_INDEX = "GID index beyond 32 bits is not a GID table index"
 
 def port_no(text: str) -> int | None:
     """The port number of the digits `text`; None where it is over :data:`PORT_MAX` (no port)."""
-    return int_or_none(text, 0, PORT_MAX)
+    return _port_no(text) if len(text) <= _MEMO_DIGITS else int_or_none(text, 0, PORT_MAX)
 
 
 def index_no(text: str) -> int | None:
     """The GID table index of the digits `text`; None where it does not fit 31 bits."""
+    return _index_no(text) if len(text) <= _MEMO_DIGITS else int_or_none(text, 0, INT32[1])
+
+
+# a GID table repeats its port and its 255 indexes every sample (10 k lines a host-hour): each text read once
+# (a gids file of 1,848 lines 11-14 -> 8-9 CPU ms, benchmarks/results/parse-speed-2026-12-07-issue21-b.md); short
+# texts only, so the memo holds at most 1,024 x 12 characters
+_MEMO_DIGITS = 12
+
+
+@functools.lru_cache(maxsize=1024)
+def _port_no(text: str) -> int | None:
+    return int_or_none(text, 0, PORT_MAX)
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_no(text: str) -> int | None:
     return int_or_none(text, 0, INT32[1])
 
 
