@@ -68,19 +68,30 @@ WITH w AS (
                median(spb) AS spb_host, bool_and(aligned) AS aligned_host, count(power_dev) AS n_p, sum(power_dev ORDER BY power_dev) AS s_p,
                count(mem_dev) AS n_m, sum(mem_dev ORDER BY mem_dev) AS s_m, sum(mem_dev ^ 2 ORDER BY mem_dev ^ 2) AS sq_m
         FROM d2 WHERE busy GROUP BY host) USING (host)
-), span AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket
-  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, any_value(a.aligned_host) AS aligned_host, avg(x.power_dev ORDER BY x.power_dev) AS pm0, avg(x.dev_behind ORDER BY x.dev_behind) AS pm_behind, avg(x.dev_ahead ORDER BY x.dev_ahead) AS pm_ahead,
-         any_value(a.sq_same) - sum(x.power_dev ^ 2 ORDER BY x.power_dev ^ 2) AS out_same, any_value(a.sq_behind) - sum(x.dev_behind ^ 2 ORDER BY x.dev_behind ^ 2) AS out_behind,
-         any_value(a.sq_ahead) - sum(x.dev_ahead ^ 2 ORDER BY x.dev_ahead ^ 2) AS out_ahead, stddev_samp(x.power_dev ORDER BY x.power_dev) AS ps, avg(x.mem_dev ORDER BY x.mem_dev) AS mm,
-         avg(x.clock_def ORDER BY x.clock_def) AS cm, stddev_samp(x.clock_def ORDER BY x.clock_def) AS cs, any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_,
-         avg(x.cross_p ORDER BY x.cross_p) AS xp, avg(x.cross_c ORDER BY x.cross_c) AS xc,
-         -- the host's busy buckets outside the run (its own baseline against its peers, branch (c))
-         any_value(a.n_p) - count(x.power_dev) AS no_p, any_value(a.s_p) - sum(x.power_dev ORDER BY x.power_dev) AS so_p,
-         any_value(a.n_m) - count(x.mem_dev) AS no_m, any_value(a.s_m) - sum(x.mem_dev ORDER BY x.mem_dev) AS so_m,
-         any_value(a.sq_m) - sum(x.mem_dev ^ 2 ORDER BY x.mem_dev ^ 2) AS qo_m, count(x.mem_dev) AS nr_m, stddev_samp(x.mem_dev ORDER BY x.mem_dev) AS ms
+), span0 AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket: its
+  -- buckets' deviations as one list in bucket order, the run's sums and means read from it below (each sum in one
+  -- order whatever DuckDB's threads did, at half the cost of an ordered aggregate per sum)
+  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, any_value(a.aligned_host) AS aligned_host,
+         any_value(a.sq_same) AS sq_same, any_value(a.sq_behind) AS sq_behind, any_value(a.sq_ahead) AS sq_ahead,
+         any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_, any_value(a.n_p) AS n_p, any_value(a.s_p) AS s_p,
+         any_value(a.n_m) AS n_m, any_value(a.s_m) AS s_m, any_value(a.sq_m) AS sq_m,
+         list({p: x.power_dev, b: x.dev_behind, a: x.dev_ahead, m: x.mem_dev, c: x.clock_def, xp: x.cross_p, xc: x.cross_c} ORDER BY x.k) AS lst
   FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
   JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
   GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
+), span1 AS (
+  SELECT * EXCLUDE (lst), list_transform(lst, lambda e: e.p) AS lp, list_transform(lst, lambda e: e.b) AS lb,
+         list_transform(lst, lambda e: e.a) AS la, list_transform(lst, lambda e: e.m) AS lm, list_transform(lst, lambda e: e.c) AS lc,
+         list_transform(lst, lambda e: e.xp) AS lxp, list_transform(lst, lambda e: e.xc) AS lxc FROM span0
+), span AS (
+  SELECT host, seg, k_end, b_end, L, spb_host, aligned_host, list_avg(lp) AS pm0, list_avg(lb) AS pm_behind, list_avg(la) AS pm_ahead,
+         sq_same - list_sum(list_transform(lp, lambda v: v ^ 2)) AS out_same, sq_behind - list_sum(list_transform(lb, lambda v: v ^ 2)) AS out_behind,
+         sq_ahead - list_sum(list_transform(la, lambda v: v ^ 2)) AS out_ahead, list_stddev_samp(lp) AS ps, list_avg(lm) AS mm,
+         list_avg(lc) AS cm, list_stddev_samp(lc) AS cs, np_, nc_, list_avg(lxp) AS xp, list_avg(lxc) AS xc,
+         -- the host's busy buckets outside the run (its own baseline against its peers, branch (c))
+         n_p - list_count(lp) AS no_p, s_p - list_sum(lp) AS so_p, n_m - list_count(lm) AS no_m, s_m - list_sum(lm) AS so_m,
+         sq_m - list_sum(list_transform(lm, lambda v: v ^ 2)) AS qo_m, list_count(lm) AS nr_m, list_stddev_samp(lm) AS ms
+  FROM span1
 ), xr AS (  -- the hosts' scatter of their run means at the same moment (1.4826 x MAD over the hosts' runs of
   -- the same length ending in the same bucket, from 3 hosts)
   SELECT b_end, L, CASE WHEN count(*) >= 3 THEN 1.4826 * mad(pm0) END AS run_scatter FROM span GROUP BY b_end, L
