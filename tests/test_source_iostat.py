@@ -326,3 +326,53 @@ def test_elision_marks_in_a_quoted_column_subset_are_skipped_and_counted(mark):
     assert name == "iostat" and res.unparsed.height == 0 and res.tables["disk_io"].height == 2
     assert res.meta["skipped"] == {"elision mark: lines the paste's author left out": 1}
     assert res.tables["disk_io"].filter(pl.col("device") == "sda")["rkb_s"].to_list() == [5.27]
+
+
+def test_human_sysstat12_device_last_quoted_mail_is_recognised_and_read():
+    from forensics.sources import parse_bytes, recognise
+
+    name = "iostat--lkml-2024-h-sysstat12-device-last-human-units-quoted.txt"
+    data = (FIX / name).read_bytes()
+    assert recognise(data)[0] == "iostat"
+    _, r = parse_bytes(data, None, ParseContext(host="n1", file=name))
+    df = r.tables["disk_io"]
+    assert df.height == 12 and r.lines == 31
+    # the command line above and the closing code fence: the only lines not read, with their reasons
+    assert r.unparsed["line_no"].to_list() == [1, 31]
+    sda = df.filter(pl.col("device") == "sda").sort("line_no")
+    assert sda["tps"].to_list() == [7.0, 5.0, 21.0, 5.0, 5.0, 1848.0]
+    assert sda["kb_wrtn_s"].to_list()[-1] == pytest.approx(448.1 * 1024)  # "448.1M" in a kB column
+    assert sda["kb_read_s"].to_list() == [0.0] * 6
+    assert df["sample_no"].unique().sort().to_list() == list(range(6))
+
+
+def test_human_sysstat11_device_name_on_its_own_line():
+    r = parse_file("iostat--centos77-x-h-name-own-line-DERIVED.txt")
+    plain = parse_file("iostat--centos77-x-old-columns.txt")
+    assert r.unparsed.height == 0 and r.lines == 13
+    cols = [c for c in plain.tables["disk_io"].columns if c not in ("line_no", "file")]
+    assert r.tables["disk_io"].select(cols).equals(plain.tables["disk_io"].select(cols))
+    assert r.tables["disk_io"]["line_no"].to_list() == [7, 9, 11]  # the row's first line: the name's
+
+
+def test_human_sysstat11_long_file_takes_the_line_reader():
+    one = (FIX / "iostat--centos77-x-h-name-own-line-DERIVED.txt").read_text()
+    body = one.split("\n", 2)[2]  # without the banner: reports after it
+    text = one + "\n" + "\n".join([body] * 200)
+    assert len(text.splitlines()) >= iostat.FAST_MIN_LINES
+    r = parse_text(text)
+    assert r.unparsed.height == 0
+    assert r.tables["disk_io"].height == 3 * 201 and r.tables["cpu_util"].height == 201
+    assert r.tables["disk_io"].filter(pl.col("device") == "dm-0")["r_s"].unique().to_list() == [0.12]
+
+
+def test_prompt_and_comment_lines_before_the_first_header():
+    base = (FIX / "iostat--ubuntu2010-x-new-columns.txt").read_text()
+    head = "[root@node3 ~]# # disk stats while the job stalls\n[root@node3 ~]# iostat -x 1 2\n"
+    from forensics.sources import recognise
+
+    assert recognise((head + base).encode())[0] == "iostat"
+    r = parse_text(head + base)
+    assert r.tables["disk_io"].height == 14 and r.tables["cpu_util"].height == 1
+    assert r.unparsed["line_no"].to_list() == [1, 2]
+    assert set(r.unparsed["reason"]) == {"not iostat output (no header before it)"}

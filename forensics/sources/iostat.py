@@ -10,6 +10,10 @@ Reads every column set sysstat has printed, text and ``-o JSON``:
   columns (avgqu-sz and aqu-sz -> ``aqu_sz``); ``-m`` MB and sector columns are converted to kB.
 - basic (no ``-x``): ``tps kB_read/s kB_wrtn/s [kB_dscd/s] kB_read kB_wrtn [kB_dscd]`` and the
   ``MB_``/``Blk_`` variants (cumulative MB/blocks become kB, rounded to whole kB).
+- ``-h``/``--human``: sysstat <= 11.4 prints each device's name on a line of its own and its values on the
+  next (``printf("%s\\n%13s", devname, "")`` in iostat.c), read as one row; sysstat >= 11.5 puts ``Device``
+  last in the header and on each row and prints sizes with a unit (``1.3M``: kB columns converted) and
+  percentages with ``%``.
 - ``-t`` timestamp lines in the C/en_US/en_GB/de/ISO forms (``11/30/2021 10:15:02 AM``,
   ``11/10/14 17:44:13``, ``2026-11-30T10:15:02+0100``), sysstat 5 ``Time:`` lines, ``-z``, ``-p``
   partitions, ``-N`` names, several runs concatenated (each banner starts a new run).
@@ -53,13 +57,14 @@ from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sn
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 6  # 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+VERSION = 7  # 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
 # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")
 DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"
 
-_SNIFF_TEXT = re.compile(r"(?m)^(?:> ?)*[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s)")
+_SNIFF_TEXT = re.compile(r"(?m)^(?:> ?)*[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s"
+                         r"|(?:tps|r/s|rrqm/s)\s[^\n]*\s(?:kB_read/s|MB_read/s|Blk_read/s|rkB/s|rMB/s|rsec/s)\s[^\n]*\sDevice:?[ \t]*$)")
 _SNIFF_JSON = re.compile(r'"(?:disk_device|avg-cpu)"\s*:')
 _DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
 
@@ -332,8 +337,8 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
                 st.bad.append((hln, htext, f"{len(htoks)} fields for a device and {len(r.dev_cols)} columns"))
         if toks is None:
             continue
-        if r.mode == "dev" and not r.dev_last and 1 < len(toks) < len(r.dev_cols) + 1 \
-                and not S.is_number(toks[0]) and i + 1 < len(texts):
+        if r.mode == "dev" and not r.dev_last and len(toks) < len(r.dev_cols) + 1 \
+                and not S.is_number(toks[0]) and i + 1 < len(texts):  # (-h of sysstat <= 11.4: the name alone)
             held = (ln, text, toks)
             continue
         try:
@@ -384,6 +389,8 @@ def _parse_text_fast(lines: pl.DataFrame, texts: _Texts, ctx: ParseContext, data
     is_plain = df["_plain"].to_numpy()
     ntok = df["_n"].to_numpy()
     num0, numl = df["_num0"].to_numpy(), df["_numl"].to_numpy()
+    if (is_plain & (ntok == 1) & ~num0).any():  # a word alone: -h of sysstat <= 11.4 (the device name on its
+        return _parse_text([texts[i] for i in range(n)], ctx)  # own line), a row wrapped: the line reader joins them
     digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64)).select(
         text.str.extract(r"^(\S+)").unique(maintain_order=True))["text"].to_list()
     dates = [t for t in digit if t]  # distinct, in file order: date_order reads the first that tells
