@@ -246,3 +246,20 @@ def test_findings_do_not_depend_on_row_order_or_threads(small_bundle, tmp_path):
             relations.setdefault(n, {})[(seed, threads)] = hashlib.sha256(repr(r).encode()).hexdigest()[:16]
     assert len(set(findings.values())) == 1, findings
     assert {n: d for n, d in relations.items() if len(set(d.values())) > 1} == {}
+
+
+def test_sql_in_the_library_orders_its_float_aggregates():
+    """SQL written in Python (forensics/**/*.py string constants, docstrings aside) is held to the same rule as
+    queries/, read as text: no avg/sum/stddev/... without an ORDER BY inside (none needs an exemption: an
+    integer sum there would carry its ORDER BY too)."""
+    import ast
+
+    found = []
+    for path in sorted((QUERIES.parent / "forensics").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and ast.get_docstring(n)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                found += [f"{path.relative_to(QUERIES.parent)}:{node.lineno}: {name}" for name, _, _ in float_calls(node.value)]
+    assert found == []
