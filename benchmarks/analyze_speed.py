@@ -10,7 +10,8 @@ command is missing), timed before and after the other steps (the lesser of the t
     python benchmarks/analyze_speed.py --nodes 64 --duration 1h
     python benchmarks/analyze_speed.py --nodes 64 --duration 1h --baseline 27c39ba   # A B B A in one run
 Writes benchmarks/results/analyze-<date>-<nodes>x<duration>.md (a later run the same day is appended).
-Bundles go under benchmarks/data/ (git-ignored).
+Bundles go under benchmarks/data/ (git-ignored), reused only when today's simulator made them with the same
+arguments (benchmarks/simcache.py; the report says which bundle was used).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from simcache import cached_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,10 +112,10 @@ def main(argv=None) -> int:
     fx = [sys.executable, "-m", "forensics"]
     rows = []
     load0 = os.getloadavg()
-    if not bundle.exists():
-        rows.append(("simulate (raw only)", *timed(fx + ["simulate", "--scenario", args.scenario, "--nodes", str(args.nodes),
-                                                      "--duration", args.duration, "--interval", args.interval, "--seed", "1",
-                                                      "--raw-only", "--out", str(bundle)])))
+    sim_args = ["--scenario", args.scenario, "--nodes", str(args.nodes), "--duration", args.duration,
+                "--interval", args.interval, "--seed", "1", "--raw-only"]
+    bundle, bundle_note = cached_bundle(bundle, sim_args, lambda out: rows.append(
+        ("simulate (raw only)", *timed(fx + ["simulate", *sim_args, "--out", str(out)]))))
     analyze = ["analyze", str(bundle), "--cache-dir", str(cache), "--format", "json", "--quiet"]
     floors = [floor(bundle)]
 
@@ -142,7 +145,7 @@ def main(argv=None) -> int:
              f"--interval {args.interval} --seed 1 --raw-only` "
              f"({bundle.stat().st_size / 1e6:.0f} MB, {raw_mb:,.0f} MB of raw outputs). Machine: {os.cpu_count()} CPUs, "
              f"load average before the run {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, after it "
-             f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "",
+             f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}.", "", f"Bundle used: {bundle_note}.", "",
              f"Floor, measured in this run (decompress the bundle and count its {flines:,} lines, best of "
              f"{len(floors)}): {fwall:.2f} s wall, {fcpu:.2f} CPU s. The x floor columns divide by these.", "",
              "| step | wall s | CPU s | wall x floor | CPU x floor | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]

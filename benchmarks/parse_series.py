@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,18 +43,26 @@ FILES = (  # (label, path under hosts/<host>/raw/, source)
 
 
 def _bundle(duration: str, scenario: str) -> Path:
-    out = DATA / f"series-{scenario}-2n-{duration}"
-    if (out / "manifest.json").is_file():
-        return out
+    """The extracted 2-node bundle, made by today's simulator (benchmarks/simcache.py: one made by another simulator
+    or with other arguments is made again)."""
+    from simcache import cached_bundle
+
     DATA.mkdir(parents=True, exist_ok=True)
-    tar = DATA / f"series-{scenario}-2n-{duration}.tar"
-    subprocess.run([sys.executable, "-m", "forensics", "simulate", "--scenario", scenario, "--nodes", "2",
-                    "--duration", duration, "--raw-only", "--out", str(tar)], check=True, cwd=ROOT)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-xf", str(tar), "-C", str(tmp)], check=True)
-    tar.unlink()
-    tmp.rename(out)
+    sim_args = ["--scenario", scenario, "--nodes", "2", "--duration", duration, "--raw-only"]
+
+    def make(out: Path) -> None:
+        tar = out.with_name(out.name + ".tar")
+        subprocess.run([sys.executable, "-m", "forensics", "simulate", *sim_args, "--out", str(tar)], check=True,
+                       cwd=ROOT)
+        tmp = out.with_name(out.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["tar", "-xf", str(tar), "-C", str(tmp)], check=True)
+        tar.unlink()
+        tmp.rename(out)
+
+    out, note = cached_bundle(DATA / f"series-{scenario}-2n-{duration}", sim_args, make)
+    print(f"bundle: {note}", file=sys.stderr)
     return out
 
 

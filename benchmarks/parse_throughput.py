@@ -228,13 +228,20 @@ def gen_series(source: str, path: Path, size: int, seed: int = 5) -> int:
     import tarfile
 
     hours = max(1, math.ceil(size / MB / SERIES_MB_PER_HOUR))
-    tar = DATA / f"series-healthy-1n-{hours}h.tar"
-    if not tar.is_file():
-        tmp = tar.with_suffix(".tmp.tar")
-        subprocess.run([sys.executable, "-m", "forensics", "simulate", "--scenario", "healthy", "--nodes", "1",
-                        "--duration", f"{hours}h", "--interval", "1s", "--seed", str(seed), "--raw-only",
-                        "--out", str(tmp)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-        os.replace(tmp, tar)
+    from simcache import cached_bundle
+
+    sim_args = ["--scenario", "healthy", "--nodes", "1", "--duration", f"{hours}h", "--interval", "1s", "--seed",
+                str(seed), "--raw-only"]
+
+    def make(out: Path) -> None:
+        tmp = out.with_suffix(".tmp.tar")
+        subprocess.run([sys.executable, "-m", "forensics", "simulate", *sim_args, "--out", str(tmp)], check=True,
+                       cwd=ROOT, stdout=subprocess.DEVNULL)
+        os.replace(tmp, out)
+
+    # reused only when today's simulator made it with these arguments (benchmarks/simcache.py)
+    tar, note = cached_bundle(DATA / f"series-healthy-1n-{hours}h.tar", sim_args, make)
+    print(f"bundle: {note}", file=sys.stderr)
     with tarfile.open(tar) as tf:
         member = next(m for m in tf.getmembers() if m.name.endswith("/raw/" + SERIES[source]))
         data = tf.extractfile(member).read()
