@@ -273,3 +273,37 @@ def test_an_ntp_step_is_found_in_the_sample_stamps_and_the_straggler_with_it(tmp
     assert dt.timedelta(0) <= ts - at <= dt.timedelta(seconds=3)  # the first sample after it, on the host's clock
     st = [f["hosts"] for f in a.findings.to_dicts() if f["kind"] == "straggler"]
     assert st == [["node02"]]
+
+
+def test_a_stall_of_one_sampler_is_no_clock_step(tmp_path):
+    # the same bundle with node01's query-gpu loop stalled 0.8 s at 11:01:00 (its local time): every later line
+    # of that file is stamped 0.8 s later, the nvidia-smi -q loop's are not, so that jump is the sampler's, not
+    # the clock's; the NTP step a minute later moves both loops and stays a step
+    import tarfile
+
+    cfg = SimConfig("straggler+link_flap", nodes=2, gpus_per_node=8, interval_s=1.0, duration_s=180.0, seed=120,
+                    clock_skew_ms=2000.0, same_host=True)
+    summary = write_bundle(cfg, tmp_path / "b.tar", tables=False)
+    (host, truth), = summary["labels"]["clock_steps"].items()
+    root = tmp_path / "b"
+    with tarfile.open(tmp_path / "b.tar") as tf:
+        tf.extractall(root, filter="data")
+    csv = root / "hosts" / host / "raw" / "nvidia_smi" / "query-gpu.csv"
+    fmt = "%Y/%m/%d %H:%M:%S.%f"
+    lines = csv.read_text().splitlines(keepends=True)
+    stalled = 0
+    for i, line in enumerate(lines):
+        stamp, sep, rest = line.partition(", ")
+        try:
+            t = dt.datetime.strptime(stamp, fmt)
+        except ValueError:
+            continue
+        if t.time() >= dt.time(11, 1, 0):
+            lines[i] = (t + dt.timedelta(seconds=0.8)).strftime(fmt)[:-3] + sep + rest
+            stalled += 1
+    assert stalled > 100
+    csv.write_text("".join(lines))
+    a = analyze_paths([root], cache_dir=tmp_path / "cache")
+    steps = a.bundle.con.execute("SELECT host, jump FROM det_clock_steps").fetchall()
+    assert [h for h, _ in steps] == [host]
+    assert abs(steps[0][1] - truth["step_s"]) < 0.05
