@@ -917,6 +917,37 @@ def test_q_paste_that_starts_inside_a_gpu_record():
     assert prose.unparsed["line_no"].to_list() == [1] and "cut_lines" not in prose.meta
 
 
+def test_q_paste_that_starts_at_a_gpu_level_line_is_recognised_and_read():
+    from forensics.sources import parse_bytes, recognise
+
+    pairs = [("q-a10-535-DERIVED-starts-at-product-name.txt", "q-a10-535-remap-pending.txt"),
+             ("q-v100-410-DERIVED-starts-at-serial-masked.txt", "q-v100-410-throttle-old-ecc.txt")]
+    for cut, whole in pairs:
+        data = load(cut)
+        dedent = b"\n".join(t[4:] if t.startswith(b"    ") else t for t in data.split(b"\n"))
+        ref = sample(run(load(whole)))
+        for form in (data, dedent, data[:data.index(b"    PCI\n")]):  # as pasted; indent lost; only the top lines
+            name, verdict = recognise(form)
+            assert name == "nvidia_smi" and "starts inside a GPU record" in verdict.reason, (cut, verdict)
+            res = run(form)
+            assert res.unparsed.height == 0 and res.meta["variant"] == "q-text-fragment", (cut, res.unparsed)
+        res = run(data)
+        row = sample(res)
+        assert row["line_no"] == 1 and row["ts"] is None
+        for col in ("uuid", "pci_bus_id", "power_w", "temp_c", "ecc_dbe_aggregate", "vbios_version"):
+            if col in row:
+                assert row[col] == ref[col], (cut, col)
+        _, whole_again = parse_bytes(data, None, ParseContext(host="node01"))
+        assert whole_again.tables["gpu_ecc"].equals(res.tables["gpu_ecc"])
+    assert (gpu(run(load(pairs[0][0])))["name"], gpu(run(load(pairs[0][0])))["serial"]) == ("NVIDIA A10", "1324521052681")
+    masked = gpu(run(load(pairs[1][0])))
+    assert masked["serial"] is None and masked["name"] is None  # XXXXXXXXXXXX: no serial; the name was above the cut
+    assert masked["uuid"] == gpu(run(load(pairs[1][1])))["uuid"]
+    # "key : value" lines of another tool are not taken for nvidia-smi -q
+    other = b"Serial Number : 123\nState : Active\nSpeed : 100G\nWidth : 4x\n"
+    assert recognise(other)[0] != "nvidia_smi"
+
+
 def test_summary_table_of_driver_295_nb_layout():
     # an Ubuntu forums post (2012): `nvidia-smi` on driver 295.40, the table of drivers 270-295 ("Nb.",
     # "Volatile ECC SB / DB", "64 C", "577MB / 1023MB"). Before: 5 of its 14 lines unparsed, no row

@@ -183,6 +183,16 @@ def text(value: str | None) -> str | None:
     return value.strip()
 
 
+_MASKED = re.compile(r"^[Xx*#]{4,}$")
+
+
+def identity(value: str | None) -> str | None:
+    """A serial number as text; one masked before posting (``XXXXXXXXXXXX``) is no serial: None, so that two
+    masked boards never share one."""
+    v = text(value)
+    return None if v is None or _MASKED.match(v) else v
+
+
 def q_timestamp(value: str) -> dt.datetime:
     """The Timestamp of -q / -q -x output ('Mon Nov  5 14:50:59 2018', local time) as a naive datetime."""
     v = " ".join(value.split())

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from forensics.layout import MARKER_PREFIX, parse_marker
 from forensics.sources.nvidia_smi.common import (
-    BadValue, Parts, active, ecc_key, finish_ecc, finish_power, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
+    BadValue, Parts, active, ecc_key, finish_ecc, finish_power, identity, integer, integer32, num, pci_norm, pstate, q_timestamp, text, width,
     yes_no,
 )
 
@@ -31,7 +31,7 @@ def _n(*units: str) -> Callable[[str], float | None]:
 EXACT: dict[tuple[str, ...], tuple[str, Callable[[str], Any]]] = {
     ("product name",): ("name", text),
     ("product architecture",): ("architecture", text),
-    ("serial number",): ("serial", text),
+    ("serial number",): ("serial", identity),
     ("gpu uuid",): ("uuid", text),
     ("vbios version",): ("vbios", text),
     ("persistence mode",): ("persistence_mode", text),
@@ -108,6 +108,29 @@ SECTIONS = frozenset(p[0] for p in EXACT if len(p) > 1) | REASON_SECTIONS | POWE
     "ecc errors", "clocks event reasons counters", "max clocks", "applications clocks", "retired pages",
     "remapped rows", "temperature", "clocks", "utilization", "fb memory usage", "processes", "ecc mode"}
 TOP_KEYS = {"timestamp", "driver version", "cuda version", "attached gpus", "attached units"}
+# "Key : value" lines directly under a "GPU <bus id>" line (indent 4), drivers 410-580: a paste that starts
+# with one of them begins inside a GPU record whose bus id line is above it
+GPU_KEYS = frozenset({
+    "product name", "product brand", "product architecture", "display mode", "display active", "display attached",
+    "persistence mode", "addressing mode", "accounting mode", "accounting mode buffer size", "serial number",
+    "gpu uuid", "gpu pdi", "minor number", "vbios version", "multigpu board", "board id", "board part number",
+    "gpu part number", "fru part number", "platform info", "module id", "gpu c2c mode", "gsp firmware version",
+    "fan speed", "performance state", "compute mode", "gpu reset status", "gpu recovery action"})
+# the ones no other tool's "Key : value" output prints: enough, with two more GPU_KEYS, to say "nvidia-smi -q"
+GPU_KEYS_STRONG = frozenset({"gpu uuid", "vbios version", "product brand", "minor number", "multigpu board",
+                             "persistence mode", "display active", "accounting mode", "gpu part number",
+                             "board part number", "product architecture", "accounting mode buffer size"})
+
+
+def dedented(texts: list[str]) -> bool:
+    """The paste starts with a GPU-level "Key : value" line at column 0: the record was pasted with its
+    4-space indent taken off (an editor's dedent, a quote layer), so every line sits 4 columns left."""
+    for t in texts[:50]:
+        if not t.strip() or t.startswith(MARKER_PREFIX):
+            continue
+        m = _KV.match(t.rstrip())
+        return bool(m and not m.group(1) and m.group(2).lower() in GPU_KEYS)
+    return False
 
 
 def _assign(rec: dict[str, Any], path: tuple[str, ...], value: str) -> None:
@@ -193,10 +216,11 @@ def parse(texts: list[str], ctx) -> Parts:
     # record at a path, are worked out once per distinct text
     shapes: dict[str, tuple | None] = {}
     effects: dict[tuple, tuple] = {}
+    shift = "    " if dedented(texts) else ""
     for ln, raw in enumerate(texts, start=1):
         shape = shapes.get(raw, 0)
         if shape == 0:
-            shape = shapes[raw] = _shape(raw)
+            shape = shapes[raw] = _shape(shift + raw if shift and raw.strip() else raw)
         if shape is None:
             continue
         ind, line, key, value = shape
@@ -212,8 +236,9 @@ def parse(texts: list[str], ctx) -> Parts:
                     cut_lines += 1
                     continue
                 cut_above = False
-            if gpu is None and cur is None and ind == 4 and value is None and key in SECTIONS:
-                # a pasted block of one GPU section without its "GPU <bus id>" line ("-q | grep -A8 ...")
+            if gpu is None and cur is None and ind == 4 and (key in SECTIONS if value is None else key in GPU_KEYS):
+                # a pasted block of one GPU section without its "GPU <bus id>" line ("-q | grep -A8 ..."), or a
+                # paste that starts inside the GPU record at one of its own lines ("Product Name", "Serial Number")
                 cur = new_snap()
                 gpu = {"line_no": ln, "pci_bus_id": None}
                 cur["gpus"].append(gpu)

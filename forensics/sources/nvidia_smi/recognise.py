@@ -16,9 +16,28 @@ _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
 _KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
 _SECTION = re.compile(r"^ {4}[A-Z][A-Za-z0-9 ]*[A-Za-z]\s*$")
+_KV_GPU = re.compile(r"^( {4}|)([A-Za-z][A-Za-z0-9 ./()-]*?[A-Za-z0-9)]) +: ")
 _KV_DEEPER = re.compile(r"^ {8,}\S.*\S +: ?")
 _XML = ("<?xml", "<nvidia_smi_log", "<!DOCTYPE nvidia_smi_log")
 _STRONG_CSV = {"timestamp", "index", "uuid", "pci.bus_id", "pstate", "driver_version", "vbios_version"}
+
+
+def _record_starts(texts: list[str], i: int) -> bool:
+    """Line `i` and the next lines are "Key : value" lines of a GPU record's own level (at indent 4, or at 0
+    where the paste lost its indent): three GPU_KEYS of the first six, one of them a GPU_KEYS_STRONG."""
+    m = _KV_GPU.match(texts[i])
+    if not m or m.group(2).lower() not in q_text.GPU_KEYS:
+        return False
+    ind = m.group(1)
+    keys = []
+    for x in texts[i:i + 12]:
+        k = _KV_GPU.match(x)
+        if k and k.group(1) == ind:
+            keys.append(k.group(2).lower())
+        if len(keys) == 6:
+            break
+    known = [k for k in keys if k in q_text.GPU_KEYS]
+    return len(set(known)) >= 3 and any(k in q_text.GPU_KEYS_STRONG for k in known)
 
 
 def _strong_header(fields: list[str]) -> bool:
@@ -64,6 +83,9 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
             if _KV_DEEPER.match(nxt):
                 return "text", Sniff(0.7, f"line {i + 1} opens a '{t.strip()}' block of nvidia-smi -q (no GPU line)")
+        if _record_starts(texts, i):
+            return "text", Sniff(0.75, f"line {i + 1} is a GPU's own line of nvidia-smi -q, with more below it "
+                                       "(a paste that starts inside a GPU record: no banner, no GPU line)")
         h = topo.header(t)
         if h is not None:
             if not strict or any(x.lstrip(" ").startswith(h[0]) and x.lstrip(" ")[len(h[0]):len(h[0]) + 1] in ("\t", " ")
