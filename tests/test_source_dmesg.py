@@ -399,3 +399,40 @@ def test_untimed_indented_hung_task_arm64_call_trace_and_task_state_line():
     assert tables["kernel_log"].height == 11
     # one hint line alone is no kernel log: prose quoting it stays unrecognised
     assert detect(b'the "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message. line\nis noise\n') != "dmesg"
+
+
+def test_journal_json_pretty_with_mail_wrapped_values():
+    # linux-scsi 2020: two `journalctl -o json-pretty` kernel entries in a mail, MESSAGE and __CURSOR wrapped
+    name = "dmesg--linux-scsi-2020-journal-json-pretty-mail-wrapped-message.txt"
+    data = (FIX / name).read_bytes()
+    assert detect(data) == "dmesg"
+    r = parse(data, host=None)
+    k = r.tables["kernel_log"]
+    assert k["line_no"].to_list() == [1, 22] and r.meta["variant"] == "journal_json"
+    assert k["message"].to_list() == [
+        "blk_update_request: critical medium error, dev nvme0n1, sector 10000 op 0x0:(READ) flags 0x80700 phys_seg 3 prio class 0",
+        "block nvme0n1: blk_update_request: critical medium error, dev nvme0n1, sector 10000 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0"]
+    assert k["ts"].to_list()[0] == dt.datetime(2020, 9, 30, 13, 7, 40, 802301, tzinfo=dt.timezone.utc)
+    assert k["boot_s"].to_list() == [1805.611354, 130.941917] and k["level"].to_list() == ["err", "err"]
+    assert r.meta["hosts"] == ["pn"]
+    # every line accounted for: 2 entries' first lines, 42 folded into them (one a blank inside the array the
+    # mail broke), 2 prose lines unparsed, 3 blank lines between the entries
+    blank = sum(1 for t in data.decode().split("\n")[:r.lines] if not t.strip())
+    assert (r.meta["json_folded"], r.unparsed["line_no"].to_list(), blank) == (42, [18, 19], 4)
+    assert k.height + r.meta["json_folded"] + r.unparsed.height + (blank - 1) == r.lines == 49
+    # quoted in a reply ("> "), the same entries
+    q = parse(b"".join(b"> " + ln for ln in data.splitlines(keepends=True)), host=None)
+    assert q.tables["kernel_log"]["message"].equals(k["message"]) and q.unparsed["text"][0].startswith("> Unless")
+
+
+def test_journal_json_lines_wrapped_by_a_mail_client():
+    wrapped = parse("dmesg--walle-DERIVED-journal-json-lines-mail-wrapped-76.txt", host=None)
+    whole = parse("dmesg--walle-journalctl-json-ext4-errors.txt", host=None)
+    cols = ["ts", "boot_s", "level", "message", "host"]
+    assert wrapped.unparsed.height == 0 and wrapped.tables["kernel_log"].height == 4
+    assert wrapped.tables["kernel_log"].select(cols).equals(whole.tables["kernel_log"].select(cols))
+    assert wrapped.meta["json_folded"] == wrapped.lines - 4
+    # an object that does not close (cut short) is left line by line: unparsed, not guessed
+    cut = (FIX / "dmesg--linux-scsi-2020-journal-json-pretty-mail-wrapped-message.txt").read_text().split("\n")[:12]
+    r = parse("\n".join(cut).encode(), host=None)
+    assert r.tables["kernel_log"].height == 0 and "json_folded" not in r.meta and r.unparsed.height == 12

@@ -5,6 +5,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
+from forensics.sources.dmesg.journal_json import join_objects
 from forensics.sources.dmesg.prefixes import RE_RAW_CUT, RE_SEVERITY, RE_TAG
 from forensics.sources.dmesg.untimed import is_untimed, untimed_share
 from forensics.sources.dmesg.wrap import wrap_breaks
@@ -44,12 +45,15 @@ def sniff(head: bytes) -> Sniff:
     dmesg/journalctl/syslog/kmsg kernel prefix (in a syslog file such as /var/log/messages other
     programs' lines count too, once a kernel line was seen; so do lines a mail client wrapped after a
     soft break, and the tails of a paste hard-wrapped at a width: wrap.wrap_breaks); none without a
-    kernel line. Mail quote prefixes are looked through; a paste indented
+    kernel line. Mail quote prefixes are looked through, journal JSON objects over several lines read as one
+    (journal_json.join_objects); a paste indented
     as a whole is read without its indent."""
     lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
     lines = ["[" + ln if _RAW_CUT.match(ln) else ln for ln in lines]  # `cut -d '[' -f 2-` of raw dmesg lines
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
+    if any('"__REALTIME_TIMESTAMP"' in ln for ln in lines):  # json-pretty objects, wrapped -o json lines
+        lines = join_objects(lines)[0]
     if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
         cut = min(len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip())  # lines stay continuations
         lines = [ln[cut:] for ln in lines]
