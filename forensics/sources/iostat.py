@@ -54,6 +54,7 @@ import polars as pl
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
+from forensics.sources._sysstat import reports as R
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
@@ -177,32 +178,8 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
         quote = re.compile(RE_MAIL_QUOTE)
         return _parse_text([quote.sub("", t) if t.startswith(">") else t for t in col.to_list()], ctx)
     if col.len() >= FAST_MIN_LINES and data.isascii() and not S.has_any(data, S.SPLIT_ONLY_BLANKS):
-        return _parse_text_fast(lines, _Texts(col), ctx, data)
+        return _parse_text_fast(lines, R.Texts(col), ctx, data)
     return _parse_text(col.to_list(), ctx)
-
-
-class _Texts:
-    """The lines' texts for the vectorised reader, which reads few of them one by one: those it
-    steers on are fetched from the column in one go (`prefetch`), any other (a rejected row) when
-    asked for. Saves making a Python string of every line (a twentieth of the reader's time)."""
-
-    def __init__(self, col: pl.Series):
-        self.col = col
-        self.got: dict[int, str] = {}
-
-    def __len__(self) -> int:
-        return self.col.len()
-
-    def prefetch(self, idx: np.ndarray) -> None:
-        self.got.update(zip(idx.tolist(), self.col.gather(idx).to_list()))
-
-    def span(self, a: int, b: int) -> list[str]:
-        """The texts of lines a..b-1 (0-based)."""
-        return self.col.slice(a, b - a).to_list()
-
-    def __getitem__(self, i: int) -> str:
-        t = self.got.get(i)
-        return t if t is not None else self.col[i]
 
 
 def _variant(cols: list[str]) -> str:
@@ -371,7 +348,7 @@ FAST_MIN_LINES = 1500  # below this the line loop is quicker
 _NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
 
 
-def _parse_text_fast(lines: pl.DataFrame, texts: _Texts, ctx: ParseContext, data: bytes) -> ParseResult:
+def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, data: bytes) -> ParseResult:
     st = _State(ctx)
     text = pl.col("text")
     toks = pl.col("_toks")
@@ -446,27 +423,87 @@ def _parse_text_fast(lines: pl.DataFrame, texts: _Texts, ctx: ParseContext, data
     # the texts the loop below reads: steering lines that are neither blank nor a -t time read in bulk
     read = steer_at[ntok[steer_at] > 0]
     texts.prefetch(read[~np.isin(read, np.fromiter(stamps, dtype=np.int64, count=len(stamps)))])
-    steer = steer_at.tolist() + [n]
+    steer = steer_at.tolist()
     prev = 0
-    for i in steer:
+
+    def step(i: int) -> None:
+        """Steering line i (0-based) after the plain lines before it, as the line reader reads them."""
+        nonlocal prev
         if i > prev:
             plain_run(prev, i)
         prev = i + 1
-        if i == n:
-            break
         if ntok[i] == 0:  # a blank line: all the line reader does with one
             r.hdr_open = False
             if r.mode == "cpu":
                 r.mode = None
-            continue
+            return
         ts = stamps.get(i)
         if ts is not None:  # a -t time read in bulk: all the line reader does with one
             r.hdr_open = False
             st.new_report(ts, False)
             r.mode = None
-            continue
+            return
         if r.line(i + 1, texts[i]) is not None:
             plain_run(i, i + 1)  # not steering after all: a row like the plain ones
+
+    def flush(e: int) -> None:
+        """The plain lines from the last steering line to line e (0-based), read now (as step(e) would first)."""
+        nonlocal prev
+        if e > prev:
+            plain_run(prev, e)
+            prev = e
+
+    def state() -> tuple:
+        """What steers the reading of the next lines (all but the report's number and time)."""
+        return (r.mode, tuple(r.cpu_cols), tuple(r.dev_cols), r.dev_hdr, r.dev_last, r.hdr_open, st.run_start,
+                st.has_cpu, st.has_dev, st.exact, st.host, len(st.hosts), st.day, st.variant)
+
+    # Reports read once, their layout applied to the reports like it: a report (from one boundary line, a -t
+    # time or else its first header, to the next) read by the walk that starts and ends in the same state,
+    # adds one report and no unparsed line is a template; each following report whose lines have the same
+    # kinds (each steering line's text, each plain line's word count and number flags) is read as it was, its
+    # rows at their own lines and with their own report's number and time, without walking its lines.
+    bounds = R.report_bounds(texts, steer_at, ntok, stamps, TEMPLATE_MIN_REPORTS)
+    code = R.line_codes(texts, steer_at, ntok, stamps, num0, numl) if bounds is not None else None
+    si = 0  # next steering line (index into steer)
+    k = 0
+    nb = 0 if bounds is None else len(bounds) - 1
+    while k < nb:
+        a, e = int(bounds[k]), int(bounds[k + 1])
+        while si < len(steer) and steer[si] < a:
+            step(steer[si])
+            si += 1
+        flush(a)
+        before, rep0, nbad, nrun, ncpu = state(), st.report, len(st.bad), len(runs), len(cpu_rows)
+        while si < len(steer) and steer[si] < e:
+            step(steer[si])
+            si += 1
+        flush(e)
+        k += 1
+        rep = st.report
+        if (state() != before or rep != rep0 + 1 or len(st.bad) != nbad
+                or any(x[4][5] != rep for x in runs[nrun:]) or any(x[2][5] != rep for x in cpu_rows[ncpu:])):
+            continue
+        rest = bounds[k:nb + 1]
+        m = R.alike(code, a, e, rest)  # a template: the reports right after it with its line kinds
+        if not m:
+            continue
+        t_runs = [(x[0] - a, x[1] - a, x[2], x[3]) for x in runs[nrun:]]
+        t_cpu = [(x[0] - a, x[1]) for x in cpu_rows[ncpu:]]
+        has = (st.has_cpu, st.has_dev)
+        for a2 in rest[:m].tolist():
+            st.new_report(stamps.get(a2), False)
+            ex = st.extra()
+            runs.extend((a2 + x0, a2 + x1, h, last, ex) for x0, x1, h, last in t_runs)
+            cpu_rows.extend((a2 + x0, h, ex) for x0, h in t_cpu)
+        st.has_cpu, st.has_dev = has
+        k += m
+        end = int(bounds[k])
+        si = int(np.searchsorted(steer_at, end))
+        prev = end
+    for i in steer[si:]:
+        step(i)
+    flush(n)
     # device rows of all runs, in bulk: one batch per header layout
     if runs:
         run_of = np.full(n, -1, dtype=np.int32)
@@ -506,6 +543,9 @@ def _parse_text_fast(lines: pl.DataFrame, texts: _Texts, ctx: ParseContext, data
             bt.clean = True
     meta = {"date_order": order, "date_order_assumed": assumed}
     return st.finish(texts, **meta)
+
+
+TEMPLATE_MIN_REPORTS = 4  # fewer reports than this: each is walked
 
 
 def _parse_json(texts: list[str], ctx: ParseContext) -> ParseResult:
