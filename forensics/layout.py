@@ -20,6 +20,7 @@ ARCHIVE_MEMBERS = ".archive-members.json"  # in a cached bundle: raw files left 
 WORK_PREFIXES = (".tables-", ".hosts-")  # a run's work folders in a bundle's tree (forensics.bundle.scratch)
 
 _MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$')
+_UNESCAPE = _re.compile(r"\\(.)")  # a marker's argv: \\ and \" back to \ and "
 
 
 def format_marker(ts, argv=None):
@@ -45,8 +46,8 @@ def parse_marker(line):
     if ts.tzinfo is None:
         return None
     argv = m.group(2)
-    if argv is not None:
-        argv = _re.sub(r"\\(.)", r"\1", argv)
+    if argv is not None and "\\" in argv:  # (most argv have no escape: no substitution to run)
+        argv = _UNESCAPE.sub(r"\1", argv)
     return ts.astimezone(_dt.timezone.utc), argv
 
 
