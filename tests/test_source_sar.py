@@ -129,6 +129,29 @@ def test_zh_locale_times_and_dates():
     assert [c["line_no"] for c in r.meta["commands"]] == [1, 10]
 
 
+def test_zh_locale_12_hour_times_xiawu():
+    # the same real zh_CN paste with its times in the 12-hour form of that locale ("下午 02时28分00秒": %r there)
+    r = parse_file("sar--centos6-zh-DERIVED-ampm-xiawu-v-d.txt", tz="Asia/Shanghai")
+    ref = parse_file("sar--centos6-zh-locale-v-d.txt", tz="Asia/Shanghai")
+    assert r.meta["locale_times"] == "zh_CN"
+    for t in ("sar_generic", "disk_io"):
+        assert r.tables[t].drop("file").equals(ref.tables[t].drop("file")), t
+    assert r.unparsed["line_no"].to_list() == [9] and r.meta["average_lines"] == 1
+    assert r.tables["sar_generic"]["ts"].min() == dt.datetime(2017, 1, 12, 6, 28, 1, tzinfo=UTC)
+    # 上午 (AM) and 12 o'clock: 上午 12时 is just past midnight, 下午 12时 noon
+    am = parse_text("Linux 3.10.0 (h) \t2017年01月12日 \t_x86_64_\t(8 CPU)\n\n"
+                    "上午 11时59分59秒  runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked\n"
+                    "下午 12时00分00秒        1       300      0.10      0.20      0.30         0\n"
+                    "下午 12时00分01秒        1       300      0.10      0.20      0.30         0\n", tz="UTC")
+    assert am.unparsed.height == 0
+    assert sorted(set(am.tables["sar_queue"]["ts"].to_list())) == [dt.datetime(2017, 1, 12, 12, 0, 0, tzinfo=UTC),
+                                                                  dt.datetime(2017, 1, 12, 12, 0, 1, tzinfo=UTC)]
+    # unparsed lines keep the file's text
+    bad = parse_text("Linux 3.10.0 (h) \t2017年01月12日 \t_x86_64_\t(8 CPU)\n\n下午 02时28分00秒 dentunusd   file-nr\n"
+                     "下午 02时28分01秒 1\n", tz="UTC")
+    assert bad.unparsed["text"].to_list() == ["下午 02时28分01秒 1"]
+
+
 def test_midnight_rollover():
     text = BANNER + U_HDR.format(t="11:59:58 PM") + U_ROW.format(t="11:59:59 PM") + U_ROW.format(t="12:00:00 AM") \
         + U_ROW.format(t="12:00:01 AM")

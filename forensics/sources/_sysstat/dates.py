@@ -47,6 +47,39 @@ def ko_kr_times(data: bytes) -> bytes | None:
     return _KO_DATE.sub(rb"\1-\2-\3", out)
 
 
+# zh_CN/zh_TW 12-hour times: glibc's t_fmt_ampm "%p %I时%M分%S秒" with am_pm "上午";"下午" (what `date +%r`
+# prints there: "下午 03时50分35秒"), in sar output where the time is printed in the 12-hour form. Read as the
+# "03:50:35 PM" they stand for; the 24-hour "15时50分35秒" (t_fmt) is read as it is (parse_tod).
+_ZH_AMPM = re.compile("(上午|下午) ?([0-9]{2})(?:时|時)([0-9]{2})分([0-9]{2})秒".encode())
+_ZH_PM = "下午".encode()
+
+
+def zh_ampm_times(data: bytes) -> bytes | None:
+    """`data` with zh 12-hour times (``下午 03时21分10秒``) as ``03:21:10 PM``; None when it has none.
+
+    >>> zh_ampm_times("下午 03时21分10秒  CPU\\n上午12时00分01秒 all\\n".encode()), zh_ampm_times(b"x")
+    (b'03:21:10 PM  CPU\\n12:00:01 AM all\\n', None)
+    """
+    if data.isascii() or "午".encode() not in data:
+        return None
+    out = _ZH_AMPM.sub(lambda m: b"%s:%s:%s %s" % (m[2], m[3], m[4], b"PM" if m[1] == _ZH_PM else b"AM"), data)
+    return None if out == data else out
+
+
+def locale_times(data: bytes) -> tuple[bytes, str] | None:
+    """(`data` with its localised times in the forms read everywhere, the locale's name), or None where it
+    has none: ko_KR (:func:`ko_kr_times`), zh 12-hour (:func:`zh_ampm_times`)."""
+    if data.isascii():  # the usual case: one quick scan
+        return None
+    ko = ko_kr_times(data)
+    if ko is not None:
+        return ko, "ko_KR"
+    zh = zh_ampm_times(data)
+    if zh is not None:
+        return zh, "zh_CN"
+    return None
+
+
 def _year(y: str) -> int:
     n = int(y)
     if len(y) == 2:  # POSIX %y: 69-99 -> 19xx, 00-68 -> 20xx

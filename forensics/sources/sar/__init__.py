@@ -12,7 +12,7 @@ Reads:
   that their table lacks, and all other sections (-b, -B, -W, -v, -n SOCK, -I, -m, -F, PSI...),
   become sar_generic rows (section = its header, item = the upper-case columns such as INTR/TTY/
   FCHOST/FILESYSTEM, one row per metric).
-- 12-hour (``03:59:48 PM``), 24-hour, zh_CN (``14时28分00秒``) and ko_KR (``21시 47분 24초``) times; the banner
+- 12-hour (``03:59:48 PM``), 24-hour, zh_CN (``14时28分00秒``; 12-hour ``下午 02时28分00秒``) and ko_KR (``21시 47분 24초``) times; the banner
   ``Linux <release> (<host>) <date> _<arch>_ (<n> CPU)`` gives host (meta["hosts"]) and date in the
   locale's form (04/23/2019, 04/23/19, 2019-04-23, 23/04/19, 23.04.2019, 2017年01月12日).
 - ``Average:`` / ``Summary:`` / ``Minimum:`` / ``Maximum:`` / ``Last:`` rows (and localised averages such as ``平均时间:``)
@@ -72,7 +72,8 @@ def sniff(head: bytes) -> Sniff:
     """sar text (a line ``<time> <section header>`` such as ``10:46:38 AM CPU %user ...`` or ``LINUX RESTART``),
     ``sadf -d`` (``# hostname;interval;timestamp;``) or ``sadf -j`` JSON; a sysstat banner alone is not enough
     (iostat prints the same one)."""
-    head = S.dates.ko_kr_times(head) or head
+    loc = S.dates.locale_times(head)
+    head = loc[0] if loc else head
     return sniff_sysstat(head, json_members=_SNIFF_JSON, json_what="file-date/timestamp members (sadf -j)",
                          json_tool="sadf -j", also=((_SNIFF_SADF_D, "sadf -d section header (# hostname;interval;timestamp;...)"),),
                          headers=_SNIFF_TEXT, headers_what="sar section header lines (time followed by a sar column header)",
@@ -115,14 +116,14 @@ _TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
 
 def _parse_any(data: bytes, ctx: ParseContext) -> ParseResult:
     with S.no_gc():
-        ko = S.dates.ko_kr_times(data)
-        if ko is None:
+        loc = S.dates.locale_times(data)
+        if loc is None:
             return _parse(data, ctx)
-        res = _parse(ko, ctx)  # ko_KR times read as 24-hour ones; unparsed lines keep the file's text
+        res = _parse(loc[0], ctx)  # ko_KR / zh 12-hour times read as 24/12-hour ones; unparsed lines keep the file's text
         if res.unparsed.height:
             text = split_lines(data).get_column("text")
             res.unparsed = res.unparsed.with_columns(text.gather(res.unparsed.get_column("line_no") - 1).alias("text"))
-        res.meta["locale_times"] = "ko_KR"
+        res.meta["locale_times"] = loc[1]
         return res
 
 
