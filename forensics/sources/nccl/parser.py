@@ -103,11 +103,54 @@ _NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
 _PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after throwing|what\(\):").fill_null(False)
 
 
+# an SGR colour code as it reaches a paste: the escape byte itself, written out by a tool or a person (``^[``,
+# ``\x1b``, ``\033``, ``\e``, ``\u001b``), replaced by U+FFFD (a web page), or lost (``[36m``: digits needed)
+RE_COLOUR = r"(?:\x1b|\^\[|\\x1[bB]|\\033|\\e|\\u001[bB]|\x{FFFD})?\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m"
+
+
+def strip_colour(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """`lines` without SGR colour codes (:data:`RE_COLOUR`), and how many lines had one."""
+    t = pl.col("text")
+    has = t.str.contains(RE_COLOUR).fill_null(False)
+    n = int(lines.select(has.sum()).item())
+    if not n:
+        return lines, 0
+    return lines.with_columns(pl.when(has).then(t.str.replace_all(RE_COLOUR, "")).otherwise(t).alias("text")), n
+
+
+_RAY_DEDUP = r" \[repeated [0-9]{1,9}x across cluster\]\s*$"
+
+
+def strip_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """`lines` whose NCCL lines (" NCCL " in them) end in Ray's log dedup mark (``[repeated 14x across cluster]``:
+    the line stands for that many alike across the cluster) without it, and how many; other programs' lines keep it
+    (the runtime_log reader takes it into ``repeated``)."""
+    t = pl.col("text")
+    # (the literal test over all lines, the rest on the few that pass it)
+    idx = lines.select(t.str.contains("x across cluster]", literal=True).fill_null(False).arg_true()).to_series()
+    if not idx.len():
+        return lines, 0
+    sub = lines.select("text")[idx].with_columns(idx.alias("_i")).filter(
+        t.str.contains(" NCCL ", literal=True) & t.str.contains(_RAY_DEDUP))
+    if not sub.height:
+        return lines, 0
+    text = lines.get_column("text").scatter(sub.get_column("_i"), sub.select(t.str.replace(_RAY_DEDUP, "")).to_series())
+    return lines.with_columns(text), sub.height
+
+
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     """Parse NCCL debug output, PyTorch NCCL watchdog lines and nccl-tests output into nccl_log, nccl_config and
     nccl_tests."""
     lines = read_lines(data)
     n = lines.height
+    original, coloured, deduped = None, 0, 0
+    # colour codes as pasted (Ray's cyan worker prefix, its "[0m" reset after it): read without them (a polars
+    # literal scan: Python's `in` crawls through NCCL's many "[" looking for "[0m")
+    if n and lines.select(pl.col("text").str.contains("[0m", literal=True).any()).item():
+        original, lines, coloured = lines, *strip_colour(lines)
+    if b"x across cluster]" in data:  # Ray's log dedup mark on NCCL lines: not part of the NCCL message
+        original = original if original is not None else lines
+        lines, deduped = strip_ray_dedup(lines)
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
                                      "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync"),
@@ -155,13 +198,18 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     variant = _variant(rows, trows)
     if perf is not None:
         variant = "nccl-tests" if variant == "no-nccl-lines" else variant + "+nccl-tests"
+    if original is not None and unparsed is not None and unparsed.height:  # unparsed lines as the file has them
+        unparsed = unparsed.drop("text").join(original.select("line_no", "text"), on="line_no", how="left")
     up = unparsed_frame(unparsed, pl.col("reason"), ctx, NAME) if unparsed is not None and unparsed.height else None
+    extra = {"colour_codes": coloured} if coloured else {}
+    if deduped:
+        extra["ray_deduplicated"] = deduped  # NCCL lines that stand for N across the cluster (Ray's mark taken off)
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
                                      "nccl_tests": perf if perf is not None else schema.empty("nccl_tests"),
                                      "nccl_desync": desync if desync is not None else schema.empty("nccl_desync"),
                                      "rank_hosts": places if places is not None and places.height else schema.empty("rank_hosts"),
                                      "runtime_log": runtime if runtime is not None else schema.empty("runtime_log")},
-                  up, hosts=hosts, variant=variant)
+                  up, hosts=hosts, variant=variant, **extra)
 
 
 _LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not in ("source", "file")}
