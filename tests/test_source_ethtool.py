@@ -397,3 +397,26 @@ def test_ethtool_i_block_above_ethtool_S_is_driver_info_not_unparsed():
                  b"version: 5.0-0\n")
     assert late.meta["driver_info"][0]["bus_info"] == "0000:af:00.0"
     assert late.unparsed["line_no"].to_list() == [8, 9]
+
+
+def test_deep_mail_quote_with_tabs_wrapped_values_grep_and_elisions_reads_every_counter():
+    from forensics.sources import parse_bytes, recognise
+
+    name = "ethtool--mlx5-xdp-DERIVED-mail-quoted-3-deep-tabs-wrapped-grep-elided.txt"
+    data = (FIX / name).read_bytes()
+    assert recognise(data)[0] == "ethtool"
+    _, r = parse_bytes(data, None, ParseContext(file=name))
+    _, whole = parse_bytes((FIX / "ethtool--mlx5-xdp-kernel5.15-nonzero.txt").read_bytes(), None, ParseContext())
+    got, ref = r.tables["nic_counters"], whole.tables["nic_counters"]
+    # every counter line read (before: the tab and wrapped lines unparsed, and the paste not recognised)
+    assert got.height == ref.height == 101 and got.select("raw_name", "value").equals(ref.select("raw_name", "value"))
+    assert got.filter(pl.col("raw_name") == "rx_csum_unnecessary").select("line_no", "value").rows() == [(7, 333854079)]
+    assert set(got["iface"]) == {"eth2"}  # from the `ethtool -S eth2 | grep` line
+    # accounting: the prose line unparsed, the two elision marks skipped, the rest read
+    assert r.unparsed["line_no"].to_list() == [1]
+    assert r.meta["skipped"] == {"elision mark: lines the paste's author left out": 2}
+    # a name line whose next line is no value stays unparsed; a value alone with no name before it too
+    odd = b"NIC statistics:\n     rx_packets:\n     tx_packets: 3\n42\n"
+    o = parse(odd)
+    assert o.tables["nic_counters"].select("raw_name", "value").rows() == [("tx_packets", 3)]
+    assert o.unparsed["line_no"].to_list() == [2, 4]

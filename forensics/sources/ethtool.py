@@ -82,7 +82,7 @@ from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 4  # 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats
+VERSION = 5  # 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats
 TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
@@ -93,7 +93,10 @@ NA_VALUES = ("N/A", "[N/A]", "[Not Supported]", "Not Supported")
 # sniffing: a counter line as ethtool prints it (names without inner spaces may be padded).
 _SNIFF_COUNTER = re.compile(
     r"^[ \t]*(?:\[[0-9]+\]: |[rt]xq[0-9]+: |\[[a-z]+\] )?"
-    r"(?:[A-Za-z0-9_.\-]+[ \t]*|[A-Za-z0-9_.\-#]+(?: [A-Za-z0-9_.\-#]+)+): [0-9]+[ \t]*$")
+    r"(?:[A-Za-z0-9_.\-]+[ \t]*|[A-Za-z0-9_.\-#]+(?: [A-Za-z0-9_.\-#]+)+):(?: |[ \t]*\t[ \t]*)[0-9]+[ \t]*$")
+# a counter whose value a mail client wrapped onto the next line: the name line, then the value alone
+_SNIFF_WRAP_NAME = re.compile(r"^[ \t]*[A-Za-z0-9_.\-]+:$")
+_SNIFF_WRAP_VALUE = re.compile(r"^[ \t]*[0-9]+[ \t]*$")
 _SNIFF_QHDR = re.compile(r"^[ \t]*[RT]x Queue#: [0-9]+[ \t]*$")
 _QUOTE = re.compile(RE_MAIL_QUOTE)
 
@@ -106,6 +109,7 @@ def sniff(head: bytes) -> bool:
         return False
     counters = cmds = nonblank = other = 0
     in_block = False  # inside an ifconfig / ip -s link block pasted with the counters (not weighed)
+    wrap_name = False  # the line before was a counter's name alone (its value wrapped onto this line?)
     signs = link_stats.looks_present(head)
     for ln in lines:
         if ln.startswith(">"):  # quoted in a mail reply
@@ -133,6 +137,9 @@ def sniff(head: bytes) -> bool:
             counters += 1
         elif "ethtool" in s and CMD.search(s):
             cmds += 1
+        elif wrap_name and _SNIFF_WRAP_VALUE.match(ln):
+            counters += 2  # the name line before and this value
+        wrap_name = bool(_SNIFF_WRAP_NAME.match(ln))
     nonblank -= other
     if cmds and counters >= 1 and counters >= 0.6 * (nonblank - cmds):
         return True
@@ -329,6 +336,29 @@ def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame
     return pref
 
 
+_WRAP_NAME = r"^[ \t]*[^ \t:][^ \t]*:$"  # "     rx_prio0_buf_discard:" with its value wrapped onto the next line
+_WRAP_VALUE = r"^[ \t]*[0-9]{1,20}[ \t]*$"
+
+
+def _repair_paste(df: pl.DataFrame) -> tuple[pl.Series, int] | None:
+    """The texts of `df` (line_no, text, is_marker) with what a paste did to counter lines undone, or None where
+    it did nothing: a tab after the colon (``rx_packets:\t333854100``: an editor's or a mail client's tabs) read
+    as ethtool's ": "; a value a mail client wrapped onto the next line (``     rx_csum_unnecessary:`` /
+    ``333854079``) joined back to its name, that line left blank. Also the number of values joined."""
+    t = pl.col("text")
+    tab = t.str.contains(":\t", literal=True).fill_null(False)
+    wrap = (t.str.contains(_WRAP_NAME) & t.shift(-1).str.contains(_WRAP_VALUE) & ~pl.col("is_marker")).fill_null(False)
+    got = df.select(tab.any().alias("tab"), wrap.sum().alias("wrap")).row(0, named=True)
+    if not got["tab"] and not got["wrap"]:
+        return None
+    out = df.with_columns(pl.when(tab).then(t.str.replace(r":\t[ \t]*", ": ")).otherwise(t).alias("text"))
+    if got["wrap"]:
+        out = out.with_columns(wrap.alias("_w")).with_columns(
+            pl.when(pl.col("_w")).then(t + " " + t.shift(-1).str.strip_chars(" \t"))
+            .when(pl.col("_w").shift(1).fill_null(False)).then(pl.lit("")).otherwise(t).alias("text"))
+    return out.get_column("text"), int(got["wrap"])
+
+
 def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
                  unparsed: list[pl.DataFrame], features: set[str], hosts: set[str],
                  info: list[dict] | None = None) -> tuple[pl.DataFrame, int, int]:
@@ -352,6 +382,19 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
         lf = lf.with_columns(pl.lit(0, dtype=pl.Int64).alias("sample_no"))
     df = lf.drop("pos").collect()
     flags = df.select(_FLAGS).row(0, named=True)
+    if flags["slow"]:  # lines that are not counters: a paste's tabs or wrapped values among them?
+        fixed = _repair_paste(df.select("line_no", "text", "is_marker"))
+        if fixed is not None:
+            text, wrapped = fixed
+            features.add("paste-repaired")
+            if wrapped:
+                features.add("wrapped-values")
+            lf = df.select("line_no", text).lazy()
+            for step in _LINE_STEPS:
+                lf = lf.with_columns(step)
+            lf = lf.with_columns(df.get_column("sample_no"))
+            df = lf.drop("pos").collect()
+            flags = df.select(_FLAGS).row(0, named=True)
     n_markers = int(flags["markers"] or 0)
     cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
     if not (flags["cand"] or flags["slow"] or flags["before"]):
