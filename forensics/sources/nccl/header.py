@@ -66,6 +66,9 @@ def _fast(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     return (out, ok) if ok.all() else (out.filter(ok), ok)
 
 
+_WORKER_ONLY = r"^(?:> ?|[ \t])*(?:\((?:[A-Za-z_][A-Za-z0-9_.-]{0,100})?(?: ?pid=[0-9]{1,9}(?:, ip=[0-9A-Fa-f.:]{1,45})?)?\) ?)+$"
+
+
 def _split_nccl_plan():
     text, tail, lvl = pl.col("text"), pl.col("tail"), pl.col("lvl")
     bare = text.str.starts_with("NCCL ")
@@ -75,7 +78,11 @@ def _split_nccl_plan():
         level = pl.when(tail.str.starts_with(lv + " ") | (tail == lv)).then(pl.lit(lv)).otherwise(level)
     # a head that is only a mail quote or an indent ("> NCCL version 2.20.5+cuda12.4", a paste indented as a
     # whole): as a bare line
-    quoted = sp.struct.field("field_0").str.contains(r"^(?:> ?|[ \t])+$").fill_null(False)
+    # and a head that is only Ray's or vLLM's worker prefix before a VERSION line ("(RayWorkerWrapper pid=663) NCCL
+    # version 2.21.5+cuda12.4": NCCL prints no host there), read as bare too (that line's prefix is not kept)
+    quoted = (sp.struct.field("field_0").str.contains(r"^(?:> ?|[ \t])+$")
+              | (sp.struct.field("field_1").str.starts_with("version ")
+                 & sp.struct.field("field_0").str.contains(_WORKER_ONLY))).fill_null(False)
     split = [pl.when(bare | quoted).then(pl.lit("")).otherwise(sp.struct.field("field_0")).alias("head"),
              pl.when(bare).then(text.str.slice(5)).otherwise(sp.struct.field("field_1")).alias("tail")]
     fields = [pl.when(lvl == "version").then(pl.lit("NCCL ") + tail)

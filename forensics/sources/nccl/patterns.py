@@ -7,7 +7,7 @@ import polars as pl
 
 
 NAME = "nccl"
-VERSION = 5  # 5: SGR colour codes as pasted (ESC, ^[, \\x1b, \\033, \\u001b, U+FFFD, or lost: "[36m") are read through (meta colour_codes; before, a Ray-coloured worker prefix lost every vLLM/Ray runtime_log row), and Ray's "[repeated Nx across cluster]" is taken off NCCL lines (meta ray_deduplicated; before, it ended config values: cuda_driver "12080 [repeated 14x across cluster]"); 4: nccl-tests failure lines, old all_gather rows without redop and root
+VERSION = 6  # 6: a VERSION line behind a Ray/vLLM worker prefix ("(RayWorkerWrapper pid=663) NCCL version 2.21.5+cuda12.4") is read as a bare one (was unparsed); 5: SGR colour codes as pasted (ESC, ^[, \\x1b, \\033, \\u001b, U+FFFD, or lost: "[36m") are read through (meta colour_codes; before, a Ray-coloured worker prefix lost every vLLM/Ray runtime_log row), and Ray's "[repeated Nx across cluster]" is taken off NCCL lines (meta ray_deduplicated; before, it ended config values: cuda_driver "12080 [repeated 14x across cluster]"); 4: nccl-tests failure lines, old all_gather rows without redop and root
 TABLES = ("nccl_log", "nccl_config", "nccl_tests", "nccl_desync", "rank_hosts", "runtime_log")
 DESCRIPTION = ("NCCL_DEBUG logs (INFO/WARN/TRACE, 2.4-2.30, launcher prefixes), PyTorch NCCL watchdog lines, "
                "nccl-tests output (result table, Avg bus bandwidth), the vLLM/Ray/torchrun/PyTorch log records around them")
