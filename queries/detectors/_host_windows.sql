@@ -91,7 +91,8 @@ WITH o AS (
 SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)) AS b, off IS NOT NULL AS aligned,
        avg(util_pct ORDER BY util_pct) AS gpu_util_pct, avg(power_w ORDER BY power_w) AS gpu_power_w,
        avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct ORDER BY mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
-       count(DISTINCT gpu) AS gpus
+       count(DISTINCT gpu) AS gpus,
+       median(epoch(align_ts(ts, off)) - epoch(time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)))) AS phase_s
 FROM o GROUP BY ALL;
 
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs
