@@ -16,6 +16,7 @@ import pytest
 from forensics.simulate.fmt_dcgm import DMON_COLUMNS, _dmon_line
 from forensics.sources import dcgm_dmon
 from forensics.sources._base import ParseContext
+from parse_kit import assert_same_result
 
 FIX = Path(__file__).parent / "fixtures" / "dcgm_dmon"
 REAL = sorted(p for p in FIX.glob("dcgm_dmon--*.txt"))
@@ -111,13 +112,7 @@ def _same(data: bytes, monkeypatch) -> list[bool]:
         slow = dcgm_dmon.parse(data, ctx)
         monkeypatch.setattr(dcgm_dmon, "FAST_MIN_LINES", 0)
         fast = dcgm_dmon.parse(data, ctx)
-        assert fast.lines == slow.lines
-        assert fast.meta == slow.meta
-        assert fast.unparsed.equals(slow.unparsed, null_equal=True)
-        assert fast.tables.keys() == slow.tables.keys()
-        for t in slow.tables:
-            assert fast.tables[t].schema == slow.tables[t].schema, t
-            assert fast.tables[t].equals(slow.tables[t], null_equal=True), t
+        assert_same_result(fast, slow)
     return taken
 
 

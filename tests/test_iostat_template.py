@@ -6,7 +6,6 @@ banner mid-file, reports without times, a few times only, CRLF, 12-hour times)."
 from __future__ import annotations
 
 import datetime as dt
-import random
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 
 from forensics.sources import iostat
 from forensics.sources._base import ParseContext
+from parse_kit import assert_same_result, damage
 
 FIX = Path(__file__).parent / "fixtures" / "iostat"
 CTXS = [
@@ -56,24 +56,9 @@ def _long(b: bytes, times: int = 6) -> bytes:
 
 
 def _damage(b: bytes, seed: int) -> bytes:
-    rng = random.Random(seed)
-    lines = b.split(b"\n")
     junk = [b"N/A", b"abc", b"1,5", b"", b"nan", b"12.0", b"Linux 5.4 (h2) \t01/02/21 \t_x86_64_\t(4 CPU)",
             b"#### forensics-sample ts=2026-11-30T10:15:02+00:00 argv=\"x\"", b"Time: 03:59:48 PM"]
-    for _ in range(6):
-        i = rng.randrange(len(lines))
-        op = rng.randrange(4)
-        if op == 0:
-            del lines[i]
-        elif op == 1:
-            lines.insert(i, rng.choice(junk))
-        elif op == 2:
-            words = lines[i].split(b" ")
-            words[rng.randrange(len(words))] = rng.choice(junk)
-            lines[i] = b" ".join(words)
-        else:
-            lines.insert(i, lines[i])  # a line twice: a device more, a header repeated
-    return b"\n".join(lines)
+    return damage(b, seed, junk, 6, "twice")  # twice: a device more, a header repeated
 
 
 def _mid(b: bytes, f) -> bytes:
@@ -110,21 +95,11 @@ def _read(data: bytes, ctx: ParseContext, monkeypatch, fast: bool, template: boo
     return iostat.parse(data, ctx)
 
 
-def _same(a, b) -> None:
-    assert a.lines == b.lines
-    assert a.meta == b.meta
-    assert a.unparsed.equals(b.unparsed, null_equal=True)
-    assert a.tables.keys() == b.tables.keys()
-    for t in b.tables:
-        assert a.tables[t].schema == b.tables[t].schema, t
-        assert a.tables[t].equals(b.tables[t], null_equal=True), t
-
-
 def _check(data: bytes, monkeypatch) -> None:
     for ctx in CTXS:
         tpl = _read(data, ctx, monkeypatch, True, True)
-        _same(tpl, _read(data, ctx, monkeypatch, True, False))
-        _same(tpl, _read(data, ctx, monkeypatch, False, False))
+        assert_same_result(tpl, _read(data, ctx, monkeypatch, True, False))
+        assert_same_result(tpl, _read(data, ctx, monkeypatch, False, False))
 
 
 @pytest.mark.parametrize("path", _fixtures(), ids=lambda p: p.name)

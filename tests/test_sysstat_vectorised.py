@@ -7,7 +7,6 @@ tables, the unparsed lines and the meta must be equal.
 from __future__ import annotations
 
 import datetime as dt
-import random
 import re
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from forensics.sources import iostat, sar
 from forensics.sources._base import ParseContext
+from parse_kit import assert_same_result, damage
 
 FIX = Path(__file__).parent / "fixtures"
 CTXS = [
@@ -42,24 +42,9 @@ def _shift(b: bytes) -> bytes:  # times 13 hours later: most files then pass mid
 
 
 def _damage(b: bytes, seed: int) -> bytes:
-    rng = random.Random(seed)
-    lines = b.split(b"\n")
     junk = [b"N/A", b"abc", b"1,5", b"", b"nan", b"Average:", b"LINUX RESTART (8 CPU)", b"COM note", b"  \t",
             b"#### forensics-sample ts=2026-11-30T10:15:02+00:00 argv=\"x\"", b"Linux 5.4 (h2) \t01/02/21 \t_x86_64_\t(4 CPU)"]
-    for _ in range(12):
-        i = rng.randrange(len(lines))
-        op = rng.randrange(4)
-        if op == 0:
-            del lines[i]
-        elif op == 1:
-            lines.insert(i, rng.choice(junk))
-        elif op == 2:
-            words = lines[i].split(b" ")
-            words[rng.randrange(len(words))] = rng.choice(junk)
-            lines[i] = b" ".join(words)
-        else:
-            lines[i] = lines[i].replace(b"  ", b" \t", 1)
-    return b"\n".join(lines)
+    return damage(b, seed, junk, 12, "tab")
 
 
 def _variants(p: Path):
@@ -79,13 +64,7 @@ def _same(mod, data: bytes, monkeypatch) -> None:
         slow = mod.parse(data, ctx)
         monkeypatch.setattr(mod, "FAST_MIN_LINES", 0)
         fast = mod.parse(data, ctx)
-        assert fast.lines == slow.lines
-        assert fast.meta == slow.meta
-        assert fast.unparsed.equals(slow.unparsed, null_equal=True)
-        assert fast.tables.keys() == slow.tables.keys()
-        for t in slow.tables:
-            assert fast.tables[t].schema == slow.tables[t].schema, t
-            assert fast.tables[t].equals(slow.tables[t], null_equal=True), t
+        assert_same_result(fast, slow)
 
 
 @pytest.mark.parametrize("path", _texts("sar"), ids=lambda p: p.name)
