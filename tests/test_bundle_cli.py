@@ -52,7 +52,7 @@ def test_loose_directory(tmp_path):
     d = tmp_path / "gpu-node-3"
     d.mkdir()
     (d / "kern.log").write_bytes(fixture("dmesg", "xe9680").read_bytes())
-    (d / "ethtool-eth2.txt").write_bytes(fixture("ethtool", "mlx5-xdp").read_bytes())
+    (d / "ethtool-eth2.txt").write_bytes(fixture("ethtool", "mlx5-xdp-kernel5.15").read_bytes())
     (d / "notes.md").write_text("the job slowed down at 10:15\n")
     (d / "dmesg.txt.gz").write_bytes(gzip.compress(fixture("dmesg", "decode-iso").read_bytes()))
     warnings = []
@@ -91,7 +91,7 @@ def _sosreport(root: Path, host: str) -> Path:
     (sos / "sos_commands/host").mkdir(parents=True)
     (sos / "sos_commands/kernel/dmesg").write_bytes(fixture("dmesg", "xe9680").read_bytes())
     (sos / "sos_commands/kernel/uname_-a").write_text(f"Linux {host} 5.15.0-112-generic #122-Ubuntu SMP x86_64 GNU/Linux\n")
-    (sos / "sos_commands/networking/ethtool_-S_ens1f0np0").write_bytes(fixture("ethtool", "mlx5-xdp").read_bytes())
+    (sos / "sos_commands/networking/ethtool_-S_ens1f0np0").write_bytes(fixture("ethtool", "mlx5-xdp-kernel5.15").read_bytes())
     (sos / "sos_commands/networking/ethtool_-i_ens1f0np0").write_text("driver: mlx5_core\n")
     (sos / "sos_commands/host/hostname").write_text(f"{host}.cluster.example\n")
     return sos

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -209,7 +210,12 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     # the prefix first: a soft break's next line carries it where the quoting came after the encoding
     from forensics.sources._base import hard_breaks, skip_elisions, split_lines, strip_hard_breaks_bytes
 
-    read = strip_prefix(data, prefix) if prefix else data
+    read = data
+    if prefix.rstrip() != prefix and mail_qp.looks_encoded(data[:SNIFF_BYTES]):
+        # a quoted blank line whose quote's trailing space the encoding wrote out ("> " -> ">=20"): the bare quote
+        bare = prefix.rstrip()
+        read = re.sub(rb"(?m)^" + re.escape(bare) + rb"=(?:20|09)(\r?)$", lambda m: bare + m.group(1), data)
+    read = strip_prefix(read, prefix) if prefix else read
     qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
     breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
     if not (prefix or qp or breaks):

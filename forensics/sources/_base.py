@@ -426,8 +426,8 @@ def read_capped(fh, cap: int | None = None, stats: Truncation | None = None, blo
 
 ELIDED = "elision mark: lines the paste's author left out"
 # "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --", "8<" scissors, alone on a
-# line (after mail quoting)
-RE_ELISION = (r"(?i)^(?:> ?)*\s*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+# line (after mail quoting, itself indented or not: "\t> > [...]")
+RE_ELISION = (r"(?i)^\s*(?:>\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
               r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
               r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
 

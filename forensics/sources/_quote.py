@@ -29,8 +29,10 @@ from collections import Counter
 # tables carry this beside the parsers' versions (forensics.ingest.run.parser_versions): reading a
 # paste without its prefix changes what any source's parser makes of such an input; it versions the
 # whole paste layer of sources.parse_pasted (2: lines ending in Markdown hard line breaks are read
-# without them, lines that only mark an elision such as "[...]" are skipped and counted)
-VERSION = 2
+# without them, lines that only mark an elision such as "[...]" are skipped and counted; 3: an elision mark
+# behind an indented quote ("\t> > [...]") is one too, and a quoted blank line of a quoted-printable mail
+# (">=20": the quote's trailing space encoded) is read as the bare quote)
+VERSION = 3
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
