@@ -948,6 +948,27 @@ def test_q_paste_that_starts_at_a_gpu_level_line_is_recognised_and_read():
     assert recognise(other)[0] != "nvidia_smi"
 
 
+def test_q_paste_that_starts_inside_a_sub_section_with_its_indent_lost():
+    # the real A10 -q cut at line 23 ("        Pending : N/A" of a section whose header is above the paste, then
+    # "    Serial Number"), pasted as is and with the record's 4-space indent taken off, read the way
+    # `forensics parse` reads a file (the paste layer first): before, the dedented form was recognised but
+    # its first line at column 0 was not the first line, so none of its 4-columns-left lines was read
+    from forensics.sources import parse_bytes
+
+    whole = load("q-a10-535-remap-pending.txt")
+    data = b"\n".join(whole.split(b"\n")[22:])
+    dedent = b"\n".join(t[4:] if t.startswith(b"    ") else t for t in data.split(b"\n"))
+    ref = sample(run(whole))
+    for form in (data, dedent):
+        name, res = parse_bytes(form, None, ParseContext(host="node01"))
+        assert name == "nvidia_smi"
+        assert res.unparsed.height == 0 and res.meta["variant"] == "q-text-fragment", res.unparsed.rows()[:3]
+        row = sample(res)
+        for col in ("uuid", "power_w", "temp_c", "ecc_dbe_aggregate"):
+            if col in row:
+                assert row[col] == ref[col], col
+
+
 def test_summary_table_of_driver_295_nb_layout():
     # an Ubuntu forums post (2012): `nvidia-smi` on driver 295.40, the table of drivers 270-295 ("Nb.",
     # "Volatile ECC SB / DB", "64 C", "577MB / 1023MB"). Before: 5 of its 14 lines unparsed, no row

@@ -123,10 +123,11 @@ GPU_KEYS_STRONG = frozenset({"gpu uuid", "vbios version", "product brand", "mino
 
 
 def dedented(texts: list[str]) -> bool:
-    """The paste starts with a GPU-level "Key : value" line at column 0: the record was pasted with its
-    4-space indent taken off (an editor's dedent, a quote layer), so every line sits 4 columns left."""
+    """The paste's first line at column 0 is a GPU-level "Key : value" line: the record was pasted with its
+    4-space indent taken off (an editor's dedent, a quote layer), so every line sits 4 columns left (lines
+    above it, indented, are the tail of a section cut above the paste: "        Pending : N/A")."""
     for t in texts[:50]:
-        if not t.strip() or t.startswith(MARKER_PREFIX):
+        if not t.strip() or t.startswith(MARKER_PREFIX) or t[:1] in (" ", "\t"):
             continue
         m = _KV.match(t.rstrip())
         return bool(m and not m.group(1) and m.group(2).lower() in GPU_KEYS)
