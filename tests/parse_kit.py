@@ -38,3 +38,14 @@ def damage(b: bytes, seed: int, junk: list[bytes], rounds: int, fourth: str) -> 
         else:
             lines.insert(i, lines[i])
     return b"\n".join(lines)
+
+
+def assert_fast_reads_as_slow(mod, data: bytes, ctxs, monkeypatch) -> None:
+    """`mod.parse` of `data` in each context gives the same result through its fast reader (FAST_MIN_LINES 0)
+    as through its line loop (the fast reader never taken)."""
+    for ctx in ctxs:
+        monkeypatch.setattr(mod, "FAST_MIN_LINES", 10**9)
+        slow = mod.parse(data, ctx)
+        monkeypatch.setattr(mod, "FAST_MIN_LINES", 0)
+        fast = mod.parse(data, ctx)
+        assert_same_result(fast, slow)

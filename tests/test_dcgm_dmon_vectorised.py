@@ -16,7 +16,7 @@ import pytest
 from forensics.simulate.fmt_dcgm import DMON_COLUMNS, _dmon_line
 from forensics.sources import dcgm_dmon
 from forensics.sources._base import ParseContext
-from parse_kit import assert_same_result
+from parse_kit import assert_fast_reads_as_slow
 
 FIX = Path(__file__).parent / "fixtures" / "dcgm_dmon"
 REAL = sorted(p for p in FIX.glob("dcgm_dmon--*.txt"))
@@ -107,12 +107,7 @@ def _same(data: bytes, monkeypatch) -> list[bool]:
     taken = []
     real = dcgm_dmon._fast
     monkeypatch.setattr(dcgm_dmon, "_fast", _recording(real, taken))
-    for ctx in CTXS:
-        monkeypatch.setattr(dcgm_dmon, "FAST_MIN_LINES", 10**9)
-        slow = dcgm_dmon.parse(data, ctx)
-        monkeypatch.setattr(dcgm_dmon, "FAST_MIN_LINES", 0)
-        fast = dcgm_dmon.parse(data, ctx)
-        assert_same_result(fast, slow)
+    assert_fast_reads_as_slow(dcgm_dmon, data, CTXS, monkeypatch)
     return taken
 
 

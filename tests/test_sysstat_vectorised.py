@@ -14,7 +14,7 @@ import pytest
 
 from forensics.sources import iostat, sar
 from forensics.sources._base import ParseContext
-from parse_kit import assert_same_result, damage
+from parse_kit import assert_fast_reads_as_slow, damage
 
 FIX = Path(__file__).parent / "fixtures"
 CTXS = [
@@ -59,12 +59,7 @@ def _variants(p: Path):
 
 
 def _same(mod, data: bytes, monkeypatch) -> None:
-    for ctx in CTXS:
-        monkeypatch.setattr(mod, "FAST_MIN_LINES", 10**9)
-        slow = mod.parse(data, ctx)
-        monkeypatch.setattr(mod, "FAST_MIN_LINES", 0)
-        fast = mod.parse(data, ctx)
-        assert_same_result(fast, slow)
+    assert_fast_reads_as_slow(mod, data, CTXS, monkeypatch)
 
 
 @pytest.mark.parametrize("path", _texts("sar"), ids=lambda p: p.name)
