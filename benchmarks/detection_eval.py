@@ -9,6 +9,13 @@ matrix is nodes 2/8/32/64 x sampling 1/5/10 s x captures of 3/15/60 minutes:
     python benchmarks/detection_eval.py --full         # every case at 2, 8, 32 and 64 nodes, healthy at all 36 cells (hours)
     python benchmarks/detection_eval.py --cases 'pfc_storm,link_flap@late' --nodes 8 --interval 5 --duration 15m
     python benchmarks/detection_eval.py --long-healthy # held-out healthy: 15 captures of 30-60 min, 142 node-hours
+    python benchmarks/detection_eval.py --full --node-counts 2,8     # one part of the matrix (~216 node-hours a set)
+    python benchmarks/detection_eval.py --full --node-counts 32,64   # the rest, on a quiet machine
+    python benchmarks/detection_eval.py --merge PART1.json PART2.json  # one report of the parts
+
+Every run writes a Markdown report and, beside it, the same results as JSON (rewritten after each bundle,
+so a run cut short keeps what it measured); ``--merge`` reads parts' JSON (the same mode, cases and cell,
+split by ``--node-counts``) and writes one report, listing the planned runs that no part holds.
 
 Scoring (forensics.detect.evaluate.score_strict): a finding (warning or worse) is true when it
 matches a fault or a labelled effect (kind, host, subject, window +-60 s); one whose ``caused_by``
@@ -33,6 +40,8 @@ import datetime as dt
 import json
 import math
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -85,7 +94,10 @@ def cases() -> list[tuple[str, bool]]:
             + [(s, False) for s in LATER])
 
 
-def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None) -> list[dict]:
+def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None,
+              node_counts: list[int] | None = None) -> list[dict]:
+    """The runs of one seed set; `node_counts` keeps those at these node counts (after planning, so that the
+    parts of a matrix split by node count are together exactly the whole plan)."""
     runs = []
     seed0 = HELDOUT_SEED0 if heldout else DEV_SEED0
     for i, (sc, same) in enumerate(cases()):
@@ -107,12 +119,81 @@ def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | No
                          "seed": seed0 + i})
     if heldout and mode != "full" and not only and not cell:
         runs = runs[::2]  # the held-out check is half the cases
-    return runs
+    return [r for r in runs if r["nodes"] in node_counts] if node_counts else runs
 
 
-def plan_long_healthy() -> list[dict]:
+def plan_long_healthy(node_counts: list[int] | None = None) -> list[dict]:
     return [{"scenario": "healthy", "same_host": False, "nodes": n, "interval_s": iv, "duration_s": d,
-             "seed": LONG_HEALTHY_SEED0 + k} for k, (n, iv, d) in enumerate(LONG_HEALTHY_CELLS)]
+             "seed": LONG_HEALTHY_SEED0 + k} for k, (n, iv, d) in enumerate(LONG_HEALTHY_CELLS)
+            if not node_counts or n in node_counts]
+
+
+def plan_sets(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None,
+              node_counts: list[int] | None = None) -> list[tuple[str, list[dict]]]:
+    """(title, runs) of each seed set of a mode: development and held-out, or the long healthy captures."""
+    if mode == "long-healthy":
+        return [(LONG_TITLE, plan_long_healthy(node_counts))]
+    sets = [(DEV_TITLE, plan_runs(mode, False, only, cell, node_counts))]
+    if heldout:
+        sets.append((HELDOUT_TITLE, plan_runs(mode, True, only, cell, node_counts)))
+    return sets
+
+
+DEV_TITLE, HELDOUT_TITLE = "development seeds", "held-out seeds (never used by the tests)"
+LONG_TITLE = "held-out hour-long healthy captures (never used by the tests)"
+
+
+def run_key(r: dict) -> tuple:
+    """What names a run: its scenario, cell and seed."""
+    return (r["scenario"], bool(r["same_host"]), int(r["nodes"]), float(r["interval_s"]), float(r["duration_s"]),
+            int(r["seed"]))
+
+
+def merge_parts(parts: list[dict]) -> tuple[list[tuple[str, list[dict], int]], list[str]]:
+    """One (title, results, runs planned) per seed set of the parts' results (each part a --full --node-counts run's JSON),
+    in plan order, and the problems found: parts of different plans, a run two parts hold, planned runs no
+    part holds, a part cut short. Raises ValueError for parts that cannot be one report (modes, cases or
+    cells differ)."""
+    if not parts:
+        raise ValueError("no part to merge")
+    plan_of = {(p["mode"], tuple(p.get("cases") or ()), tuple(p["cell"]) if p.get("cell") else None) for p in parts}
+    if len(plan_of) > 1:
+        raise ValueError(f"parts of different plans (mode, cases, cell): {sorted(plan_of, key=str)}")
+    mode, only, cell = next(iter(plan_of))
+    heldout = any(s["title"] == HELDOUT_TITLE for p in parts for s in p["sets"])
+    notes = [f"part {p.get('file', i + 1)}: cut short ({sum(len(s['results']) for s in p['sets'])} of "
+             f"{sum(s['planned'] for s in p['sets'])} runs)" for i, p in enumerate(parts) if not p.get("complete")]
+    merged = []
+    for title, planned in plan_sets(mode, heldout, list(only) or None, cell):
+        order = {run_key(r): i for i, r in enumerate(planned)}
+        got: dict[tuple, dict] = {}
+        for p in parts:
+            for s in p["sets"]:
+                if s["title"] != title:
+                    continue
+                for res in s["results"]:
+                    k = run_key(res)
+                    if k not in order:
+                        notes.append(f"{title}: {p.get('file', '?')} holds a run the plan has not: {k}")
+                    elif k in got:
+                        notes.append(f"{title}: run {k} is in two parts; the first kept")
+                    else:
+                        got[k] = res
+        missing = [r for r in planned if run_key(r) not in got]
+        if missing:
+            by_n: dict[int, int] = {}
+            for r in missing:
+                by_n[r["nodes"]] = by_n.get(r["nodes"], 0) + 1
+            notes.append(f"{title}: {len(got)} of {len(planned)} planned runs; missing "
+                         + ", ".join(f"{c} at {n} nodes" for n, c in sorted(by_n.items())))
+        merged.append((title, sorted(got.values(), key=lambda r: order[run_key(r)]), len(planned)))
+    return merged, notes
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its waited-for children."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def poisson_upper(k: int, conf: float = 0.95) -> float:
@@ -218,54 +299,139 @@ def report(title: str, results: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def parse_node_counts(text: str) -> list[int]:
+    try:
+        counts = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise SystemExit(f"--node-counts: comma-separated node counts, not {text!r}") from None
+    if not counts or counts[0] < 1:
+        raise SystemExit(f"--node-counts: positive node counts, not {text!r}")
+    return counts
+
+
+def git_head() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def main(argv=None) -> int:
+    argv = list(argv if argv is not None else sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="the quick subset (default)")
     mode.add_argument("--full", action="store_true", help="the whole matrix (hours; 64-node hours need ~5 GB of disk each)")
+    mode.add_argument("--long-healthy", action="store_true",
+                      help="only the held-out long healthy captures (142 node-hours: the false-finding rate)")
+    mode.add_argument("--merge", nargs="+", metavar="PART.json",
+                      help="merge parts' JSON results (runs of one plan split by --node-counts) into one report")
     ap.add_argument("--cases", default="", help="comma-separated scenario arguments (default: all)")
-    ap.add_argument("--nodes", type=int)
+    ap.add_argument("--nodes", type=int, help="run every case in this one cell (with --interval, --duration)")
     ap.add_argument("--interval")
     ap.add_argument("--duration")
+    ap.add_argument("--node-counts", help="only the plan's runs at these node counts (e.g. 2,8): one part of the "
+                    "matrix; not with --nodes, which names one cell")
     ap.add_argument("--no-heldout", action="store_true", help="skip the held-out seeds")
-    ap.add_argument("--long-healthy", action="store_true",
-                    help="only the held-out long healthy captures (142 node-hours: the false-finding rate)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--tag", default="", help="suffix of the results file name")
     args = ap.parse_args(argv)
-    mode_name = "full" if args.full else "quick"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        if args.cases or args.nodes or args.interval or args.duration or args.node_counts or args.no_heldout:
+            ap.error("--merge takes the plan from its parts: no --cases, --nodes, --interval, --duration, "
+                     "--node-counts or --no-heldout")
+        return merge_main(args, argv, out)
+    node_counts = parse_node_counts(args.node_counts) if args.node_counts else None
+    if node_counts and args.nodes:
+        ap.error("--node-counts filters the plan's node counts; --nodes runs one cell: use one of them")
+    mode_name = "full" if args.full else "long-healthy" if args.long_healthy else "quick"
     only = [c for c in args.cases.split(",") if c] or None
     cell = None
     if args.nodes or args.interval or args.duration:
         cell = (args.nodes or 8, parse_duration(args.interval or "5s"), parse_duration(args.duration or "3m"))
-    sets = [("development seeds", plan_runs(mode_name, False, only, cell))]
-    if args.long_healthy:
-        mode_name, sets = "long-healthy", [("held-out hour-long healthy captures (never used by the tests)",
-                                            plan_long_healthy())]
-    elif not args.no_heldout:
-        sets.append(("held-out seeds (never used by the tests)", plan_runs(mode_name, True, only, cell)))
+    sets = plan_sets(mode_name, not args.no_heldout, only, cell, node_counts)
+    if not any(runs for _, runs in sets):
+        raise SystemExit("no run in that plan (check --cases and --node-counts)")
+    tag = args.tag or (f"nodes{'-'.join(map(str, node_counts))}" if node_counts else "")
+    stem = out / f"detection_eval-{dt.date.today().isoformat()}-{mode_name}{('-' + tag) if tag else ''}"
+    doc = {"mode": mode_name, "cases": only or [], "cell": list(cell) if cell else None, "node_counts": node_counts,
+           "command": "python benchmarks/detection_eval.py " + " ".join(argv), "commit": git_head(),
+           "cpus": os.cpu_count(), "complete": False,
+           "sets": [{"title": t, "planned": len(runs), "results": []} for t, runs in sets]}
     load0 = os.getloadavg()
-    started = time.time()
-    body = []
+    started, cpu0 = time.time(), cpu_seconds()
+
+    def save(done: bool) -> None:
+        load = os.getloadavg()
+        doc.update(complete=done, wall_s=round(time.time() - started, 1), cpu_s=round(cpu_seconds() - cpu0, 1),
+                   load_start=round(load0[0], 2), load_now=round(load[0], 2),
+                   nice=os.nice(0) if hasattr(os, "nice") else None)
+        tmp_path = stem.with_suffix(".json.tmp")
+        tmp_path.write_text(json.dumps(doc, indent=1))
+        tmp_path.replace(stem.with_suffix(".json"))
+
     with tempfile.TemporaryDirectory() as tmp:
-        for title, runs in sets:
-            results = []
+        for (title, runs), part in zip(sets, doc["sets"]):
             for r in runs:
                 res = run_one(r, Path(tmp), Path(tmp) / "cache")
-                results.append(res)
+                part["results"].append(res)
+                save(False)
                 print(json.dumps({k: v for k, v in res.items() if k != "per_kind"}), flush=True)
-            body += report(title, results)
-    load1 = os.getloadavg()
-    head = [f"# Detection quality ({mode_name}), {dt.date.today().isoformat()}", "",
-            "Command: `python benchmarks/detection_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]) + "`",
+    save(True)
+    body = []
+    for part in doc["sets"]:
+        body += report(part["title"], part["results"])
+    head = [f"# Detection quality ({mode_name}{', node counts ' + ','.join(map(str, node_counts)) if node_counts else ''}), "
+            f"{dt.date.today().isoformat()}", "",
+            f"Command: `{doc['command']}` on commit {doc['commit']}; results as JSON: `{stem.with_suffix('.json').name}`"
+            + (f" (a part of the matrix: merge with the other node counts' parts by `--merge`)" if node_counts else ""),
             f"Confounders on, clock skew +-{SKEW_MS / 1000:g} s, 8 GPUs per node, scoring window +-60 s. "
-            f"Wall time {time.time() - started:.0f} s on {os.cpu_count()} CPUs; load average "
-            f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end (other work shared the machine).", ""]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"detection_eval-{dt.date.today().isoformat()}-{mode_name}{('-' + args.tag) if args.tag else ''}.md"
-    path.write_text("\n".join(head + body))
-    print(f"wrote {path}")
+            f"Wall time {doc['wall_s']:.0f} s, CPU time {doc['cpu_s']:.0f} s (this process and its children), "
+            f"nice {doc['nice']}, on {os.cpu_count()} CPUs; load average "
+            f"{doc['load_start']:.1f} at the start, {doc['load_now']:.1f} at the end (other work shared the machine).", ""]
+    stem.with_suffix(".md").write_text("\n".join(head + body))
+    print(f"wrote {stem.with_suffix('.md')} and {stem.with_suffix('.json')}")
+    return 0
+
+
+def merge_main(args, argv: list[str], out: Path) -> int:
+    parts = []
+    for name in args.merge:
+        try:
+            doc = json.loads(Path(name).read_text())
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"--merge: cannot read {name}: {e}") from None
+        doc["file"] = Path(name).name
+        parts.append(doc)
+    try:
+        merged, notes = merge_parts(parts)
+    except ValueError as e:
+        raise SystemExit(f"--merge: {e}") from None
+    mode_name = parts[0]["mode"]
+    stem = out / f"detection_eval-{dt.date.today().isoformat()}-{mode_name}-merged{('-' + args.tag) if args.tag else ''}"
+    head = [f"# Detection quality ({mode_name}, merged from {len(parts)} parts), {dt.date.today().isoformat()}", "",
+            "Command: `python benchmarks/detection_eval.py " + " ".join(argv) + "`", "",
+            "| part | command | commit | runs | wall s | CPU s | nice | load start-end | complete |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for p in parts:
+        head.append(f"| {p['file']} | `{p.get('command', '?')}` | {p.get('commit', '?')} | "
+                    f"{sum(len(s['results']) for s in p['sets'])} | {p.get('wall_s', '?')} | {p.get('cpu_s', '?')} | "
+                    f"{p.get('nice', '?')} | {p.get('load_start', '?')}-{p.get('load_now', '?')} | {p.get('complete')} |")
+    if len({p.get("commit") for p in parts}) > 1:
+        notes.append("the parts ran on different commits: the merged figures mix them")
+    head += [""] + ([f"- {n}" for n in notes] + [""] if notes else ["The parts together hold the whole plan.", ""])
+    body = []
+    for title, results, _ in merged:
+        body += report(title, results)
+    stem.with_suffix(".md").write_text("\n".join(head + body))
+    stem.with_suffix(".json").write_text(json.dumps({
+        "mode": mode_name, "cases": parts[0].get("cases", []), "cell": parts[0].get("cell"), "merged_from":
+        [p["file"] for p in parts], "notes": notes, "complete": not notes,
+        "sets": [{"title": t, "planned": n, "results": r} for t, r, n in merged]}, indent=1))
+    print(f"wrote {stem.with_suffix('.md')} and {stem.with_suffix('.json')}")
     return 0
 
 
