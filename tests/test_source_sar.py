@@ -152,6 +152,38 @@ def test_zh_locale_12_hour_times_xiawu():
     assert bad.unparsed["text"].to_list() == ["下午 02时28分01秒 1"]
 
 
+def test_zh_spaced_time_units_and_banner_date():
+    # the Netkiller book as OpenDocCN keeps it: zh_CN times and banner dates with a blank around each unit
+    # ("15 时 30 分 13 秒", "2017 年 03 月 08 日"); before, not recognised (0.3, banner dates unread) and every
+    # timed line unparsed
+    from forensics.sources import recognise
+    f = FIX / "sar--netkiller-zh-spaced-units-n-DEV-EDEV-SOCK.txt"
+    name, sn = recognise(f.read_bytes()[:65536])
+    assert name == "sar" and sn.confidence >= 0.9
+    r = parse_file(f.name, tz="Asia/Shanghai")
+    assert r.unparsed.height == 0 and r.meta["locale_times"] == "zh_CN"
+    d = r.tables["sar_net_dev"]
+    assert d.height == 4 and row(d, iface="eth0")["rxpck_s"] == 3.03
+    assert d["ts"].unique().to_list() == [dt.datetime(2017, 3, 8, 7, 30, 13, tzinfo=UTC)]
+    assert r.tables["sar_net_edev"].height == 4
+    g = r.tables["sar_generic"]
+    assert row(g, metric="tcp-tw")["value"] == 67 and g["ts"].max() == dt.datetime(2017, 3, 8, 7, 33, 30, tzinfo=UTC)
+    assert [c["line_no"] for c in r.meta["commands"]] == [1, 15, 29] and r.meta["average_lines"] == 11
+
+
+def test_zh_spaced_and_unspaced_units_read_alike():
+    from forensics.sources._sysstat.dates import zh_spaced_times
+    spaced = FIX.joinpath("sar--netkiller-zh-spaced-units-n-DEV-EDEV-SOCK.txt").read_bytes()
+    squeezed = spaced.replace(" 时 ".encode(), "时".encode()).replace(" 分 ".encode(), "分".encode()) \
+        .replace(" 秒".encode(), "秒".encode()).replace(" 年 ".encode(), "年".encode()) \
+        .replace(" 月 ".encode(), "月".encode()).replace(" 日".encode(), "日".encode())
+    a = sar.parse(spaced, ParseContext(host="h", file="f", tz="UTC"))
+    b = sar.parse(squeezed, ParseContext(host="h", file="f", tz="UTC"))
+    for t in ("sar_net_dev", "sar_net_edev", "sar_generic"):
+        assert a.tables[t].equals(b.tables[t]), t
+    assert zh_spaced_times("3 时 5 分 1 秒\n".encode()) is None  # sysstat prints two digits
+
+
 def test_midnight_rollover():
     text = BANNER + U_HDR.format(t="11:59:58 PM") + U_ROW.format(t="11:59:59 PM") + U_ROW.format(t="12:00:00 AM") \
         + U_ROW.format(t="12:00:01 AM")

@@ -50,7 +50,7 @@ def ko_kr_times(data: bytes) -> bytes | None:
 # zh_CN/zh_TW 12-hour times: glibc's t_fmt_ampm "%p %I时%M分%S秒" with am_pm "上午";"下午" (what `date +%r`
 # prints there: "下午 03时50分35秒"), in sar output where the time is printed in the 12-hour form. Read as the
 # "03:50:35 PM" they stand for; the 24-hour "15时50分35秒" (t_fmt) is read as it is (parse_tod).
-_ZH_AMPM = re.compile("(上午|下午) ?([0-9]{2})(?:时|時)([0-9]{2})分([0-9]{2})秒".encode())
+_ZH_AMPM = re.compile("(上午|下午) ?([0-9]{2}) ?(?:时|時) ?([0-9]{2}) ?分 ?([0-9]{2}) ?秒".encode())
 _ZH_PM = "下午".encode()
 
 
@@ -66,15 +66,44 @@ def zh_ampm_times(data: bytes) -> bytes | None:
     return None if out == data else out
 
 
+# zh_CN 24-hour times and banner dates with a blank on each side of the units ("15 时 05 分 29 秒",
+# "2017 年 03 月 08 日"): glibc prints them unspaced (t_fmt "%H时%M分%S秒", d_fmt "%Y年%m月%d日"), and the blanks
+# are put in afterwards, where a paste has gone through CJK/Latin auto-spacing ("pangu" spacing, as in the
+# OpenDocCN copy of the Netkiller Linux book). Read as the 24-hour and ISO forms they stand for; a spaced
+# time of a 12-hour paste ("下午 03 时 21 分 10 秒") is left to zh_ampm_times, which allows the blanks too.
+_ZH_SPACED_TIME = re.compile("(?<![0-9午])([0-9]{2}) (?:时|時) ([0-9]{2}) 分 ([0-9]{2}) 秒".encode())
+_ZH_SPACED_DATE = re.compile("(?<![0-9])([0-9]{4}) 年 ([0-9]{2}) 月 ([0-9]{2}) 日".encode())
+_ZH_SEC = " 秒".encode()
+
+
+def zh_spaced_times(data: bytes) -> bytes | None:
+    """`data` with zh 24-hour times and dates spaced out (``15 时 05 分 29 秒``, ``2017 年 03 月 08 日``) as
+    ``15:05:29`` and ``2017-03-08``; None when it has no such time (the input is left as is).
+
+    >>> zh_spaced_times("15 时 05 分 29 秒     CPU\\n".encode()), zh_spaced_times("15时05分29秒 CPU".encode())
+    (b'15:05:29     CPU\\n', None)
+    """
+    if data.isascii() or _ZH_SEC not in data:
+        return None
+    out = _ZH_SPACED_TIME.sub(rb"\1:\2:\3", data)
+    if out == data:
+        return None
+    return _ZH_SPACED_DATE.sub(rb"\1-\2-\3", out)
+
+
 def locale_times(data: bytes) -> tuple[bytes, str] | None:
     """(`data` with its localised times in the forms read everywhere, the locale's name), or None where it
-    has none: ko_KR (:func:`ko_kr_times`), zh 12-hour (:func:`zh_ampm_times`)."""
+    has none: ko_KR (:func:`ko_kr_times`), zh 12-hour (:func:`zh_ampm_times`), zh 24-hour spaced out
+    (:func:`zh_spaced_times`; the unspaced form is read as it is)."""
     if data.isascii():  # the usual case: one quick scan
         return None
     ko = ko_kr_times(data)
     if ko is not None:
         return ko, "ko_KR"
     zh = zh_ampm_times(data)
+    if zh is not None:
+        return zh, "zh_CN"
+    zh = zh_spaced_times(data)
     if zh is not None:
         return zh, "zh_CN"
     return None
