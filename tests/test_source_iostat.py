@@ -126,7 +126,7 @@ def test_t_timestamp_english_locale_pm_real_capture():
     assert set(d["ts"].to_list()) == {dt.datetime(2017, 7, 13, 9, 12, 21, tzinfo=UTC)} and set(d["ts_quality"]) == {"local"}
     assert row(d, device="sdb")["await_ms"] == 42.75 and row(d, device="sdb")["avgrq_sz_sectors"] == 423.29
     assert d["since_boot"].to_list() == [True] * 5 and r.tables["cpu_util"].height == 0
-    assert r.unparsed["line_no"].to_list() == [1]  # the shell prompt
+    assert r.unparsed.height == 0 and [c["line_no"] for c in r.meta["commands"]] == [1]  # the shell prompt
 
 
 @pytest.mark.parametrize("stamp,tz,expected,quality", [
@@ -269,7 +269,7 @@ def test_a_paste_indented_as_a_whole_is_recognised_and_read():
     d = res.tables["disk_io"].sort("line_no")
     assert d.select("device", "w_s", "wkb_s", "util_pct").rows()[0] == ("sda", 0.73, 25.64, 0.08)
     assert res.tables["cpu_util"]["idle_pct"].to_list() == [99.63, 98.02]
-    assert res.unparsed["text"].to_list() == ["    $ iostat -x 1 2"]
+    assert res.unparsed.height == 0 and res.meta["commands"] == [{"line_no": 1, "command": "$ iostat -x 1 2"}]
     # an indented sar paste is recognised the same way (the first lines of an indented `sar -n DEV 1`
     # in public notes on the 60-second checklist, search index file id 335654145)
     sar_text = (b"    $ sar -n DEV 1\n"
@@ -293,7 +293,7 @@ def test_a_paste_quoted_in_mail_and_wrapped_at_72_columns_is_read():
     nvme1 = d.filter(pl.col("device") == "nvme1n1").row(0, named=True)
     assert (nvme1["r_s"], nvme1["rkb_s"], nvme1["r_await_ms"], nvme1["aqu_sz"], nvme1["util_pct"]) == \
         (21484.2, 85936.8, 0.04, 0.82, 99.16)
-    assert res.unparsed["text"].to_list() == ["# iostat -dx 5"]
+    assert res.unparsed.height == 0 and res.meta["commands"][0]["command"] == "# iostat -dx 5"
     # a short row whose next line is not its tail is still reported, not joined
     cut = iostat.parse(b"Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %util\n"
                        b"sda 1.00 2.00\nsdb 1.00 2.00 3.00 4.00 0.00 0.00 5.00\n", ParseContext(host="h"))
@@ -337,8 +337,8 @@ def test_human_sysstat12_device_last_quoted_mail_is_recognised_and_read():
     _, r = parse_bytes(data, None, ParseContext(host="n1", file=name))
     df = r.tables["disk_io"]
     assert df.height == 12 and r.lines == 31
-    # the command line above and the closing code fence: the only lines not read, with their reasons
-    assert r.unparsed["line_no"].to_list() == [1, 31]
+    # the command line above (meta commands) and the closing code fence (the only line not read)
+    assert r.unparsed["line_no"].to_list() == [31] and [c["line_no"] for c in r.meta["commands"]] == [1]
     sda = df.filter(pl.col("device") == "sda").sort("line_no")
     assert sda["tps"].to_list() == [7.0, 5.0, 21.0, 5.0, 5.0, 1848.0]
     assert sda["kb_wrtn_s"].to_list()[-1] == pytest.approx(448.1 * 1024)  # "448.1M" in a kB column
@@ -374,5 +374,38 @@ def test_prompt_and_comment_lines_before_the_first_header():
     assert recognise((head + base).encode())[0] == "iostat"
     r = parse_text(head + base)
     assert r.tables["disk_io"].height == 14 and r.tables["cpu_util"].height == 1
-    assert r.unparsed["line_no"].to_list() == [1, 2]
-    assert set(r.unparsed["reason"]) == {"not iostat output (no header before it)"}
+    # the command line is a fact (meta commands), the comment typed at a prompt skipped and counted
+    assert r.unparsed.height == 0 and [c["line_no"] for c in r.meta["commands"]] == [2]
+    assert r.meta["skipped"] == {iostat.COMMENT: 1}
+
+
+GERRY = "iostat--gerry-zh-spaced-date-two-prompts-d-dx-ctrl-c.txt"
+
+
+def test_two_prompts_spaced_zh_banner_dates_and_ctrl_c():
+    # a real note: two `[root@host ~]# iostat ...` blocks, banner dates spaced out by CJK auto-spacing
+    # ("2019 年 08 月 19 日"), the ^C that stopped the second; before, 5 lines unparsed (both prompts, both
+    # banners, the ^C) and neither host nor date read
+    r = parse_file(GERRY)
+    assert r.unparsed.height == 0
+    assert [c["line_no"] for c in r.meta["commands"]] == [1, 18]
+    assert r.meta["commands"][1]["command"] == "[root@localhost ~]# iostat -dx 5"
+    assert r.meta["hosts"] == ["gerry", "localhost.localdomain"]
+    assert sum(r.meta["skipped"].values()) == 1  # the ^C
+    d = r.tables["disk_io"]
+    assert d.height == 19 and row(d, device="sdb", line_no=23)["w_s"] == 0.60
+    assert row(d, device="sda", line_no=5)["kb_read"] == 51703735
+
+
+def test_hash_lines_and_comments_above_a_report_are_skipped_and_counted():
+    # the same paste as a note-taker keeps it: a line of #, a comment, then the prompt and report
+    text = FIX.joinpath(GERRY).read_text()
+    noted = "##########################\n# 查看磁盘 IO (每 2 秒一次)\n" + text
+    r = parse_text(noted)
+    assert r.unparsed.height == 0 and r.lines == 39
+    assert [c["line_no"] for c in r.meta["commands"]] == [3, 20]
+    assert r.meta["skipped"] == {iostat.COMMENT: 2, iostat.INTERRUPT: 1}
+    assert r.tables["disk_io"].height == 19
+    # a prompt that runs something else stays unparsed
+    r = parse_text("[root@gerry ~]# uptime\n" + text)
+    assert r.unparsed["text"].to_list() == ["[root@gerry ~]# uptime"]

@@ -54,11 +54,12 @@ import polars as pl
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
+from forensics.sources._shell import take_shell_lines
 from forensics.sources._sysstat import reports as R
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 7  # 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+VERSION = 8  # 8: the shell around a paste is no longer unparsed: the prompt + iostat command lines go to meta["commands"] (as sar, numactl and nvidia-smi), the author's "# ..." and "#####" lines (also a comment typed at a prompt) and the "^C" that stopped a report are skipped and counted (meta skipped); banner dates of three words (zh_CN spaced out "2019 年 08 月 19 日", ko_KR "2021년 09월 10일") are read (host and date were lost, the banner unparsed); 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
 # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")
@@ -161,7 +162,43 @@ class _State:
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     with S.no_gc():
-        return _parse(data, ctx)
+        loc = S.dates.locale_times(data)
+        if loc is None:
+            dates = S.dates.locale_dates(data)
+            loc = (dates, "zh_CN/ko_KR dates") if dates is not None else None
+        res = _parse(loc[0] if loc else data, ctx)
+        if loc is not None:  # the banner dates (and -t times) read in the ISO/24-hour forms; unparsed lines as the file has them
+            res.meta["locale_times"] = loc[1]
+            if res.unparsed.height:
+                text = split_lines(data).get_column("text")
+                res.unparsed = res.unparsed.with_columns(text.gather(res.unparsed.get_column("line_no") - 1).alias("text"))
+    return _paste_shell(res)
+
+
+COMMENT = "comment line (# ...) added to the paste, not iostat output"
+INTERRUPT = "^C (the paste's Ctrl-C echo, not iostat output)"
+
+
+def _paste_shell(res: ParseResult) -> ParseResult:
+    """The shell around a paste, out of ``unparsed``: the prompt + iostat command lines (meta commands, as
+    sar, numactl and nvidia-smi put them), the author's ``# ...`` and ``#####`` lines and the ``^C`` that
+    stopped the report (meta skipped, counted). Other prompts and lines stay unparsed."""
+    if not res.unparsed.height:
+        return res
+    up, facts = take_shell_lines(res.unparsed, r"iostat(?=\s+-|\s+[0-9]|\s*$)")  # (its arguments: options, devices, interval)
+    if facts.get("commands"):
+        res.unparsed = up
+        res.meta = {**res.meta, "commands": facts["commands"]}
+    skipped = dict(res.meta.get("skipped", {}))
+    # (a comment typed at a prompt, "[root@node3 ~]# # disk stats while ...", is one too)
+    for why, rx in ((COMMENT, r"^\s*(?:[^#\n]{0,80}[$#%>]\s+)?#"), (INTERRUPT, r"^\s*\^C\s*$")):
+        mask = res.unparsed.get_column("text").str.contains(rx)
+        if mask.any():
+            skipped[why] = skipped.get(why, 0) + int(mask.sum())
+            res.unparsed = res.unparsed.filter(~mask)
+    if skipped:
+        res.meta = {**res.meta, "skipped": skipped}
+    return res
 
 
 def _parse(data: bytes, ctx: ParseContext) -> ParseResult:

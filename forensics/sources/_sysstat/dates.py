@@ -91,6 +91,20 @@ def zh_spaced_times(data: bytes) -> bytes | None:
     return _ZH_SPACED_DATE.sub(rb"\1-\2-\3", out)
 
 
+def locale_dates(data: bytes) -> bytes | None:
+    """`data` with banner dates of three words (ko_KR d_fmt ``2021년 09월 10일``, zh_CN spaced out
+    ``2019 年 08 月 19 日``) in the ISO form; None when it has none. For reports whose times are not
+    localised (iostat prints only the banner date unless -t), where :func:`locale_times` finds no time.
+
+    >>> locale_dates("(gerry) \\t2019 年 08 月 19 日 \\t_x86_64_".encode()), locale_dates(b"x")
+    (b'(gerry) \\t2019-08-19 \\t_x86_64_', None)
+    """
+    if data.isascii():
+        return None
+    out = _ZH_SPACED_DATE.sub(rb"\1-\2-\3", _KO_DATE.sub(rb"\1-\2-\3", data))
+    return None if out == data else out
+
+
 def locale_times(data: bytes) -> tuple[bytes, str] | None:
     """(`data` with its localised times in the forms read everywhere, the locale's name), or None where it
     has none: ko_KR (:func:`ko_kr_times`), zh 12-hour (:func:`zh_ampm_times`), zh 24-hour spaced out
