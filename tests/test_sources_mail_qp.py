@@ -13,7 +13,8 @@ from forensics.sources._mail_qp import decode, looks_encoded
 FIX = Path(__file__).parent / "fixtures"
 QP_OOPS = FIX / "dmesg" / "dmesg--linux-mm-mail-quoted-printable-kmem-cache-alloc-oops.txt"
 QP_JOURNAL = FIX / "dmesg" / "dmesg--linux-wireless-mail-qp-journal-cut-before-host-prog-pid.txt"
-STORED_QP = {QP_OOPS.name, QP_JOURNAL.name}  # fixtures kept as the archive stores them: encoded already
+QP_NEWLINES = FIX / "numactl" / "numactl--lkml-smba-v4-qp-0A-soft-breaks-cxl-node-joined-size-free.txt"
+STORED_QP = {QP_OOPS.name, QP_JOURNAL.name, QP_NEWLINES.name}  # fixtures kept as the archive stores them: encoded already
 SEVEN = ("dmesg", "ethtool", "iostat", "sar", "numactl", "nvidia_smi", "nccl")
 
 
@@ -102,3 +103,30 @@ def test_journal_lines_cut_before_the_host_in_a_qp_mail():
     assert (warn["boot_s"], warn["ts_quality"]) == (10.881037, "none")
     rax = log.filter(log["message"].str.starts_with("RAX:")).row(0, named=True)
     assert rax["message"].endswith("RCX: 0000000000000000") and rax["boot_s"] == 10.881085
+
+
+def test_every_line_ending_in_an_encoded_newline_and_a_soft_break():
+    # an x86/resctrl SMBA patch (v4 03/13) relayed by Exchange: every line ends "=0A=" (its newline encoded,
+    # then a soft break), the prose cut at 76 columns with plain soft breaks too. Before, the first "=0A="
+    # took every following line onto it: 0 rows (numactl 9.1% on H's file of the same series)
+    data = QP_NEWLINES.read_bytes()
+    assert looks_encoded(data) and decode(data).count(b"\n") == data.count(b"\n")
+    name, sn = recognise(data)
+    assert name == "numactl" and sn.confidence >= 0.9
+    _, r = parse_bytes(data, None, context_for(QP_NEWLINES))
+    assert r.meta["decoded"] == "quoted-printable" and r.lines == 16
+    nodes = r.tables["numa_nodes"].sort("node")
+    # "node 0 size: 63678 MB node 0 free: 59542 MB" as the author's mail has it: one line, both fields
+    assert nodes.select("node", "line_no", "cpu_count", "mem_total_mb", "mem_free_mb").rows() == \
+        [(0, 5, 17, 63678, 59542), (1, 7, 0, 16122, 15627)]
+    assert sorted(r.tables["numa_distances"]["distance"].to_list()) == [10, 10, 50, 50]
+    assert r.meta["commands"] == [{"line_no": 3, "command": "$numactl -H"}]
+    # the two prose lines (the second ends in a soft break: its "=0A=" is on line 16) are unparsed, as stored
+    assert r.unparsed["line_no"].to_list() == [1, 15]
+    assert r.unparsed["text"].to_list()[1].endswith("is greater=")
+
+
+def test_a_newline_encoded_inside_a_line_keeps_the_line_count():
+    # the form of a linux-mm reply whose quoted lines all sit on encoded lines ("=0A> node 0 size: 70=")
+    data = b"> $ numactl --hardware=0A> avail=\nable: 1 nodes (0)=0A> node 0 cpus: 0 1 2 3 4 5 6 7=0A> node 0 size: 70=\n007 MB=0A\n"
+    assert decode(data).count(b"\n") == data.count(b"\n")

@@ -56,7 +56,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 7  # 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 8  # 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
