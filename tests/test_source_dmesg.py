@@ -3,6 +3,7 @@ conversions, prefixes, continuation lines, sniffing and bad input."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import polars as pl
@@ -423,6 +424,78 @@ def test_journal_json_pretty_with_mail_wrapped_values():
     # quoted in a reply ("> "), the same entries
     q = parse(b"".join(b"> " + ln for ln in data.splitlines(keepends=True)), host=None)
     assert q.tables["kernel_log"]["message"].equals(k["message"]) and q.unparsed["text"][0].startswith("> Unless")
+
+
+def _pretty(obj: dict) -> str:
+    """One entry as `journalctl -o json-pretty` prints it (a tab a level, " : " after each key)."""
+    out = ["{"]
+    for n, (key, v) in enumerate(obj.items()):
+        end = "," if n < len(obj) - 1 else ""
+        if isinstance(v, list):
+            out += [f'\t"{key}" : ['] + [f'\t\t{json.dumps(x)}' + ("," if m < len(v) - 1 else "")
+                                          for m, x in enumerate(v)] + ["\t]" + end]
+        else:
+            out.append(f'\t"{key}" : {json.dumps(v)}{end}')
+    return "\n".join(out + ["}"]) + "\n"
+
+
+def test_journal_json_pretty_scans_only_the_lines_of_wrapped_strings(monkeypatch):
+    # a long json-pretty journal: only the object lines that open a string they do not close (the mail-wrapped
+    # MESSAGE of the linux-scsi paste) or hold a backslash have their characters scanned; each other line's
+    # brace depth is counted in polars (before: every character of every object line went through _scan)
+    from forensics.sources.dmesg import journal_json
+    name = "dmesg--linux-scsi-2020-journal-json-pretty-mail-wrapped-message.txt"
+    wrapped = (FIX / name).read_text()
+    entries = [json.loads(t) for t in journal_json.join_objects(wrapped.split("\n"))[0] if t.startswith("{")]
+    clean = "".join(_pretty(e) for e in entries)
+    data = (clean * 100 + wrapped + clean * 100).encode()
+    calls = []
+    scan = journal_json._scan
+    monkeypatch.setattr(journal_json, "_scan", lambda piece, *a: calls.append(piece) or scan(piece, *a))
+    r = parse(data, host=None)
+    assert r.tables["kernel_log"].height == 402 and r.unparsed["text"].str.starts_with("Unless").sum() == 1
+    # the wrapped MESSAGE lines: 3 in the first entry's (its first and its tail), 2 + 3 in the second's
+    assert 0 < len(calls) <= 8, calls
+    assert r.tables["kernel_log"]["message"].to_list()[:2] == r.tables["kernel_log"]["message"].to_list()[200:202]
+
+
+def test_journal_json_join_column_equals_the_line_scan():
+    # the vectorised join (polars depths, numpy sums) against the character scan, on every fixture and on
+    # generated json-pretty entries with strings holding braces, escaped quotes and backslashes, wrapped at
+    # random places, stray lines between them, and small line/character limits
+    import random
+    from forensics.sources.dmesg import journal_json as jj
+    texts = [f.read_text(errors="replace").split("\n") for f in sorted(FIX.parent.glob("*/*")) if f.is_file()]
+    rng = random.Random(7)
+    vals = ["x", "a{b", "c}d", "[e]", 'q\\"r', "back\\\\slash", "sp ace", "", "{", "}", "\u3000"]
+
+    def entry() -> list[str]:
+        d = {rng.choice(["MESSAGE", "_A", "__CURSOR"]) + str(i): rng.choice(vals) if rng.random() < .8
+             else [rng.choice(vals) for _ in range(rng.randint(0, 3))] for i in range(rng.randint(1, 6))}
+        out = []
+        for ln in json.dumps(d, indent=rng.choice([1, 8, "\t"]), ensure_ascii=False).replace("\\\\", "\\").split("\n"):
+            if rng.random() < .15 and len(ln) > 3:
+                cut = rng.randint(1, len(ln) - 1)
+                out += [ln[:cut], ln[cut:]]
+            else:
+                out += [ln] + ([rng.choice(["", "{", "prose", "}", " ]", '{ "k" : 1'])] if rng.random() < .05 else [])
+        return out
+    limits = [(jj.MAX_LINES, jj.MAX_CHARS)] * len(texts)
+    for _ in range(600):
+        texts.append([ln for _ in range(rng.randint(1, 6)) for ln in entry()])
+        limits.append((rng.choice([400, 5, 10]), rng.choice([1 << 16, 60, 200])))
+    folded = 0
+    for lines, (max_lines, max_chars) in zip(texts, limits):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(jj, "MAX_LINES", max_lines)
+            mp.setattr(jj, "MAX_CHARS", max_chars)
+            want, n = jj.join_objects(lines)
+            got, m = jj.join_column(pl.Series("text", lines, dtype=pl.String))
+        assert (got.to_list(), m) == (want, n), lines
+        folded += n
+    assert folded > 500  # (the generated entries are joined, not only left alone)
+    # polars strips what Python's str.strip() strips
+    assert set(jj.WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
 
 
 def test_journal_json_lines_wrapped_by_a_mail_client():

@@ -11,7 +11,7 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, ParseResult, result, split_lines, unparsed_frame
 from forensics.sources.dmesg.events import EVENT_COLUMNS
 from forensics.sources.dmesg.fields import _fields
-from forensics.sources.dmesg.journal_json import join_objects
+from forensics.sources.dmesg.journal_json import join_column
 from forensics.sources.dmesg.paste import hard_wrapped, module_list_wrapped, soft_wrapped, unquote
 from forensics.sources.dmesg.prefixes import (
     FACILITIES,
@@ -29,9 +29,6 @@ from forensics.sources.dmesg.untimed import UNTIMED, untimed_lines
 from forensics.sources.dmesg.routes import ROUTES
 
 _MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
-# a line that opens a journal JSON object left open (journal_json.starts_object, vectorised)
-_OPENS = (pl.col("text").str.strip_chars() == "{") | (
-    pl.col("text").str.strip_chars_start().str.starts_with('{ "') & ~pl.col("text").str.strip_chars_end().str.ends_with("}"))
 _CUT_HEAD = re.compile(RE_RAW_CUT.replace("^", "(?m)^", 1).encode())
 
 
@@ -59,12 +56,12 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     folded = 0
     if n_fixed < n:  # (a file of such lines only has no quote prefix or paste indent to take off)
         lines, original = unquote(lines.drop("_fixed"))
-        if b'"__REALTIME_TIMESTAMP"' in data and lines.select(_OPENS.any()).item():
+        if b'"__REALTIME_TIMESTAMP"' in data:
             # journal JSON: json-pretty objects, -o json lines a mail client wrapped
-            texts, folded = join_objects(lines["text"].to_list())
+            text, folded = join_column(lines["text"])
             if folded:
                 original = original if original is not None else lines
-                lines = lines.with_columns(pl.Series("text", texts, dtype=pl.String))
+                lines = lines.with_columns(text.alias("text"))
         lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
         n_fixed = int(lines["_fixed"].sum())
     cut = 0
