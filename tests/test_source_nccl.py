@@ -616,3 +616,55 @@ def test_ray_dedup_marks_on_nccl_lines_and_colour_codes_as_pasted():
         assert r.unparsed.height == 0, esc
     # an NCCL "[0m"-free line is left alone: "[0]" is a CUDA device, not a colour code
     assert log(res).filter(pl.col("line_no") == 22)["cuda_dev"].to_list() == [4]
+
+
+# --- Ray worker output as pasted: cut by interleaving, colour codes written out, the dedup mark wrapped ----
+RAY_CUT = "ray59778-rayworkerwrapper-ip-cut-mid-prefix"
+
+
+def test_ray_worker_lines_cut_by_interleaving_real_paste():
+    # ray-project/ray#59778: a paste whose first line lost its prefix's start ("WorkerWrapper pid=2361) k8s19:..."),
+    # an elision "[。。。" and a last line cut mid-prefix: what is NCCL is read, the two fragments are unparsed
+    res = parse_fixture(RAY_CUT)
+    assert log(res).height == 7 and res.lines == 9
+    assert row(res, 1)["host"] == "k8s19" and row(res, 2)["host"] == "k8s17"
+    assert reasons(res) == {8: "not an NCCL line", 9: "not an NCCL line"}
+    assert ("k8s17", 581, "env.NCCL_NCHANNELS_PER_PEER", "16") in cfg(res)
+
+
+def _ray_cut_variant() -> bytes:
+    # the real paste above in the forms vLLM/Ray pastes take (vllm-project/vllm#5537 shows the prefix as
+    # "ESC[36m(RayWorkerWrapper pid=14390)ESC[0m"): colour codes written out, line 3 cut after "k8s" by another
+    # worker's output (its rest, "17:581:581 [0] NCCL INFO ...", on the next line), Ray's dedup mark cut at its
+    # blank, a vLLM record behind the prefix
+    real = [ln for ln in (FIXTURES / "nccl").glob(f"nccl--{RAY_CUT}*.txt")][0].read_text().splitlines()
+    pre = "(RayWorkerWrapper pid=581, ip=10.225.128.18)"
+    col = [ln.replace(pre, f"ESC[36m{pre}ESC[0m") for ln in real[1:7]]
+    head, tail = col[1].split(" k8s17", 1)
+    return "\n".join([
+        f"ESC[36m{pre}ESC[0m INFO 12-30 10:02:11 pynccl.py:69] vLLM is using nccl==2.21.5",
+        col[0],                                   # 2: Trees
+        head + " k8s",                            # 3: cut mid-host
+        "17" + tail,                              # 4: the rest of it
+        col[2] + " [repeated 4x across",          # 5: the mark cut at its blank
+        "cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication)",
+        col[3], col[4], col[5],
+        head + " k8",                             # 10: cut mid-host, its rest no host of the file
+        "s99:581:581 [0] NCCL INFO Using network IB",
+    ]).encode() + b"\n"
+
+
+def test_ray_prefix_with_written_out_colour_cut_hosts_and_wrapped_dedup_mark():
+    res = NCCL.parse(_ray_cut_variant(), ParseContext(host="n1", file="ray.log"))
+    assert res.meta["colour_codes"] == 8  # lines with one
+    # a vLLM record behind the written-out colour codes is read (was unparsed: "ESC" left before the prefix)
+    assert res.tables["runtime_log"].get_column("line_no").to_list() == [1]
+    # line 4's host was cut by another worker's line: read whole from line 3's "k8s" (was host "17")
+    assert row(res, 4)["host"] == "k8s17" and res.meta["cut_hosts_joined"] == 1
+    # the wrapped dedup mark: off the NCCL line, its tail counted (was "cluster]" unparsed and the mark in the value)
+    assert ("k8s17", 581, "env.NCCL_MIN_P2P_NCHANNELS", "16") in cfg(res)
+    assert res.meta["ray_deduplicated"] == 1 and sum(res.meta["skipped"].values()) == 1
+    # where the two pieces make no host of the file, the row is not trusted: unparsed, with the reason
+    from forensics.sources.nccl.parser import CUT_HOST
+    assert reasons(res) == {3: "not an NCCL line", 10: "not an NCCL line", 11: CUT_HOST}
+    assert set(log(res).get_column("host")) == {"k8s17"} and res.lines == 11

@@ -104,8 +104,9 @@ _PT_COND = pl.col("text").str.contains(r"NCCL|atchdog|terminate called after thr
 
 
 # an SGR colour code as it reaches a paste: the escape byte itself, written out by a tool or a person (``^[``,
-# ``\x1b``, ``\033``, ``\e``, ``\u001b``), replaced by U+FFFD (a web page), or lost (``[36m``: digits needed)
-RE_COLOUR = r"(?:\x1b|\^\[|\\x1[bB]|\\033|\\e|\\u001[bB]|\x{FFFD})?\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m"
+# ``\x1b``, ``\033``, ``\e``, ``\u001b``, ``ESC`` as less and some issue templates show it), replaced by U+FFFD
+# (a web page), or lost (``[36m``: digits needed)
+RE_COLOUR = r"(?:\x1b|ESC|\^\[|\\x1[bB]|\\033|\\e|\\u001[bB]|\x{FFFD})?\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m"
 
 
 def strip_colour(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -119,6 +120,11 @@ def strip_colour(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
 
 _RAY_DEDUP = r" \[repeated [0-9]{1,9}x across cluster\]\s*$"
+# the mark cut by a terminal or a paste at its blank: " [repeated 4x across" at the end of an NCCL line, the next
+# line "cluster]" (with the rest of Ray's note "(Ray deduplicates logs by default. ...)" or its start)
+_RAY_DEDUP_HEAD = r" \[repeated [0-9]{1,9}x(?: across)?\s*$"
+_RAY_DEDUP_TAIL = r"^\s*(?:across\s+)?cluster\](?:\s*\(Ray deduplicates logs.*)?\s*$"
+RAY_NOTE = "the rest of Ray's dedup mark ([repeated Nx across cluster]) cut onto its own line"
 
 
 def strip_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -138,6 +144,23 @@ def strip_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return lines.with_columns(text), sub.height
 
 
+def join_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int, list[int]]:
+    """`lines` whose NCCL lines end in the first words of Ray's dedup mark (`` [repeated 4x across``) continued on
+    the next line (``cluster]``) without the mark, that next line emptied; (lines, how many, the emptied lines'
+    numbers: counted by the caller, not lost)."""
+    t = pl.col("text")
+    nxt = t.shift(-1)
+    hit = (t.str.contains(" NCCL ", literal=True) & t.str.contains(_RAY_DEDUP_HEAD)
+           & nxt.str.contains(_RAY_DEDUP_TAIL)).fill_null(False)
+    idx = lines.select(hit.arg_true()).to_series()
+    if not idx.len():
+        return lines, 0, []
+    text = lines.get_column("text")
+    heads = lines.select(t.str.replace(_RAY_DEDUP_HEAD, ""))[idx].to_series()
+    text = text.scatter(idx, heads).scatter(idx + 1, pl.Series([""] * idx.len(), dtype=pl.String))
+    return lines.with_columns(text), idx.len(), (lines.get_column("line_no")[idx + 1]).to_list()
+
+
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     """Parse NCCL debug output, PyTorch NCCL watchdog lines and nccl-tests output into nccl_log, nccl_config and
     nccl_tests."""
@@ -151,6 +174,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if b"x across cluster]" in data:  # Ray's log dedup mark on NCCL lines: not part of the NCCL message
         original = original if original is not None else lines
         lines, deduped = strip_ray_dedup(lines)
+    cut_notes: list[int] = []
+    if b"cluster]" in data and b"[repeated " in data:  # ... and the mark cut in two by a wrap
+        original = original if original is not None else lines
+        lines, k, cut_notes = join_ray_dedup(lines)
+        deduped += k
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
                                      "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync"),
@@ -188,6 +216,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     unparsed = _other_reasons(rest)[1] if rest.height else None
 
     log = _finish_log(log_parts)
+    cut_hosts = 0
+    if unparsed is not None and unparsed.height and log.height:  # lines cut into by another process's output
+        log, unparsed, cfg, cut_hosts = _cut_hosts(log, unparsed, cfg, lines)
     cfg = [c for c in cfg if c.height]
     if not cfg:
         cfg_df = schema.empty("nccl_config").select("line_no", "host", "pid", "rank", "cuda_dev", "key", "value")
@@ -204,12 +235,53 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     extra = {"colour_codes": coloured} if coloured else {}
     if deduped:
         extra["ray_deduplicated"] = deduped  # NCCL lines that stand for N across the cluster (Ray's mark taken off)
+    if cut_notes:
+        extra["skipped"] = {RAY_NOTE: len(cut_notes)}
+    if cut_hosts:
+        extra["cut_hosts_joined"] = cut_hosts  # a host cut by another process's line, read whole from the line before
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
                                      "nccl_tests": perf if perf is not None else schema.empty("nccl_tests"),
                                      "nccl_desync": desync if desync is not None else schema.empty("nccl_desync"),
                                      "rank_hosts": places if places is not None and places.height else schema.empty("rank_hosts"),
                                      "runtime_log": runtime if runtime is not None else schema.empty("runtime_log")},
                   up, hosts=hosts, variant=variant, **extra)
+
+
+# a worker prefix and the first letters of a host, the rest of the line lost to another process's output (Ray and
+# vLLM workers write to one stream: "(RayWorkerVllm pid=4098) gpu-no" then "de-1:4098:4098 [3] NCCL INFO ...")
+_CUT_HEAD = r"^\s*\([^()]{1,120}\)\s+([A-Za-z0-9][A-Za-z0-9._-]{0,62})\s*$"
+CUT_HOST = "NCCL line whose host was cut by another process's output (its first letters end the line before)"
+
+
+def _cut_hosts(log: pl.DataFrame, unparsed: pl.DataFrame, cfg: list[pl.DataFrame], lines: pl.DataFrame):
+    """Rows of NCCL lines that follow an unparsed line ending in a worker prefix and a host's first letters: where
+    those letters and the row's host make a host the file names elsewhere, the row takes it (the unparsed line
+    stays unparsed); where they make none, the row is not trusted (a wrong host): its line goes to unparsed with
+    :data:`CUT_HOST`. Returns (log, unparsed, cfg, rows whose host was joined)."""
+    heads = unparsed.select(pl.col("line_no") + 1, pl.col("text").str.extract(_CUT_HEAD, 1).alias("_frag")) \
+        .filter(pl.col("_frag").is_not_null())
+    if not heads.height:
+        return log, unparsed, cfg, 0
+    cut = log.join(heads, on="line_no", how="inner").select("line_no", "host", "_frag")
+    if not cut.height:
+        return log, unparsed, cfg, 0
+    known = set(log.filter(~pl.col("line_no").is_in(cut.get_column("line_no").implode())).get_column("host").drop_nulls().to_list())
+    joined = {ln: f + h for ln, h, f in cut.iter_rows() if h is not None and f + h in known}
+    drop = [ln for ln in cut.get_column("line_no").to_list() if ln not in joined]
+    if joined:
+        fix = pl.DataFrame({"line_no": list(joined), "_host": list(joined.values())},
+                           schema={"line_no": log.schema["line_no"], "_host": pl.String})
+        log = log.join(fix, on="line_no", how="left").with_columns(
+            pl.coalesce("_host", "host").alias("host")).drop("_host")
+        cfg = [c.join(fix, on="line_no", how="left").with_columns(pl.coalesce("_host", "host").alias("host")).drop("_host")
+               if c.height and "host" in c.columns else c for c in cfg]
+    if drop:
+        gone = pl.Series(drop, dtype=log.schema["line_no"]).implode()
+        lost = lines.filter(pl.col("line_no").is_in(gone)).select("line_no", "text", pl.lit(CUT_HOST).alias("reason"))
+        log = log.filter(~pl.col("line_no").is_in(gone))
+        cfg = [c.filter(~pl.col("line_no").is_in(gone)) if c.height else c for c in cfg]
+        unparsed = pl.concat([unparsed, lost.select(unparsed.columns).cast(unparsed.schema)]).sort("line_no")
+    return log, unparsed, cfg, len(joined)
 
 
 _LOG_TYPES = {c: t for c, t in schema.polars_schema("nccl_log").items() if c not in ("source", "file")}
