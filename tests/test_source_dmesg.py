@@ -498,6 +498,24 @@ def test_journal_json_join_column_equals_the_line_scan():
     assert set(jj.WHITESPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
 
 
+@pytest.mark.parametrize("indent", [b"  ", b"\t"])
+def test_journal_json_pretty_paste_indented_as_a_whole_is_read_without_the_indent(indent):
+    # the linux-scsi json-pretty paste under a further indent (a mail or forum paste): the sniffer reads an
+    # object at the indent of its opening brace (the JSON's own indent is relative to its braces), so the
+    # paste is indented on every line and read without it; before, with the objects joined flush left, the
+    # mail's two prose lines were the only indented ones, read as continuation lines: the indent was kept
+    # and the prose became kernel_log rows
+    from forensics.sources import paste_prefix, parse_bytes
+    data = (FIX / "dmesg--linux-scsi-2020-journal-json-pretty-mail-wrapped-message.txt").read_bytes()
+    pasted = b"\n".join(indent + ln if ln.strip() else ln for ln in data.split(b"\n"))
+    assert detect(pasted) == "dmesg" and paste_prefix("dmesg", pasted) == indent
+    _, plain = parse_bytes(data, "dmesg", ParseContext(file="x"))
+    _, got = parse_bytes(pasted, "dmesg", ParseContext(file="x"))
+    assert got.tables["kernel_log"]["message"].equals(plain.tables["kernel_log"]["message"])
+    assert got.tables["kernel_log"].height == 2 and got.unparsed["line_no"].to_list() == [18, 19]
+    assert got.meta["indented"] == indent.decode()
+
+
 def test_journal_json_lines_wrapped_by_a_mail_client():
     wrapped = parse("dmesg--walle-DERIVED-journal-json-lines-mail-wrapped-76.txt", host=None)
     whole = parse("dmesg--walle-journalctl-json-ext4-errors.txt", host=None)

@@ -53,11 +53,7 @@ def _pasted(data: bytes, prefix: bytes) -> bytes:
 
 # outputs the tool itself indents throughout (a -q paste that starts inside a GPU record): a further
 # indent is not told from the tool's own, so the paste is read as it is (and says so: nothing parsed)
-TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt",
-                 # journalctl -o json-pretty indents its fields itself; under a further indent the mail's two
-                 # prose lines between the objects read as indented continuation lines, so dmesg's sniffer is
-                 # surer of the paste with the indent and keeps it (they become kernel_log rows): a known limit
-                 "dmesg--linux-scsi-2020-journal-json-pretty-mail-wrapped-message.txt"}
+TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
 SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
 
 

@@ -53,7 +53,11 @@ def sniff(head: bytes) -> Sniff:
     if lines and len(head) >= 65536:
         lines = lines[:-1]  # may be cut mid-line
     if any('"__REALTIME_TIMESTAMP"' in ln for ln in lines):  # json-pretty objects, wrapped -o json lines
-        lines = join_objects(lines)[0]
+        joined = join_objects(lines)[0]
+        # an object keeps the indent of its opening brace (json-pretty indents its fields relative to
+        # that brace): a json-pretty paste indented as a whole is then indented on every line, as a
+        # paste of any other output is, and read without that indent below
+        lines = [ln[:len(ln) - len(ln.lstrip(" \t"))] + j if j != ln and j else j for ln, j in zip(lines, joined)]
     if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
         cut = min(len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip())  # lines stay continuations
         lines = [ln[cut:] for ln in lines]
