@@ -981,6 +981,20 @@ def test_summary_table_of_driver_295_nb_layout():
     assert (g["name"], g["driver_version"], g["persistence_mode"]) == ("GeForce GTX 550 Ti", "295.40", None)
 
 
+def test_summary_table_of_driver_290_with_the_index_escaped_as_markdown():
+    # the Arch wiki (Italian page, 2012) example of `nvidia-smi` on driver 290.10 with a GeForce 8500 GT, as the
+    # page's Markdown keeps it: the index written "0\\." and columns shifted a blank. Before: recognised, 3 lines
+    # unparsed and 0 rows ("passing by coverage" at 80%)
+    res = run(load("arch-wiki-it-2012-290-nb-table-8500gt-md-escaped-index.txt"))
+    assert res.unparsed.height == 0 and res.lines == 15
+    s = sample(res)
+    assert (s["gpu"], s["pci_bus_id"], s["fan_pct"], s["temp_c"]) == (0, "0000:01:00.0", 30.0, 62.0)
+    assert (s["mem_used_mib"], s["mem_total_mib"], s["power_w"], s["util_pct"]) == (42.0, 255.0, None, None)
+    g = res.tables["gpus"].row(0, named=True)
+    assert (g["name"], g["driver_version"]) == ("GeForce 8500 GT", "290.10")
+    assert "processes" not in res.tables or res.tables["processes"].height == 0  # "ERROR: Not Supported": no process
+
+
 def test_windows_summary_table_tcc_wddm_header():
     # a GPU report on a Windows laptop (driver 551.76): the table names the driver model ("TCC/WDDM", "WDDM")
     # where Linux prints Persistence-M. Before: the header, GPU and state lines unparsed, no gpu row

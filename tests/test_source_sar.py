@@ -184,6 +184,37 @@ def test_zh_spaced_and_unspaced_units_read_alike():
     assert zh_spaced_times("3 时 5 分 1 秒\n".encode()) is None  # sysstat prints two digits
 
 
+def test_timed_headers_with_average_rows_only_2_4_era():
+    # LKML 2001, "VM test on 2.4.16 (SMP)": sysstat 4's whole-run report mailed as its summaries (each section a
+    # titled timed header and its Average: lines, no interval row). Before: 0 rows, the Average: lines skipped
+    f = FIX / "sar--lkml-2001-2.4.16-smp-vm-test-A-averages-only-titled-wrapped.txt"
+    r = parse_file(f.name)
+    assert r.meta["averages_only"] is True and r.meta["variant"] == "text-averages-only"
+    cpu = r.tables["cpu_util"]
+    assert cpu["cpu"].to_list() == ["all", "0", "1"] and row(cpu, cpu="all")["system_pct"] == 64.94
+    assert cpu["ts"].null_count() == 3 and set(cpu["sample_no"]) == {0}  # a mean over the run: no time
+    assert row(r.tables["disk_io"], device="dev8-0")["tps"] == 125.66
+    assert row(r.tables["sar_queue"], line_no=45)["ldavg_1"] == 37.65
+    assert row(r.tables["sar_memory"], line_no=51)["kbmemfree"] == 173006
+    assert row(r.tables["sar_generic"], metric="cswch/s")["value"] == 20611.94
+    # what is not sar output or was wrapped by the mail stays unparsed: the titles, their ~~~ rules, the tails
+    assert set(r.unparsed["reason"]) == {"not a sar line (no leading time)"}
+    assert r.unparsed.filter(pl.col("text").str.contains("^ ?108541")).height == 1
+
+
+def test_average_rows_are_not_read_where_a_section_has_interval_rows():
+    # the table contract marks an average by the whole file (meta averages_only; no per-row column): a file
+    # with interval rows keeps its Average: lines as summaries, not rows
+    text = ("10:00:01 AM CPU %user %nice %system %iowait %steal %idle\n"
+            "10:00:02 AM all 1.00 0.00 1.00 0.00 0.00 98.00\n"
+            "Average: all 1.00 0.00 1.00 0.00 0.00 98.00\n"
+            "10:00:01 AM runq-sz plist-sz ldavg-1 ldavg-5 ldavg-15\n"
+            "Average: 1 200 0.10 0.20 0.30\n")
+    r = parse_text(text)
+    assert r.tables["cpu_util"].height == 1 and r.tables["sar_queue"].height == 0
+    assert "averages_only" not in r.meta and r.meta["average_lines"] == 2
+
+
 def test_midnight_rollover():
     text = BANNER + U_HDR.format(t="11:59:58 PM") + U_ROW.format(t="11:59:59 PM") + U_ROW.format(t="12:00:00 AM") \
         + U_ROW.format(t="12:00:01 AM")

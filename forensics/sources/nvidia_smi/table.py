@@ -52,7 +52,7 @@ _STRUCT = re.compile(
     r"|\|\s*(?:MIG devices|Processes):\s*\|"
     r"|\|.*(?:BAR1-Usage|Shared\s*\||CE\s+ENC\s+DEC).*\|"      # MIG devices header rows
     r"|\|\s*Nb\.\s+Name\s*\|.*\||\|\s*Fan\s+Temp\s+Power Usage\s*/Cap\s*\|.*\|"  # header rows, drivers 270-295
-    r"|\|\s*Compute processes:.*\||\|\s*[0-9]{1,3}\.\s+(?:ERROR: )?Not Supported\s*\|"  # their process block
+    r"|\|\s*Compute processes:.*\||\|\s*[0-9]{1,3}\\?\.\s+(?:ERROR: )?Not Supported\s*\|"  # their process block
     r")\s*$")
 _ROW1 = re.compile(r"^\|\s*([0-9]{1,3})\s+(.*?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
                    r"\s+(On|Off|N/A)\s*\|\s*(\S+)\s*\|\s*$")
@@ -60,7 +60,9 @@ _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|\s*(\S+
 # the table of drivers 270-295 (2011-2012, "NVIDIA-SMI 2.290.10", "3.295.40"): "0." for the index, ECC as
 # "SB / DB" (single- and double-bit volatile counts), "64 C", memory as "56%  577MB / 1023MB" (the memory
 # in use as a share, then MB as printed: these drivers' unit for the same MiB, 1023MB on a 1 GiB card)
-_ROW1_OLD = re.compile(r"^\|\s*([0-9]{1,3})\.\s+(.*?)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
+# A wiki page kept as Markdown writes the index "0\\." (the period escaped so it is not read as a list item:
+# the Arch wiki's 290.10 / GeForce 8500 GT example in every language): read as "0.".
+_ROW1_OLD = re.compile(r"^\|\s*([0-9]{1,3})\\?\.\s+(.*?)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
                        r"\s+(On|Off|N/A)\s*\|\s*(\S+)\s+(\S+)\s*\|\s*$")
 _ROW2_OLD = re.compile(r"^\|\s*(\S+)\s+(\S+ ?C|N/A)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|\s*(?:\S+%|N/A)\s+(\S+)\s*/\s*(\S+)\s*\|"
                        r"\s*(\S+)\s+(\S.*?)\s*\|\s*$")

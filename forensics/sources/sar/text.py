@@ -37,6 +37,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     host = st.row_host()
     is_num = S.is_number
     averages: list[tuple[int, str, str]] = []  # (line_no, text, the words after the Average: label)
+    headers: list[tuple[int, str, str]] = []  # (line_no, text, its words) of each timed section header
     for i, text in enumerate(texts):
         ln = i + 1
         s = text.strip()
@@ -106,6 +107,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
             st.restart(ln, extra, int(m.group(1)) if m else None, label)
             continue
         if header:
+            headers.append((ln, text, " ".join(rest)))
             continue  # header line: used, its time only advances the section clock
         try:
             b.add(ln, _fit(b, rest), extra)
@@ -115,6 +117,14 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
         # a report pasted as its summary lines only (`sar -n DEV 1 5 | grep Average`): no interval rows
         # to summarise, so the Average: lines are the data (one sample, no time)
         _averages_only(st, averages, host)
+        return st.finish(texts, variant="text-averages-only", date_order=order, date_order_assumed=assumed,
+                         date_source=None)
+    if averages and headers and not any(x.rows() for x in batches.values()):
+        # timed section headers with Average: lines under them and no interval row anywhere: sysstat 4 (2.4-era
+        # `sar -A` of a whole run, mailed as its summaries) or `sar ... | grep -v` of the samples. The Average:
+        # lines are the data, read as a paste of summaries only is (one sample, no time, meta averages_only):
+        # the table contract marks averages by the file, so this is done only where every row is one
+        _averages_only(st, sorted(headers + averages), host)
         return st.finish(texts, variant="text-averages-only", date_order=order, date_order_assumed=assumed,
                          date_source=None)
     return st.finish(texts, variant="text", date_order=order, date_order_assumed=assumed, date_source=date_source)
