@@ -215,6 +215,33 @@ def test_average_rows_are_not_read_where_a_section_has_interval_rows():
     assert "averages_only" not in r.meta and r.meta["average_lines"] == 2
 
 
+_NET = ("Linux 3.10.0 (h1) \t03/08/2017 \t_x86_64_\t(2 CPU)\n\n"
+        "10:00:01 AM     IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s\n")
+_ROW = "10:00:02 AM      eth0      3.03      1.01      0.18      0.16      0.00      0.00      0.00\n"
+
+
+@pytest.mark.parametrize("repeat", [1, sar.FAST_MIN_LINES])  # the line loop and the vectorised reader
+def test_a_timed_line_without_numbers_is_a_header_only_when_it_names_columns(repeat):
+    # before, any timed line without a number opened a section: "eth0 nan nan ..." became a header and the
+    # rows after it generic rows of that bogus section (a silent wrong table), "eth0 N/A ..." another
+    text = (_NET + _ROW * repeat + "10:00:03 AM      eth0      nan      nan      nan      nan      nan      nan      nan\n"
+            + _ROW + "10:00:05 AM      eth0      N/A       N/A       N/A       N/A       N/A       N/A       N/A\n"
+            + "10:00:06 AM      all is quiet\n")
+    r = parse_text(text)
+    n = repeat + 2
+    assert r.tables["sar_net_dev"].height == n and r.tables["sar_generic"].height == 0
+    assert r.tables["sar_net_dev"].sort("line_no")["rxpck_s"].to_list()[-2:] == [3.03, None]  # N/A: a row of nulls
+    assert dict(r.unparsed.select("line_no", "reason").rows()) == {
+        repeat + 4: "not a number: 'nan' in column rxpck/s",
+        repeat + 7: "3 values for 8 columns of section 'IFACE rxpck/s txpck/s rxkB/s txkB/s rxcmp/s txcmp/s rxmcst/s'"}
+    # every sar header form is still one
+    from forensics.sources.sar.sections import is_section_header
+    for hdr in ("dentunusd file-nr inode-nr pty-nr", "totsck tcpsck udpsck rawsck ip-frag tcp-tw", "tps rtps wtps bread/s",
+                "proc/s cswch/s", "kbhugfree kbhugused %hugused", "FAN rpm drpm DEVICE", "BUS idvendor idprod maxpower",
+                "MBfsfree MBfsused %fsused %ufsused Ifree Iused %Iused FILESYSTEM", "CPU wghMHz", "LINUX RESTART"):
+        assert is_section_header(hdr.split()), hdr
+
+
 def test_midnight_rollover():
     text = BANNER + U_HDR.format(t="11:59:58 PM") + U_ROW.format(t="11:59:59 PM") + U_ROW.format(t="12:00:00 AM") \
         + U_ROW.format(t="12:00:01 AM")

@@ -6,11 +6,11 @@ import re
 from typing import Any
 
 from forensics.sources import _sysstat as S
-from forensics.sources._base import ParseContext, ParseResult, result, unparsed_rows
+from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, result, unparsed_rows
 
 
 NAME = "sar"
-VERSION = 11  # 11: a report whose sections are timed headers with Average: lines under them and no interval row anywhere (sysstat 4, 2.4-era whole-run reports mailed as summaries) is read from its Average: lines (variant text-averages-only, meta averages_only, no time; was 0 rows, the lines skipped); a file with interval rows keeps its Average: lines as summaries (the contract marks averages per file); 10: zh_CN 24-hour times and banner dates with a blank around each unit ("15 时 05 分 29 秒", "2017 年 03 月 08 日", as CJK auto-spacing leaves a paste) are read as "15:05:29" and "2017-03-08" (meta locale_times zh_CN; before, such a file was not recognised and its timed lines unparsed); 9: zh 12-hour times ("下午 03时21分10秒", glibc zh_CN t_fmt_ampm) are read as "03:21:10 PM" (meta locale_times zh_CN; before, such a file was not recognised and every line unparsed); 8: the paste author's "# ..." lines are skipped and counted (meta skipped), a "# note" after a line's values is cut before reading it (meta comments_cut); 7: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 6: the command line above a paste (prompt + sar ...) goes to meta["commands"], not unparsed; 5: a paste of one report that names no header of the older list (-n TCP, ETCP, IP, ICMP, UDP, their v6 forms, -F, -m FAN/TEMP/IN/BAT/USB, Summary: blocks) is recognised (refused before); 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
+VERSION = 12  # 12: a timed line without numbers is a section header only where it names sar columns (a "%" or "/" word, a hyphenated name, an upper-case item, a typed-table column) and has no N/A value; else it is a row of the section in force (N/A: nulls; "nan": unparsed with the value named) where it read silently as a new section and the rows after it as rows of that bogus section; 11: a report whose sections are timed headers with Average: lines under them and no interval row anywhere (sysstat 4, 2.4-era whole-run reports mailed as summaries) is read from its Average: lines (variant text-averages-only, meta averages_only, no time; was 0 rows, the lines skipped); a file with interval rows keeps its Average: lines as summaries (the contract marks averages per file); 10: zh_CN 24-hour times and banner dates with a blank around each unit ("15 时 05 分 29 秒", "2017 年 03 月 08 日", as CJK auto-spacing leaves a paste) are read as "15:05:29" and "2017-03-08" (meta locale_times zh_CN; before, such a file was not recognised and its timed lines unparsed); 9: zh 12-hour times ("下午 03时21分10秒", glibc zh_CN t_fmt_ampm) are read as "03:21:10 PM" (meta locale_times zh_CN; before, such a file was not recognised and every line unparsed); 8: the paste author's "# ..." lines are skipped and counted (meta skipped), a "# note" after a line's values is cut before reading it (meta comments_cut); 7: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 6: the command line above a paste (prompt + sar ...) goes to meta["commands"], not unparsed; 5: a paste of one report that names no header of the older list (-n TCP, ETCP, IP, ICMP, UDP, their v6 forms, -F, -m FAN/TEMP/IN/BAT/USB, Summary: blocks) is recognised (refused before); 4: ko_KR times and banner dates (21시 47분 24초, 2021년 09월 10일), the 평균값: label, a banner with no blank before (N CPU); 3: a paste of Average: lines only is read as rows; 2: JSON nested past the recursion limit is unparsed
 TABLES = ("cpu_util", "disk_io", "sar_net_dev", "sar_net_edev", "sar_memory", "sar_queue", "sar_generic")
 DESCRIPTION = "sar text reports (-u -P -d -n DEV/EDEV -r -q -A ...), sadf -d and sadf -j: cpu, disk, net, memory, queue, generic"
 
@@ -44,6 +44,31 @@ _TYPED = (  # (test on the header set, table, column map, item header, item colu
     (lambda h: "runq-sz" in h, "sar_queue", S.QUEUE_COLS, None, None),
     (lambda h: "CPU" in h and ("%user" in h or "%usr" in h), "cpu_util", S.CPU_COLS, "CPU", "cpu"),
 )
+
+
+# a word of a section header: a column name of some sar report. Every header of sysstat 4-12 has one that shows it:
+# a "%" or "/" (%user, rxpck/s), a hyphenated name (runq-sz, file-nr, ip-frag), an upper-case item name (CPU,
+# IFACE, DEV, FILESYSTEM, LINUX RESTART), or a name of the typed tables (tps, kbmemfree, dentunusd)
+_HEADER_WORD = re.compile(r"^(?=.*[A-Za-z])(?:.*[%/].*|[A-Za-z][A-Za-z0-9]*-[A-Za-z0-9-]+)$")
+_KNOWN_COLUMNS = frozenset(S.DISK_COLS) | frozenset(S.CPU_COLS) | frozenset(S.NET_DEV_COLS) | \
+    frozenset(S.NET_EDEV_COLS) | frozenset(S.MEM_COLS) | frozenset(S.QUEUE_COLS) | frozenset(S.TEXT_COLS) | \
+    frozenset(("dentunusd", "totsck", "tcpsck", "udpsck", "rawsck", "kbhugfree", "kbhugused", "wghMHz"))
+
+
+def is_section_header(words: list[str] | tuple[str, ...]) -> bool:
+    """Whether a timed line without numbers is a section header: none of its words a 'not available' token
+    (a row of such values is data: ``eth0 N/A N/A``) and one of them a column name (:data:`_HEADER_WORD`,
+    an item name, a column of the typed tables). Else it is a row of the section in force (N/A values: nulls;
+    others: unparsed with the value named), never a new section.
+
+    >>> is_section_header(["IFACE", "rxpck/s"]), is_section_header(["dentunusd", "file-nr"])
+    (True, True)
+    >>> is_section_header(["all", "nan", "nan"]), is_section_header(["eth0", "N/A", "N/A"])
+    (False, False)
+    """
+    if any(w in NULL_TOKENS for w in words):
+        return False
+    return any(_HEADER_WORD.match(w) or S.is_item_header(w) or w in _KNOWN_COLUMNS for w in words)
 
 
 def _text_batch(hdr: tuple[str, ...]) -> S.Batch:

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult
-from forensics.sources.sar.sections import _AMPM_TOKENS, _AVERAGE, _NCPU, _ROLLOVER_S, _State, _fit, _text_batch
+from forensics.sources.sar.sections import (
+    _AMPM_TOKENS, _AVERAGE, _NCPU, _ROLLOVER_S, _State, _fit, _text_batch, is_section_header)
 
 
 # ---------------------------------------------------------------- text reports
@@ -79,8 +80,9 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
         elif rest[0] == "COM":
             st.comments.append(" ".join(rest[1:]))
             continue
-        elif not (is_num(rest[-1]) or is_num(rest[0])) and not any(is_num(t) for t in rest):
-            key = tuple(rest)  # a section header
+        elif not (is_num(rest[-1]) or is_num(rest[0])) and not any(is_num(t) for t in rest) \
+                and (tuple(rest) in batches or is_section_header(rest)):
+            key = tuple(rest)  # a section header; a line without numbers that names no column is a row (below)
             header = True
             b = batches.get(key)
             if b is None:

@@ -9,7 +9,7 @@ import polars as pl
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult, result, unparsed_frame
-from forensics.sources.sar.sections import NAME, TABLES, _AVERAGE, _NCPU, _ROLLOVER_S, _State, _text_batch
+from forensics.sources.sar.sections import NAME, TABLES, _AVERAGE, _NCPU, _ROLLOVER_S, _State, _text_batch, is_section_header
 from forensics.sources.sar.text import _capture_day
 
 
@@ -99,6 +99,8 @@ def _parse_text_fast(lines: pl.DataFrame, ctx: ParseContext, data: bytes) -> Par
     hdrs = list(key_of)
     if any(h and h[-1] in S.TEXT_COLS for h in hdrs):
         return None  # free-text last column (sar -m USB): surplus words are joined by the line loop
+    if not all(is_section_header(h) for h in hdrs):
+        return None  # a timed line without numbers that names no column: a bad row, which the line loop reports
     width = max((len(h) for h in hdrs), default=0)
     kind = pl.col("kind")
     # the header in force on every line (reset by a banner), the section clock each header, data and
