@@ -307,3 +307,32 @@ def test_a_stall_of_one_sampler_is_no_clock_step(tmp_path):
     steps = a.bundle.con.execute("SELECT host, jump FROM det_clock_steps").fetchall()
     assert [h for h, _ in steps] == [host]
     assert abs(steps[0][1] - truth["step_s"]) < 0.05
+
+
+def _util_loop(path: Path, util_of) -> Path:
+    """A `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader -l 10` loop of 2 GPUs
+    over an hour, utilisation util_of(sample index, gpu)."""
+    t0 = dt.datetime(2026, 11, 30, 10, 0, 0, 117000)
+    rows = [f"{(t0 + dt.timedelta(seconds=10 * i)).strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]}, {g}, {util_of(i, g)} %"
+            for i in range(360) for g in range(2)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_checkpoints_then_a_dead_job_are_not_pulsing(tmp_path):
+    # full-matrix development run packet_drops 2x10s/60min seed 103: training with a checkpoint (GPUs idle
+    # for one 10 s sample) every 5 minutes, then the job aborted at minute 20 (NCCL error) and the GPUs
+    # idle to the end of the capture: 31% of samples busy, 69% idle, 9 swings a GPU read as pulsing
+    def ckpt_then_dead(i, g):
+        return 0 if i >= 120 or (i % 30 == 29) else 99
+    a = analyze_paths([_util_loop(tmp_path / "dead.csv", ckpt_then_dead)], host="gpu200",
+                      cache_dir=tmp_path / "c").findings.to_dicts()
+    assert not [f for f in a if f["kind"] == "pulsing_utilization"]
+
+    # the same dead tail after a job that really pulsed (GPUs taking turns every sample) still is
+    def pulse_then_dead(i, g):
+        return 0 if i >= 120 else (99 if (i + g) % 2 else 3)
+    b = analyze_paths([_util_loop(tmp_path / "pulse.csv", pulse_then_dead)], host="gpu200",
+                      cache_dir=tmp_path / "c").findings.to_dicts()
+    (p,) = [f for f in b if f["kind"] == "pulsing_utilization"]
+    assert p["severity"] == "warning" and "take turns" in p["summary"]
