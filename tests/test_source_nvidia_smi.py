@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from forensics.layout import format_marker
-from forensics.sources import ParseContext, nvidia_smi, registry
+from forensics.sources import ParseContext, nvidia_smi, parse_bytes, registry
 from forensics.sources.nvidia_smi import common as _nvsmi_common
 from test_sources_conformance import check_accounting
 
@@ -21,9 +21,16 @@ def load(name: str) -> bytes:
     return (FX / f"nvidia_smi--{name}").read_bytes()
 
 
+def parse_nvsmi(data: bytes, ctx: ParseContext):
+    """The nvidia_smi source as `forensics parse FILE --source nvidia_smi` reads a file."""
+    return parse_bytes(data, "nvidia_smi", ctx)[1]
+
+
 def run(data: bytes, **ctx):
+    # through the paste layer, as `forensics parse` reads a file (sources.parse_bytes: prefixes, quoted-printable,
+    # Markdown hard breaks, elisions), not the parser alone
     ctx.setdefault("host", "node01")
-    res = nvidia_smi.parse(data, ParseContext(**ctx))
+    res = parse_bytes(data, "nvidia_smi", ParseContext(**ctx))[1]
     check_accounting(res, data, "case")
     return res
 
@@ -441,7 +448,8 @@ def test_nvlink_h800_prompts_comments_and_raw_counters():
     assert len(reasons) == 2 and reasons[1] == "not part of nvidia-smi nvlink output"  # + a comment after the GPU
     res = run(load("nvlink-gt-r-8xh800-525-elided.txt"))
     assert nvl(res)["gpu"].unique().sort().to_list() == [0, 1, 2, 6, 7]
-    assert "elision" in res.unparsed.filter(pl.col("text") == "...")["reason"][0]
+    # the "..." the author put for the links left out: skipped and counted by the paste layer, not unparsed
+    assert res.unparsed.height == 0 and res.meta["skipped"] == {"elision mark: lines the paste's author left out": 1}
 
 
 def test_nvlink_tab_indented_v100_dgx2_and_old_g0_format():
@@ -523,10 +531,10 @@ def test_nvlink_marker_series_fast_path_equals_the_line_reader():
         if fast is not None:
             assert_frame_equal(schema.conform(fast[0], "nvlink_counters"), schema.conform(slow, "nvlink_counters")), name
             assert fast[1] == parts.meta and not parts.unparsed, name
-        res = nvidia_smi.parse(text.encode(), ctx)  # the public parser, whichever path it takes
+        res = parse_bytes(text.encode(), "nvidia_smi", ctx)[1]  # as `forensics parse` reads it, whichever path
         assert res.lines == len(lines) and res.tables["nvlink_counters"].height == slow.height, name
         assert res.unparsed.height == len(parts.unparsed), name
-    res = nvidia_smi.parse(cases["series"][0].encode(), ctx)
+    res = parse_nvsmi(cases["series"][0].encode(), ctx)
     t = res.tables["nvlink_counters"]
     assert t["sample_no"].unique().sort().to_list() == [0, 1, 2] and t["ts_quality"].unique().to_list() == ["sampled"]
     assert t.height == 3 * 6 * 12 * 2
@@ -689,7 +697,7 @@ def test_memory_lists_told_apart_by_values_not_by_order():
 def test_query_compute_apps_block_after_query_gpu_goes_to_processes():
     # experiment notes of an 8x H200 node: --query-gpu, a blank line, --query-compute-apps
     data = load("h200-query-gpu-then-compute-apps-not-found.txt")
-    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    res = parse_nvsmi(data, ParseContext(host="h"))
     assert res.unparsed.height == 0 and res.meta["variant"] == "csv-header+compute-apps"
     assert res.tables["gpu_samples"].height == 8
     p = res.tables["processes"]
@@ -711,7 +719,7 @@ def test_query_compute_apps_alone_nounits_and_bad_rows():
     from forensics.sources import recognise
 
     assert recognise(data)[0] == "nvidia_smi"
-    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    res = parse_nvsmi(data, ParseContext(host="h"))
     p = res.tables["processes"]
     assert p.select("pid", "command", "gpu_mem_used_mib").rows() == [(27220, "ollama.exe", 12497.0), (27221, "x", None)]
     assert res.unparsed.select("line_no", "reason").rows() == [
@@ -883,22 +891,22 @@ _TIMED = ("[ilyam@pc ~]$ time nvidia-smi --query-gpu=index,name,driver_version,t
 
 
 def test_prompt_and_shell_time_report_around_a_paste_are_facts_not_unparsed():
-    res = nvidia_smi.parse(_TIMED.encode(), ParseContext(host="h"))
+    res = parse_nvsmi(_TIMED.encode(), ParseContext(host="h"))
     check_accounting(res, _TIMED.encode(), "timed")
     assert res.unparsed.height == 0 and res.tables["gpu_samples"].height == 2
     (cmd,) = res.meta["commands"]
     assert cmd["line_no"] == 1 and "time nvidia-smi --query-gpu=index" in cmd["command"]
     assert res.meta["shell_time"] == [{"line_no": 6, "real_s": 0.388, "user_s": 0.007, "sys_s": 0.034}]
     # a lone `real` line, or the three lines out of order, is not a time report: unparsed as before
-    half = nvidia_smi.parse((_TIMED.rsplit("user", 1)[0]).encode(), ParseContext(host="h"))
+    half = parse_nvsmi((_TIMED.rsplit("user", 1)[0]).encode(), ParseContext(host="h"))
     assert half.unparsed["text"].to_list() == ["real\t0m0,388s"] and "shell_time" not in half.meta
     # real fixtures: the Windows prompt of a -q -d CLOCK paste and the `#`/`>` prompts of nvlink pastes
-    win = nvidia_smi.parse((FX / "nvidia_smi--q-d-clock-6gpu-398-windows-prompt.txt").read_bytes(), ParseContext())
+    win = parse_nvsmi((FX / "nvidia_smi--q-d-clock-6gpu-398-windows-prompt.txt").read_bytes(), ParseContext())
     assert win.unparsed.height == 0 and win.meta["commands"][0]["command"].endswith("nvidia-smi.exe -q -d CLOCK")
-    nvl = nvidia_smi.parse((FX / "nvidia_smi--nvlink-gt-r-8xh800-525-elided.txt").read_bytes(), ParseContext())
-    assert [c["line_no"] for c in nvl.meta["commands"]] and nvl.unparsed["text"].to_list() == ["..."]
+    nvl = parse_nvsmi((FX / "nvidia_smi--nvlink-gt-r-8xh800-525-elided.txt").read_bytes(), ParseContext())
+    assert [c["line_no"] for c in nvl.meta["commands"]] and nvl.unparsed.height == 0  # (its "...": an elision)
     # a line that only mentions nvidia-smi is not a command line
-    err = nvidia_smi.parse(b"nvidia-smi: command not found\n" + _TIMED.split("\n", 1)[1].encode(), ParseContext())
+    err = parse_nvsmi(b"nvidia-smi: command not found\n" + _TIMED.split("\n", 1)[1].encode(), ParseContext())
     assert "commands" not in err.meta and err.unparsed["text"].to_list()[0] == "nvidia-smi: command not found"
 
 
@@ -1047,6 +1055,6 @@ def test_hard_breaks_only_where_most_lines_have_one():
 def test_unparsed_lines_keep_their_hard_break_as_written():
     data = (b"==============NVSMI LOG============== \\\n\nTimestamp : Sun Apr 14 18:55:20 2019 \\\n"
             b"Driver Version : 396.54 \\\nthis is prose \\\n")
-    res = nvidia_smi.parse(data, ParseContext(host="h"))
+    res = parse_nvsmi(data, ParseContext(host="h"))
     assert res.meta["hard_breaks"] == 4
     assert res.unparsed.select("line_no", "text").rows() == [(5, "this is prose \\")]

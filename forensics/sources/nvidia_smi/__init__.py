@@ -143,22 +143,10 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
 
 def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    # (a paste's Markdown hard line breaks, quote prefixes, quoted-printable encoding and elision marks are
+    # the shared paste layer's: sources.parse_bytes / parse_pasted read the input without them first)
     lines = split_lines(data)
-    texts, breaks = lines["text"].to_list(), 0
-    # (a scan of the bytes, the lines only when one is there; a backslash alone first: one byte is a memchr
-    # scan, a two-byte needle ending in a newline crawls through every line end)
-    if b"\\" in data and (_HARD_BREAK_B in data or _HARD_BREAK_CRLF in data):
-        texts, breaks = strip_hard_breaks(texts)
-    if breaks:  # pasted from Markdown with " \" hard line breaks: read without them (unparsed lines keep them)
-        original = lines
-        lines = lines.with_columns(pl.Series("text", texts, dtype=pl.String))
-        res = _parse_lines(lines, texts, ctx)
-        if res.unparsed.height:
-            res.unparsed = res.unparsed.with_columns(
-                original["text"].gather(res.unparsed["line_no"] - 1).alias("text"))
-        res.meta["hard_breaks"] = breaks
-        return res
-    return _parse_lines(lines, texts, ctx)
+    return _parse_lines(lines, lines["text"].to_list(), ctx)
 
 
 def _parse_lines(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> ParseResult:
