@@ -668,3 +668,23 @@ def test_ray_prefix_with_written_out_colour_cut_hosts_and_wrapped_dedup_mark():
     from forensics.sources.nccl.parser import CUT_HOST
     assert reasons(res) == {3: "not an NCCL line", 10: "not an NCCL line", 11: CUT_HOST}
     assert set(log(res).get_column("host")) == {"k8s17"} and res.lines == 11
+
+
+def test_a_whole_line_after_a_cut_one_keeps_its_host_and_a_wrapped_ray_note_is_counted():
+    # the real paste's lines again: a line cut mid-host followed by a whole line of another worker (its own
+    # prefix: not a continuation, its host kept), and Ray's dedup mark with its note wrapped inside the URL
+    real = [ln for ln in (FIXTURES / "nccl").glob(f"nccl--{RAY_CUT}*.txt")][0].read_text().splitlines()
+    pre = "(RayWorkerWrapper pid=581, ip=10.225.128.18)"
+    text = "\n".join([
+        real[2].split(" k8s17", 1)[0] + " k8s1",  # 1: cut
+        real[3],                                   # 2: whole, with its prefix
+        real[4] + " [repeated 4x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to "
+                  "disable log deduplication, or see https://do",
+        "cs.ray.io/en/master/ray-observability/ray-logging.html#log-deduplication for more options.)",
+    ]).encode() + b"\n"
+    assert text.count(pre.encode()) == 3
+    res = NCCL.parse(text, ParseContext(host="n1", file="ray.log"))
+    assert log(res).get_column("host").to_list() == ["k8s17", "k8s17"] and "cut_hosts_joined" not in res.meta
+    assert reasons(res) == {1: "not an NCCL line"}
+    assert row(res, 3)["message"] == "NCCL_NCHANNELS_PER_PEER set by environment to 16."
+    assert res.meta["ray_deduplicated"] == 1 and sum(res.meta["skipped"].values()) == 1

@@ -119,12 +119,16 @@ def strip_colour(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return lines.with_columns(pl.when(has).then(t.str.replace_all(RE_COLOUR, "")).otherwise(t).alias("text")), n
 
 
-_RAY_DEDUP = r" \[repeated [0-9]{1,9}x across cluster\]\s*$"
+# (the first such line carries Ray's note after the mark: "(Ray deduplicates logs by default. ... for more options.)")
+_RAY_DEDUP = r" \[repeated [0-9]{1,9}x across cluster\](?:\s*\(Ray deduplicates logs.*)?\s*$"
 # the mark cut by a terminal or a paste at its blank: " [repeated 4x across" at the end of an NCCL line, the next
 # line "cluster]" (with the rest of Ray's note "(Ray deduplicates logs by default. ...)" or its start)
 _RAY_DEDUP_HEAD = r" \[repeated [0-9]{1,9}x(?: across)?\s*$"
 _RAY_DEDUP_TAIL = r"^\s*(?:across\s+)?cluster\](?:\s*\(Ray deduplicates logs.*)?\s*$"
-RAY_NOTE = "the rest of Ray's dedup mark ([repeated Nx across cluster]) cut onto its own line"
+# the note cut by a wrap (in its URL, say): the line after holds only the rest of it, up to "for more options.)"
+_RAY_NOTE_OPEN = r"\(Ray deduplicates logs"
+_RAY_NOTE_REST = r"^\S[^ ]*(?: [^ ]+){0,12} ?for more options\.\)\s*$"
+RAY_NOTE = "the rest of Ray's dedup mark or note ([repeated Nx across cluster] (Ray deduplicates logs ...)) cut onto its own line"
 
 
 def strip_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
@@ -153,12 +157,19 @@ def join_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int, list[int]]:
     hit = (t.str.contains(" NCCL ", literal=True) & t.str.contains(_RAY_DEDUP_HEAD)
            & nxt.str.contains(_RAY_DEDUP_TAIL)).fill_null(False)
     idx = lines.select(hit.arg_true()).to_series()
-    if not idx.len():
-        return lines, 0, []
     text = lines.get_column("text")
-    heads = lines.select(t.str.replace(_RAY_DEDUP_HEAD, ""))[idx].to_series()
-    text = text.scatter(idx, heads).scatter(idx + 1, pl.Series([""] * idx.len(), dtype=pl.String))
-    return lines.with_columns(text), idx.len(), (lines.get_column("line_no")[idx + 1]).to_list()
+    if idx.len():
+        heads = lines.select(t.str.replace(_RAY_DEDUP_HEAD, ""))[idx].to_series()
+        text = text.scatter(idx, heads)
+    # the note after a whole mark cut by a wrap: its rest alone on the next line
+    cut = (t.str.contains(_RAY_NOTE_OPEN) & ~t.str.contains("for more options.)", literal=True)
+           & nxt.str.contains(_RAY_NOTE_REST) & ~nxt.str.contains(" NCCL ", literal=True)).fill_null(False)
+    rest = lines.select(cut.arg_true()).to_series() + 1
+    gone = pl.concat([idx + 1, rest]).unique().sort()
+    if not gone.len():
+        return lines, 0, []
+    text = text.scatter(gone, pl.Series([""] * gone.len(), dtype=pl.String))
+    return lines.with_columns(text), idx.len(), (lines.get_column("line_no")[gone]).to_list()
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -171,13 +182,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # literal scan: Python's `in` crawls through NCCL's many "[" looking for "[0m")
     if n and lines.select(pl.col("text").str.contains("[0m", literal=True).any()).item():
         original, lines, coloured = lines, *strip_colour(lines)
+    cut_notes: list[int] = []
+    if b"cluster]" in data and b"[repeated " in data:  # Ray's dedup mark or its note cut by a wrap: joined first
+        original = original if original is not None else lines
+        lines, deduped, cut_notes = join_ray_dedup(lines)
     if b"x across cluster]" in data:  # Ray's log dedup mark on NCCL lines: not part of the NCCL message
         original = original if original is not None else lines
-        lines, deduped = strip_ray_dedup(lines)
-    cut_notes: list[int] = []
-    if b"cluster]" in data and b"[repeated " in data:  # ... and the mark cut in two by a wrap
-        original = original if original is not None else lines
-        lines, k, cut_notes = join_ray_dedup(lines)
+        lines, k = strip_ray_dedup(lines)
         deduped += k
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
@@ -262,7 +273,9 @@ def _cut_hosts(log: pl.DataFrame, unparsed: pl.DataFrame, cfg: list[pl.DataFrame
         .filter(pl.col("_frag").is_not_null())
     if not heads.height:
         return log, unparsed, cfg, 0
-    cut = log.join(heads, on="line_no", how="inner").select("line_no", "host", "_frag")
+    # (only a line that starts with its host continues the cut one: a line with its own worker prefix is whole)
+    bare = lines.join(heads, on="line_no", how="inner").filter(~pl.col("text").str.contains(r"^\s*\(")).select("line_no", "_frag")
+    cut = log.join(bare, on="line_no", how="inner").select("line_no", "host", "_frag")
     if not cut.height:
         return log, unparsed, cfg, 0
     known = set(log.filter(~pl.col("line_no").is_in(cut.get_column("line_no").implode())).get_column("host").drop_nulls().to_list())
