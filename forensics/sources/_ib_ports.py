@@ -7,6 +7,8 @@ import re
 
 import polars as pl
 
+from forensics.sources._bounded import int_or_none
+
 TS = pl.Datetime("us", "UTC")
 
 _STATE_NAMES = {"down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED", "active": "ACTIVE",
@@ -31,8 +33,10 @@ def _phys(text: str | None) -> str | None:
 def _lid(text: str | None) -> int | None:
     if not text:
         return None
+    if not text.lower().startswith("0x"):
+        return int_or_none(text, 0, (1 << 31) - 1)
     try:
-        v = int(text, 16) if text.lower().startswith("0x") else int(text)
+        v = int(text, 16)  # (int() reads any length in a power-of-two base)
     except ValueError:
         return None
     return v if 0 <= v < (1 << 31) else None

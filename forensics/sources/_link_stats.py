@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import re
 
+from forensics.sources._bounded import int_or_none
+
 IFCONFIG = "ifconfig"
 IP_LINK = "ip -s link"
 
@@ -105,6 +107,11 @@ def head_iface(line: str) -> tuple[str, str] | None:
     return None
 
 
+def _value(digits: str) -> int | None:
+    """A counter's digits as a number, None past int64 (any run of digits: int() refuses over 4,300)."""
+    return int_or_none(digits, 0, INT64_MAX)
+
+
 def _ifconfig_counters(s: str) -> list[tuple[str, str, int]] | None:
     """(counter, raw name, value) of one indented ifconfig line; None for a line without counters."""
     body = s.strip()
@@ -118,12 +125,12 @@ def _ifconfig_counters(s: str) -> list[tuple[str, str, int]] | None:
                 if name == "txqueuelen":
                     continue
                 counter = IFCONFIG_NAMES.get((d, name), f"{d.lower()}_{name}" if d else name)
-                out.append((counter, f"{d} {name}".strip(), int(v)))
+                out.append((counter, f"{d} {name}".strip(), _value(v)))
         return out or None
     if direction or body.startswith("collisions"):
         pairs = _NEW_KV.findall(body)
         if pairs:
-            return [(IFCONFIG_NAMES.get((direction, n), f"{direction.lower()}_{n}"), f"{direction} {n}".strip(), int(v))
+            return [(IFCONFIG_NAMES.get((direction, n), f"{direction.lower()}_{n}"), f"{direction} {n}".strip(), _value(v))
                     for n, v in pairs]
     return None
 
@@ -171,13 +178,13 @@ def read(lines: list[tuple[int, str]]) -> tuple[list[dict], set[int], list[tuple
             if title and _IP_VALUES.match(text):
                 vals = text.split()
                 if len(vals) <= len(title[1]):
-                    got = [(IP_NAMES.get((title[0], n), f"{title[0].lower()}_{n}"), f"{title[0]} {n}", int(v))
+                    got = [(IP_NAMES.get((title[0], n), f"{title[0].lower()}_{n}"), f"{title[0]} {n}", _value(v))
                            for n, v in zip(title[1], vals)]
                 title = None
         if got is None:
             skipped.append((ln, NO_COUNTERS[tool]))
             continue
-        good = [g for g in got if g[2] <= INT64_MAX]
+        good = [g for g in got if g[2] is not None]
         if len(good) < len(got):  # a value past int64: the line is not read (the caller keeps it unparsed)
             continue
         used.add(ln)

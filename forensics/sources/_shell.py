@@ -10,9 +10,12 @@ the tool (`tool_re`) at the start of the line or right after a prompt character.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import polars as pl
+
+from forensics.sources._bounded import INT32, int_or_none
 
 # bash's `time` keyword: "real\t0m0.022s" (TIMEFORMAT default, %3lR); a comma in locales that write one
 _TIME = re.compile(r"^\s*(real|user|sys)\s+([0-9]+)m([0-9]+(?:[.,][0-9]+)?)s\s*$")
@@ -25,8 +28,13 @@ def command_re(tool: str) -> str:
             + tool + r"(?:\.exe)?(?:\s|$)")
 
 
-def _seconds(m: re.Match) -> float:
-    return int(m.group(2)) * 60 + float(m.group(3).replace(",", "."))
+def _seconds(m: re.Match) -> float | None:
+    """The seconds a `time` line reports; None where its minutes are past a C int or its seconds are no
+    finite number (the runs of digits are untrusted: int() refuses over 4,300 of them, and float() reads
+    a few hundred as inf)."""
+    minutes = int_or_none(m.group(2), 0, INT32[1])
+    seconds = float(m.group(3).replace(",", "."))
+    return None if minutes is None or not math.isfinite(seconds) else minutes * 60 + seconds
 
 
 def take_shell_lines(unparsed: pl.DataFrame, tool_re: str) -> tuple[pl.DataFrame, dict]:
@@ -48,8 +56,11 @@ def take_shell_lines(unparsed: pl.DataFrame, tool_re: str) -> tuple[pl.DataFrame
             continue
         nxt = [_TIME.match(rows.get(ln + k, "")) for k in (1, 2)]
         if nxt[0] and nxt[1] and nxt[0].group(1) == "user" and nxt[1].group(1) == "sys":
+            secs = [_seconds(x) for x in (m, *nxt)]
+            if None in secs:  # (the block stays unparsed)
+                continue
             meta.setdefault("shell_time", []).append(
-                {"line_no": ln, "real_s": _seconds(m), "user_s": _seconds(nxt[0]), "sys_s": _seconds(nxt[1])})
+                {"line_no": ln, "real_s": secs[0], "user_s": secs[1], "sys_s": secs[2]})
             used += [ln, ln + 1, ln + 2]
     if not used:
         return unparsed, {}

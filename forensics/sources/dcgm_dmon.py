@@ -54,9 +54,10 @@ from forensics.sources._base import (
     split_lines,
     unparsed_rows,
 )
+from forensics.sources._bounded import INT32, int_or_none
 
 NAME = "dcgm_dmon"
-VERSION = 1
+VERSION = 2  # 2: a -d/--delay past a C int (any run of digits) is no delay (int() refused over 4,300 digits: the file was lost)
 TABLES = ("dcgm_dmon",)
 DESCRIPTION = ("dcgmi dmon -e <fields> series (DCGM 2.x-4.x): per sample and GPU/MIG/NVSwitch/link entity, SM active, "
                "SM occupancy, tensor/DRAM active, PCIe and NVLink bytes, power, clocks, utilisation, Xid")
@@ -126,7 +127,7 @@ def delay_ms(argv) -> int | None:
     for i, a in enumerate(args):
         v = a.split("=", 1)[1] if a.startswith("--delay=") else (args[i + 1] if a in ("-d", "--delay") and i + 1 < len(args) else None)
         if v is not None:
-            return int(v) if v.isdigit() and int(v) > 0 else None
+            return int_or_none(v, 1, INT32[1])  # (dcgmi reads -d into a C int; any run of digits: int() refuses over 4,300)
     return DEFAULT_DELAY_MS
 
 

@@ -82,7 +82,7 @@ from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 5  # 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
+VERSION = 6  # 6: an ifconfig / ip -s link counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
 TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40

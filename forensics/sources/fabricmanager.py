@@ -55,7 +55,7 @@ from forensics.sources._base import ParseContext, ParseResult, Sniff, local_to_u
 from forensics.sources.dmesg.months import month_number
 
 NAME = "fabricmanager"
-VERSION = 2  # 2: the log file's records are ts_quality local_zone_assumed (were local)
+VERSION = 3  # 3: a journal record's pid or a log record's tid past Int64 is null, the record kept (the strict cast lost the file); 2: the log file's records are ts_quality local_zone_assumed (were local)
 TABLES = ("fabricmanager_log",)
 DESCRIPTION = ("NVIDIA Fabric Manager log (/var/log/fabricmanager.log) and journal: NVSwitch fatal/non-fatal errors, "
                "GPU NVL errors, NVLink SHARP (multicast) team failures, start failures, port/trunk failures")
@@ -168,7 +168,7 @@ def _records(h: pl.DataFrame, ctx: ParseContext) -> pl.DataFrame:
              .otherwise(None))
     return d.select(
         "line_no", "lines", "ts", "ts_quality",
-        pl.col("level"), pl.col("tid").cast(pl.Int64), pl.col("pid").cast(pl.Int64), pl.col("ident"),
+        pl.col("level"), pl.col("tid").cast(pl.Int64, strict=False), pl.col("pid").cast(pl.Int64, strict=False), pl.col("ident"),
         pl.col("jhost").alias("host_in_log"),
         "message", "detail", "event", fatal.alias("fatal"),
         pl.coalesce(pl.col("sx").struct.field("2").cast(pl.Int64, strict=False),

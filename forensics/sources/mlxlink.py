@@ -25,7 +25,7 @@ port. The device and port come from the command line before it (``mlxlink -d <de
 prompt or a script's echo), a ``========== <name> ==========`` banner or the collector's marker
 (its argv). BERs are printed as ``<coef>E-<exp>``
 (``15E-255`` is mlxlink's "no error counted"); ``value_num`` holds numbers and BERs as floats,
-lists per lane stay text. mlxlink's ``-E-``/``-W-`` messages and other lines go to ``unparsed``.
+lists per lane stay text (a number past a float's range, such as a run of hundreds of digits, has none). mlxlink's ``-E-``/``-W-`` messages and other lines go to ``unparsed``.
 
 >>> from forensics.sources import ParseContext
 >>> sample = (b"$ sudo mlxlink -d mlx5_0 -p 1 -c\\n\\nOperational Info\\n----------------\\n"
@@ -40,15 +40,17 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
 
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
+from forensics.sources._bounded import INT32, int_or_none
 
 NAME = "mlxlink"
-VERSION = 1
+VERSION = 2  # 2: a port hint past Int32 (any run of digits) is no port (int() refused over 4,300 digits: the file was lost); a value past a float's range has no value_num (was inf)
 TABLES = ("mlxlink",)
 DESCRIPTION = ("mlxlink -m -c (NVIDIA MFT): link state, speed, FEC, troubleshooting verdict, module info and the "
                "physical counters and BER (symbol/effective/raw errors and BER, link down counter) per port")
@@ -124,7 +126,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     n = df.height
     hints = ctx.hints or {}
     device = hints.get("device")
-    port = int(hints["port"]) if str(hints.get("port", "")).isdigit() else None
+    port = int_or_none(str(hints.get("port", "")), *INT32)  # (the port column; a hint is any run of digits)
     cap = ctx.capture_time
     if cap is not None and cap.tzinfo is None:
         cap = cap.replace(tzinfo=dt.timezone.utc)
@@ -183,6 +185,7 @@ def _line(st: _Runs, line_no: int, text: str, nxt: str, sample_no: int, bad: lis
     if m and (st.section is not None or st.run >= 0 and not st.seen):
         key, value = m.group(1).strip(), m.group(2).strip()
         num = float(value) if _NUM.match(value) else None
+        num = num if num is None or math.isfinite(num) else None  # (a run of hundreds of digits reads as inf)
         st.rows.append((line_no, sample_no, st.run, st.ts, st.device, st.port, st.section, _field(key), key,
                         None if value in NULL_TOKENS else value, num))
         return

@@ -41,9 +41,10 @@ import polars as pl
 
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
                                      unparsed_rows)
+from forensics.sources._bounded import INT32, INT64, int_or_none
 
 NAME = "nccl_ras"
-VERSION = 2  # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
+VERSION = 3  # 3: an operation count past Int64 (the text report's 19 digits) and a JSON rank, GPU or pid past its column are null, the row kept (building the table raised: the file was lost); 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("nccl_ras",)
 DESCRIPTION = "NCCL RAS client reports (text, JSON, monitor): dead and missing processes and ranks, per-communicator mismatches"
 
@@ -124,13 +125,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         m = _RANK.match(text)
         if m and problem:
             rows.append({**base, "rank": int(m.group(1)), "status": m.group(2) or group.get("status"),
-                         "ops_launched": int(m.group(3)) if m.group(3) else (0 if "not launched" in s else group.get("ops")),
+                         "ops_launched": _ops(m.group(3)) if m.group(3) else (0 if "not launched" in s else group.get("ops")),
                          "gpu": int(m.group(4)) if m.group(4) else None, "nvml_gpu": int(m.group(5)) if m.group(5) else None,
                          "pid": int(m.group(6)) if m.group(6) else None, "node": m.group(7)})
             continue
         m = _GROUP.match(text)
         if m and problem:
-            group = {"ops": int(m.group(2)) if m.group(2) else (0 if "not launched" in s else None), "status": m.group(3)}
+            group = {"ops": _ops(m.group(2)) if m.group(2) else (0 if "not launched" in s else None), "status": m.group(3)}
             continue
         m = _MISSING.match(text)
         if m and problem:
@@ -180,9 +181,10 @@ def _parse_json(data: bytes, n: int, ctx: ParseContext) -> ParseResult:
                     if problem == "missing" and st.get("considered_dead"):
                         p = "DEAD"
                     rows.append({"line_no": 1, "naive": naive, "section": "json", "problem": p, "comm_hash": h,
-                                 "rank": _int(r.get("rank")), "gpu": _int(r.get("cuda_dev")), "nvml_gpu": _int(r.get("nvml_dev")),
-                                 "pid": _int(r.get("pid")), "node": str(r["host"]) if r.get("host") is not None else None,
-                                 "ops_launched": sum(v for v in counts.values() if isinstance(v, int)) if counts else None,
+                                 "rank": _int(r.get("rank"), INT32), "gpu": _int(r.get("cuda_dev"), INT32),
+                                 "nvml_gpu": _int(r.get("nvml_dev"), INT32), "pid": _int(r.get("pid"), INT64), "node": str(r["host"]) if r.get("host") is not None else None,
+                                 "ops_launched": _int(sum(v for v in counts.values() if _int(v, INT64) is not None), INT64)
+                                 if counts else None,
                                  "status": ("unresponsive" if st.get("unresponsive") else None) if problem == "missing" else
                                  ("async_error" if st.get("async_error") else "init_error" if st.get("init_state") not in (0, 7, None)
                                   else "abort" if st.get("abort_flag") else "finalize" if st.get("finalize_called") else "ok"),
@@ -194,5 +196,11 @@ def _parse_json(data: bytes, n: int, ctx: ParseContext) -> ParseResult:
     return _result(rows, [], n, ctx)
 
 
-def _int(v) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+def _int(v, bounds: tuple[int, int]) -> int | None:
+    """A JSON integer within its column's `bounds` (JSON numbers have no size), else None."""
+    return int_or_none(v, *bounds) if isinstance(v, int) else None
+
+
+def _ops(digits: str) -> int | None:
+    """An operation count as the text report prints it (up to 19 digits: past Int64 it is null)."""
+    return int_or_none(digits, *INT64)

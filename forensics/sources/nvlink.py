@@ -34,9 +34,10 @@ import re
 import polars as pl
 
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
+from forensics.sources._bounded import int_or_none
 
 NAME = "nvlink"
-VERSION = 2  # 2: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed
+VERSION = 3  # 3: an nvlink -e counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 2: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed
 TABLES = ("nvlink_links", "nvlink_errors")
 DESCRIPTION = "nvidia-smi nvlink -s (link state and speed) and -e (replay, recovery, CRC error counters) per GPU link"
 SNIFF_PRIORITY = 25  # before nvidia_smi, whose nvlink -gt reader would take the GPU lines
@@ -141,8 +142,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             m = _ERROR.match(text)
             if m and gpu is not None and not _TRAFFIC.match(text):
                 kinds.add("errors")
-                value = int(m.group(3))
-                if value > INT64_MAX:
+                value = int_or_none(m.group(3), 0, INT64_MAX)  # (any run of digits: int() refuses over 4,300)
+                if value is None:
                     bad.append((line_no, text, "counter value above 2^63-1"))
                     continue
                 errors.append({**stamp, **gpu, "link": int(m.group(1)), "counter": _snake(m.group(2)),

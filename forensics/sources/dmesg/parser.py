@@ -255,9 +255,11 @@ def _continuations(cont: pl.DataFrame, rows: pl.DataFrame, prog: pl.DataFrame | 
 
 
 def _merge(rows: pl.DataFrame, more: pl.DataFrame) -> pl.DataFrame:
-    """`more` (cast to the columns of `rows`) appended and all sorted by line_no (on a 170 k-row log a
-    concat and sort took 50-90 ms, merge_sorted 170-300 ms)."""
-    return pl.concat([rows, more.select([pl.col(c).cast(d) for c, d in rows.schema.items()])]).sort("line_no")
+    """`more` (cast to the columns of `rows`, null in those it lacks: a /dev/kmsg user record's ``dev``)
+    appended and all sorted by line_no (on a 170 k-row log a concat and sort took 50-90 ms, merge_sorted
+    170-300 ms)."""
+    return pl.concat([rows, more.select([pl.col(c).cast(d) if c in more.columns else pl.lit(None, dtype=d).alias(c)
+                                         for c, d in rows.schema.items()])]).sort("line_no")
 
 
 _KERNEL_COLS = ("line_no", "ts", "ts_quality", "boot_s", "raw_time", "facility", "level",
