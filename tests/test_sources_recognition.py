@@ -83,3 +83,37 @@ def test_unrecognised_file_is_one_line_exit_2(tmp_path):
     out = subprocess.run([FORENSICS, "parse", str(f)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "no source recognises it" in out.stderr
+
+
+def test_stated_source_is_weighed_through_the_paste_layer(tmp_path):
+    # `forensics parse --source S` judges a pasted S as recognition does: without the quote prefix, decoded
+    # where quoted-printable, without Markdown hard breaks (it weighed the raw text and warned before)
+    import quopri
+
+    from forensics.ingest.files import parse_file
+
+    quoted = FIX / "nvidia_smi" / "nvidia_smi--l-8xh100-570-markdown-blockquote-fenced.txt"  # a real quoted paste
+    summary, _ = parse_file(quoted, source="nvidia_smi")
+    assert "warning" not in summary, summary.get("warning")
+    assert summary["confidence"] >= SNIFF_ACCEPT and 'quoted "> "' in summary["recognition"]
+    assert summary["confidence"] == recognise(quoted.read_bytes())[1].confidence
+
+    raw = (FIX / "sar" / "sar--centos79-u-ALL-P-ALL.txt").read_bytes()
+    mailed = quopri.encodestring(b"".join(b"> " + ln for ln in raw.splitlines(True)).replace(b"  ", b" \t"))
+    path = tmp_path / "sar-mail.txt"
+    path.write_bytes(mailed)
+    summary, _ = parse_file(path, source="sar")
+    assert "warning" not in summary and summary["confidence"] >= SNIFF_ACCEPT
+    assert "quoted-printable" in summary["recognition"] and summary["decoded"] == "quoted-printable"
+    hard = tmp_path / "sar-breaks.txt"
+    hard.write_bytes(b"".join(ln.rstrip(b"\n") + b"  \\\n" for ln in raw.splitlines(True)))
+    summary, _ = parse_file(hard, source="sar")
+    assert "warning" not in summary and summary["hard_breaks"] > 0
+
+    # a quoted file that is clearly not S still says so, in one line
+    numactl = next(f for s, f in cases() if s == "numactl").read_bytes()
+    path = tmp_path / "numactl-quoted.txt"
+    path.write_bytes(b"".join(b"> " + ln for ln in numactl.splitlines(True)))
+    summary, _ = parse_file(path, source="sar")
+    assert summary["confidence"] == 0.0 and summary["warning"].startswith("does not look like sar output")
+    assert "\n" not in summary["warning"]

@@ -19,7 +19,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.ingest.sink import ParquetSink
-from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, paste_prefix, parse_pasted, recognise, sniff_as
+from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, paste_prefix, parse_pasted, recognise, sniff_pasted
 from forensics.sources._base import Truncation, cap_lines, read_capped
 
 CHUNK_BYTES = 64 << 20
@@ -153,7 +153,7 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
         raise ValueError("not a readable file")
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
-    found, verdict = (source, sniff_as(source, head)) if source else recognise(head, hints)
+    found, verdict = (source, sniff_pasted(source, head)) if source else recognise(head, hints)
     source = source or found
     # the file's modification time: the year of syslog/journal times that print none, failing --year
     mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)

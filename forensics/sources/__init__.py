@@ -89,6 +89,34 @@ def sniff_as(name: str, head: bytes) -> Sniff:
         return Sniff(0.0, f"its sniffer failed: {type(exc).__name__}")
 
 
+def sniff_pasted(name: str, head: bytes) -> Sniff:
+    """Source `name`'s verdict on `head` read as :func:`parse_bytes` reads it when told the source
+    (``forensics parse --source``): without the paste's quote prefix (and indent, see :func:`paste_prefix`),
+    decoded where it is a quoted-printable mail body, without Markdown hard line breaks; the raw head's
+    verdict where that is at least as sure. The reason says what was left out, as :func:`recognise`'s does."""
+    from forensics.sources import _mail_qp as mail_qp
+    from forensics.sources._base import Sniff
+    from forensics.sources._quote import describe, split_prefix
+
+    head = head[:SNIFF_BYTES]
+    raw = sniff_as(name, head)
+    if raw:
+        return raw
+    prefix = paste_prefix(name, head)
+    read, prefix, qp, breaks = _paste_read(head, prefix)
+    if not (prefix or qp or breaks):
+        return raw
+    got = sniff_as(name, read)
+    if got.confidence <= raw.confidence:
+        return raw
+    what = [f"read without the paste's prefix: {describe(prefix)}"] if any(split_prefix(prefix)) else []
+    if qp:
+        what.append("a quoted-printable mail body, decoded")
+    if breaks:
+        what.append(f"without the Markdown line breaks ' \\' ending {breaks} lines")
+    return Sniff(got.confidence, f"{got.reason} ({'; '.join(what)})")
+
+
 def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff]:
     """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
     then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
@@ -203,27 +231,11 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); a paste whose lines end in
     Markdown hard line breaks (a backslash) is read without them (meta ``hard_breaks``); lines that only
     mark an elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
-    from forensics.sources import _mail_qp as mail_qp
+    from forensics.sources._base import skip_elisions, split_lines
 
-    from forensics.sources._quote import strip_prefix
-
-    # the prefix first: a soft break's next line carries it where the quoting came after the encoding
-    from forensics.sources._base import hard_breaks, skip_elisions, split_lines, strip_hard_breaks_bytes
-
-    read = data
-    if prefix.rstrip() != prefix and mail_qp.looks_encoded(data[:SNIFF_BYTES]):
-        # a quoted blank line whose quote's trailing space the encoding wrote out ("> " -> ">=20"): the bare quote
-        bare = prefix.rstrip()
-        read = re.sub(rb"(?m)^" + re.escape(bare) + rb"=(?:20|09)(\r?)$", lambda m: bare + m.group(1), data)
-    read = strip_prefix(read, prefix) if prefix else read
-    qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
-    breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
+    read, prefix, qp, breaks = _paste_read(data, prefix)
     if not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
-
-    read = mail_qp.decode(read) if qp else read
-    if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
-        read, breaks = strip_hard_breaks_bytes(read)
     res = mod.parse(read, ctx)
     if breaks:
         res.meta["hard_breaks"] = breaks
@@ -235,6 +247,31 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     if qp:
         res.meta["decoded"] = "quoted-printable"
     return skip_elisions(res)
+
+
+def _paste_read(data: bytes, prefix: bytes) -> tuple[bytes, bytes, bool, int]:
+    """`data` as the paste layer reads it: (text without the paste's `prefix`, decoded where it is a
+    quoted-printable mail body, without Markdown hard line breaks; the prefix; whether it was decoded;
+    how many hard breaks were taken off). `data` itself (not copied) where none applies."""
+    from forensics.sources import _mail_qp as mail_qp
+    from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
+    from forensics.sources._quote import strip_prefix
+
+    # the prefix first: a soft break's next line carries it where the quoting came after the encoding
+    read = data
+    if prefix.rstrip() != prefix and mail_qp.looks_encoded(data[:SNIFF_BYTES]):
+        # a quoted blank line whose quote's trailing space the encoding wrote out ("> " -> ">=20"): the bare quote
+        bare = prefix.rstrip()
+        read = re.sub(rb"(?m)^" + re.escape(bare) + rb"=(?:20|09)(\r?)$", lambda m: bare + m.group(1), data)
+    read = strip_prefix(read, prefix) if prefix else read
+    qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
+    breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
+    if not (prefix or qp or breaks):
+        return data, prefix, False, 0
+    read = mail_qp.decode(read) if qp else read
+    if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
+        read, breaks = strip_hard_breaks_bytes(read)
+    return read, prefix, qp, breaks
 
 
 def paste_meta(prefix: bytes) -> dict:
