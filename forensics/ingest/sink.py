@@ -58,12 +58,19 @@ def _native_schema(table: str) -> pa.Schema:
     return schema.empty(table).to_arrow(compat_level=pl.CompatLevel.newest()).schema
 
 
+#: the tables' Parquet codec. LZ4 (Parquet's LZ4_RAW) rather than zstd (level 1): a simulated host-hour's 34 tables
+#: (2.3 M rows) written in 0.83x the CPU (0.336 -> 0.278 s, 6.7 -> 10.0 MB; benchmarks/parquet_write.py) and read
+#: faster: `forensics analyze` of the 64-node x 10 min bundle's cached tables (DuckDB) 6.42 -> 6.01 CPU s, 145 -> 178 MB
+#: (benchmarks/results/ingest-2026-12-07-issue21-write.md)
+COMPRESSION = "lz4"
+
+
 def table_writer(path: Path, table: str) -> pq.ParquetWriter:
-    """A ParquetWriter for frames of `table` (see :func:`arrow_rows`): zstd, the options of
+    """A ParquetWriter for frames of `table` (see :func:`arrow_rows`): :data:`COMPRESSION`, the options of
     :func:`column_options`, and no Arrow schema stored, so readers see the Parquet types, which
     are those of schemas/<table>.json. Used by `forensics parse --out` and the bundle ingest."""
     arrow = _native_schema(table)
-    return pq.ParquetWriter(path, arrow, compression="zstd", store_schema=False, **column_options(arrow))
+    return pq.ParquetWriter(path, arrow, compression=COMPRESSION, store_schema=False, **column_options(arrow))
 
 
 def arrow_rows(df: pl.DataFrame, table: str) -> pa.Table:
@@ -253,7 +260,7 @@ def move_tables(src: Path, dest: Path) -> None:
                 os.replace(f, target)
                 continue
             merged = pa.concat_tables([pq.read_table(target), pq.read_table(f)])
-            pq.write_table(merged, target, compression="zstd")
+            pq.write_table(merged, target, compression=COMPRESSION)
 
 
 def _rename_folder(folder: Path, target: Path) -> bool:
