@@ -135,3 +135,16 @@ def test_markdown_backslash_hard_breaks_are_read_without_them_for_any_source():
         assert res.rows() == want.rows() and res.unparsed.height == want.unparsed.height
         if res.unparsed.height:  # reported as the file has them
             assert all(t.endswith(" \\") for t in res.unparsed["text"].to_list())
+
+
+def test_unquoted_elision_mark_is_not_weighed_for_the_quote_prefix():
+    # a linux-mm reply (fixtures README): the replier's "[...]" left unquoted above seven "> " kernel lines; 7 of 8
+    # lines quoted was below SHARE, so the paste was not read as quoted (block_parts gave no prefix)
+    data = (FIX / "dmesg" / "dmesg--linux-mm-mail-elision-unquoted-before-quoted-kasan-trace.txt").read_bytes()
+    assert block_parts(data) == (b"> ", b"")
+    _, res = parse_bytes(data)
+    assert res.meta["quoted"] == "> " and res.unparsed.height == 0
+    assert res.meta["skipped"] == {"elision mark: lines the paste's author left out": 1}
+    assert res.tables["kernel_log"].height == 7
+    # the mark is left out of the weighing only: prose among quoted lines still counts against the share
+    assert block_parts(data.replace(b"[...]", b"On Sat 07-03-15 Sasha Levin wrote:")) == (b"", b"")

@@ -425,11 +425,8 @@ def read_capped(fh, cap: int | None = None, stats: Truncation | None = None, blo
 # --- lines a paste's author put in place of lines left out ------------------------------------
 
 ELIDED = "elision mark: lines the paste's author left out"
-# "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --", "8<" scissors, alone on a
-# line (after mail quoting, itself indented or not: "\t> > [...]")
-RE_ELISION = (r"(?i)^\s*(?:>\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
-              r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
-              r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
+# (the lines that only mark one: RE_ELISION, in the paste layer's _quote, which weighs them too)
+from forensics.sources._quote import RE_ELISION  # noqa: E402 - one pattern for the paste layer and the parsers
 
 
 def skip_elisions(res: ParseResult) -> ParseResult:

@@ -31,8 +31,10 @@ from collections import Counter
 # whole paste layer of sources.parse_pasted (2: lines ending in Markdown hard line breaks are read
 # without them, lines that only mark an elision such as "[...]" are skipped and counted; 3: an elision mark
 # behind an indented quote ("\t> > [...]") is one too, and a quoted blank line of a quoted-printable mail
-# (">=20": the quote's trailing space encoded) is read as the bare quote)
-VERSION = 3
+# (">=20": the quote's trailing space encoded) is read as the bare quote; 4: elision marks ("[...]") left
+# unquoted between the quoted lines are not weighed when the quote prefix is sought: "[...]" and seven
+# quoted lines was not a quoted paste before, 7/8 < SHARE)
+VERSION = 4
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
@@ -41,15 +43,24 @@ MIN_LINES = 2      # fewer prefixed lines than this: no block (one quoted line p
 SCAN_LINES = 400   # lines of the input's start weighed (the sniffers' window)
 MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
 
+# a line that only marks an elision: "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --",
+# an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]")
+RE_ELISION = (r"(?i)^\s*(?:>\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+              r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
+              r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
+_ELISION = re.compile(RE_ELISION.encode("utf-8"))
 _QUOTE_RUN = re.compile(rb"^(?:> ?)+")
 _INDENT = re.compile(rb"^[ \t]+")
 
 
 def _lines(head: bytes) -> list[bytes]:
+    """The non-blank lines of `head`'s start that are weighed: an elision mark the paste's author put
+    between quoted lines, unquoted ("[...]" before "> ..."), is the author's, not the quoted text's,
+    and is not weighed (the paste layer skips it: forensics.sources._base.skip_elisions)."""
     lines = head.split(b"\n", SCAN_LINES)[:SCAN_LINES]
     if len(lines) > 1 and not head.endswith(b"\n"):
         lines = lines[:-1]  # a last line perhaps cut by the head's end is not weighed
-    return [ln.rstrip(b"\r\n\t ") for ln in lines if ln.strip()]
+    return [t for ln in lines if (t := ln.rstrip(b"\r\n\t ")) and not _ELISION.match(t)]
 
 
 def _carried(lines: list[bytes], prefix: bytes) -> int:
