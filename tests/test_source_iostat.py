@@ -409,3 +409,21 @@ def test_hash_lines_and_comments_above_a_report_are_skipped_and_counted():
     # a prompt that runs something else stays unparsed
     r = parse_text("[root@gerry ~]# uptime\n" + text)
     assert r.unparsed["text"].to_list() == ["[root@gerry ~]# uptime"]
+
+
+def test_device_header_of_an_author_cut_column_subset_is_recognised():
+    # a study note kept only -x's write side ("Device w/s wkB/s w_await wareq-sz aqu-sz %util"): nothing after
+    # Device that the sniffer looked for (tps, r/s, rrqm/s), so no source recognised it; the parser read it already
+    from forensics.sources import recognise
+
+    data = (FIX / "iostat--zh-notes-x-y-fio-randwrite-column-subset-two-samples.txt").read_bytes()
+    name, verdict = recognise(data)
+    assert name == "iostat" and verdict.confidence >= 0.9
+    res = iostat.parse(data, ParseContext())
+    disk = res.tables["disk_io"]
+    assert disk["device"].to_list() == ["vdb", "vdb"] and disk["util_pct"].to_list() == [76.10, 55.70]
+    assert disk["w_await_ms"].to_list() == [1.77, 0.18] and res.unparsed.height == 0
+    # every column must be iostat's, two at least: a Device line of other words, or of one column, is no header
+    assert not iostat.sniff(b"Device            Model        Serial\nvdb  QEMU  1234\n")
+    assert not iostat.sniff(b"Device   %util\nvdb 3.0\n")
+    assert not sar.sniff(data)

@@ -59,13 +59,17 @@ from forensics.sources._sysstat import reports as R
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 8  # 8: the shell around a paste is no longer unparsed: the prompt + iostat command lines go to meta["commands"] (as sar, numactl and nvidia-smi), the author's "# ..." and "#####" lines (also a comment typed at a prompt) and the "^C" that stopped a report are skipped and counted (meta skipped); banner dates of three words (zh_CN spaced out "2019 年 08 月 19 日", ko_KR "2021년 09월 10일") are read (host and date were lost, the banner unparsed); 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+VERSION = 9  # 9: a Device header of iostat columns only, in any order and any subset of two or more (an author's cut of -x: "Device w/s wkB/s w_await wareq-sz aqu-sz %util") is recognised (refused before; the parser already read it); a new real fixture; 8: the shell around a paste is no longer unparsed: the prompt + iostat command lines go to meta["commands"] (as sar, numactl and nvidia-smi), the author's "# ..." and "#####" lines (also a comment typed at a prompt) and the "^C" that stopped a report are skipped and counted (meta skipped); banner dates of three words (zh_CN spaced out "2019 年 08 月 19 日", ko_KR "2021년 09월 10일") are read (host and date were lost, the banner unparsed); 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
 # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")
 DESCRIPTION = "iostat text (-x old/new column sets, basic, -m, -t, -p) and -o JSON: disk_io, cpu_util"
 
+# a Device header whose columns are all iostat's (two at least), whichever comes first: a column subset the
+# paste's author kept ("Device  w/s  wkB/s  w_await wareq-sz  aqu-sz  %util", the write side of -x)
+_SUBSET = "|".join(re.escape(c) for c in sorted(S.DISK_COLS, key=len, reverse=True))
 _SNIFF_TEXT = re.compile(r"(?m)^(?:> ?)*[ \t]*(?:avg-cpu:\s+%user|Device:?\s+(?:tps|r/s|rrqm/s)\s"
+                         rf"|Device:?(?:[ \t]+(?:{_SUBSET})){{2,}}[ \t]*\r?$"
                          r"|(?:tps|r/s|rrqm/s)\s[^\n]*\s(?:kB_read/s|MB_read/s|Blk_read/s|rkB/s|rMB/s|rsec/s)\s[^\n]*\sDevice:?[ \t]*$)")
 _SNIFF_JSON = re.compile(r'"(?:disk_device|avg-cpu)"\s*:')
 _DATEISH = re.compile(r'"(?:date|timestamp)"\s*:\s*"([^"]*)"')
