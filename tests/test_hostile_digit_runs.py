@@ -1,9 +1,10 @@
 """A run of 5,000 digits in each numeric field of a real fixture, one position at a time, for the parsers
 whose fields were read with a bare int() or a strict cast (int() refuses strings of over 4,300 digits with
-a ValueError; a polars cast of a number past Int64 raises): the file is parsed as ``forensics parse
---source`` reads it, with exact line accounting, and the line holding the run has one clear outcome: it is in
-``unparsed``, or its rows hold no integer the unchanged line did not give (the field is null, or the run was
-text such as a message) and no float that is not finite: never a crash, never a smaller number or inf read
+a ValueError; a polars cast of a number past Int64 raises), or with float() or a cast to Float64 (both read a
+number past a double's range as inf): the file is parsed as ``forensics parse --source`` reads it, with exact
+line accounting, and the line holding the run has one clear outcome: it is in ``unparsed``, or its rows hold
+no integer the unchanged line did not give (the field is null, or the run was text such as a message) and no
+table holds an infinite float the unchanged file did not: never a crash, never a smaller number or inf read
 from it."""
 from __future__ import annotations
 
@@ -31,13 +32,29 @@ CASES = [
     ("nccl_ras", "nccl_ras/nccl_ras--docs-mismatch-operation-counts-outlier-ranks.txt", None),  # operation counts
     ("nccl_ras", "nccl_ras/nccl_ras--docs-2.29.1-json-missing-rank.json", None),  # JSON numbers
     ("mlxlink", "mlxlink/mlxlink--bluefield3-100g-dac-two-ports-m-c-prompts.txt", slice(0, 30)),  # command's -p
-    ("infiniband", "infiniband/infiniband--ibstat-gpud-a100-ibpanic.txt", slice(0, 17)),  # ibstat base/SM lid
+    ("infiniband", "infiniband/infiniband--ibstat-gpud-a100-ibpanic.txt", slice(0, 17)),  # ibstat base/SM lid, rate
+    # fields read with float() or a cast to Float64: a run of hundreds of digits read as inf
+    ("dcgm_dmon", "dcgm_dmon/dcgm_dmon--llm-action-h800-dcgm318-nvlink-pcie-na-prompt.txt", None),  # cell values
+    ("dmesg", "dmesg/dmesg--netdev-mlx5-fatal-syndrome-hung-task-recovery-aborted.txt", slice(12, 20)),  # boot_s, duration_s
+    ("nvlink", "nvlink/nvlink--status-mlengineering-h100-elided-prompt.txt", None),  # speed_gbps
+    ("train_log", "train_log/train_log--megatron-issue756-mixtral-h100-timestamped.txt", None),  # step time, TFLOP/s, loss
+    ("train_log", "train_log/train_log--deepspeed-issue3742-megatron-deepspeed-samples-sec.txt", None),  # epoch, samples/s
+    ("train_log", "train_log/train_log--torchtitan-pr3393-rank0-prefix.txt", None),  # loss, tps, tflops, mfu
+    ("train_log", "train_log/train_log--hf-trainer-tf-pr9613-logged-steps.txt", None),  # loss, epoch
+    ("train_log", "train_log/train_log--lightning-issue4225-tqdm-s-per-it-loss-vnum.txt", None),  # bar loss
 ]
 
 
 def _parse(path: Path, source: str):
     """As ``forensics parse FILE --source S`` reads it (a run may cost the file its recognition)."""
     return parse_path(path, source, ParseContext(host="h", file=str(path), tz="UTC"))[1]
+
+
+def _infinite(res) -> set:
+    """(table, column) of every float column of `res` holding an infinite value (a row may stand for
+    several lines, as an ibstat port does: its line_no is the port's)."""
+    return {(t, c) for t, df in res.tables.items() for c, d in df.schema.items()
+            if d.is_float() and df.select(pl.col(c).is_infinite().any()).item()}
 
 
 def _numbers(res, line_no: int) -> list:
@@ -52,7 +69,7 @@ def _numbers(res, line_no: int) -> list:
     return out
 
 
-@pytest.mark.parametrize(("source", "name", "part"), CASES, ids=[f"{s}-{n.rsplit('--', 1)[1][:24]}" for s, n, _ in CASES])
+@pytest.mark.parametrize(("source", "name", "part"), CASES, ids=[f"{s}-{n.rsplit('--', 1)[1][:32]}" for s, n, _ in CASES])
 def test_a_5000_digit_run_in_each_numeric_field_is_null_or_an_unparsed_line(source, name, part, tmp_path):
     data = (FIXTURES / name).read_bytes()
     if part is not None:
@@ -68,6 +85,7 @@ def test_a_5000_digit_run_in_each_numeric_field_is_null_or_an_unparsed_line(sour
         path.write_bytes(bad)
         res = _parse(path, source)  # (no exception: the file is not lost)
         check_accounting(res, bad, f"{name} digits at {m.start()}")
+        assert not _infinite(res) - _infinite(base), f"{name} digits at {m.start()}: inf in {_infinite(res)}"
         line_no = data[:m.start()].count(b"\n") + 1
         if line_no in set(res.unparsed["line_no"].to_list()) - set(base.unparsed["line_no"].to_list()):
             outcomes["unparsed"] += 1
@@ -142,3 +160,13 @@ def test_a_kmsg_user_record_followed_by_a_continuation_line_is_read():
     assert res.tables["syslog"].select("line_no", "message").rows() == [
         (4, "Sent WATCHDOG=1 notification."), (5, "a continuation of it")]
     assert res.tables["kernel_log"]["pci_addr"].to_list() == ["0000:0a:00.0"]
+
+
+def test_a_flight_recorder_duration_past_a_double_is_null():
+    # a JSON number of hundreds of digits: as an integer float() raised (OverflowError: the file lost), as a
+    # decimal or 1e999 json read it as inf
+    doc = (FIXTURES / "flight_recorder/flight_recorder--torch2.13-gloo-3ranks-rank0.json").read_text()
+    for dur, want in (("9" * 400, None), ("9" * 400 + ".5", None), ("1e999", None), ("12.5", 12.5)):
+        res = _text("flight_recorder", doc.replace('"record_id"', f'"duration_ms": {dur}, "record_id"', 1))
+        got = next(t for t in res.tables.values() if "duration_ms" in t.columns)["duration_ms"]
+        assert got[0] == want and got.is_infinite().sum() == 0, dur

@@ -14,11 +14,24 @@ Bounded(outcome=<Outcome.VALUE: 'value'>, value=255)
 (<Outcome.OUT_OF_RANGE: 'out of range'>, 7)
 >>> bounded_int("-3", -8, 7, signed=True).value, bounded_int("-3", 0, 7).outcome, bounded_int("²", 0, 9).outcome
 (-3, <Outcome.NOT_A_NUMBER: 'not a number'>, <Outcome.NOT_A_NUMBER: 'not a number'>)
+
+A float has the same hazard the other way round: float() and polars' cast to Float64 read a number past a
+double's range (a run of a few hundred digits, or 1e999) as inf, a value the file never wrote. Written
+numbers past the range have no value (None, or null in a column: :func:`float_or_none`, :func:`finite`); a
+tool's own word for a non-finite value ('nan', 'inf': a diverged loss) holds no digit and keeps its value.
+
+>>> float_or_none("1.5"), float_or_none("9" * 400), float_or_none("-1e999"), float_or_none("nan")
+(1.5, None, None, nan)
+>>> float_or_none(10 ** 400), float_or_none("12 s")
+(None, None)
 """
 from __future__ import annotations
 
 import enum
+import math
 from typing import NamedTuple
+
+import polars as pl
 
 INT32 = (-(1 << 31), (1 << 31) - 1)  # a polars Int32 column
 INT64 = (-(1 << 63), (1 << 63) - 1)  # Int64
@@ -69,3 +82,30 @@ def int_or_none(text: str | int | None, lo: int, hi: int, *, signed: bool = Fals
     """:func:`bounded_int`'s value, None where there is none (for a caller to whom both other outcomes
     mean "no value": a nullable column)."""
     return bounded_int(text, lo, hi, signed=signed).value
+
+
+def float_or_none(text: str | float | int | None) -> float | None:
+    """`text` (what float() accepts, or a JSON document's number) as a float; None where it is no number,
+    or one written with digits past a double's range (float() reads it as inf, or raises on an int)."""
+    if text is None or isinstance(text, bool):
+        return None
+    try:
+        v = float(text)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if math.isinf(v) and (isinstance(text, (int, float)) or any(c.isdigit() for c in str(text))):
+        return None
+    return v
+
+
+def finite(num: pl.Expr, text: pl.Expr) -> pl.Expr:
+    """:func:`float_or_none` for a column: `num`, a Float64 read from the strings `text` (polars' cast reads
+    a number past a double's range as inf, as float() does), null where it is infinite and `text` was
+    written with a digit."""
+    return pl.when(~num.is_infinite() | ~text.str.contains("[0-9]")).then(num)  # (named as `num`)
+
+
+def to_float(text: pl.Expr) -> pl.Expr:
+    """The strings `text` cast to Float64 (not strict: no number is null), a number past a double's range
+    null (:func:`finite`)."""
+    return finite(text.cast(pl.Float64, strict=False), text)

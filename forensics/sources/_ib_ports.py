@@ -7,7 +7,7 @@ import re
 
 import polars as pl
 
-from forensics.sources._bounded import int_or_none
+from forensics.sources._bounded import float_or_none, int_or_none
 
 TS = pl.Datetime("us", "UTC")
 
@@ -46,7 +46,7 @@ def _rate(text: str | None) -> tuple[float | None, str | None, str | None]:
     m = _RATE.match(text or "")
     if not m:
         return None, None, None
-    return float(m.group(1)), m.group(2), m.group(3)
+    return float_or_none(m.group(1)), m.group(2), m.group(3)  # (past a double's range: no rate, not inf)
 
 
 class Ports:

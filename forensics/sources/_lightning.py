@@ -72,6 +72,8 @@ import re
 
 import polars as pl
 
+from forensics.sources._bounded import to_float
+
 WINDOW_S = 20.0
 
 _OTHER = (r"Validation DataLoader [0-9]{1,4}|Validation sanity check|Validation|Validating|Sanity Checking DataLoader "
@@ -115,7 +117,7 @@ def _loss(post: pl.Expr, rich: pl.Expr) -> pl.Expr:
         k = re.escape(key)
         value = pl.when(rich).then(post.str.extract(r"(?:^|\s)" + k + r": (\S+)(?:\s|$)", 1)) \
             .otherwise(post.str.extract(r"(?:^|, )" + k + r"=([^,\]]*)[,\]]", 1)).str.strip_chars()
-        got.append(pl.when(value.str.contains(_FLOAT)).then(value.cast(pl.Float64, strict=False)))
+        got.append(pl.when(value.str.contains(_FLOAT)).then(to_float(value)))  # (past a double's range: null, not inf)
     return pl.coalesce(got)
 
 

@@ -54,10 +54,10 @@ from forensics.sources._base import (
     split_lines,
     unparsed_rows,
 )
-from forensics.sources._bounded import INT32, int_or_none
+from forensics.sources._bounded import INT32, finite, int_or_none
 
 NAME = "dcgm_dmon"
-VERSION = 2  # 2: a -d/--delay past a C int (any run of digits) is no delay (int() refused over 4,300 digits: the file was lost)
+VERSION = 3  # 3: a cell past a double's range (a run of hundreds of digits) has no value (was inf; raw keeps the text); 2: a -d/--delay past a C int (any run of digits) is no delay (int() refused over 4,300 digits: the file was lost)
 TABLES = ("dcgm_dmon",)
 DESCRIPTION = ("dcgmi dmon -e <fields> series (DCGM 2.x-4.x): per sample and GPU/MIG/NVSwitch/link entity, SM active, "
                "SM occupancy, tensor/DRAM active, PCIe and NVLink bytes, power, clocks, utilisation, Xid")
@@ -257,9 +257,11 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
                             for c in _ROW_COLS]
                            + [pl.Series(c, rd.out[c], dtype=_COLS[c]) for c in _CELL_COLS])
     raw = pl.col("raw")
-    # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike
-    out = out.with_columns(pl.col("ts").cast(_TS), pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
-                           .cast(pl.Float64).alias("value"), pl.when(raw != "").then(raw).alias("raw"))
+    # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike; one past a
+    # double's range (a run of hundreds of digits) has no value (raw keeps it), not inf
+    cell = pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
+    out = out.with_columns(pl.col("ts").cast(_TS), finite(cell.cast(pl.Float64), cell).alias("value"),
+                           pl.when(raw != "").then(raw).alias("raw"))
     out = out.select(*_COLS).with_columns(
         pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
     variant = ("table" if out.height else "unrecognised") if n else "empty"

@@ -43,10 +43,11 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import ParseContext, ParseResult, Sniff, result, split_lines, unparsed_frame
+from forensics.sources._bounded import float_or_none
 from forensics.sources._safe_pickle import PickleRefused, loads_plain
 
 NAME = "flight_recorder"
-VERSION = 1
+VERSION = 2  # 2: a duration_ms past a double's range (a JSON number of hundreds of digits, or 1e999) is null: an integer one lost the file (OverflowError), a decimal one read as inf
 TABLES = ("flight_recorder", "flight_recorder_pg")
 DESCRIPTION = ("PyTorch Flight Recorder dumps (pickle read without running it, or JSON): per rank the recent "
                "collectives (process group, sequence ids, op, sizes, state, times) and each group's last enqueued/completed")
@@ -154,7 +155,7 @@ def _rows(dump: dict, rank: int | None) -> tuple[list[dict], list[dict], list[st
             "is_p2p": bool(e["is_p2p"]) if isinstance(e.get("is_p2p"), bool) else None,
             "state": _str(e.get("state"), 32), "retired": bool(e["retired"]) if isinstance(e.get("retired"), bool) else None,
             "timeout_ms": _int(e.get("timeout_ms")),
-            "duration_ms": float(dur) if isinstance(dur, (int, float)) and not isinstance(dur, bool) else None,
+            "duration_ms": float_or_none(dur) if isinstance(dur, (int, float)) else None,  # (past a double: none)
             "ts": _ts(e.get("time_created_ns")), "started_ts": _ts(e.get("time_discovered_started_ns")),
             "completed_ts": _ts(e.get("time_discovered_completed_ns")),
             "input_sizes": _str(e.get("input_sizes")), "output_sizes": _str(e.get("output_sizes")),

@@ -73,7 +73,7 @@ from forensics.sources._base import (
 )
 
 NAME = "infiniband"
-VERSION = 5  # 5: a decimal base/SM LID is ASCII digits only, read within 31 bits by the shared bounded reader (int() also took a sign, blanks and underscores); 4: a port number over 255 (IBA PortNum is 8 bits) or a GID index beyond 31 bits is no port/index: its line (and an ibstat/ibstatus port's key lines, an rdma link's continuation lines) unparsed, a perfquery header's counters kept with port null; before, a ComputeError/TypeError lost the file; 3: perfquery -x (64-bit PortXmitWait), iproute2 `rdma statistic`
+VERSION = 6  # 6: a rate past a double's range (a run of hundreds of digits) is no rate_gbps (was inf); 5: a decimal base/SM LID is ASCII digits only, read within 31 bits by the shared bounded reader (int() also took a sign, blanks and underscores); 4: a port number over 255 (IBA PortNum is 8 bits) or a GID index beyond 31 bits is no port/index: its line (and an ibstat/ibstatus port's key lines, an rdma link's continuation lines) unparsed, a perfquery header's counters kept with port null; before, a ComputeError/TypeError lost the file; 3: perfquery -x (64-bit PortXmitWait), iproute2 `rdma statistic`
 TABLES = ("ib_ports", "ib_counters", "ib_gids")
 DESCRIPTION = ("InfiniBand/RoCE ports: ibstat, ibstatus, perfquery [-x], /sys/class/infiniband counters, hw_counters and "
                "GID tables (grep -H), show_gids, ibv_devinfo -v GIDs, rdma statistic (iproute2: the driver's hw_counters, "

@@ -40,14 +40,13 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import math
 import re
 
 import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
-from forensics.sources._bounded import INT32, int_or_none
+from forensics.sources._bounded import INT32, float_or_none, int_or_none
 
 NAME = "mlxlink"
 VERSION = 2  # 2: a port hint past Int32 (any run of digits) is no port (int() refused over 4,300 digits: the file was lost); a value past a float's range has no value_num (was inf)
@@ -184,8 +183,7 @@ def _line(st: _Runs, line_no: int, text: str, nxt: str, sample_no: int, bad: lis
         st.start()
     if m and (st.section is not None or st.run >= 0 and not st.seen):
         key, value = m.group(1).strip(), m.group(2).strip()
-        num = float(value) if _NUM.match(value) else None
-        num = num if num is None or math.isfinite(num) else None  # (a run of hundreds of digits reads as inf)
+        num = float_or_none(value) if _NUM.match(value) else None  # (a run of hundreds of digits: none, not inf)
         st.rows.append((line_no, sample_no, st.run, st.ts, st.device, st.port, st.section, _field(key), key,
                         None if value in NULL_TOKENS else value, num))
         return

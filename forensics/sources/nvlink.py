@@ -34,10 +34,10 @@ import re
 import polars as pl
 
 from forensics.sources._base import ParseContext, ParseResult, Sniff, drop_before_first_marker, marker_split, result, sniff_lines, split_lines, unparsed_rows
-from forensics.sources._bounded import int_or_none
+from forensics.sources._bounded import float_or_none, int_or_none
 
 NAME = "nvlink"
-VERSION = 3  # 3: an nvlink -e counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 2: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed
+VERSION = 4  # 4: a link speed past a double's range (a run of hundreds of digits) is no speed_gbps (was inf), the link active; 3: an nvlink -e counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 2: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed
 TABLES = ("nvlink_links", "nvlink_errors")
 DESCRIPTION = "nvidia-smi nvlink -s (link state and speed) and -e (replay, recovery, CRC error counters) per GPU link"
 SNIFF_PRIORITY = 25  # before nvidia_smi, whose nvlink -gt reader would take the GPU lines
@@ -135,8 +135,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             m = _STATUS.match(text)
             if m and gpu is not None:
                 kinds.add("status")
-                speed = float(m.group(2)) if m.group(2) else None
-                links.append({**stamp, **gpu, "link": int(m.group(1)), "active": speed is not None, "speed_gbps": speed,
+                speed = float_or_none(m.group(2))  # (past a double's range: no speed, not inf; the link still active)
+                links.append({**stamp, **gpu, "link": int(m.group(1)), "active": m.group(2) is not None, "speed_gbps": speed,
                               "status": text.split(":", 1)[1].strip()})
                 continue
             m = _ERROR.match(text)

@@ -61,10 +61,11 @@ from forensics.sources import _rank_places as rank_places
 from forensics.sources import _runtime_log as runtime_log
 from forensics.sources._base import (ParseContext, ParseResult, Sniff, head_text, local_to_utc, result, split_lines,
                                      unparsed_frame, unparsed_rows)
+from forensics.sources._bounded import float_or_none
 from forensics.sources.nccl.desync import desync_rows
 
 NAME = "train_log"
-VERSION = 4
+VERSION = 5  # 5: a number past a double's range (a run of hundreds of digits: loss, epoch, step time, samples/s, TFLOP/s, MFU) is null, not inf; a printed nan/inf loss keeps its value
 TABLES = ("train_steps", "rank_hosts", "runtime_log", "nccl_desync")
 DESCRIPTION = ("training logs (Megatron-LM, torchtitan, DeepSpeed, HF Trainer, PyTorch Lightning's progress bars): step time, tokens/samples per s, TFLOP/s, "
                "MFU, loss; torchrun failure records: the host of each failed rank; the vLLM/Ray/torchrun/PyTorch "
@@ -158,11 +159,9 @@ def _is_step(ln: str) -> bool:
 
 
 def _num(s: str) -> float | None:
-    try:
-        v = float(s.replace(",", ""))
-    except ValueError:
-        return None
-    return v
+    """A printed number (thousands commas dropped); past a double's range (a run of hundreds of digits) none,
+    not inf; a printed 'nan'/'inf' (a diverged loss) keeps its value."""
+    return float_or_none(s.replace(",", ""))
 
 
 def _common(text: str) -> dict:
@@ -248,11 +247,11 @@ def _read(text: str) -> dict | str:
     if "SamplesPerSec=" in text:
         m = _DS_NEW.search(text)
         if m:
-            return {"framework": "deepspeed", "record": "step", "epoch": float(m.group(1)), "step": int(m.group(2)),
+            return {"framework": "deepspeed", "record": "step", "epoch": _num(m.group(1)), "step": int(m.group(2)),
                     "samples_per_s": _num(m.group(4))}
         m = _DS_OLD.search(text)
         if m:
-            return {"framework": "deepspeed", "record": "step", "epoch": float(m.group(1)), "step": int(m.group(2)),
+            return {"framework": "deepspeed", "record": "step", "epoch": _num(m.group(1)), "step": int(m.group(2)),
                     "samples_per_s": _num(m.group(3))}
     if "{'" in text and _HF_DICT.search(text):
         return _hf(text)

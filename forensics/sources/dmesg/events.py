@@ -44,7 +44,7 @@ import re
 
 import polars as pl
 
-from forensics.sources._bounded import int_or_none
+from forensics.sources._bounded import float_or_none, int_or_none, to_float
 
 # one cheap pass (Aho-Corasick over literals): only messages holding one of these are looked at further
 _GATE = ["health recovery flow aborted", "Fatal error", "health compromised", "synd 0x", ") timeout.",
@@ -133,7 +133,8 @@ def events_polars(msgs: pl.Series) -> pl.DataFrame:
             for c in EVENT_COLUMNS if c != "event"}
     out = [e] + [pl.coalesce(v).alias(c) for c, v in cols.items()]
     lf = lf.select(out).with_columns(pl.col("event_device").str.to_lowercase())
-    return lf.select(pl.col(c).cast(d, strict=False) for c, d in EVENT_COLUMNS.items()).collect()
+    return lf.select(to_float(pl.col(c)) if d == pl.Float64 else pl.col(c).cast(d, strict=False)  # (no inf)
+                     for c, d in EVENT_COLUMNS.items()).collect()
 
 
 _EVENTS_RE = [(name, re.compile(rx)) for name, rx in _EVENTS]
@@ -161,5 +162,5 @@ def events_python(msgs: list[str | None]) -> pl.DataFrame:
     cols["event_device"] = [v.lower() if v is not None else None for v in cols["event_device"]]
     for c, lim in _LIMITS.items():  # (out of range: null, as polars' cast)
         cols[c] = [int_or_none(v, -lim, lim - 1, signed=True) for v in cols[c]]
-    cols["duration_s"] = [float(v) if v is not None else None for v in cols["duration_s"]]
+    cols["duration_s"] = [float_or_none(v) for v in cols["duration_s"]]  # (past a double's range: null, not inf)
     return pl.DataFrame(cols, schema=EVENT_COLUMNS)

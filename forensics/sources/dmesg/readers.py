@@ -7,6 +7,7 @@ import datetime as dt
 import polars as pl
 
 from forensics.sources._base import ParseContext, local_to_utc, unparsed_frame
+from forensics.sources._bounded import to_float
 from forensics.sources.dmesg.months import month_number
 from forensics.sources.dmesg.prefixes import (
     LEVEL_ALIASES,
@@ -33,7 +34,7 @@ def _micros(frac: pl.Expr) -> pl.Expr:
 
 
 def _boot_seconds(sec: pl.Expr, frac: pl.Expr) -> pl.Expr:
-    return pl.concat_str([sec, pl.lit("."), frac]).cast(pl.Float64, strict=False)
+    return to_float(pl.concat_str([sec, pl.lit("."), frac]))  # (past a double's range: null, not inf)
 
 
 def _boot_ts_from_seconds(seconds: pl.Expr, ctx: ParseContext) -> pl.Expr:
@@ -142,7 +143,7 @@ def _parse_raw(df: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
     ok = df.filter(pl.col("pfx").is_not_null())
     ok = ok.with_columns(_after("rest", "pfx").alias("msg0"), _match(pl.col("pfx"), r"\+?[0-9]+\.[0-9]+").alias("rt"))
     # a "-H"/"--reltime" delta since the message before is no time since boot
-    ok = ok.with_columns(pl.when(~pl.col("rt").str.starts_with("+")).then(pl.col("rt").cast(pl.Float64, strict=False))
+    ok = ok.with_columns(pl.when(~pl.col("rt").str.starts_with("+")).then(to_float(pl.col("rt")))
                          .alias("_bs"))
     ts = _boot_ts_from_seconds(pl.col("_bs"), ctx)
     quality = pl.when(pl.col("_bs").is_not_null()).then(pl.lit("boot" if ctx.boot_time else "none")).otherwise(
