@@ -197,9 +197,26 @@ def test_timed_headers_with_average_rows_only_2_4_era():
     assert row(r.tables["sar_queue"], line_no=45)["ldavg_1"] == 37.65
     assert row(r.tables["sar_memory"], line_no=51)["kbmemfree"] == 173006
     assert row(r.tables["sar_generic"], metric="cswch/s")["value"] == 20611.94
-    # what is not sar output or was wrapped by the mail stays unparsed: the titles, their ~~~ rules, the tails
+    # what was wrapped by the mail stays unparsed: the tails (the titles and their ~~~ rules: below)
     assert set(r.unparsed["reason"]) == {"not a sar line (no leading time)"}
     assert r.unparsed.filter(pl.col("text").str.contains("^ ?108541")).height == 1
+
+
+def test_author_headings_over_sections_are_skipped_and_counted():
+    # the same LKML 2001 mail: each section under the author's title and a ~~~ rule of about its width (15 pairs);
+    # before, all 30 lines were unparsed beside the 8 wrapped tails (38 of 81)
+    from forensics.sources.sar import HEADING
+
+    f = FIX / "sar--lkml-2001-2.4.16-smp-vm-test-A-averages-only-titled-wrapped.txt"
+    r = parse_file(f.name)
+    assert r.meta["skipped"][HEADING] == 30 and r.unparsed.height == 8
+    assert not r.unparsed.filter(pl.col("text").str.contains("~~~|statistics")).height
+    assert r.unparsed.filter(pl.col("text").str.contains(r"^\s*(?:rxmcst/s|0\.00|108541)")).height == 5  # the tails of -n DEV, -n EDEV, -r and -v rows and one header
+    # a rule with no title above it, or far off its title's width, is no heading: it stays unparsed
+    text = ("16:36:46     pswpin/s pswpout/s\nAverage:         2.37    986.87\n~~~~~~~~~~\n\n"
+            "swapping  statistics.\n~~~~~~\n")
+    r = parse_text(text)
+    assert r.unparsed["line_no"].to_list() == [3, 5, 6] and HEADING not in r.meta.get("skipped", {})
 
 
 def test_average_rows_are_not_read_where_a_section_has_interval_rows():

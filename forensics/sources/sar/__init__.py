@@ -106,10 +106,39 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if note.any():
         res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), COMMENT: int(note.sum())}}
         res.unparsed = res.unparsed.filter(~note)
-    return res
+    return _skip_headings(res)
 
 
 COMMENT = "comment line (# ...) added to the paste, not sar output"
+HEADING = "heading (a title and its ~~~ underline) added to the paste, not sar output"
+_UNDERLINE = r"^[ \t]*(?:~{3,}|={3,}|-{3,})[ \t]*$"
+_UNDERLINE_SLACK = 3  # an underline drawn by hand is a character or so off its title's width
+
+
+def _skip_headings(res: ParseResult) -> ParseResult:
+    """`res` with the headings a paste's author put above sar's sections (a title line, then a line of ``~``,
+    ``=`` or ``-`` about as long: "paging statistics." over "~~~~~~~~~~~~~~~~~~", as 2.4-era mail reports of
+    ``sar -A`` averages have them) skipped and counted, not unparsed. Both lines must be unparsed and next
+    to each other; an underline with no title above it stays unparsed."""
+    up = res.unparsed
+    if not up.height:
+        return res
+    under = up.filter(up.get_column("text").str.contains(_UNDERLINE))
+    if not under.height:
+        return res
+    text = dict(zip(up.get_column("line_no").to_list(), up.get_column("text").to_list()))
+    used = []
+    for ln, line in under.select("line_no", "text").iter_rows():
+        title = text.get(ln - 1)
+        if title is None or not title.strip() or re.match(_UNDERLINE, title) or ln - 1 in used:
+            continue
+        if abs(len(line.strip()) - len(title.rstrip())) <= _UNDERLINE_SLACK:
+            used += [ln - 1, ln]
+    if not used:
+        return res
+    res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), HEADING: len(used)}}
+    res.unparsed = up.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
+    return res
 # a comment after the values of a line (not a line that is a comment: sadf -d's "# hostname;..." header)
 _TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
 
