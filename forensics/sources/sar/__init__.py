@@ -121,23 +121,21 @@ def _skip_headings(res: ParseResult) -> ParseResult:
     ``sar -A`` averages have them) skipped and counted, not unparsed. Both lines must be unparsed and next
     to each other; an underline with no title above it stays unparsed."""
     up = res.unparsed
-    if not up.height:
+    if not up.height or not up.get_column("text").str.contains(_UNDERLINE).any():
         return res
-    under = up.filter(up.get_column("text").str.contains(_UNDERLINE))
-    if not under.height:
+    ln, text = pl.col("line_no"), pl.col("text")
+    prev = up.sort("line_no").select(
+        ln, (text.str.contains(_UNDERLINE) & (ln.shift(1) == ln - 1)
+             & (text.shift(1).str.strip_chars() != "") & ~text.shift(1).str.contains(_UNDERLINE)
+             & ((text.str.strip_chars().str.len_chars().cast(pl.Int64)
+                 - text.shift(1).str.strip_chars_end().str.len_chars().cast(pl.Int64)).abs() <= _UNDERLINE_SLACK)
+             ).fill_null(False).alias("rule"))
+    rules = prev.filter(pl.col("rule")).get_column("line_no")
+    if not rules.len():
         return res
-    text = dict(zip(up.get_column("line_no").to_list(), up.get_column("text").to_list()))
-    used = []
-    for ln, line in under.select("line_no", "text").iter_rows():
-        title = text.get(ln - 1)
-        if title is None or not title.strip() or re.match(_UNDERLINE, title) or ln - 1 in used:
-            continue
-        if abs(len(line.strip()) - len(title.rstrip())) <= _UNDERLINE_SLACK:
-            used += [ln - 1, ln]
-    if not used:
-        return res
-    res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), HEADING: len(used)}}
-    res.unparsed = up.filter(~pl.col("line_no").is_in(pl.Series(used, dtype=pl.Int64).implode()))
+    used = pl.concat([rules, rules - 1])
+    res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), HEADING: used.len()}}
+    res.unparsed = up.filter(~ln.is_in(used.implode()))
     return res
 # a comment after the values of a line (not a line that is a comment: sadf -d's "# hostname;..." header)
 _TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
