@@ -1058,3 +1058,25 @@ def test_unparsed_lines_keep_their_hard_break_as_written():
     res = parse_nvsmi(data, ParseContext(host="h"))
     assert res.meta["hard_breaks"] == 4
     assert res.unparsed.select("line_no", "text").rows() == [(5, "this is prose \\")]
+
+
+def test_q_d_temperature_and_q_d_power_on_their_own():
+    # issue 17's -q -d sections: TEMPERATURE (530, two GPUs, a README) and POWER (375, a blog's console with its
+    # prompt and the Power Samples block, whose max/min/avg are not the reading) each into gpu_samples and gpus
+    from forensics.sources import recognise
+
+    d = Path(__file__).parent / "fixtures" / "nvidia_smi"
+    data = (d / "nvidia_smi--q-d-temperature-2gpu-530-zh-readme.txt").read_bytes()
+    assert recognise(data)[0] == "nvidia_smi"
+    res = run(data)
+    g = res.tables["gpu_samples"]
+    assert g["pci_bus_id"].to_list() == ["0000:04:00.0", "0000:05:00.0"] and g["temp_c"].to_list() == [46.0, 45.0]
+    assert g["ts"].to_list() == [dt.datetime(2023, 5, 5, 1, 49, 8, tzinfo=dt.timezone.utc)] * 2
+    assert res.tables["gpus"].height == 2 and res.unparsed.height == 0
+    data = (d / "nvidia_smi--q-d-power-375-blog-prompt-power-samples.txt").read_bytes()
+    assert recognise(data)[0] == "nvidia_smi"
+    res = run(data)
+    g = res.tables["gpu_samples"]
+    assert g.height == 1 and g["power_w"].to_list() == [12.9] and g["power_limit_w"].to_list() == [160.0]
+    assert g["pci_bus_id"].to_list() == ["0000:01:00.0"] and res.unparsed.height == 0
+    assert res.meta["commands"][0]["command"].endswith("nvidia-smi -i 0 -q -d power")
