@@ -333,14 +333,18 @@ def main(argv=None) -> int:
     ap.add_argument("--duration")
     ap.add_argument("--node-counts", help="only the plan's runs at these node counts (e.g. 2,8): one part of the "
                     "matrix; not with --nodes, which names one cell")
-    ap.add_argument("--no-heldout", action="store_true", help="skip the held-out seeds")
+    seeds = ap.add_mutually_exclusive_group()
+    seeds.add_argument("--no-heldout", action="store_true", help="skip the held-out seeds")
+    seeds.add_argument("--heldout-only", action="store_true",
+                       help="only the held-out seeds (a part of its own, run beside a --no-heldout one: --merge joins them)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--tag", default="", help="suffix of the results file name")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        if args.cases or args.nodes or args.interval or args.duration or args.node_counts or args.no_heldout:
+        if (args.cases or args.nodes or args.interval or args.duration or args.node_counts or args.no_heldout
+                or args.heldout_only):
             ap.error("--merge takes the plan from its parts: no --cases, --nodes, --interval, --duration, "
                      "--node-counts or --no-heldout")
         return merge_main(args, argv, out)
@@ -353,9 +357,14 @@ def main(argv=None) -> int:
     if args.nodes or args.interval or args.duration:
         cell = (args.nodes or 8, parse_duration(args.interval or "5s"), parse_duration(args.duration or "3m"))
     sets = plan_sets(mode_name, not args.no_heldout, only, cell, node_counts)
+    if args.heldout_only:
+        if mode_name == "long-healthy":
+            ap.error("--long-healthy is held-out only already")
+        sets = [s for s in sets if s[0] == HELDOUT_TITLE]
     if not any(runs for _, runs in sets):
         raise SystemExit("no run in that plan (check --cases and --node-counts)")
-    tag = args.tag or (f"nodes{'-'.join(map(str, node_counts))}" if node_counts else "")
+    tag = args.tag or "-".join(([f"nodes{'-'.join(map(str, node_counts))}"] if node_counts else [])
+                               + (["heldout"] if args.heldout_only else ["dev"] if args.no_heldout else []))
     stem = out / f"detection_eval-{dt.date.today().isoformat()}-{mode_name}{('-' + tag) if tag else ''}"
     doc = {"mode": mode_name, "cases": only or [], "cell": list(cell) if cell else None, "node_counts": node_counts,
            "command": "python benchmarks/detection_eval.py " + " ".join(argv), "commit": git_head(),
