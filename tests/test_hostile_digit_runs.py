@@ -42,6 +42,7 @@ CASES = [
     ("train_log", "train_log/train_log--torchtitan-pr3393-rank0-prefix.txt", None),  # loss, tps, tflops, mfu
     ("train_log", "train_log/train_log--hf-trainer-tf-pr9613-logged-steps.txt", None),  # loss, epoch
     ("train_log", "train_log/train_log--lightning-issue4225-tqdm-s-per-it-loss-vnum.txt", None),  # bar loss
+    ("nccl", "nccl/nccl--awsdoeks-mpi-tag-output-efa-nvls-nccltests.txt", slice(3, 8)),  # nccl-tests times, bandwidths
 ]
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from forensics.sources._bounded import to_float
 from forensics.sources.nccl.patterns import _LAUNCHER, _RANK
 
 # the line without its launcher prefix, and that prefix
@@ -69,7 +70,8 @@ def _result_cols() -> list[pl.Expr]:
     f, new, noop = [pl.col(f"_{i}") for i in range(_WORDS)], pl.col("_new"), pl.col("_noop")
 
     def tok(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-        return pl.when(e != "N/A").then(e).cast(dtype, strict=False)
+        cell = pl.when(e != "N/A").then(e)
+        return to_float(cell) if dtype == _F else cell.cast(dtype, strict=False)  # (past a double: null, not inf)
 
     out = [tok(f[0], _I).alias("size_b"), tok(f[1], _I).alias("count"), f[2].alias("dtype"),
            pl.when(~noop).then(f[3]).alias("redop"), pl.when(new).then(tok(f[4], pl.Int32)).alias("root")]
@@ -95,7 +97,7 @@ _KIND_COLS = {
     "device": [_DEV("1").cast(pl.Int32, strict=False).alias("test_rank"), _DEV("3").alias("test_host"),
                _DEV("2").cast(_I, strict=False).alias("pid"), _DEV("4").cast(pl.Int32, strict=False).alias("cuda_dev"),
                pl.when(_DEV("5") != "").then(_DEV("5")).alias("gpu")],
-    "avg_busbw": [pl.col("_b").str.extract(_AVG, 1).cast(_F, strict=False).alias("avg_busbw_gbs")],
+    "avg_busbw": [to_float(pl.col("_b").str.extract(_AVG, 1)).alias("avg_busbw_gbs")],
     "out_of_bounds": [pl.col("_b").str.extract(_OOB, 2).cast(_I, strict=False).alias("wrong_total"),
                       pl.col("_b").str.extract(_OOB, 1).alias("detail")],
     "params": [pl.col("_b").str.extract(_PARAMS, 1).alias("detail")],
