@@ -43,6 +43,7 @@ CASES = [
     ("train_log", "train_log/train_log--hf-trainer-tf-pr9613-logged-steps.txt", None),  # loss, epoch
     ("train_log", "train_log/train_log--lightning-issue4225-tqdm-s-per-it-loss-vnum.txt", None),  # bar loss
     ("nccl", "nccl/nccl--awsdoeks-mpi-tag-output-efa-nvls-nccltests.txt", slice(3, 8)),  # nccl-tests times, bandwidths
+    ("numactl", "numactl/numactl--rrze-naples-epyc7451-8node.txt", slice(25, 30)),  # distance matrix header
 ]
 
 

@@ -56,7 +56,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 8  # 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 9  # 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -335,6 +335,9 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     continue
                 if any(v > 2**31 - 1 for v in vals) or frm > 2**31 - 1:
                     bad.append((line_no, text, "distance out of range"))
+                    continue
+                if any(to > 2**31 - 1 for to in header):  # (the header's node numbers: building the table raised)
+                    bad.append((line_no, text, "node number of the header out of range"))
                     continue
                 dists.extend({"line_no": line_no, "node": frm, "to_node": to, "distance": v}
                              for to, v in zip(header, vals))
