@@ -16,7 +16,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.sources._base import NULL_TOKENS, local_to_utc
-from forensics.sources._bounded import bounded_int
+from forensics.sources._bounded import bounded_int, float_or_none
 
 SOURCE = "nvidia_smi"
 
@@ -111,7 +111,7 @@ def num(value: str | None, units: tuple[str, ...] = ()) -> float | None:
     m = _NUM.match(value.strip())
     if not m or (m.group(2) and m.group(2) not in units):
         raise BadValue(f"not a number{' in ' + '/'.join(units) if units else ''}: {value.strip()[:60]!r}")
-    return float(m.group(1))
+    return float_or_none(m.group(1))  # (past a double's range, a run of hundreds of digits: none, not inf)
 
 
 def integer(value: str | None, units: tuple[str, ...] = (), bits: int = 64) -> int | None:

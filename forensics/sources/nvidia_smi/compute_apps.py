@@ -16,6 +16,7 @@ import re
 
 import polars as pl
 
+from forensics.sources._bounded import to_float
 from forensics.sources.nvidia_smi.common import NA_TOKENS
 
 _ALIASES = {"name": "process_name", "used_memory": "used_gpu_memory"}
@@ -57,7 +58,7 @@ def parse(part: pl.DataFrame, fields: tuple[str, ...]) -> tuple[pl.DataFrame, li
     bad = [pl.when(pid.is_null()).then(pl.format("pid: unexpected value {}", pl.col("_pid").str.slice(0, 60)))]
     if "used_gpu_memory" in fields:
         m = pl.col("_used_gpu_memory")
-        mem = m.str.extract(r"^([0-9]+(?:\.[0-9]+)?)(?: ?MiB)?$", 1).cast(pl.Float64, strict=False)
+        mem = to_float(m.str.extract(r"^([0-9]+(?:\.[0-9]+)?)(?: ?MiB)?$", 1))  # (past a double: null, not inf)
         cols.append(mem.alias("gpu_mem_used_mib"))
         bad.append(pl.when(mem.is_null() & ~m.is_in(na))
                    .then(pl.format("used_gpu_memory: unexpected value {}", m.str.slice(0, 60))))

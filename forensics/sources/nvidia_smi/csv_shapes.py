@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from forensics.sources._bounded import float_or_none
+
 # Field lists seen in real noheader captures (canonical names: aliases folded as query_csv.canonical does).
 CATALOGUE: tuple[tuple[str, ...], ...] = (
     # NVIDIA's documented example query, used as-is by HPC job scripts (NormanTUD/OmniOpt gpu_usage_*.csv)
@@ -130,7 +132,7 @@ def _classes(value: str) -> set[str]:
 
 def _plausible(field: str, values: list[str]) -> bool:
     """Values a field can really take: index 0..n without gaps, percentages up to 100."""
-    nums = [float(re.match(_NUM, v).group(0)) for v in values if re.match(_NUM, v)]
+    nums = [x for v in values if re.match(_NUM, v) and (x := float_or_none(re.match(_NUM, v).group(0))) is not None]
     if field == "index":
         ints = sorted({int(x) for x in nums})
         return bool(ints) and ints == list(range(len(ints)))
@@ -182,7 +184,7 @@ def _consistent(fields: dict[str, list[str]]) -> bool:
 
 def _number(v: str) -> float | None:
     m = re.match(_NUM, v)
-    return float(m.group(0)) if m else None
+    return float_or_none(m.group(0)) if m else None  # (past a double's range: none, not inf)
 
 
 def infer(rows: list[str]) -> tuple[tuple[str, ...] | None, str]:

@@ -19,6 +19,7 @@ import polars as pl
 
 from forensics.layout import parse_marker
 from forensics.sources._base import marker_split
+from forensics.sources._bounded import to_float
 from forensics.sources.nvidia_smi import compute_apps, csv_shapes
 from forensics.sources.nvidia_smi.common import NA_TOKENS, REASON_BITS
 
@@ -254,7 +255,7 @@ def _convert(raw: pl.Expr, kind: str) -> tuple[pl.Expr, pl.Expr]:
                .then(r.str.replace(rf" ?{unit}$", "")).otherwise(None).cast(pl.Int64, strict=False))
     elif kind.startswith("num:"):
         unit = re.escape(kind[4:])
-        val = r.str.extract(rf"^(-?[0-9]+(?:\.[0-9]+)?)(?: ?{unit})?$", 1).cast(pl.Float64, strict=False)
+        val = to_float(r.str.extract(rf"^(-?[0-9]+(?:\.[0-9]+)?)(?: ?{unit})?$", 1))  # (past a double: null, not inf)
     elif kind == "pci":
         low = r.str.to_lowercase()
         val = pl.when(low.str.contains(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")).then(

@@ -39,6 +39,7 @@ import re
 from typing import Any
 
 from forensics.layout import MARKER_PREFIX, parse_marker
+from forensics.sources._bounded import float_or_none
 from forensics.sources.nvidia_smi.common import BadValue, Parts, is_na, pci_norm, q_timestamp
 
 BANNER = re.compile(r"^\|\s*NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?\s*\|\s*$")
@@ -101,7 +102,7 @@ def _num(value: str, unit: str) -> float | None:
     if is_na(v) or v in _ERR:
         return None
     if v.endswith(unit) and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", v[:-len(unit)]):
-        return float(v[:-len(unit)])
+        return float_or_none(v[:-len(unit)])  # (past a double's range: none, not inf)
     raise BadValue(f"not a number in {unit}: {v[:40]!r}")
 
 
@@ -244,7 +245,7 @@ def parse(texts: list[str], ctx) -> Parts:
                 if cur is None:
                     cur = new_snap()
                 cur["procs"].append({"line_no": ln, "pid": int(pid), "command": name.strip(), "gpus": [int(gidx)],
-                                     "gpu_mem_used_mib": None if mem == "N/A" else float(mem[:-3])})
+                                     "gpu_mem_used_mib": None if mem == "N/A" else float_or_none(mem[:-3])})
                 in_procs = True
                 continue
             if _MIG_ROW.match(line) or _MIG_ROW2.match(line):
