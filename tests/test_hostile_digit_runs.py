@@ -181,3 +181,18 @@ def test_a_flight_recorder_duration_past_a_double_is_null():
         res = _text("flight_recorder", doc.replace('"record_id"', f'"duration_ms": {dur}, "record_id"', 1))
         got = next(t for t in res.tables.values() if "duration_ms" in t.columns)["duration_ms"]
         assert got[0] == want and got.is_infinite().sum() == 0, dur
+
+
+def test_an_iostat_interval_hint_that_is_no_number_of_seconds_is_no_interval():
+    # a bundle's hint (untrusted): a run of digits, inf, 1e300, a list lost the file; a negative one put the
+    # reports before the capture
+    import datetime as dt
+    from forensics.sources import parse_bytes
+    data = (FIXTURES / "iostat/iostat--centos77-basic-3-reports.txt").read_bytes()
+    cap = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    for iv, want in ((H, "none"), (float("inf"), "none"), (10 ** 400, "none"), (1e300, "none"), ([1], "none"),
+                     (-5, "none"), ("2", "sampled"), (2, "sampled")):
+        ctx = ParseContext(host="h", file="x", tz="UTC", capture_time=cap, hints={"interval_s": iv})
+        rows = parse_bytes(data, "iostat", ctx)[1].tables["disk_io"]
+        assert rows.height and rows["ts_quality"].unique().to_list() == [want], str(iv)[:10]
+    assert rows["ts"].max() == cap + dt.timedelta(seconds=4)

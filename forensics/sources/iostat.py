@@ -54,12 +54,13 @@ import polars as pl
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import RE_MAIL_QUOTE, ParseContext, ParseResult, Sniff, result, split_lines, unparsed_rows
+from forensics.sources._bounded import float_or_none
 from forensics.sources._shell import take_shell_lines
 from forensics.sources._sysstat import reports as R
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 
 NAME = "iostat"
-VERSION = 9  # 9: a Device header of iostat columns only, in any order and any subset of two or more (an author's cut of -x: "Device w/s wkB/s w_await wareq-sz aqu-sz %util") is recognised (refused before; the parser already read it); a new real fixture; 8: the shell around a paste is no longer unparsed: the prompt + iostat command lines go to meta["commands"] (as sar, numactl and nvidia-smi), the author's "# ..." and "#####" lines (also a comment typed at a prompt) and the "^C" that stopped a report are skipped and counted (meta skipped); banner dates of three words (zh_CN spaced out "2019 年 08 月 19 日", ko_KR "2021년 09월 10일") are read (host and date were lost, the banner unparsed); 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
+VERSION = 10  # 10: a hint interval_s (a bundle's, untrusted) that is no number of seconds in (0, 86400] is no interval: a run of hundreds of digits, inf, 1e300 or a list lost the file (ValueError/OverflowError/TypeError), a negative one put reports before the capture; 9: a Device header of iostat columns only, in any order and any subset of two or more (an author's cut of -x: "Device w/s wkB/s w_await wareq-sz aqu-sz %util") is recognised (refused before; the parser already read it); a new real fixture; 8: the shell around a paste is no longer unparsed: the prompt + iostat command lines go to meta["commands"] (as sar, numactl and nvidia-smi), the author's "# ..." and "#####" lines (also a comment typed at a prompt) and the "^C" that stopped a report are skipped and counted (meta skipped); banner dates of three words (zh_CN spaced out "2019 年 08 月 19 日", ko_KR "2021년 09월 10일") are read (host and date were lost, the banner unparsed); 7: -h/--human of sysstat <= 11.4 (each device's name on its own line, its values on the next) is read as one row; a header with Device last (-h/--pretty of sysstat >= 11.5) is recognised; 6: lines that only mark an elision ("[...]", "<snip>", "...") are skipped and counted by the shared paste layer (sources.parse_pasted), no longer unparsed; 5: a line with a value beyond a 64-bit integer in an Int64 column is unparsed with the reason (shared _sysstat rows; before, the cast in schema.conform lost the file); 4: a banner with no blank before its (N CPU) (shared sysstat banner pattern)
 # 3: a paste quoted or indented as a block is read without the prefix; its unparsed lines keep the file's text
 # 2: JSON nested past the recursion limit is unparsed lines (was a parse error)
 TABLES = ("disk_io", "cpu_util")
@@ -105,7 +106,10 @@ class _State:
         self.day: dt.date | None = None
         self.variant: str | None = None
         interval = ctx.hints.get("interval_s") if ctx.hints else None
-        self.interval = float(interval) if interval else None
+        # (a bundle's hint, untrusted: a number of seconds up to a day, as nvidia_smi takes it; anything else, a
+        # run of hundreds of digits, inf, a list, is no interval: float() raised or overflowed the time)
+        iv = float_or_none(interval) if isinstance(interval, (int, float, str)) else None
+        self.interval = iv if iv is not None and 0 < iv <= 86400 else None
         self.no_since_boot = bool(ctx.hints.get("y")) if ctx.hints else False
 
     def new_run(self, host: str | None) -> None:
