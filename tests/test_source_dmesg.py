@@ -344,7 +344,14 @@ def test_sniff_syslog_file_with_other_programs():
     netifd = [ln for ln in lines if b"netifd" in ln]
     kernel = [ln for ln in lines if b"kernel:" in ln]
     assert dmesg.sniff(b"".join(netifd * 3 + kernel[:1]))  # /var/log/messages: mostly other programs
-    assert not dmesg.sniff(b"".join(netifd * 3))  # no kernel line at all: not a kernel log
+    # no kernel line at all: a syslog file of other programs' whole records (date, host, program), taken as one
+    # below the confidence a kernel line gives; refused before (set C's syslog of systemd + nvidia-persistenced)
+    only = dmesg.sniff(b"".join(netifd * 3))
+    assert only and only.confidence == 0.6 and "no kernel line" in only.reason
+    assert not dmesg.sniff(b"".join(netifd[:2]))  # two records are too few to claim a file by
+    # a bare "prog[pid]: " line is no whole record (journal lines cut before date and host), nor is prose
+    assert not dmesg.sniff(b"wpa_supplicant[580]: wlan0: CTRL-EVENT-SCAN-STARTED\n" * 5)
+    assert not dmesg.sniff(b"".join(netifd * 3) + b"some prose line\n")
 
 
 def test_continuation_lines_without_any_message_are_unparsed():

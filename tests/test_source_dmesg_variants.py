@@ -363,10 +363,11 @@ def test_sonic_syslog_severity_word_and_container_program():
 
 
 def test_sonic_year_first_time_is_local_not_inferred():
-    # sonic-net/sonic-buildimage PR 18099 put the year first; the file has no kernel line, so it is
-    # parsed only when named (--source dmesg), never recognised as a kernel log
+    # sonic-net/sonic-buildimage PR 18099 put the year first; the file has no kernel line: a syslog file of other
+    # programs' whole records only, recognised as such at a lower confidence (refused before)
     data = (FIX / "dmesg--sonic-pr18099-syslog-year-first-teamd-no-kernel.txt").read_bytes()
-    assert recognise(data)[0] is None
+    name, verdict = recognise(data)
+    assert name == "dmesg" and verdict.confidence == 0.6 and "no kernel line" in verdict.reason
     res = parse(data, tz="UTC")
     s = res.tables["syslog"]
     assert res.unparsed.height == 0 and s.height == 5 and set(s["ts_quality"]) == {"local"}

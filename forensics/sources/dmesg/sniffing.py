@@ -40,6 +40,10 @@ _SNIFF_SYSLOG = re.compile(
 _PROG_ONLY = re.compile(r"^" + RE_TAG + r"\[[0-9]+\]: ")
 
 
+SYSLOG_ONLY_MIN = 3  # whole syslog/journal records, every considered line one, for a file with no kernel line
+SYSLOG_ONLY_CONFIDENCE = 0.6  # accepted (SNIFF_ACCEPT 0.5), below any file a kernel line was seen in
+
+
 def sniff(head: bytes) -> Sniff:
     """The share of the first lines (blank, continuation and marker lines aside) that carry a
     dmesg/journalctl/syslog/kmsg kernel prefix (in a syslog file such as /var/log/messages other
@@ -61,7 +65,7 @@ def sniff(head: bytes) -> Sniff:
     if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
         cut = min(len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip())  # lines stay continuations
         lines = [ln[cut:] for ln in lines]
-    hits = other = considered = 0
+    hits = other = considered = records = 0
     soft = False  # the line before was a kernel line (or its wrapped tail) ending with a space
     prev = None  # the line before, when it was a record's line or a candidate tail of one
     breaks: list[tuple[int, int]] = []  # lines that may continue a record hard-wrapped by the paste
@@ -74,6 +78,7 @@ def sniff(head: bytes) -> Sniff:
             hits += 1
         elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or _PROG_ONLY.match(ln) or soft:
             other += 1
+            records += not soft and not _PROG_ONLY.match(ln)  # a whole record: its date, host and program
         else:
             if prev is not None:  # (weighed below, all together: wrap.wrap_breaks)
                 breaks.append((len(prev.rstrip()), len(ln.strip().split(" ", 1)[0])))
@@ -88,6 +93,12 @@ def sniff(head: bytes) -> Sniff:
         if is_untimed(strong, shaped, n):  # dmesg -t, or a paste with the times cut off: less sure
             return Sniff(round(0.9 * shaped / n, 3), f"{shaped} of {n} lines are kernel messages printed without "
                          f"a time ({strong} of a shape only the kernel prints)")
+        if records >= SYSLOG_ONLY_MIN and records == considered:
+            # a syslog / journal file whose head holds other programs' records only (systemd starting
+            # nvidia-persistenced, teamd): still a syslog file, read into the syslog table; less sure than
+            # a kernel line makes it (a bare "prog[pid]: " line is no whole record and does not count)
+            return Sniff(SYSLOG_ONLY_CONFIDENCE, f"all {considered} lines are syslog/journal records of programs "
+                         "other than the kernel (date, host, program; no kernel line)")
         return Sniff(0.0, f"none of {considered} lines carries a kernel log prefix (dmesg, journalctl, syslog, kmsg)")
     what = "carry a kernel log prefix" + (f" ({other} of them other programs' records or wrapped lines)"
                                           if other else "")
