@@ -86,3 +86,22 @@ def test_lightning_epoch_start_and_printed_average_are_no_drop(tmp_path):
     # began, stays below 80% of the steady rate for 19 batches every epoch; the 20 s windows of the bar's
     # counts see one slow window an epoch (0->20 s: 5 batches), fewer than min_steps
     assert _findings(tmp_path, _lightning_log([12.0] + [2.0] * 149, epochs=3)) == []
+
+
+MEGATRON = Path(__file__).parent / "fixtures" / "train_log" / "train_log--megatron-issue756-mixtral-h100-timestamped.txt"
+
+
+def test_a_step_time_too_small_for_its_inverse_is_no_rate(tmp_path):
+    # the real Megatron line, its elapsed time per iteration written with 305 zeros after the point (a hostile or
+    # broken log): a finite step_time_s of 1e-309 s whose inverse is inf; those steps were the job's "best
+    # sustained" rate and every real step "100% below" it
+    line = MEGATRON.read_text().splitlines()[0]
+    tiny = "0." + "0" * 305 + "1"  # (1e-306 ms: 1e-309 s, whose inverse is past a double)
+    out = []
+    for i in range(13):
+        t = re.sub(r"iteration +43/", f"iteration {43 + i:>8}/", line).replace("02:59:36", f"03:00:{10 + i:02d}")
+        out.append(t.replace("(ms): 5444.9", f"(ms): {tiny}") if i < 8 else t)
+    data = ("\n".join(out) + "\n").encode()
+    steps = train_log.parse(data, ParseContext(host="node07", file="train.log", tz="UTC")).tables["train_steps"]
+    assert steps.height == 13 and steps["step_time_s"].min() > 0  # (finite, positive: the parser's number)
+    assert _findings(tmp_path, data) == []

@@ -19,7 +19,7 @@ WITH s AS (
   FROM train_steps WHERE record = 'step'
 ), r AS (
   SELECT *, median(rate) OVER o AS sustained, count(*) OVER o AS n
-  FROM s WHERE rate IS NOT NULL AND NOT isnan(rate) AND rate > 0
+  FROM s WHERE rate IS NOT NULL AND isfinite(rate) AND rate > 0  -- (NaN, or inf: 1 / a step time of 1e-309 s)
   WINDOW o AS (PARTITION BY host, file, rk, metric ORDER BY line_no, seq ROWS BETWEEN $sustain_steps - 1 PRECEDING AND CURRENT ROW)
 ), b AS (
   SELECT host, file, rk, metric, max(sustained) FILTER (WHERE n >= $sustain_steps) AS best FROM r GROUP BY ALL
