@@ -197,9 +197,9 @@ def test_timed_headers_with_average_rows_only_2_4_era():
     assert row(r.tables["sar_queue"], line_no=45)["ldavg_1"] == 37.65
     assert row(r.tables["sar_memory"], line_no=51)["kbmemfree"] == 173006
     assert row(r.tables["sar_generic"], metric="cswch/s")["value"] == 20611.94
-    # what was wrapped by the mail stays unparsed: the tails (the titles and their ~~~ rules: below)
-    assert set(r.unparsed["reason"]) == {"not a sar line (no leading time)"}
-    assert r.unparsed.filter(pl.col("text").str.contains("^ ?108541")).height == 1
+    # the tails the mail wrapped are joined back (below); the titles and their ~~~ rules are skipped (below)
+    assert r.unparsed.height == 0 and r.meta["wrapped_joined"] == 8
+    assert row(r.tables["sar_net_dev"], iface="eth0")["rxmcst_s"] == 0.0
 
 
 def test_author_headings_over_sections_are_skipped_and_counted():
@@ -209,9 +209,7 @@ def test_author_headings_over_sections_are_skipped_and_counted():
 
     f = FIX / "sar--lkml-2001-2.4.16-smp-vm-test-A-averages-only-titled-wrapped.txt"
     r = parse_file(f.name)
-    assert r.meta["skipped"][HEADING] == 30 and r.unparsed.height == 8
-    assert not r.unparsed.filter(pl.col("text").str.contains("~~~|statistics")).height
-    assert r.unparsed.filter(pl.col("text").str.contains(r"^\s*(?:rxmcst/s|0\.00|108541)")).height == 5  # the tails of -n DEV, -n EDEV, -r and -v rows and one header
+    assert r.meta["skipped"][HEADING] == 30 and r.unparsed.height == 0
     # a rule with no title above it, or far off its title's width, is no heading: it stays unparsed
     text = ("16:36:46     pswpin/s pswpout/s\nAverage:         2.37    986.87\n~~~~~~~~~~\n\n"
             "swapping  statistics.\n~~~~~~\n")
@@ -596,3 +594,20 @@ def test_a_hash_inside_a_line_that_is_no_comment_leaves_the_row_unparsed_as_writ
     res = sar.parse(data, ParseContext(host="h"))
     assert res.tables["cpu_util"].height == 1
     assert res.unparsed.select("line_no", "text").rows() == [(3, data.decode().splitlines()[2])]
+
+
+def test_header_and_rows_wrapped_by_a_mail_are_joined_back():
+    # LKML 2002 (2.4.19 oops report): `sar -r` whose header and every row the mail wrapped, the last three columns
+    # and values alone on the next line. Before: the swap columns lost and 5 of 10 lines unparsed
+    r = parse_file("sar--lkml-2002-2.4.19-r-ampm-mail-wrapped-80-header-and-rows.txt")
+    assert r.unparsed.height == 0 and r.meta["wrapped_joined"] == 5 and r.lines == 10
+    mem = r.tables["sar_memory"]
+    assert mem["line_no"].to_list() == [3, 5, 7, 9] and mem["kbmemfree"].to_list() == [7020, 6964, 18648, 18360]
+    g = r.tables["sar_generic"]
+    assert g.filter(pl.col("metric") == "%swpused")["value"].to_list() == [4.98, 4.99, 5.07, 5.07]
+    assert g.filter(pl.col("metric") == "kbswpfree")["value"].to_list() == [1946212, 1946128, 1944448, 1944448]
+    # a numbers-only line is joined only where it holds exactly the values its row lacks
+    text = ("12:00:00 AM kbmemfree kbmemused  %memused\n12:04:00 AM      7020   2062752\n1 2\n"
+            "12:05:00 AM      6964   2062808     99.66\n5.07\n")
+    r = parse_text(text)
+    assert r.unparsed["line_no"].to_list() == [2, 3, 5] and "wrapped_joined" not in r.meta  # the short row too

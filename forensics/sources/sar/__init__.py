@@ -87,8 +87,17 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if b"#" in data and (b" #" in data or b"\t#" in data) and not data.lstrip()[:1] == b"{":
         data, cut = _TRAILING_COMMENT.subn(rb"\1", data)  # "10:46:48 AM all ... 99.92   # high": read without it
     res = _parse_any(data, ctx)
-    if cut:
-        res.meta = {**res.meta, "comments_cut": cut}
+    joined = 0
+    if res.unparsed.height and res.unparsed.get_column("text").str.contains(_TAIL_SHAPE).any():
+        # lines a mail wrapped at its width (the header's last column names, a row's last values on the next
+        # line): joined back and the input read again; only inputs with such unparsed lines pay for it
+        rejoined, joined = _join_wrapped(data)
+        if joined:
+            res = _parse_any(rejoined, ctx)
+            res.meta = {**res.meta, "wrapped_joined": joined}
+    if cut or joined:
+        if cut:
+            res.meta = {**res.meta, "comments_cut": cut}
         if res.unparsed.height:  # unparsed lines are reported as the file has them
             text = split_lines(original).get_column("text")
             res.unparsed = res.unparsed.with_columns(text.gather(res.unparsed.get_column("line_no") - 1).alias("text"))
@@ -107,6 +116,48 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), COMMENT: int(note.sum())}}
         res.unparsed = res.unparsed.filter(~note)
     return _skip_headings(res)
+
+
+# a line that may be a wrapped tail: column names only, or numbers only, no time before them
+_TAIL_SHAPE = r"^[ \t]*(?:(?:%?[A-Za-z][\w/%.-]*)(?:[ \t]+%?[A-Za-z][\w/%.-]*)*|-?[0-9][0-9.,]*(?:[ \t]+-?[0-9][0-9.,]*)*)[ \t]*\r?$"
+_LEAD = re.compile(rb"^[ \t]*(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[ \t]*[AP]M)?|Average:)(?=[ \t])")
+_NAMES = re.compile(rb"^[ \t]*%?[A-Za-z][\w/%.-]*(?:[ \t]+%?[A-Za-z][\w/%.-]*)*[ \t]*\r?$")
+_NUMBERS = re.compile(rb"^[ \t]*-?[0-9][0-9.,]*(?:[ \t]+-?[0-9][0-9.,]*)*[ \t]*\r?$")
+_NUMBER = re.compile(rb"^-?[0-9][0-9.,]*$")
+
+
+def _join_wrapped(data: bytes) -> tuple[bytes, int]:
+    """`data` with the lines a mail or terminal wrapped at its width joined back (the tail appended to the line
+    it continues, the tail's own line left empty: line numbers unchanged), and how many were joined. A header's
+    tail is a line of column names only after a timed line of column names; a row's tail is a line of numbers
+    only after a timed (or Average:) row that had fewer values than its header's columns, exactly as many as
+    it lacked. Nothing else is joined."""
+    lines = data.split(b"\n")
+    cols = None  # the current header's column count (after the time), or None
+    joined = 0
+    i = 0
+    while i < len(lines):
+        m = _LEAD.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        toks = lines[i][m.end():].split()
+        nxt = lines[i + 1] if i + 1 < len(lines) else b""
+        header = bool(toks) and not any(_NUMBER.match(t) for t in toks[1:]) and not _NUMBER.match(toks[-1])
+        if header:
+            cols = len(toks)
+            if nxt.strip() and not _LEAD.match(nxt) and _NAMES.match(nxt):
+                cols += len(nxt.split())
+                lines[i], lines[i + 1] = lines[i].rstrip(b" \t\r") + b" " + nxt.strip(), b""
+                joined += 1
+                i += 1
+        elif cols is not None and len(toks) < cols and nxt.strip() and _NUMBERS.match(nxt) \
+                and len(toks) + len(nxt.split()) == cols:
+            lines[i], lines[i + 1] = lines[i].rstrip(b" \t\r") + b" " + nxt.strip(), b""
+            joined += 1
+            i += 1
+        i += 1
+    return (b"\n".join(lines), joined) if joined else (data, 0)
 
 
 COMMENT = "comment line (# ...) added to the paste, not sar output"
