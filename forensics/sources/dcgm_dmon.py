@@ -260,7 +260,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # every cell is a number or blank (bad_cell): float() and polars' cast read such a number alike; one past a
     # double's range (a run of hundreds of digits) has no value (raw keeps it), not inf
     cell = pl.when(raw.is_in(list(_BLANKS))).then(None).otherwise(raw)
-    out = out.with_columns(pl.col("ts").cast(_TS), finite(cell.cast(pl.Float64), cell).alias("value"),
+    out = out.with_columns(pl.col("ts").cast(_TS), finite(cell.cast(pl.Float64)).alias("value"),
                            pl.when(raw != "").then(raw).alias("raw"))
     out = out.select(*_COLS).with_columns(
         pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
