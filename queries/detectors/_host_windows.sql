@@ -1,12 +1,21 @@
 -- Shared by detectors and the anomaly model: per host x 30 s window features, computed once per
 -- analysis into temporary (in-memory) tables.
+-- The windows are of the reference clock (align_ts, each host's clock offset from forensics.timeline, the
+-- offset of the `hosts` view; NULL: the host's own clock): the anomaly model compares the hosts within one
+-- window, and bucketed by their own clocks, hosts 2 s apart put a change shared by every host (a checkpoint's
+-- stall, an evaluation phase's start) in different windows whenever it falls within 2 s of an edge: one host
+-- off its peers for a window. An NTP step within the capture is not taken out here (det_gpu_buckets does,
+-- for the 10 s buckets): a step of a few seconds moves a 30 s window's content by that much at most.
+CREATE OR REPLACE TEMP TABLE det_host_offset AS
+SELECT host, any_value(clock_offset_s) AS off FROM hosts WHERE host IS NOT NULL GROUP BY host;
+
 CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
-SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
        avg(util_pct ORDER BY util_pct) AS util, avg(power_w ORDER BY power_w) AS power, avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS clk, max(temp_c) AS temp, avg(mem_util_pct ORDER BY mem_util_pct) AS mem_util,
        count(*) AS samples,
        count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
        max(power_limit_w) AS power_limit
-FROM gpu_samples WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
+FROM gpu_samples LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL AND gpu IS NOT NULL AND util_pct IS NOT NULL
 GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE det_host_windows AS
@@ -16,19 +25,19 @@ WITH gh AS (
          avg(clk ORDER BY clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
   FROM det_gpu_windows GROUP BY ALL
 ), c AS (
-  SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+  SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
          avg(100 - idle_pct ORDER BY 100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct ORDER BY iowait_pct) AS cpu_iowait_pct
-  FROM det_cpu_all GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
+  FROM det_cpu_all LEFT JOIN det_host_offset USING (host) GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), d AS (
   SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb ORDER BY rkb) AS disk_read_kb_s,
          arg_max(device, u) AS busiest_device FROM (
-    SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, device, avg(util_pct ORDER BY util_pct) AS u,
+    SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, device, avg(util_pct ORDER BY util_pct) AS u,
            avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0)) ORDER BY greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
            avg(coalesce(rkb_s, kb_read_s, 0) ORDER BY coalesce(rkb_s, kb_read_s, 0)) AS rkb
-    FROM disk_io WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
+    FROM disk_io LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
 ), q AS (
-  SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
-  FROM sar_queue WHERE ts IS NOT NULL GROUP BY ALL
+  SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
+  FROM sar_queue LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL GROUP BY ALL
 ), keys AS (
   SELECT host, w FROM gh UNION SELECT host, w FROM c UNION SELECT host, w FROM d
 )
@@ -119,12 +128,14 @@ WHERE r.class IN ('pause', 'storm', 'drop', 'error', 'link', 'bytes') AND (c.cla
   -- unchanged intervals of the other counters before computing rates and joining the classes
   AND (r.delta > 0 OR r.class IN ('pause', 'bytes', 'link', 'storm'));
 
--- The capture window of each host: the span of its sampled series (GPU, CPU, disk, NIC counters).
+-- The capture window of each host: the span of its sampled series (GPU, CPU, disk, NIC counters), on the
+-- host's own clock (the windows moved back by its offset), as the kernel messages it is compared with.
 -- Kernel messages before it (boot, earlier incidents) are history, not this incident (link_flap).
 CREATE OR REPLACE TEMP TABLE det_capture AS
 SELECT host, min(t0) AS cap_start, max(t1) AS cap_end FROM (
   SELECT host, min(ts) AS t0, max(ts) AS t1 FROM gpu_samples WHERE ts IS NOT NULL GROUP BY host
-  UNION ALL SELECT host, min(w), max(w) + INTERVAL 30 SECOND FROM det_host_windows GROUP BY host
+  UNION ALL SELECT host, align_ts(min(w), -any_value(off)), align_ts(max(w), -any_value(off)) + INTERVAL 30 SECOND
+  FROM det_host_windows LEFT JOIN det_host_offset USING (host) GROUP BY host
   UNION ALL SELECT host, min(ts_start), max(ts) FROM det_nic_class GROUP BY host
 ) GROUP BY host;
 
@@ -134,11 +145,11 @@ WITH b AS (
          bool_or(counter = 'tx_bytes_phy') OVER (PARTITION BY host, iface) AS has_phy
   FROM det_nic_class WHERE class IN ('bytes', 'pause_frames')
 )
-SELECT host, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
        sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END)
          / count(DISTINCT ts) / 1e6 AS nic_tx_mb_s,
        sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE class = 'pause_frames') / count(DISTINCT ts) AS nic_pause_per_s
-FROM b GROUP BY ALL;
+FROM b LEFT JOIN det_host_offset USING (host) GROUP BY ALL;
 
 -- NIC counters the rate rules cannot see: a single sample, or several without times (pasted
 -- ethtool -S excerpts): the last value of each counter, per port: the interface the content names,

@@ -21,11 +21,11 @@
 -- evidence value (SM active 0.5685 -> 0.568 or 0.569) differed between two runs of one 64-node bundle
 WITH dcgm AS (  -- DCGM activity per GPU and 30 s window (dcgmi dmon); its utilisation, else nvidia-smi's
   SELECT d.host, d.gpu, d.w, d.sm_active, d.tensor_active, coalesce(d.util, s.util) AS util FROM (
-    SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, ts) AS w,
+    SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,  -- det_gpu_windows' reference-clock windows
            avg(value ORDER BY value) FILTER (WHERE metric = 'sm_active') AS sm_active,
            avg(value ORDER BY value) FILTER (WHERE metric = 'tensor_active') AS tensor_active,
            avg(value ORDER BY value) FILTER (WHERE metric = 'gpu_util_pct') AS util
-    FROM dcgm_dmon WHERE entity = 'GPU' AND ts IS NOT NULL AND value IS NOT NULL
+    FROM dcgm_dmon LEFT JOIN det_host_offset USING (host) WHERE entity = 'GPU' AND ts IS NOT NULL AND value IS NOT NULL
       AND metric IN ('sm_active', 'tensor_active', 'gpu_util_pct') GROUP BY ALL) d
   LEFT JOIN det_gpu_windows s ON s.host IS NOT DISTINCT FROM d.host AND s.gpu = d.gpu AND s.w = d.w
   WHERE d.sm_active IS NOT NULL

@@ -7,8 +7,9 @@
 -- confirm: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER; nvidia-smi --query-gpu=clocks_event_reasons.active,temperature.gpu,clocks.sm --format=csv -l 1
 -- remediation: Thermal/power throttling: check airflow, fans and inlet temperature (clean thermal filters), power capping and PSU health; the throttling GPU makes its node a straggler.
 -- description: thermal and hardware throttling episodes per GPU (HW/SW thermal slowdown, HW slowdown, power brake), with durations, temperatures and the SM clock lost
--- source: the NVIDIA driver's own clock event reason flags (nvidia-smi -q "Clocks Event Reasons", NVML nvmlClocksEventReasons: HW/SW thermal slowdown, HW slowdown, power brake) are the evidence, no threshold of ours; episodes are built at the GPU's measured sampling interval (a 5.002 s gap at 5 s sampling or 10 s sampling continue one episode); HW thermal slowdown and power brake halve clocks or more, so they are critical
--- param: min_duration_s = 10   shortest episode reported (and at least 2 sampling intervals)
+-- source: the NVIDIA driver's own clock event reason flags (nvidia-smi -q "Clocks Event Reasons", NVML nvmlClocksEventReasons: HW/SW thermal slowdown, HW slowdown, power brake) are the evidence, no threshold of ours; episodes are built at the GPU's measured sampling interval (a 5.002 s gap at 5 s sampling or 10 s sampling continue one episode); HW thermal slowdown and power brake halve clocks or more, so they are critical (from critical_min_s on); an episode is as short as two throttled samples at the GPU's own interval, the length issue 16 asks of every episode (a fixed 10 s floor hid a 4 s throttle at 1 s sampling)
+-- param: min_intervals = 2   shortest episode reported, in the GPU's measured sampling intervals (two throttled samples: one is a flicker of the flags)
+-- param: critical_min_s = 10   HW thermal slowdown or power brake shorter than this is a warning: the flags are the driver's, but a few seconds at half clock cost the job seconds (a fault cut short by a crash: detection_eval --full development run thermal_throttle+packet_drops on one host, 2x1s/3min seed 119, 4 s of HW thermal slowdown before the NCCL abort, missed under the old 10 s floor)
 -- param: gap_intervals = 2.5   throttled samples further apart than this many of the GPU's measured sampling intervals split an episode
 WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the windows skip the rest
   SELECT DISTINCT host, gpu FROM gpu_samples
@@ -47,7 +48,7 @@ WITH throttled AS (  -- only GPUs with a throttled sample can have episodes: the
 )
 SELECT e.host, 'GPU' || e.gpu AS subject, e.start, e."end",
        least(1.0, 0.6 + epoch(e."end" - e.start) / 600) AS score,
-       CASE WHEN e.hw_thermal OR e.brake THEN 'critical' ELSE 'warning' END AS severity,
+       CASE WHEN (e.hw_thermal OR e.brake) AND epoch(e."end" - e.start) >= $critical_min_s THEN 'critical' ELSE 'warning' END AS severity,
        'GPU' || e.gpu || ' on ' || e.host || ' throttled ('
          || concat_ws(', ', CASE WHEN e.hw_thermal THEN 'HW Thermal Slowdown' END, CASE WHEN e.sw_thermal THEN 'SW Thermal Slowdown' END,
                       CASE WHEN e.hw_slow THEN 'HW Slowdown' END, CASE WHEN e.brake THEN 'HW Power Brake' END)
@@ -59,5 +60,5 @@ SELECT e.host, 'GPU' || e.gpu AS subject, e.start, e."end",
                 sm_clock_min_mhz: e.clk_min, sm_clock_avg_mhz: round(e.clk_avg, 1), sm_clock_normal_mhz: b.clk_normal,
                 first: {file: e.file, line_no: e.first_line}})::VARCHAR AS evidence
 FROM ep e LEFT JOIN base b USING (host, gpu)
-WHERE epoch(e."end" - e.start) >= greatest($min_duration_s, 2 * e.interval_s)
+WHERE epoch(e."end" - e.start) >= $min_intervals * e.interval_s
 ORDER BY e.start
