@@ -4,9 +4,13 @@ report is not, and a checkpoint (GPUs idle while the disk writes) is no starvati
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import polars as pl
 
 import forensics
 from forensics.detect.engine import run_all
+from forensics.sources import ParseContext, get
 from tests.test_db_kit import at, bundle_dir
 
 STARVING = (150, 160)   # two 10 s reports: GPUs idle, reads queue on sda, every CPU busy
@@ -53,3 +57,21 @@ def test_two_reports_of_starvation_are_found_one_report_and_a_checkpoint_are_not
     assert io["subject"] == "sda" and json.loads(io["evidence"])["reads_in_flight"] == 50  # 2000/s x 25 ms
     # no CPU count in the bundle: saturated from 1 - 1/sqrt(96) = 89.8 % (95 % busy here)
     assert json.loads(by_kind["cpu_saturation"][0]["evidence"])["saturated_from_pct"] == 89.8
+
+
+def test_numa_nodes_without_cpus_are_no_cpu_count(tmp_path):
+    # numactl -H of a Xeon Max node (real fixture): its HBM nodes 2 and 3 have memory and no CPUs. A bundle whose
+    # numa_nodes hold only such nodes (a paste of the HBM part) counted 0 CPUs: saturated from 1 - 1/sqrt(0) =
+    # -inf %, every report with idle GPUs saturated (the checkpoint at 14.5 % busy too) and the summary's cast of
+    # -inf failed: the detector's error, no cpu_saturation finding at all
+    f = Path(__file__).parent / "fixtures" / "numactl" / "numactl--alcf-aurora-xeonmax-hbm-cpuless-nodes.txt"
+    nodes = get("numactl").parse(f.read_bytes(), ParseContext(host="n1", file=f.name, tz="UTC")).tables["numa_nodes"]
+    cpuless = nodes.filter(nodes["cpus"].list.len() == 0)
+    assert cpuless["node"].to_list() == [2, 3]
+    root = bundle_dir(tmp_path, {**_tables(), "numa_nodes": cpuless.with_columns(host=pl.lit("n1"))})
+    findings, errors = run_all(forensics.open_bundle(root), only={"cpu_saturation"}, anomaly=False)
+    assert not errors
+    fs = findings.to_dicts()
+    assert len(fs) == 1 and (fs[0]["start"], fs[0]["end"]) == (at(140), at(160))
+    ev = json.loads(fs[0]["evidence"])
+    assert ev["saturated_from_pct"] == 89.8 and ev["cpus"] is None  # the CPU count is unknown, as with no numactl

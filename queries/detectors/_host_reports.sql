@@ -47,8 +47,9 @@ WITH dts AS (
 ), g AS (
   SELECT g.host, round((epoch(g.ts) - sp.t0) / sp.iv) AS k, avg(g.util_pct ORDER BY g.util_pct) AS gpu_util_pct, count(DISTINCT g.gpu) AS gpus
   FROM gpu_samples g JOIN sp USING (host) WHERE g.ts IS NOT NULL AND g.util_pct IS NOT NULL GROUP BY ALL
-), ncpu AS (  -- logical CPUs: per-CPU rows of sar -P ALL / mpstat, else numactl -H's node lists
-  SELECT host, max(n) AS ncpu FROM (
+), ncpu AS (  -- logical CPUs: per-CPU rows of sar -P ALL / mpstat, else numactl -H's node lists; 0 (numactl
+  -- showing only CPU-less nodes: HBM, CXL memory) is no count
+  SELECT host, nullif(max(n), 0) AS ncpu FROM (
     SELECT host, count(DISTINCT cpu) AS n FROM cpu_util WHERE cpu <> 'all' GROUP BY host
     UNION ALL SELECT host, sum(len(cpus)) FROM numa_nodes GROUP BY host) GROUP BY host
 ), keys AS (
