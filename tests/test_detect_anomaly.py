@@ -173,3 +173,23 @@ def test_a_hotter_host_at_its_peers_clocks_is_info_not_a_warning():
 
     found = anomaly.detect_anomalies(_feature_bundle(8, 40, hot_and_slow), schema.empty("findings")).to_dicts()
     assert [(f["severity"], f["hosts"]) for f in found] == [("warning", ["node03"])]
+
+
+def test_a_feature_past_a_double_compares_with_nothing():
+    """One host's GPU power averaged past a double for six windows (two 1.7e308 W readings in a window: DuckDB's
+    avg is inf): its z-score was +inf, an `anomaly` warning 'gpu_power_w +inf MAD' whose evidence held
+    'Infinity' (no JSON number, RFC 8259). Such a value is no measurement: no finding, and the model still
+    sees the other host's real deviation."""
+    def broken(h, k, row):
+        if h == 4 and 10 <= k < 16:
+            row["gpu_power_w"] = float("inf")
+        if h == 2 and 20 <= k < 30:
+            row["gpu_power_w"] += 3.0 * 0.05 * 550.0
+
+    b = _feature_bundle(8, 40, broken)
+    z, _ = anomaly.peer_z(anomaly.features(b))
+    assert z.filter(pl.col("host") == "node05")["gpu_power_w"].null_count() == 6
+    found = anomaly.detect_anomalies(b, schema.empty("findings")).to_dicts()
+    assert [(f["kind"], f["severity"], f["hosts"], f["subject"]) for f in found] == [
+        ("anomaly", "warning", ["node03"], "gpu_power_w")]
+    assert json.loads(found[0]["evidence"], parse_constant=lambda c: pytest.fail(f"{c} in the evidence"))

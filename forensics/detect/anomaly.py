@@ -92,14 +92,16 @@ def features(bundle) -> pl.DataFrame:
 
 
 def peer_z(feat: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """Robust z-scores of every feature against the other hosts of the same window."""
+    """Robust z-scores of every feature against the other hosts of the same window; null where a value is
+    no measurement (a window's average past a double: inf, or inf - inf) and so compares with nothing."""
     cols = [c for c in FLOORS if c in feat.columns and feat[c].null_count() < feat.height]
     exprs = []
     for c in cols:
         med = pl.col(c).median().over("w")
         mad = (pl.col(c) - med).abs().median().over("w") * 1.4826
         scale = pl.max_horizontal(mad, pl.lit(FLOORS[c]), med.abs() * 0.05)
-        exprs.append(((pl.col(c) - med) / scale).alias(c))
+        z = (pl.col(c) - med) / scale
+        exprs.append(pl.when(z.is_finite()).then(z).alias(c))
     hosts_per_w = pl.col("host").n_unique().over("w")
     z = feat.with_columns(hosts_per_w.alias("_n")).filter(pl.col("_n") >= MIN_HOSTS).select(
         "host", "w", *exprs)
