@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from forensics.sources import iostat
+from forensics.sources.iostat import text as iostat_text, text_fast as iostat_text_fast
 from forensics.sources._base import ParseContext
 from parse_kit import assert_same_result, damage
 
@@ -91,7 +92,7 @@ def _variants(b: bytes):
 
 def _read(data: bytes, ctx: ParseContext, monkeypatch, fast: bool, template: bool):
     monkeypatch.setattr(iostat, "FAST_MIN_LINES", 0 if fast else 10**9)
-    monkeypatch.setattr(iostat, "TEMPLATE_MIN_REPORTS", 4 if template else 10**9)
+    monkeypatch.setattr(iostat_text_fast, "TEMPLATE_MIN_REPORTS", 4 if template else 10**9)
     return iostat.parse(data, ctx)
 
 
@@ -144,8 +145,8 @@ def test_the_collector_layout_is_read_by_template(collector, monkeypatch):
     """Most reports of the collector's file are applied from a template, not walked: the steering walk reads a
     handful of lines (the banner, the first reports), not two a report; and the rows are all there."""
     calls = []
-    real = iostat._Steer.line
-    monkeypatch.setattr(iostat._Steer, "line", lambda self, *a: calls.append(1) or real(self, *a))
+    real = iostat_text._Steer.line
+    monkeypatch.setattr(iostat_text._Steer, "line", lambda self, *a: calls.append(1) or real(self, *a))
     res = _read(collector, CTXS[1], monkeypatch, True, True)
     reports = collector.count(b"avg-cpu:")
     assert reports >= 100 and res.meta["reports"] == reports
