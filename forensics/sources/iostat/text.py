@@ -127,24 +127,24 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
     dates += [b["date"] for b in map(S.banner, texts[:2000]) if b]
     order, assumed = S.date_order(dates, texts[:400])
     r = _Steer(st, order)
-    held: tuple[int, str, list[str]] | None = None  # a device row cut short, waiting for its wrapped tail
+    held: tuple[int, str, list[str], int] | None = None  # a device row cut short, waiting for its wrapped tail
     for i, text in enumerate(texts):
         ln = i + 1
         toks = r.line(ln, text)
         if held is not None:
-            hln, htext, htoks = held
+            hln, htext, htoks, hcols = held  # hcols: the columns of the header the row stood under
             held = None
             if toks is not None and r.mode == "dev" and all(S.is_number(t) for t in toks) \
                     and len(htoks) + len(toks) == len(r.dev_cols) + 1:
                 toks = htoks + toks  # a row a mail client wrapped: the tail line is used with it
                 ln, text = hln, htext
             else:
-                st.bad.append((hln, htext, f"{len(htoks)} fields for a device and {len(r.dev_cols)} columns"))
+                st.bad.append((hln, htext, f"{len(htoks)} fields for a device and {hcols} columns"))
         if toks is None:
             continue
         if r.mode == "dev" and not r.dev_last and len(toks) < len(r.dev_cols) + 1 \
                 and not S.is_number(toks[0]) and i + 1 < len(texts):  # (-h of sysstat <= 11.4: the name alone)
-            held = (ln, text, toks)
+            held = (ln, text, toks, len(r.dev_cols))
             continue
         try:
             if r.mode == "cpu":
