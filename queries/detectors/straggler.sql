@@ -99,9 +99,12 @@ WITH w AS (
   SELECT a.host, b.host AS twin FROM (SELECT DISTINCT host, ph_host, aligned_host FROM d) a
   JOIN (SELECT DISTINCT host, ph_host, aligned_host FROM d) b ON a.host <> b.host AND abs(a.ph_host - b.ph_host) <= 0.25
   WHERE a.aligned_host AND b.aligned_host
-), tw AS (  -- the largest run mean of a same-moment peer over the same buckets
+), tw AS (  -- the largest run mean of a same-moment peer over the same buckets; only for a host sampling coarser
+  -- than alias_interval_s, the only runs whose test reads twin_pm (run_p is NULL elsewhere): at 1 s sampling every
+  -- host of a 64-node simulated capture is a twin of every other, and this join made 2.4 M rows for nothing
   SELECT s.host, s.b_end, s.L, max(t.pm0) AS twin_pm FROM span s JOIN twin ON twin.host = s.host
-  JOIN span t ON t.host = twin.twin AND t.b_end = s.b_end AND t.L = s.L GROUP BY ALL
+  JOIN span t ON t.host = twin.twin AND t.b_end = s.b_end AND t.L = s.L
+  WHERE 10 / s.spb_host > $alias_interval_s GROUP BY ALL
 ), sh AS (  -- the run's mean excess against the peers at the host's own shift (behind, same, ahead: the one that
   -- fits its busy buckets outside the run best), where its buckets hold at least min_fit_samples samples
   SELECT span.*, tw.twin_pm, CASE WHEN 10 / spb_host > $alias_interval_s THEN run_scatter END AS run_p,
