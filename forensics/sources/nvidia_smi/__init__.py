@@ -85,6 +85,7 @@ from __future__ import annotations
 import polars as pl
 
 from forensics import schema
+from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import (
     ParseContext, ParseResult, Sniff, head_text, result, split_lines, strip_hard_breaks, unparsed_frame, unparsed_rows,
 )
@@ -145,13 +146,34 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # (a paste's Markdown hard line breaks, quote prefixes, quoted-printable encoding and elision marks are
     # the shared paste layer's: sources.parse_bytes / parse_pasted read the input without them first)
-    lines = split_lines(data)
-    return _parse_lines(lines, lines["text"].to_list(), ctx)
+    return _parse_lines(split_lines(data), ctx)
 
 
-def _parse_lines(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> ParseResult:
-    n = len(texts)
-    kind, verdict = recognise.classify(texts, ctx)
+def _classify_head(lines: pl.DataFrame) -> list[str]:
+    """The first lines of `lines` as Python strings, as many as recognise.classify reads: up to its 401st line that
+    is neither blank nor a marker (where it stops) and 16 more (it looks at most 11 lines ahead of a line); all of
+    them when there are fewer. The CSV and nvlink -gt series are read in polars: converting each of their lines to a
+    Python string only to classify the file was a quarter of the parse of a query-gpu series."""
+    n, k = lines.height, 2048
+    while True:
+        head = lines.get_column("text").head(k).to_list()
+        if len(head) >= n:
+            return head
+        seen = 0
+        for i, t in enumerate(head):
+            if t.strip() and not t.startswith(MARKER_PREFIX):
+                seen += 1
+                if seen > 400:
+                    if i + 16 <= len(head):
+                        return head
+                    break
+        k *= 4
+
+
+def _parse_lines(lines: pl.DataFrame, ctx: ParseContext) -> ParseResult:
+    n = lines.height
+    head = _classify_head(lines)
+    kind, verdict = recognise.classify(head, ctx)
     if kind is None:
         rest = lines.filter(pl.col("text").str.strip_chars() != "")
         up = unparsed_frame(rest, "not recognised as nvidia-smi output (-q, -q -x, --query-gpu CSV, topo -m, nvlink -gt, "
@@ -185,6 +207,7 @@ def _parse_lines(lines: pl.DataFrame, texts: list[str], ctx: ParseContext) -> Pa
             rows, meta = fast  # (result() conforms the frame to the table's schema)
             return result(NAME, ctx, n, {"nvlink_counters": rows}, None, **meta)
     mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink, "table": table}[kind]
+    texts = head if len(head) == n else lines.get_column("text").to_list()
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
     if kind == "nvlink":
