@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from forensics.layout import format_marker
-from forensics.sources import ParseContext, nvidia_smi, parse_bytes, registry
+from forensics.sources import ParseContext, nvidia_smi, parse_bytes, registry, sniff_pasted
 from forensics.sources.nvidia_smi import common as _nvsmi_common
 from test_sources_conformance import check_accounting
 
@@ -33,6 +33,11 @@ def run(data: bytes, **ctx):
     res = parse_bytes(data, "nvidia_smi", ParseContext(**ctx))[1]
     check_accounting(res, data, "case")
     return res
+
+
+def sniff_smi(head: bytes):
+    """The verdict `forensics parse --source nvidia_smi` reports: the sniffer's, on the input as the paste layer reads it."""
+    return sniff_pasted("nvidia_smi", head)
 
 
 def sample(res, i: int = 0) -> dict:
@@ -379,11 +384,11 @@ def test_topo_old_driver_mlx5_columns_and_numa_na():
 
 def test_sniffer_claims_no_other_source_fixture():
     others = [p for p in (FX.parent).glob("*/*--*") if p.parent.name != "nvidia_smi" and not p.name.endswith(".json")]
-    claimed = [p.name for p in others if nvidia_smi.sniff(p.read_bytes()[:65536])]
+    claimed = [p.name for p in others if sniff_smi(p.read_bytes()[:65536])]
     assert claimed == []
-    assert nvidia_smi.sniff(load("q-d-performance-v100-410.txt"))
-    assert not nvidia_smi.sniff(b"name, uuid\nfoo, bar\n")
-    assert not nvidia_smi.sniff(b"GPU 0000:18:00.0\nnot indented\n")
+    assert sniff_smi(load("q-d-performance-v100-410.txt"))
+    assert not sniff_smi(b"name, uuid\nfoo, bar\n")
+    assert not sniff_smi(b"GPU 0000:18:00.0\nnot indented\n")
 
 
 def test_quick_bad_inputs():
@@ -477,7 +482,7 @@ def test_nvlink_marker_series_as_collected():
     assert set(df["ts_quality"].to_list()) == {"sampled"}
     assert res.unparsed.select("text", "reason").rows() == [
         ("Failed to get NVLink counters", "not part of nvidia-smi nvlink output")]
-    assert nvidia_smi.sniff(data.encode())
+    assert sniff_smi(data.encode())
 
 
 def test_nvlink_edge_lines():
@@ -491,7 +496,7 @@ def test_nvlink_edge_lines():
     reasons = res.unparsed.sort("line_no")["reason"].to_list()
     assert "before any" in reasons[0] and "--status" in reasons[1] and "int64" in reasons[2]
     # `nvidia-smi -L` (GPU lines, no links) is not nvlink output
-    assert not nvidia_smi.sniff(b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n")
+    assert not sniff_smi(b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n")
 
 
 def _marker_series(outputs: list[str]) -> str:
@@ -547,7 +552,7 @@ def test_noheader_field_lists_recognised_by_shape_real():
     res = run(load("csv-noheader-index-pcibusid-8xb300.csv.txt"))
     assert res.meta["inferred_fields"] == ["index", "pci.bus_id"]
     assert res.tables["gpus"].select("gpu", "pci_bus_id").rows()[7] == (7, "0000:bd:00.0")
-    assert nvidia_smi.sniff(load("csv-noheader-index-pcibusid-8xb300.csv.txt")).confidence >= 0.8
+    assert sniff_smi(load("csv-noheader-index-pcibusid-8xb300.csv.txt")).confidence >= 0.8
     res = run(load("csv-noheader-index-name-mem-util-temp-2x4080super.csv.txt"))
     s = res.tables["gpu_samples"]
     assert s.select("gpu", "mem_total_mib", "mem_used_mib", "util_pct", "temp_c").rows() == [
@@ -575,7 +580,7 @@ def test_noheader_timestamp_first_and_stated_interval_seed004():
 def test_noheader_ambiguous_or_bare_numbers_not_guessed():
     # the same real rows without units ("nounits"): bare numbers fit many field lists
     nounits = b"0, 100\n1, 100\n2, 7\n"
-    assert not nvidia_smi.sniff(nounits)
+    assert not sniff_smi(nounits)
     res = run(nounits)
     assert not res.tables.get("gpu_samples", pl.DataFrame()).height and res.unparsed.height == 3
     assert "bare numbers" in res.unparsed["reason"][0] and "--fields" in res.unparsed["reason"][0]
@@ -586,7 +591,7 @@ def test_noheader_ambiguous_or_bare_numbers_not_guessed():
     assert s["util_pct"].to_list() == [100.0, 100.0, 7.0]
     # nvidia-smi's shapes but no known list: recognised as its CSV, rows reported with the shapes seen
     amb = b"45 %, 30 %\n"
-    v = nvidia_smi.sniff(amb)
+    v = sniff_smi(amb)
     assert v and v.confidence < 0.8 and "--fields" in v.reason
     res = run(amb)
     assert res.unparsed.height == 1 and "pct, pct" in res.unparsed["reason"][0]
@@ -656,7 +661,7 @@ def test_q_d_clock_windows_398_and_old_temperature_key():
 
 def test_q_fragment_without_gpu_line():
     data = load("q-fragment-grep-clocks-throttle-no-gpu-line.txt")
-    v = nvidia_smi.sniff(data)
+    v = sniff_smi(data)
     assert v and "no GPU line" in v.reason
     res = run(data)
     assert res.meta["variant"] == "q-text-fragment"
@@ -731,7 +736,7 @@ def test_topo_header_underlined_with_ansi_escapes():
     """nvidia-smi underlines the topo -m header on a terminal (ESC[4m ... ESC[0m): still the header."""
     data = load("topo-h200-590-ansi-underline-header.txt")
     assert b"\x1b[4mGPU0" in data
-    assert nvidia_smi.sniff(data[:4096]).confidence >= 0.9
+    assert sniff_smi(data[:4096]).confidence >= 0.9
     res = run(data)
     assert res.unparsed.height == 0
     assert res.tables["gpus"].select("gpu", "cpu_affinity", "numa_node").rows() == [(0, "0-23", 0)]
@@ -764,7 +769,7 @@ def test_plain_table_550_eight_h100_date_line_is_local_time():
     block with the values of its two lines, the date line as local time, gpus with driver and CUDA
     version, MIG mode from the third line; borders and headers are structure (nothing unparsed)."""
     data = load("table-8xh100-550-no-processes.txt")
-    sniff = nvidia_smi.sniff(data)
+    sniff = sniff_smi(data)
     assert sniff.confidence >= 0.95, sniff
     res = run(data, tz="UTC")
     assert res.meta["variant"] == "smi-table" and res.meta["driver_version"] == "550.90.07"
@@ -798,7 +803,7 @@ def test_plain_table_processes_block_alone():
     """The Processes block pasted alone (535 layout with GI/CI columns, names cut with '...'): one processes
     row per line, the same pid on two GPUs twice."""
     data = load("table-processes-block-535-names-cut.txt")
-    assert nvidia_smi.sniff(data).confidence >= 0.9
+    assert sniff_smi(data).confidence >= 0.9
     res = run(data)
     p = res.tables["processes"]
     assert res.unparsed.height == 0 and p.height == 5
@@ -821,7 +826,7 @@ def test_noheader_rows_take_their_fields_from_the_pasted_command_line():
     """`--format=csv,noheader,nounits` rows state no field and have no unit to recognise them by; the pasted
     command line above them does (a design note of a public repository: RTX 3060 + RTX 5060 Ti)."""
     data = load("csv-noheader-nounits-command-line-2gpu-3060-5060ti.csv.txt")
-    sniff = nvidia_smi.sniff(data)
+    sniff = sniff_smi(data)
     assert sniff.confidence >= 0.9 and "command" in sniff.reason, sniff
     res = run(data)
     assert res.unparsed.height == 0 and res.meta["fields_from_command_line"] is True
@@ -851,7 +856,7 @@ def test_query_csv_piped_through_column_t_is_read_back_as_csv():
     """`--format=csv | column -s, -t` (a 2018 blog post, 3 GPUs): no commas left, cells two or more spaces apart,
     values with single spaces ('86 %'); the aligned header is recognised and the rows typed as CSV."""
     data = load("csv-column-t-aligned-3gpu-2018-blog.csv.txt")
-    sniff = nvidia_smi.sniff(data)
+    sniff = sniff_smi(data)
     assert sniff.confidence >= 0.9 and "column -t" in sniff.reason, sniff
     res = run(data)
     assert res.meta["variant"] == "csv-column-aligned" and res.unparsed.height == 0
@@ -1046,10 +1051,10 @@ def test_q_head_pasted_with_markdown_hard_breaks(name, breaks):
 
 
 def test_hard_breaks_only_where_most_lines_have_one():
-    from forensics.sources._base import strip_hard_breaks
-    texts = ["GPU 00000000:01:00.0", "    Product Name : X", "    Name : C:\\dir\\"]
-    assert strip_hard_breaks(texts) == (texts, 0)
-    assert strip_hard_breaks(["a \\", "b\\", "", "c"]) == (["a", "b", "", "c"], 2)
+    from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
+    assert hard_breaks(b"GPU 00000000:01:00.0\n    Product Name : X\n    Name : C:\\dir\\\n") == 0
+    assert hard_breaks(b"a \\\nb\\\n\nc\n") == 2
+    assert strip_hard_breaks_bytes(b"a \\\nb\\\n\nc\n") == (b"a\nb\n\nc\n", 2)
 
 
 def test_unparsed_lines_keep_their_hard_break_as_written():

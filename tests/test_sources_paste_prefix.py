@@ -137,6 +137,24 @@ def test_markdown_backslash_hard_breaks_are_read_without_them_for_any_source():
             assert all(t.endswith(" \\") for t in res.unparsed["text"].to_list())
 
 
+@pytest.mark.parametrize("source, name", [
+    ("nvidia_smi", "nvidia_smi--q-head-20-gtx1080-396-DERIVED-markdown-backslash-breaks.txt"),
+    ("dmesg", "dmesg--linux-mm-mail-quoted-printable-kmem-cache-alloc-oops.txt"),
+    ("numactl", "numactl--lkml-smba-v4-qp-0A-soft-breaks-cxl-node-joined-size-free.txt"),
+])
+def test_stated_source_is_weighed_as_the_paste_layer_reads_the_input(source, name):
+    # `forensics parse --source X` (sniff_pasted) reports X's verdict on the input as the paste layer reads it, as
+    # `forensics parse` (recognise) does, also where X's sniffer already accepts the raw input less surely (it
+    # returned the raw verdict then: the dmesg mail body 0.886 raw, 1.0 decoded). The Markdown hard breaks are the
+    # paste layer's alone: nvidia_smi's sniffer took them off itself too (a duplicate, removed)
+    from forensics.sources import sniff_as, sniff_pasted
+    data = (FIX / source / name).read_bytes()
+    got, verdict = recognise(data)
+    assert got == source
+    assert sniff_pasted(source, data) == verdict
+    assert "Markdown" not in sniff_as(source, data).reason and "decoded" not in sniff_as(source, data).reason
+
+
 def test_unquoted_elision_mark_is_not_weighed_for_the_quote_prefix():
     # a linux-mm reply (fixtures README): the replier's "[...]" left unquoted above seven "> " kernel lines; 7 of 8
     # lines quoted was below SHARE, so the paste was not read as quoted (block_parts gave no prefix)

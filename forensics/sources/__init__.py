@@ -100,8 +100,6 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
 
     head = head[:SNIFF_BYTES]
     raw = sniff_as(name, head)
-    if raw:
-        return raw
     prefix = paste_prefix(name, head)
     read, prefix, qp, breaks = _paste_read(head, prefix)
     if not (prefix or qp or breaks):
@@ -111,9 +109,9 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
         return raw
     what = [f"read without the paste's prefix: {describe(prefix)}"] if any(split_prefix(prefix)) else []
     if qp:
-        what.append("a quoted-printable mail body, decoded")
+        what.append(("a " if what else "read as a ") + "quoted-printable mail body, decoded")
     if breaks:
-        what.append(f"without the Markdown line breaks ' \\' ending {breaks} lines")
+        what.append(f"{'without' if what else 'read without'} the Markdown line breaks ' \\' ending {breaks} lines")
     return Sniff(got.confidence, f"{got.reason} ({'; '.join(what)})")
 
 

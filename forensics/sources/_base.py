@@ -452,33 +452,18 @@ def skip_elisions(res: ParseResult) -> ParseResult:
 
 # --- Markdown hard line breaks: a paste whose lines end in " \" ----------------------------------
 
-HARD_BREAK = re.compile(r"[ \t]*\\[ \t]*$")
-
-
-def strip_hard_breaks(texts: list[str]) -> tuple[list[str], int]:
-    """`texts` without the Markdown hard line break (a trailing backslash) that a paste put at the end of
-    most of its lines, and how many lines had one; `texts` itself (and 0) unless at least half of the
-    non-blank lines, and two or more, end with it (a tool's own line rarely does).
-
-    >>> strip_hard_breaks(["Driver Version : 396.54 \\\\", "", "GPU 00000000:01:00.0 \\\\"])
-    (['Driver Version : 396.54', '', 'GPU 00000000:01:00.0'], 2)
-    """
-    ends = [bool(HARD_BREAK.search(t)) for t in texts]
-    n = sum(ends)
-    nonblank = sum(1 for t in texts if t.strip())
-    if n < 2 or n * 2 < nonblank:
-        return texts, 0
-    return [HARD_BREAK.sub("", t) if e else t for t, e in zip(texts, ends)], n
-
-
 _HARD_BREAK_END = re.compile(rb"[ \t]*\\[ \t]*\r?$")
 _HARD_BREAK_ALL = re.compile(rb"(?m)[ \t]*\\[ \t]*(?=\r?$)")
 
 
 def hard_breaks(head: bytes) -> int:
     """How many of the first 400 lines of `head` end in a Markdown hard line break (a backslash), when
-    that is at least half of its non-blank lines and two or more (as :func:`strip_hard_breaks`); else 0.
-    A one-byte scan first: inputs without a backslash cost nothing more."""
+    that is at least half of its non-blank lines and two or more (a tool's own line rarely ends in one); else 0.
+    A one-byte scan first: inputs without a backslash cost nothing more.
+
+    >>> hard_breaks(b"Driver Version : 396.54 \\\\\\n\\nGPU 00000000:01:00.0 \\\\\\n"), hard_breaks(b"Name : C:\\\\dir\\\\\\nx\\n")
+    (2, 0)
+    """
     if b"\\" not in head:
         return 0
     lines = head.split(b"\n", 400)[:400]

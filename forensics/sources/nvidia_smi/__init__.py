@@ -87,7 +87,7 @@ import polars as pl
 from forensics import schema
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import (
-    ParseContext, ParseResult, Sniff, head_text, result, split_lines, strip_hard_breaks, unparsed_frame, unparsed_rows,
+    ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
 from forensics.sources._shell import take_shell_lines
 from forensics.sources.nvidia_smi import nvlink, q_text, q_xml, query_csv, recognise, table, topo
@@ -104,19 +104,15 @@ DESCRIPTION = ("nvidia-smi -q text, -q -x XML, --query-gpu CSV, topo -m, nvlink 
                "NVLink traffic counters")
 
 
-_HARD_BREAK_B, _HARD_BREAK_CRLF = b"\\\n", b"\\\r\n"  # a line ending in a backslash
-
-
 def sniff(head: bytes) -> Sniff:
-    """How sure the start of an input is one of the six nvidia-smi outputs this source reads, and why."""
+    """How sure the start of an input is one of the six nvidia-smi outputs this source reads, and why.
+    (A paste's Markdown hard line breaks, quote prefixes and quoted-printable encoding are the shared
+    paste layer's: sources.recognise / sniff_pasted weigh the head without them.)"""
     text = head_text(head)
     lines = text.replace("\r", "").split("\n")
     if len(head) >= 65536 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
-    lines, breaks = strip_hard_breaks(lines) if _HARD_BREAK_B in head or _HARD_BREAK_CRLF in head else (lines, 0)
-    got = recognise.classify(lines, None, strict=True)[1]
-    return Sniff(got.confidence, f"{got.reason} (read without the Markdown line breaks ' \\' ending {breaks} lines)"
-                 if breaks and got else got.reason)
+    return recognise.classify(lines, None, strict=True)[1]
 
 
 def sniff_stated(head: bytes, hints: dict) -> Sniff:
