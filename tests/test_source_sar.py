@@ -587,6 +587,40 @@ def test_comments_inside_a_report_and_after_values():
     assert res.tables["cpu_util"].filter(pl.col("line_no") == 5)["idle_pct"].to_list() == [99.92]
 
 
+def test_a_wrapped_input_is_read_once(monkeypatch):
+    # the tails were joined after a first read left them unparsed, and the input read again (2.15x the time of
+    # the unwrapped file); now the join comes first and the input is read once, to the same tables
+    import forensics.sources.sar as sar_pkg
+    reads = []
+    real = sar_pkg._parse_any
+    monkeypatch.setattr(sar_pkg, "_parse_any", lambda data, ctx: reads.append(1) or real(data, ctx))
+    r = parse_file("sar--lkml-2002-2.4.19-r-ampm-mail-wrapped-80-header-and-rows.txt")
+    assert r.meta["wrapped_joined"] == 5 and r.unparsed.height == 0 and len(reads) == 1
+
+
+def _wrapped_at(data: bytes, width: int) -> bytes:
+    out = []
+    for ln in data.split(b"\n"):
+        while len(ln) > width and ln.rfind(b" ", 0, width) > 0:
+            cut = ln.rfind(b" ", 0, width)
+            out.append(ln[:cut])
+            ln = ln[cut:].lstrip(b" ")
+        out.append(ln)
+    return b"\n".join(out)
+
+
+@pytest.mark.parametrize("f", sorted(p for p in FIX.glob("sar--*") if not p.name.endswith(".json")), ids=lambda p: p.name)
+def test_the_wrap_prescan_agrees_with_the_whole_pattern(f):
+    # _may_be_wrapped passes over the lines that start with a time without matching them; it must say what the
+    # pattern over the whole input says (a tail-shaped line after a timed one), on every fixture and wrapped copy
+    from forensics.sources.sar import _WRAPPED, _may_be_wrapped
+    data = f.read_bytes()
+    for d in (data, data.replace(b"\n", b"\r\n"), _wrapped_at(data, 60), _wrapped_at(data, 80), data[:200], data[-3:]):
+        assert _may_be_wrapped(d) == (_WRAPPED.search(d) is not None)
+    assert _may_be_wrapped(b"10:00:00 AM a b\n1 2") and _may_be_wrapped(b"x\n10:00:00 a b\n%c")
+    assert not _may_be_wrapped(b"10:00:00 a b\n10:00:01 1 2\n") and not _may_be_wrapped(b"")
+
+
 def test_a_hash_inside_a_line_that_is_no_comment_leaves_the_row_unparsed_as_written():
     data = (b"10:46:38 AM     CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
             b"10:46:48 AM     all      0.03      0.00      0.05      0.00      0.00     99.92 # x 1\n"

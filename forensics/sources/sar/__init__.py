@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 
 from forensics.sources import _sysstat as S
@@ -86,15 +87,14 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # (b"#" first: one byte is a memchr scan; a two-byte needle ending in a blank crawls through sar's spaces)
     if b"#" in data and (b" #" in data or b"\t#" in data) and not data.lstrip()[:1] == b"{":
         data, cut = _TRAILING_COMMENT.subn(rb"\1", data)  # "10:46:48 AM all ... 99.92   # high": read without it
-    res = _parse_any(data, ctx)
     joined = 0
-    if res.unparsed.height and res.unparsed.get_column("text").str.contains(_TAIL_SHAPE).any():
+    if _may_be_wrapped(data):
         # lines a mail wrapped at its width (the header's last column names, a row's last values on the next
-        # line): joined back and the input read again; only inputs with such unparsed lines pay for it
-        rejoined, joined = _join_wrapped(data)
-        if joined:
-            res = _parse_any(rejoined, ctx)
-            res.meta = {**res.meta, "wrapped_joined": joined}
+        # line): joined back before the one read; only inputs with such a line after a timed one pay for it
+        data, joined = _join_wrapped(data)
+    res = _parse_any(data, ctx)
+    if joined:
+        res.meta = {**res.meta, "wrapped_joined": joined}
     if cut or joined:
         if cut:
             res.meta = {**res.meta, "comments_cut": cut}
@@ -118,12 +118,36 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     return _skip_headings(res)
 
 
-# a line that may be a wrapped tail: column names only, or numbers only, no time before them
-_TAIL_SHAPE = r"^[ \t]*(?:(?:%?[A-Za-z][\w/%.-]*)(?:[ \t]+%?[A-Za-z][\w/%.-]*)*|-?[0-9][0-9.,]*(?:[ \t]+-?[0-9][0-9.,]*)*)[ \t]*\r?$"
-_LEAD = re.compile(rb"^[ \t]*(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[ \t]*[AP]M)?|Average:)(?=[ \t])")
-_NAMES = re.compile(rb"^[ \t]*%?[A-Za-z][\w/%.-]*(?:[ \t]+%?[A-Za-z][\w/%.-]*)*[ \t]*\r?$")
-_NUMBERS = re.compile(rb"^[ \t]*-?[0-9][0-9.,]*(?:[ \t]+-?[0-9][0-9.,]*)*[ \t]*\r?$")
+# a timed (or Average:) line, and a line that may be its wrapped tail: column names only, or numbers only, no time
+_LEAD_RE = rb"^[ \t]*(?:[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[ \t]*[AP]M)?|Average:)(?=[ \t])"
+_NAMES_RE = rb"[ \t]*%?[A-Za-z][\w/%.-]*(?:[ \t]+%?[A-Za-z][\w/%.-]*)*[ \t]*\r?$"
+_NUMBERS_RE = rb"[ \t]*-?[0-9][0-9.,]*(?:[ \t]+-?[0-9][0-9.,]*)*[ \t]*\r?$"
+_LEAD = re.compile(_LEAD_RE)
+_NAMES = re.compile(rb"^" + _NAMES_RE)
+_NUMBERS = re.compile(rb"^" + _NUMBERS_RE)
+_WRAPPED = re.compile(rb"(?m)" + _LEAD_RE + rb".*\n(?:" + _NAMES_RE + rb"|" + _NUMBERS_RE + rb")")
 _NUMBER = re.compile(rb"^-?[0-9][0-9.,]*$")
+_FEW_UNTIMED = 64  # above this many lines that start with no time, one regex scan of the input instead
+
+
+def _may_be_wrapped(data: bytes) -> bool:
+    """Whether a line of `data` after a timed (or Average:) line is column names only or numbers only, as a
+    wrapped tail is (:func:`_join_wrapped` joins nothing where none is). A tail never starts with a time
+    ("10:" ...): the lines that do, nearly all of sar's, are passed over in one vectorised look at the byte
+    after each newline and the one two on; only the others are matched."""
+    a = np.frombuffer(data, np.uint8)
+    starts = np.flatnonzero(a == 10) + 1
+    starts = starts[starts < a.size]
+    first, third = a.take(starts, mode="clip"), a.take(starts + 2, mode="clip")
+    untimed = starts[~((third == 58) & (first - 48 < 10) & (starts + 2 < a.size))]  # (uint8: "0".."9" only)
+    if untimed.size > _FEW_UNTIMED:
+        return _WRAPPED.search(data) is not None
+    for s in untimed.tolist():
+        end = data.find(b"\n", s)
+        line = data[s:end if end >= 0 else len(data)]
+        if (_NAMES.match(line) or _NUMBERS.match(line)) and _LEAD.match(data[data.rfind(b"\n", 0, s - 1) + 1:s - 1]):
+            return True
+    return False
 
 
 def _join_wrapped(data: bytes) -> tuple[bytes, int]:
