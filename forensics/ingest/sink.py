@@ -21,11 +21,17 @@ from forensics import schema
 
 
 FREE_TEXT = ("message", "text")
+#: string columns written without a dictionary: free text, and dcgm_dmon's ``raw`` (each cell's text as printed: a
+#: host-hour's 374,400 cells hold 105,211 distinct texts, so the writer hashed them all into a dictionary that
+#: overflowed and fell back to plain pages; dcgm_dmon's write 52.5 -> 44.6 CPU ms, 2.88 -> 2.81 MB,
+#: benchmarks/results/parse-speed-2026-12-07-issue21-c.md)
+NO_DICTIONARY = FREE_TEXT + ("raw",)
 
 
 def column_options(arrow) -> dict:
     """ParquetWriter options for a table: dictionaries only for string columns (on numbers the writer
-    tries and falls back: slower, bigger files), no dictionary for free text (message, text), and
+    tries and falls back: slower, bigger files), no dictionary for free text (message, text) and the
+    other :data:`NO_DICTIONARY` columns, and
     min/max statistics only for numbers and times. Shared by `forensics parse --out` and the bundle
     ingest.
 
@@ -37,7 +43,7 @@ def column_options(arrow) -> dict:
     max: one host, see :class:`forensics.db._build.FileInfo`), else reads the whole column; without
     them that read was ~2.8 ms of CPU a file, 0.71 s of 1.4 for opening a parsed 8-host bundle's 256
     files (benchmarks/results/ingest-2026-12-06-issue21-collect.md)."""
-    words = [f.name for f in arrow if f.name not in FREE_TEXT and str(f.type) in ("string", "string_view")]
+    words = [f.name for f in arrow if f.name not in NO_DICTIONARY and str(f.type) in ("string", "string_view")]
     stats = [f.name for f in arrow if f.name not in FREE_TEXT
              and (str(f.type) not in ("string", "string_view") or f.name == "host")]
     deltas = {f.name: "DELTA_BINARY_PACKED" for f in arrow if f.name in DELTA_COLUMNS and str(f.type) in ("int32", "int64")}
