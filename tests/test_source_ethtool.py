@@ -420,3 +420,43 @@ def test_deep_mail_quote_with_tabs_wrapped_values_grep_and_elisions_reads_every_
     o = parse(odd)
     assert o.tables["nic_counters"].select("raw_name", "value").rows() == [("tx_packets", 3)]
     assert o.unparsed["line_no"].to_list() == [2, 4]
+
+
+def test_an_authors_note_after_a_value_is_taken_off_and_kept_in_meta():
+    # real: a blog's "<----- ..." notes (e1000e), a netdev mail's "// No TX Error" (ixgbe, quoted "> ")
+    res = parse("ethtool--e1000e-zh-blog-arrow-notes.txt")
+    assert res.unparsed.height == 0
+    rows = {r["counter"]: r["value"] for r in res.tables["nic_counters"].iter_rows(named=True)}
+    assert rows["rx_crc_errors"] == 0 and rows["rx_no_buffer_count"] == 0 and rows["tx_tcp_seg_good"] == 26208
+    assert [n["line_no"] for n in res.meta["notes"]] == [18, 20]
+    assert res.meta["notes"][0]["note"].startswith("<----- CRC")
+    from forensics.sources import parse_bytes
+    _, mail = parse_bytes((FIX / "ethtool--ixgbe-e1000e-netdev-mail-quoted-slash-notes-ip-s.txt").read_bytes(), "ethtool",
+                          ParseContext(host="h1", file="f.txt"))
+    nic = mail.tables["nic_counters"]
+    assert nic.filter(pl.col("line_no") == 16)["value"].to_list() == [0]  # ">      tx_errors: 0 // No TX Error"
+    assert [n["note"] for n in mail.meta["notes"]] == ["// No TX Error", "// No dropped Packets",
+                                                       "// No Dropped or error in TX"]
+    assert 16 not in mail.unparsed["line_no"].to_list()
+    # a note is not any trailing text: "rx: 5 packets" is still no counter line
+    bad = parse(b"NIC statistics:\n     rx_packets: 5 packets\n     tx_packets: 6\n")
+    assert bad.unparsed["line_no"].to_list() == [2] and "notes" not in bad.meta
+
+
+def test_two_snapshots_pasted_without_a_command_between_them_are_two_samples():
+    res = parse("ethtool--be2net-DERIVED-two-ticks-labelled-fenced.txt")
+    nic = res.tables["nic_counters"]
+    assert nic["sample_no"].unique().sort().to_list() == [0, 1]
+    tcp = nic.filter(pl.col("counter") == "rx_tcp_checksum_errs").sort("sample_no")["value"].to_list()
+    assert tcp == [1167054962, 1167056713]
+    assert "tick 2:" in res.unparsed["text"].to_list()  # the label is no counter: unparsed, counted
+    # "NIC statistics:" again, with no label, opens the second snapshot too; "$ sleep 10" between greps as well
+    two = parse(b"NIC statistics:\n     rx_dropped: 1\n     tx_dropped: 0\nNIC statistics:\n     rx_dropped: 7\n"
+                b"     tx_dropped: 0\n")
+    assert two.tables["nic_counters"]["sample_no"].to_list() == [0, 0, 1, 1]
+    slept = parse(b"     rx_dropped: 1\n     rx_missed_errors: 2\n$ sleep 10\n     rx_dropped: 5\n     rx_missed_errors: 9\n")
+    assert slept.tables["nic_counters"]["sample_no"].to_list() == [0, 0, 1, 1]
+    assert slept.unparsed["line_no"].to_list() == [3]
+    # one snapshot whose counters never repeat stays one sample, labels or not
+    one = parse(b"NIC statistics:\n     rx_dropped: 1\nsome label:\n     tx_dropped: 0\n")
+    assert one.tables["nic_counters"]["sample_no"].to_list() == [0, 0]
