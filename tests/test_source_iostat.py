@@ -337,8 +337,9 @@ def test_human_sysstat12_device_last_quoted_mail_is_recognised_and_read():
     _, r = parse_bytes(data, None, ParseContext(host="n1", file=name))
     df = r.tables["disk_io"]
     assert df.height == 12 and r.lines == 31
-    # the command line above (meta commands) and the closing code fence (the only line not read)
-    assert r.unparsed["line_no"].to_list() == [31] and [c["line_no"] for c in r.meta["commands"]] == [1]
+    # the command line above (meta commands) and the closing code fence (skipped by the paste layer, counted)
+    assert r.unparsed.height == 0 and [c["line_no"] for c in r.meta["commands"]] == [1]
+    assert list(r.meta["skipped"].values()) == [1] and "code fence" in next(iter(r.meta["skipped"]))
     sda = df.filter(pl.col("device") == "sda").sort("line_no")
     assert sda["tps"].to_list() == [7.0, 5.0, 21.0, 5.0, 5.0, 1848.0]
     assert sda["kb_wrtn_s"].to_list()[-1] == pytest.approx(448.1 * 1024)  # "448.1M" in a kB column

@@ -688,3 +688,38 @@ def test_a_whole_line_after_a_cut_one_keeps_its_host_and_a_wrapped_ray_note_is_c
     assert reasons(res) == {1: "not an NCCL line"}
     assert row(res, 3)["message"] == "NCCL_NCHANNELS_PER_PEER set by environment to 16."
     assert res.meta["ray_deduplicated"] == 1 and sum(res.meta["skipped"].values()) == 1
+
+
+def test_shell_session_lines_around_nccl_are_unparsed_with_what_they_are():
+    # real: a conda environment before a bracketed prompt, the program's own output, then NCCL lines (deit #28)
+    res = parse_fixture("deit-issue28-conda-bracket-prompt")
+    assert log(res).height == 4 and res.lines == 10
+    why = dict(zip(res.unparsed["line_no"].to_list(), res.unparsed["reason"].to_list()))
+    assert why[1] == "shell prompt or command line (not an NCCL line)"
+    assert set(why) == {1, 2, 3, 4, 5, 6}  # the program's output is no NCCL line: unparsed, never a row
+    # real: a traceback between two ranks' NCCL WARN chains (pytorch #40273): all NCCL lines read, the traceback's
+    # four lines unparsed as a traceback, its source line too
+    tb = parse_fixture("pytorch-issue40273-traceback-interleaved")
+    assert log(tb).height == 15
+    assert tb.unparsed["reason"].to_list() == ["Python traceback (not an NCCL line)"] * 4
+    # Open MPI's help message (its text between the rules, the aggregation note) and Slurm's lines, a venv prompt,
+    # and an exception line: each says what it is
+    data = (b"(.venv) user@n1:~/nccl-tests$ srun -N 2 ./build/all_reduce_perf -b 8 -e 8\n"
+            b"srun: job 1234 queued and waiting for resources\n"
+            b"--------------------------------------------------------------------------\n"
+            b"By default, for Open MPI 4.0 and later, infiniband ports on a device\n"
+            b"  Local host:              n1\n"
+            b"--------------------------------------------------------------------------\n"
+            b"[n1:106838] 11 more processes have sent help message help-mpi-btl-openib.txt / ib port not selected\n"
+            b"n1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+            b"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled system error\n"
+            b"slurmstepd: error: *** STEP 1234.0 ON n1 CANCELLED AT 2024-01-01T00:00:00 ***\n"
+            b"just some words\n")
+    res = NCCL.parse(data, ParseContext(host="h", file="f"))
+    why = dict(zip(res.unparsed["line_no"].to_list(), res.unparsed["reason"].to_list()))
+    mpi = "MPI launcher banner or message (Open MPI, MPICH, PRRTE; not an NCCL line)"
+    assert why[1] == "shell prompt or command line (not an NCCL line)"
+    assert why[2] == why[10] == "Slurm message (srun, slurmstepd, salloc; not an NCCL line)"
+    assert why[3] == why[4] == why[5] == why[6] == why[7] == mpi
+    assert why[11] == "not an NCCL line" and 8 not in why
+    assert res.lines == split_lines(data).height and log(res).height + len(why) >= 10

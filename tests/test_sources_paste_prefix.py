@@ -29,15 +29,18 @@ def test_quoted_nvidia_smi_table_is_recognised_and_parsed(tmp_path):
     summary, tables = parse_file(QUOTED_SMI)
     assert summary["source"] == "nvidia_smi" and summary["quoted"] == "> "
     assert summary["rows"]["gpus"] == 8 and summary["rows"]["processes"] == 15
-    assert summary["unparsed"] == 2  # the two ``` fence lines of the blockquote
+    assert summary["unparsed"] == 0  # the two ``` fence lines of the blockquote: skipped, counted
+    assert summary["skipped"] == 2 and list(summary["skipped_reasons"]) == [
+        "code fence or comment delimiter around the paste: the paste's, not the tool's"]
     gpus = tables["gpu_samples"].sort("gpu")
     assert gpus["temp_c"].to_list()[6] == 86  # GPU 6 at 86C, as printed
 
 
 def test_unparsed_lines_keep_the_text_the_file_has():
-    _, res = parse_bytes(QUOTED_SMI.read_bytes(), "nvidia_smi", ParseContext(file="x"))
+    data = QUOTED_SMI.read_bytes().replace(b"> ```", b"> (fence)")
+    _, res = parse_bytes(data, "nvidia_smi", ParseContext(file="x"))
     assert res.meta["quoted"] == "> "
-    assert res.unparsed["text"].to_list() == ["> ```", "> ```"]
+    assert res.unparsed["text"].to_list() == ["> (fence)", "> (fence)"]
     assert res.unparsed["line_no"].to_list() == [1, 64]
 
 
@@ -55,6 +58,7 @@ def _pasted(data: bytes, prefix: bytes) -> bytes:
 # indent is not told from the tool's own, so the paste is read as it is (and says so: nothing parsed)
 TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
 SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
+LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt"}  # already behind " * ": one list mark is peeled, not two
 
 
 @pytest.mark.parametrize("prefix", [b"> ", b"> > ", b"  ", b"\t"], ids=["quote", "quote2", "indent2", "tab"])
@@ -69,6 +73,36 @@ def test_every_real_fixture_pasted_with_a_prefix_parses_the_same(prefix):
         if a.rows() != b.rows() or a.unparsed.height != b.unparsed.height or a.lines != b.lines:
             differ.append(f"{f.name}: {a.rows()} {a.unparsed.height} -> {b.rows()} {b.unparsed.height}")
     assert not differ, "\n".join(differ)
+
+
+@pytest.mark.parametrize("mark", [b" * ", b"- ", b"| ", b"  + "], ids=["star", "dash", "bar", "plus"])
+def test_every_real_fixture_pasted_as_a_list_parses_the_same(mark):
+    # a forum's bulleted list, a wiki's or mail client's "| " quote: the mark before every non-blank line
+    differ = []
+    for source, f in SEVEN_CASES:
+        data = f.read_bytes()
+        if not data.strip() or f.name in TOOL_INDENTED or f.name in LISTED:
+            continue
+        _, a = parse_bytes(data, source, context_for(f))
+        listed = b"\n".join((mark + ln) if ln.strip() else ln for ln in data.split(b"\n"))
+        _, b = parse_bytes(listed, source, context_for(f))
+        if a.rows() != b.rows() or a.unparsed.height != b.unparsed.height or a.lines != b.lines:
+            differ.append(f"{f.name}: {a.rows()} {a.unparsed.height} -> {b.rows()} {b.unparsed.height}")
+    assert not differ, "\n".join(differ)
+
+
+def test_bulleted_sar_in_a_source_comment_is_recognised_and_parsed():
+    # real: `sar -u ALL` (el7) kept in a Scala file's comment, every line behind " * ", the comment's "/*" "*/"
+    f = FIX / "sar" / "sar--scala-comment-bulleted-u-ALL-el7.txt"
+    name, verdict = recognise(f.read_bytes())
+    assert name == "sar" and 'list mark " * "' in verdict.reason
+    summary, tables = parse_file(f)
+    assert summary["bulleted"] == " * " and summary["unparsed"] == 0 and summary["skipped"] == 2
+    cpu = tables["cpu_util"]
+    assert cpu.height == 1 and cpu["idle_pct"].to_list() == [94.9] and cpu["iowait_pct"].to_list() == [0.66]
+    # nvidia-smi's own table lines start with "| ": never taken off (the sniffer is not surer without them)
+    smi = QUOTED_SMI.read_bytes().replace(b"> ", b"")
+    assert paste_prefix("nvidia_smi", smi) == b""
 
 
 def test_tool_indented_output_keeps_its_indent():

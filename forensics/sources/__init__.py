@@ -179,7 +179,8 @@ def paste_prefix(name: str, head: bytes) -> bytes:
     if not indent:
         return quote
     unquoted = strip_prefix(head, quote) if quote else head
-    if sniff_as(name, strip_prefix(unquoted, indent)).confidence >= sniff_as(name, unquoted).confidence:
+    without, kept = sniff_as(name, strip_prefix(unquoted, indent)).confidence, sniff_as(name, unquoted).confidence
+    if without >= kept:  # (an indent, or list mark, that the source reads the input at least as well without)
         return quote + indent
     return quote
 
@@ -274,13 +275,13 @@ def _paste_read(data: bytes, prefix: bytes) -> tuple[bytes, bytes, bool, int]:
 
 def paste_meta(prefix: bytes) -> dict:
     """What a parse result's meta says of the paste prefix its input was read without:
-    ``{"quoted": "> "}``, ``{"indented": "  "}``, or both."""
-    from forensics.sources._quote import split_prefix
+    ``{"quoted": "> "}``, ``{"indented": "  "}`` (``{"bulleted": " * "}`` for a list mark), or both."""
+    from forensics.sources._quote import is_bullet, split_prefix
 
     quote, indent = split_prefix(prefix)
     out = {}
     if quote:
         out["quoted"] = quote.decode("ascii")
     if indent:
-        out["indented"] = indent.decode("ascii")
+        out["bulleted" if is_bullet(indent) else "indented"] = indent.decode("ascii")
     return out

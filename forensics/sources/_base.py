@@ -429,9 +429,15 @@ ELIDED = "elision mark: lines the paste's author left out"
 from forensics.sources._quote import RE_ELISION  # noqa: E402 - one pattern for the paste layer and the parsers
 
 
+FENCE = "code fence or comment delimiter around the paste: the paste's, not the tool's"
+# (the lines that only open or close one: RE_FENCE, in the paste layer's _quote, which leaves them unweighed too)
+from forensics.sources._quote import RE_FENCE  # noqa: E402
+
+
 def skip_elisions(res: ParseResult) -> ParseResult:
-    """`res` with the unparsed lines that only mark an elision (:data:`RE_ELISION`) moved to
-    ``meta["skipped"]`` (reason -> lines): they are the paste's, not the tool's, and hold no data.
+    """`res` with the unparsed lines that only mark an elision (:data:`RE_ELISION`) or only open or close a
+    Markdown code fence (:data:`RE_FENCE`) moved to ``meta["skipped"]`` (reason -> lines): they are the
+    paste's, not the tool's, and hold no data.
 
     >>> r = ParseResult({}, unparsed_rows([(2, "> [...]", "x"), (3, "junk", "y")], ParseContext(), "t"), 3)
     >>> r = skip_elisions(r)
@@ -440,13 +446,16 @@ def skip_elisions(res: ParseResult) -> ParseResult:
     """
     if not res.unparsed.height:
         return res
-    mark = res.unparsed.get_column("text").str.contains(RE_ELISION)
-    n = int(mark.sum())
-    if n:
-        skipped = dict(res.meta.get("skipped") or {})
-        skipped[ELIDED] = skipped.get(ELIDED, 0) + n
-        res.meta["skipped"] = skipped
-        res.unparsed = res.unparsed.filter(~mark)
+    text = res.unparsed.get_column("text")
+    for pattern, reason in ((RE_ELISION, ELIDED), (RE_FENCE, FENCE)):
+        mark = text.str.contains(pattern)
+        n = int(mark.sum())
+        if n:
+            skipped = dict(res.meta.get("skipped") or {})
+            skipped[reason] = skipped.get(reason, 0) + n
+            res.meta["skipped"] = skipped
+            res.unparsed = res.unparsed.filter(~mark)
+            text = res.unparsed.get_column("text")
     return res
 
 

@@ -34,7 +34,9 @@ from collections import Counter
 # (">=20": the quote's trailing space encoded) is read as the bare quote; 4: elision marks ("[...]") left
 # unquoted between the quoted lines are not weighed when the quote prefix is sought: "[...]" and seven
 # quoted lines was not a quoted paste before, 7/8 < SHARE)
-VERSION = 4
+# 5: a list mark before (nearly) every line ("* ", "- ", "| ": bullet_prefix) is taken off where the source reads
+# the input better without it; lines that only open or close a Markdown code fence are skipped and counted)
+VERSION = 5
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
@@ -45,22 +47,30 @@ MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
 
 # a line that only marks an elision: "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --",
 # an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]")
-RE_ELISION = (r"(?i)^\s*(?:>\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+RE_ELISION = (r"(?i)^\s*(?:[>*+|-]\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
               r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
               r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
 _ELISION = re.compile(RE_ELISION.encode("utf-8"))
+# a line that only opens or closes what the paste was put in: a Markdown code fence (CommonMark: three or more
+# backticks, or three or four tildes, with an optional info string "```sh", "~~~ text"), or a C-style comment
+# ("/*", " */": output kept in a source file's comment), behind mail quotes or an indent or not
+RE_FENCE = (r"^[ \t]*(?:[>*+|-][ \t]*)*(?:`{3,}[ \t]*[A-Za-z0-9_+.#-]*|~{3,4}[ \t]*[A-Za-z0-9_+.#-]*|/\*+|\*+/)[ \t]*$")
+_FENCE = re.compile(RE_FENCE.encode("utf-8"))
 _QUOTE_RUN = re.compile(rb"^(?:> ?)+")
+# a list mark before every line: "* ", " - ", "+ ", "| " (a forum's bulleted list, a wiki's or mail client's bar quote)
+_BULLET = re.compile(rb"^([ \t]{0,4}[*+|-])([ \t]+)")
 _INDENT = re.compile(rb"^[ \t]+")
 
 
 def _lines(head: bytes) -> list[bytes]:
     """The non-blank lines of `head`'s start that are weighed: an elision mark the paste's author put
     between quoted lines, unquoted ("[...]" before "> ..."), is the author's, not the quoted text's,
-    and is not weighed (the paste layer skips it: forensics.sources._base.skip_elisions)."""
+    and is not weighed (the paste layer skips it: forensics.sources._base.skip_elisions); nor is a line
+    that only opens or closes a code fence or comment around the paste (:data:`RE_FENCE`)."""
     lines = head.split(b"\n", SCAN_LINES)[:SCAN_LINES]
     if len(lines) > 1 and not head.endswith(b"\n"):
         lines = lines[:-1]  # a last line perhaps cut by the head's end is not weighed
-    return [t for ln in lines if (t := ln.rstrip(b"\r\n\t ")) and not _ELISION.match(t)]
+    return [t for ln in lines if (t := ln.rstrip(b"\r\n\t ")) and not _ELISION.match(t) and not _FENCE.match(t)]
 
 
 def _carried(lines: list[bytes], prefix: bytes) -> int:
@@ -96,12 +106,35 @@ def indent_prefix(lines: list[bytes]) -> bytes | None:
     return _longest(lines, [run[:i] for i in range(len(run), 0, -1)], INDENT_SHARE)
 
 
+def bullet_prefix(lines: list[bytes]) -> bytes | None:
+    """The list mark ("* ", " - ", "| ") with its blanks that `SHARE` of `lines` start with, or None. No tool of
+    the project starts its lines with one followed by a blank (nvidia-smi's and dcgmi's tables start theirs
+    with "|" but have "+---" rules between); still, the paste layer takes it off only where the source reads
+    the input better without it (:func:`is_bullet`, forensics.sources.paste_prefix)."""
+    found = [m for ln in lines if (m := _BULLET.match(ln))]
+    if not found:
+        return None
+    mark = Counter(m.group(1) for m in found).most_common(1)[0][0]
+    # the blanks after the mark that every such line has (more are the tool's own indent: "* \t Link 0: ...")
+    blanks = min((m.group(2) for m in found if m.group(1) == mark), key=len)
+    common = 0
+    while common < len(blanks) and all(m.group(2)[common:common + 1] == blanks[common:common + 1]
+                                       for m in found if m.group(1) == mark):
+        common += 1
+    return _longest(lines, [mark + blanks[:max(common, 1)]])
+
+
+def is_bullet(indent: bytes) -> bool:
+    """Whether the indent part of a prefix holds a list mark (not only blanks)."""
+    return bool(indent.strip(b" \t"))
+
+
 def block_parts(head: bytes) -> tuple[bytes, bytes]:
     """(prefix, indent): what nearly all non-blank lines of `head` start with, as the quote prefix
     (``> ``, ``> > ``, ``>> ``; with any indent before it, as a quote inside a markdown list has) and
-    the indent after it (b"" for none). A file with no quote prefix has only an indent, if any."""
+    the indent after it (b"" for none), which may end in a list mark (``* ``, ``- ``, ``| ``: :func:`bullet_prefix`). A file with no quote prefix has only an indent, if any."""
     lines = _lines(head)
-    prefix, indent = b"", b""
+    prefix, indent, listed = b"", b"", False
     for _ in range(3):  # indent, quote, indent: each level peeled once
         if len(lines) < MIN_LINES:
             break
@@ -109,8 +142,15 @@ def block_parts(head: bytes) -> tuple[bytes, bytes]:
         if got:
             indent, lines = got, [ln[len(got):] for ln in lines]
         quote = quote_prefix(lines)
-        if not quote:
-            break
+        if not quote:  # a bulleted list (once), perhaps behind the quote and indent, perhaps a quote behind it
+            mark = None if listed else bullet_prefix(lines)
+            if not mark:
+                break
+            listed, indent = True, indent + mark
+            lines = [ln[len(mark):] if ln.startswith(mark) else ln for ln in lines]
+            quote = quote_prefix(lines)
+            if not quote:
+                break
         prefix, indent = prefix + indent + quote, b""
         lines = [ln[len(quote):] for ln in lines if ln.startswith(quote)]
         lines = [ln for ln in lines if ln.strip()]
@@ -128,10 +168,12 @@ def is_quote(prefix: bytes) -> bool:
 
 
 def strip_prefix(data: bytes, prefix: bytes) -> bytes:
-    """`data` with `prefix` removed from the start of every line that carries it; with a quote prefix,
-    a line of only quote marks and blanks (a quoted blank line, perhaps of an outer level) becomes
-    empty; other lines and the line count unchanged."""
-    blank = rb"[ \t>]*(?=\r?$)|" if b">" in prefix else b""
+    """`data` with `prefix` removed from the start of every line that carries it; with a quote prefix
+    (or list mark), a line of only its marks and blanks (a quoted blank line, perhaps of an outer level)
+    becomes empty; other lines and the line count unchanged."""
+    bullet = [c for c in prefix.decode("ascii", "replace") if c in "*+|-"][:1]  # (a line of dashes stays one)
+    one = (b"(?:" + re.escape(bullet[0]).encode() + rb"[ \t>]*)?") if bullet else b""
+    blank = (rb"[ \t>]*" + one + rb"(?=\r?$)|") if (b">" in prefix or bullet) else b""
     return re.sub(rb"(?m)^(?:" + blank + re.escape(prefix) + rb")", b"", data)
 
 
@@ -147,7 +189,9 @@ def describe(prefix: bytes) -> str:
     q, i = split_prefix(prefix)
     quote, rest = q.decode("ascii"), i.decode("ascii", "replace")
     parts = [f'quoted "{quote}"'] if quote else []
-    if rest:
+    if rest and is_bullet(i):
+        parts.append(f'behind the list mark "{rest}"')
+    elif rest:
         n = len(rest)
         kind = "tab" if set(rest) == {"\t"} else ("space" if set(rest) == {" "} else "blank")
         parts.append(f"indented {'a' if n == 1 else n} {kind}{'' if n == 1 else 's'}")

@@ -6,6 +6,27 @@ from forensics.sources.nccl.patterns import _LAUNCHER, _PREFIX_ONLY
 
 
 # --- lines that are neither -----------------------------------------------------------------------
+# a shell prompt as pasted: "user@host:~$ cmd", "[user@host dir]$ cmd", "root@node1:~# cmd", with a conda or venv
+# environment before it ("(base) ", "(myenv) ", "(.venv) "), or a bare "$ cmd"
+_PROMPT = (r"^(?:\([A-Za-z0-9_.\-/]{1,64}\) )?(?:[A-Za-z0-9_.-]+@[^\s]+ ?[#$%]|\[[A-Za-z0-9_.-]+@[^\]]+\][#$%]|[$%])"
+           r"(?: |$)")
+# the line that ends a Python traceback: "RuntimeError: NCCL error in: ...", "torch.distributed.DistBackendError: ...",
+# "KeyboardInterrupt"
+_TRACEBACK_END = (r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt|Exit|Warning)"
+                  r"(?:: .*)?$")
+# Open MPI's help-message frames ("-----...-----" rules, "WARNING: There was an error initializing an OpenFabrics
+# device.", "  Local host:   node1"), its aggregation notes ("[node1:12345] 1 more process has sent help message
+# help-mpi-btl-openib.txt / error in device init", "Set MCA parameter ..."), mpirun's exit reports
+_MPI = (r"^(?:-{20,}\s*$|={20,}\s*$|\[[A-Za-z0-9_.-]+:[0-9]+\] |(?:mpirun|mpiexec|orterun|prterun|prte|hydra_pmi_proxy)"
+        r"(?: noticed| detected| has exited| was unable|:)|Primary job +terminated|Set MCA parameter|(?:WARNING|ERROR): "
+        r"(?:There (?:was|were|is|are)|No OpenFabrics|It appears|A high-performance|The OpenFabrics|Open MPI)"
+        r"|  (?:Local host|Local device|Local port|Host|Process name|Exit code|Node|PID|Error): )")
+MPI_REASON = "MPI launcher banner or message (Open MPI, MPICH, PRRTE; not an NCCL line)"
+# Slurm's own lines: "srun: job 1234 queued and waiting for resources", "slurmstepd: error: *** STEP 12.0 ON n1
+# CANCELLED AT ... ***", "srun: error: node1: task 0: Exited with exit code 1"
+_SLURM = r"^(?:srun|salloc|sbatch|slurmstepd(?:-[A-Za-z0-9_.-]+)?): "
+
+
 def _reason() -> pl.Expr:
     b = pl.col("_b")
     return (pl.when(b.str.contains(r"^\s*# ?(?:nThread|Using devices|\s*Rank +[0-9]+ |Out of bounds|Avg bus bandwidth"
@@ -24,8 +45,14 @@ def _reason() -> pl.Expr:
             # glog as PyTorch's Python logging and c10 print it: "W0714 23:06:54.603780 140446678845248 torch/distributed/run.py:757] "
             .when(b.str.contains(r"^[IWEF][0-9]{4}(?:[0-9]{4})? [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ +[0-9]+ [^ \]]+:[0-9]+\] "))
             .then(pl.lit("PyTorch/torchrun log line (not an NCCL line)"))
-            .when(b.str.contains(r"^[A-Za-z0-9_.-]+@[^\s]+[#$] "))
+            .when(b.str.contains(_PROMPT))
             .then(pl.lit("shell prompt or command line (not an NCCL line)"))
+            .when(b.str.contains(_TRACEBACK_END))
+            .then(pl.lit("Python exception line (not an NCCL line)"))
+            .when(b.str.contains(_MPI))
+            .then(pl.lit(MPI_REASON))
+            .when(b.str.contains(_SLURM))
+            .then(pl.lit("Slurm message (srun, slurmstepd, salloc; not an NCCL line)"))
             .when(b.str.contains(r"NCCL (?:INFO|WARN|TRACE)|WorkNCCL|[Ww]atchdog|ProcessGroupNCCL|NCCL work|what\(\)"))
             .then(pl.lit("NCCL/PyTorch text without a recognised header (wrapped or partial line)"))
             .otherwise(pl.lit("not an NCCL line"))).alias("reason")
@@ -43,4 +70,16 @@ def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     # the reason is read behind a mail quote ("> ") and a launcher prefix
     rest = o.filter(~is_struct).with_columns(
         pl.col("text").str.replace(r"^(?:> ?)+", "").str.replace(_LAUNCHER, "").alias("_b"))
-    return structure, rest.with_columns(_REASON).select("line_no", "text", "reason")
+    rest = rest.sort("line_no").with_columns(_REASON)
+    # a traceback's source line ("    dist.all_reduce(t)") right under its '  File "...", line N' line
+    code = (pl.col("_b").str.starts_with("    ") & (pl.col("line_no").shift(1) == pl.col("line_no") - 1)
+            & pl.col("_b").shift(1).str.starts_with('  File "')).fill_null(False)
+    # the text of an Open MPI help message between its two "-----" rules ("By default, for Open MPI 4.0 and later,
+    # infiniband ports on a device / are not used by default. ..."), the rules paired in order
+    rule = pl.col("_b").str.contains(r"^-{20,}\s*$")
+    inside = ((rule.cast(pl.Int32).cum_sum() % 2 == 1) & ~rule & (pl.col("reason") == "not an NCCL line")
+              & (rule.sum() >= 2))
+    rest = rest.with_columns(pl.when(code).then(pl.lit("Python traceback (not an NCCL line)"))
+                             .when(inside).then(pl.lit(MPI_REASON))
+                             .otherwise(pl.col("reason")).alias("reason"))
+    return structure, rest.select("line_no", "text", "reason")
