@@ -428,3 +428,16 @@ def test_device_header_of_an_author_cut_column_subset_is_recognised():
     assert not iostat.sniff(b"Device            Model        Serial\nvdb  QEMU  1234\n")
     assert not iostat.sniff(b"Device   %util\nvdb 3.0\n")
     assert not sar.sniff(data)
+
+
+def test_prose_between_rows_and_a_row_wrapped_by_a_narrow_terminal():
+    # DERIVED from sysstat's own iostat -x test output: a note between two device rows, a label between the reports,
+    # the last row of report 2 wrapped (its last values on the next line); both readers read it alike
+    name = "iostat--sysstat-test-x-DERIVED-prose-between-rows-and-reports-row-wrapped.txt"
+    data = (FIX / name).read_bytes()
+    r = iostat.parse(data, ParseContext(host="n1", file=name))
+    assert r.lines == 22 and r.tables["disk_io"].height == 4 and r.tables["cpu_util"].height == 2
+    assert r.unparsed["line_no"].to_list() == [8, 12]
+    assert set(r.unparsed["reason"]) == {"text among the device rows, not an iostat row (a label or prose line?)"}
+    sdb = r.tables["disk_io"].filter(pl.col("device") == "sdb").sort("line_no")
+    assert sdb["line_no"].to_list() == [9, 19] and sdb["r_await_ms"].to_list() == [60.92, 0.0]

@@ -13,6 +13,21 @@ NAME = "iostat"
 TABLES = ("disk_io", "cpu_util")
 
 
+PROSE = "text among the device rows, not an iostat row (a label or prose line?)"
+
+
+def row_reason(toks: list[str], ncols: int, dev_last: bool = False) -> str:
+    """Why the words `toks` of a line under a Device header of `ncols` value columns are no device row: a line
+    whose values are mostly words is text the paste's author put there ("Then 10 seconds later:"), else the
+    count of its fields, else its device name is a number."""
+    vals = toks[:-1] if dev_last else toks[1:]
+    if len(toks) != ncols + 1:
+        if sum(1 for t in vals if S.is_number(t)) * 2 < len(vals) or not vals:
+            return PROSE
+        return f"{len(toks)} fields for a device and {ncols} columns"
+    return f"device name {(toks[-1] if dev_last else toks[0])!r} is a number"
+
+
 class _State:
     """Report bookkeeping shared by the text and JSON readers."""
 

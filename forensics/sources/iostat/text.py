@@ -7,7 +7,7 @@ import datetime as dt
 from forensics.layout import MARKER_PREFIX
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult
-from forensics.sources.iostat.state import _State
+from forensics.sources.iostat.state import _State, row_reason
 
 
 def _variant(cols: list[str]) -> str:
@@ -139,7 +139,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
                 toks = htoks + toks  # a row a mail client wrapped: the tail line is used with it
                 ln, text = hln, htext
             else:
-                st.bad.append((hln, htext, f"{len(htoks)} fields for a device and {hcols} columns"))
+                st.bad.append((hln, htext, row_reason(htoks, hcols)))
         if toks is None:
             continue
         if r.mode == "dev" and not r.dev_last and len(toks) < len(r.dev_cols) + 1 \
@@ -154,7 +154,7 @@ def _parse_text(texts: list[str], ctx: ParseContext) -> ParseResult:
                 r.mode = None
             elif r.mode == "dev":
                 if len(toks) != len(r.dev_cols) + 1:
-                    raise S.BadValue(f"{len(toks)} fields for a device and {len(r.dev_cols)} columns")
+                    raise S.BadValue(row_reason(toks, len(r.dev_cols), r.dev_last))
                 dev, vals = (toks[-1], toks[:-1]) if r.dev_last else (toks[0], toks[1:])
                 if S.is_number(dev):
                     raise S.BadValue(f"device name {dev!r} is a number")

@@ -10,7 +10,7 @@ import polars as pl
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult
 from forensics.sources._sysstat import reports as R
-from forensics.sources.iostat.state import _State
+from forensics.sources.iostat.state import _State, row_reason
 from forensics.sources.iostat.text import _DEVICE, _Steer, _parse_text
 
 _NUM_RX = r"^[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)$"
@@ -34,8 +34,12 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
     is_plain = df["_plain"].to_numpy()
     ntok = df["_n"].to_numpy()
     num0, numl = df["_num0"].to_numpy(), df["_numl"].to_numpy()
-    if (is_plain & (ntok == 1) & ~num0).any():  # a word alone: -h of sysstat <= 11.4 (the device name on its
-        return _parse_text([texts[i] for i in range(n)], ctx)  # own line), a row wrapped: the line reader joins them
+    # a word alone (-h of sysstat <= 11.4: the device name on its own line), or a line of numbers right under a
+    # device row (a row a narrow terminal or a page wrapped: its last values on the next line): the line reader
+    # joins them
+    row = is_plain & ~num0
+    if (row & (ntok == 1)).any() or (is_plain[1:] & num0[1:] & row[:-1]).any():
+        return _parse_text([texts[i] for i in range(n)], ctx)
     digit = lines.filter(text.str.contains(r"^[0-9]") & (text.str.len_bytes() < 64)).select(
         text.str.extract(r"^(\S+)").unique(maintain_order=True))["text"].to_list()
     dates = [t for t in digit if t]  # distinct, in file order: date_order reads the first that tells
@@ -80,9 +84,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
                 for k in np.flatnonzero(~ok).tolist():
                     j = i + k
                     toks_ = texts[j].split()
-                    why = (f"{len(toks_)} fields for a device and {len(r.dev_cols)} columns"
-                           if len(toks_) != len(r.dev_cols) + 1 else
-                           f"device name {(toks_[-1] if dev_last else toks_[0])!r} is a number")
+                    why = row_reason(toks_, len(r.dev_cols), dev_last)
                     st.bad.append((j + 1, texts[j], why))
             return
         st.bad.extend((j + 1, t, notiostat) for j, t in enumerate(texts.span(i, b), i))
