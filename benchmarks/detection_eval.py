@@ -11,6 +11,7 @@ matrix is nodes 2/8/32/64 x sampling 1/5/10 s x captures of 3/15/60 minutes:
     python benchmarks/detection_eval.py --long-healthy # held-out healthy: 15 captures of 30-60 min, 142 node-hours
     python benchmarks/detection_eval.py --full --node-counts 2,8     # one part of the matrix (~216 node-hours a set)
     python benchmarks/detection_eval.py --full --node-counts 32,64   # the rest, on a quiet machine
+    python benchmarks/detection_eval.py --full --node-counts 32 --durations 3m,15m  # a part of that part
     python benchmarks/detection_eval.py --merge PART1.json PART2.json  # one report of the parts
 
 Every run writes a Markdown report and, beside it, the same results as JSON (rewritten after each bundle,
@@ -95,9 +96,10 @@ def cases() -> list[tuple[str, bool]]:
 
 
 def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None,
-              node_counts: list[int] | None = None) -> list[dict]:
-    """The runs of one seed set; `node_counts` keeps those at these node counts (after planning, so that the
-    parts of a matrix split by node count are together exactly the whole plan)."""
+              node_counts: list[int] | None = None, durations: list[float] | None = None) -> list[dict]:
+    """The runs of one seed set; `node_counts` keeps those at these node counts and `durations` those of
+    these capture lengths (after planning, so that the parts of a matrix split by node count or duration are
+    together exactly the whole plan)."""
     runs = []
     seed0 = HELDOUT_SEED0 if heldout else DEV_SEED0
     for i, (sc, same) in enumerate(cases()):
@@ -119,7 +121,8 @@ def plan_runs(mode: str, heldout: bool, only: list[str] | None, cell: tuple | No
                          "seed": seed0 + i})
     if heldout and mode != "full" and not only and not cell:
         runs = runs[::2]  # the held-out check is half the cases
-    return [r for r in runs if r["nodes"] in node_counts] if node_counts else runs
+    return [r for r in runs if (not node_counts or r["nodes"] in node_counts)
+            and (not durations or r["duration_s"] in durations)]
 
 
 def plan_long_healthy(node_counts: list[int] | None = None) -> list[dict]:
@@ -129,13 +132,13 @@ def plan_long_healthy(node_counts: list[int] | None = None) -> list[dict]:
 
 
 def plan_sets(mode: str, heldout: bool, only: list[str] | None, cell: tuple | None,
-              node_counts: list[int] | None = None) -> list[tuple[str, list[dict]]]:
+              node_counts: list[int] | None = None, durations: list[float] | None = None) -> list[tuple[str, list[dict]]]:
     """(title, runs) of each seed set of a mode: development and held-out, or the long healthy captures."""
     if mode == "long-healthy":
         return [(LONG_TITLE, plan_long_healthy(node_counts))]
-    sets = [(DEV_TITLE, plan_runs(mode, False, only, cell, node_counts))]
+    sets = [(DEV_TITLE, plan_runs(mode, False, only, cell, node_counts, durations))]
     if heldout:
-        sets.append((HELDOUT_TITLE, plan_runs(mode, True, only, cell, node_counts)))
+        sets.append((HELDOUT_TITLE, plan_runs(mode, True, only, cell, node_counts, durations)))
     return sets
 
 
@@ -181,11 +184,12 @@ def merge_parts(parts: list[dict]) -> tuple[list[tuple[str, list[dict], int]], l
                         got[k] = res
         missing = [r for r in planned if run_key(r) not in got]
         if missing:
-            by_n: dict[int, int] = {}
+            by_n: dict[tuple, int] = {}
             for r in missing:
-                by_n[r["nodes"]] = by_n.get(r["nodes"], 0) + 1
+                k = (r["nodes"], r["duration_s"])
+                by_n[k] = by_n.get(k, 0) + 1
             notes.append(f"{title}: {len(got)} of {len(planned)} planned runs; missing "
-                         + ", ".join(f"{c} at {n} nodes" for n, c in sorted(by_n.items())))
+                         + ", ".join(f"{c} at {n} nodes {d / 60:g} min" for (n, d), c in sorted(by_n.items())))
         merged.append((title, sorted(got.values(), key=lambda r: order[run_key(r)]), len(planned)))
     return merged, notes
 
@@ -333,6 +337,8 @@ def main(argv=None) -> int:
     ap.add_argument("--duration")
     ap.add_argument("--node-counts", help="only the plan's runs at these node counts (e.g. 2,8): one part of the "
                     "matrix; not with --nodes, which names one cell")
+    ap.add_argument("--durations", help="only the plan's runs of these capture lengths (e.g. 3m,15m): one part of the "
+                    "matrix; not with --nodes")
     seeds = ap.add_mutually_exclusive_group()
     seeds.add_argument("--no-heldout", action="store_true", help="skip the held-out seeds")
     seeds.add_argument("--heldout-only", action="store_true",
@@ -343,12 +349,15 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        if (args.cases or args.nodes or args.interval or args.duration or args.node_counts or args.no_heldout
-                or args.heldout_only):
+        if (args.cases or args.nodes or args.interval or args.duration or args.node_counts or args.durations
+                or args.no_heldout or args.heldout_only):
             ap.error("--merge takes the plan from its parts: no --cases, --nodes, --interval, --duration, "
-                     "--node-counts or --no-heldout")
+                     "--node-counts, --durations or --no-heldout")
         return merge_main(args, argv, out)
     node_counts = parse_node_counts(args.node_counts) if args.node_counts else None
+    durations = [parse_duration(x) for x in args.durations.split(",") if x] if args.durations else None
+    if durations and args.nodes:
+        ap.error("--durations filters the plan's capture lengths; --nodes runs one cell: use one of them")
     if node_counts and args.nodes:
         ap.error("--node-counts filters the plan's node counts; --nodes runs one cell: use one of them")
     mode_name = "full" if args.full else "long-healthy" if args.long_healthy else "quick"
@@ -356,7 +365,7 @@ def main(argv=None) -> int:
     cell = None
     if args.nodes or args.interval or args.duration:
         cell = (args.nodes or 8, parse_duration(args.interval or "5s"), parse_duration(args.duration or "3m"))
-    sets = plan_sets(mode_name, not args.no_heldout, only, cell, node_counts)
+    sets = plan_sets(mode_name, not args.no_heldout, only, cell, node_counts, durations)
     if args.heldout_only:
         if mode_name == "long-healthy":
             ap.error("--long-healthy is held-out only already")
@@ -364,9 +373,11 @@ def main(argv=None) -> int:
     if not any(runs for _, runs in sets):
         raise SystemExit("no run in that plan (check --cases and --node-counts)")
     tag = args.tag or "-".join(([f"nodes{'-'.join(map(str, node_counts))}"] if node_counts else [])
+                               + ([f"min{'-'.join(f'{d / 60:g}' for d in durations)}"] if durations else [])
                                + (["heldout"] if args.heldout_only else ["dev"] if args.no_heldout else []))
     stem = out / f"detection_eval-{dt.date.today().isoformat()}-{mode_name}{('-' + tag) if tag else ''}"
     doc = {"mode": mode_name, "cases": only or [], "cell": list(cell) if cell else None, "node_counts": node_counts,
+           "durations": durations,
            "command": "python benchmarks/detection_eval.py " + " ".join(argv), "commit": git_head(),
            "cpus": os.cpu_count(), "complete": False,
            "sets": [{"title": t, "planned": len(runs), "results": []} for t, runs in sets]}

@@ -51,6 +51,15 @@ def test_node_count_parts_are_exactly_the_full_plan(de, heldout):
     assert [k for k in whole if k[2] in (2, 8)] == small
 
 
+@pytest.mark.parametrize("heldout", [False, True])
+def test_duration_parts_are_exactly_a_node_count_part(de, heldout):
+    part = [de.run_key(r) for r in de.plan_runs("full", heldout, None, None, [32])]
+    short = [de.run_key(r) for r in de.plan_runs("full", heldout, None, None, [32], [180.0, 900.0])]
+    hour = [de.run_key(r) for r in de.plan_runs("full", heldout, None, None, [32], [3600.0])]
+    assert len(part) == 49 and len(short) + len(hour) == 49 and short and hour
+    assert [k for k in part if k[4] != 3600.0] == short and {k[4] for k in hour} == {3600.0}
+
+
 def test_merge_of_two_parts_is_the_whole_report(de):
     a, b = part_doc(de, [2, 8]), part_doc(de, [32, 64])
     b["sets"][0]["results"][0] = fake_result(b["sets"][0]["results"][0], false=2)  # a healthy 32-node run
@@ -76,8 +85,8 @@ def test_merge_names_missing_duplicate_and_cut_short_parts(de):
     merged, notes = de.merge_parts([a, b])
     joined = "\n".join(notes)
     assert "cut short" in joined
-    assert f"{de.DEV_TITLE}: 195 of 196 planned runs; missing 1 at 32 nodes" in joined
-    assert f"{de.HELDOUT_TITLE}: 195 of 196 planned runs; missing 1 at 32 nodes" in joined
+    assert f"{de.DEV_TITLE}: 195 of 196 planned runs; missing 1 at 32 nodes 3 min" in joined
+    assert f"{de.HELDOUT_TITLE}: 195 of 196 planned runs; missing 1 at 32 nodes 3 min" in joined
     assert "is in two parts; the first kept" in joined
     assert [len(results) for _, results, _ in merged] == [195, 195]
     with pytest.raises(ValueError, match="different plans"):
