@@ -1,0 +1,48 @@
+"""straggler.sql at sampling coarser than NVML's 1 s power average, with DCGM beside it (issue 16: 2 nodes at
+10 s). Each nvidia-smi reading is one phase of the step; two hosts reading 0.4 s apart sit at different phases
+for minutes and read +-30% apart although neither computes longer, and with two hosts there is no hosts'
+scatter to measure that by. DCGM's profiling fields are aggregated over their whole update interval, so
+the memory time DCGM reports (DRAM active) has no phase: the run's memory excess is judged on it."""
+from __future__ import annotations
+
+import pytest
+
+from forensics.analysis import analyze_paths
+from forensics.simulate import SimConfig, Simulation, write_bundle
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("straggler-dcgm")
+    done = {}
+
+    def get(scenario, **kw):
+        key = (scenario, tuple(sorted(kw.items())))
+        if key not in done:
+            path = root / f"{len(done)}.tar"
+            write_bundle(SimConfig(scenario=scenario, **kw), path, tables=False)
+            done[key] = analyze_paths([path], cache_dir=root / "cache").findings.to_dicts()
+        return done[key]
+    return get
+
+
+def test_no_straggler_from_aliased_readings_on_two_nodes_at_10s(run):
+    # detection_eval development seed 114 (2 x 8 GPUs, 10 s, 15 min): a throttled GPU on node01 stretches the
+    # step to ~2 s; node02's readings, 0.4 s after node01's, sat at the compute phase while node01's sat at the
+    # spin-wait: node02 +28% power / +122% memory for 150 s and +31% for 90 s, two false stragglers on a host
+    # with nothing wrong. DCGM's DRAM active over the same buckets: node02 within 3% of node01
+    cfg = dict(nodes=2, interval_s=10.0, duration_s=900.0, seed=114, clock_skew_ms=2000.0)
+    (hot,) = [f["hosts"] for f in Simulation(SimConfig("pfc_storm+thermal_throttle", **cfg)).plan.faults
+              if f["kind"] == "gpu_throttle"]
+    findings = run("pfc_storm+thermal_throttle", **cfg)
+    assert [f["hosts"] for f in findings if f["kind"] == "straggler" and f["hosts"] != hot] == []
+    assert [f for f in findings if f["kind"] == "gpu_throttle" and f["hosts"] == hot]
+
+
+def test_a_straggler_on_two_nodes_at_10s_keeps_its_dcgm_excess(run):
+    # development seed 112 at 15 min: node01 computes 21% longer from 10:04; its DCGM memory time stays
+    # above its peer's by more than min_power_excess, so the guard keeps it
+    cfg = dict(nodes=2, interval_s=10.0, duration_s=900.0, seed=112, clock_skew_ms=2000.0)
+    truth = next(f for f in Simulation(SimConfig("straggler", **cfg)).plan.faults if f["kind"] == "straggler")
+    st = [f for f in run("straggler", **cfg) if f["kind"] == "straggler"]
+    assert st and {tuple(f["hosts"]) for f in st} == {tuple(truth["hosts"])}
