@@ -75,3 +75,34 @@ def test_numa_nodes_without_cpus_are_no_cpu_count(tmp_path):
     assert len(fs) == 1 and (fs[0]["start"], fs[0]["end"]) == (at(140), at(160))
     ev = json.loads(fs[0]["evidence"])
     assert ev["saturated_from_pct"] == 89.8 and ev["cpus"] is None  # the CPU count is unknown, as with no numactl
+
+
+def test_a_run_queue_at_the_halfin_whitt_line_is_saturation_under_the_utilisation_line(tmp_path):
+    # 224 CPUs (numactl -H: two nodes of 112): saturated from 1 - 1/sqrt(224) = 93.3 % busy, or from
+    # 224 - sqrt(224) = 209 runnable tasks (the offered load the utilisation line is drawn on, counted by sar -q).
+    # The starving dataloader reads 91 % busy (2 % iowait left out) with 215 runnable tasks for two reports:
+    # saturated (before: under 93.3 % and under 224 tasks, no finding). The lone report at 200 s stays one report;
+    # 200 runnable tasks at 91 % (under both lines) are no saturation.
+    t = _tables()
+    for row in t["cpu_util"]:
+        if row["user_pct"] == 93.0:
+            row.update(user_pct=88.0, system_pct=3.0, iowait_pct=2.0, idle_pct=7.0)
+    for row in t["sar_queue"]:
+        if row["runq_sz"] == 180:
+            row["runq_sz"] = 215
+    nodes = pl.DataFrame({"host": ["n1", "n1"], "node": [0, 1], "cpus": [list(range(112)), list(range(112, 224))]},
+                         schema={"host": pl.String, "node": pl.Int32, "cpus": pl.List(pl.Int32)})
+    root = bundle_dir(tmp_path / "a", {**t, "numa_nodes": nodes})
+    findings, errors = run_all(forensics.open_bundle(root), only={"cpu_saturation"}, anomaly=False)
+    assert not errors
+    fs = findings.to_dicts()
+    assert len(fs) == 1 and (fs[0]["start"], fs[0]["end"]) == (at(140), at(160))
+    ev = json.loads(fs[0]["evidence"])
+    assert ev["cpus"] == 224 and ev["saturated_from_pct"] == 93.3 and ev["runq_saturated_from"] == 209.0
+    assert ev["cpu_util_pct"] == 91.0 and "run queue 215 (saturated from 209)" in fs[0]["summary"]
+    for row in t["sar_queue"]:
+        if row["runq_sz"] == 215:
+            row["runq_sz"] = 200
+    root = bundle_dir(tmp_path / "b", {**t, "numa_nodes": nodes})
+    findings, errors = run_all(forensics.open_bundle(root), only={"cpu_saturation"}, anomaly=False)
+    assert not errors and findings.is_empty()
