@@ -648,3 +648,24 @@ def test_header_and_rows_wrapped_by_a_mail_are_joined_back():
             "12:05:00 AM      6964   2062808     99.66\n5.07\n")
     r = parse_text(text)
     assert r.unparsed["line_no"].to_list() == [2, 3, 5] and "wrapped_joined" not in r.meta  # the short row too
+
+
+def test_a_column_of_words_beside_the_usual_ones_is_text_not_every_row_unparsed():
+    # DERIVED from the real CentOS 7.4 sar -u: a "zone" column of words beside sysstat's own columns
+    from forensics.sources import parse_bytes
+
+    name = "sar--centos74-u-DERIVED-extra-zone-column-beside-the-usual.txt"
+    _, r = parse_bytes((FIX / name).read_bytes(), "sar", ParseContext(host="n1", file=name))
+    assert r.unparsed.height == 0 and r.lines == 9
+    cpu = r.tables["cpu_util"].sort("line_no")
+    assert cpu["line_no"].to_list() == [5, 6, 7] and cpu["idle_pct"].to_list() == [99.92, 99.82, 99.95]
+    gen = r.tables["sar_generic"].sort("line_no")
+    assert gen.select("line_no", "metric", "item").rows() == [(5, "zone", "all rack-a"), (6, "zone", "all rack-a"),
+                                                                (7, "zone", "all rack-b")]
+    assert gen["value"].null_count() == 3
+    # a word in one row only is still a bad value, and a float's word (nan) is no label
+    one = parse_text("10:46:38 AM     CPU     %user     %idle\n10:46:48 AM     all      0.03     abc\n"
+                     "10:46:58 AM     all      0.10     99.82\n")
+    assert one.unparsed["line_no"].to_list() == [2]
+    nan = parse_text("10:46:38 AM     CPU     %user     %idle\n10:46:48 AM     all      0.03     nan\n")
+    assert nan.unparsed["line_no"].to_list() == [2]

@@ -250,8 +250,13 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
     n = f.height
     item_idx = [j for j, h in enumerate(b.hdr) if h in b.item_hdrs]
     text_idx = [j for j, h in enumerate(b.hdr) if h in TEXT_COLS and j not in item_idx]
-    val_idx = [j for j in range(len(b.hdr)) if j not in item_idx and j not in text_idx]
     tok = [f.get_column(f"t{j}") for j in range(len(b.hdr))]
+    # a column no table maps whose every value is a word (no number, no N/A token): a label put beside sysstat's
+    # columns ("zone", "name"): text, kept as sar_generic rows (metric its header, item its word, value null)
+    labels = [j for j, h in enumerate(b.hdr) if j not in item_idx and j not in text_idx
+              and (b.cmap is None or h not in b.cmap) and _words(tok[j])]
+    text_idx += labels
+    val_idx = [j for j in range(len(b.hdr)) if j not in item_idx and j not in text_idx]
     flat = (pl.concat([tok[j] for j in val_idx], rechunk=True) if val_idx else pl.Series([], dtype=pl.String)
             ).rename("v")
     if not b.clean:  # whitespace-split words need no stripping
@@ -329,4 +334,26 @@ def _convert(b: Batch) -> tuple[pl.DataFrame | None, pl.DataFrame | None, list[t
             pl.lit(b.section, dtype=pl.String).alias("section"))
         if keep is not None:
             generic = generic.filter(pl.Series(np.tile(~bad_rows, k)))
+    if labels:
+        own = pl.concat([base.with_columns(
+            (pl.concat_str([tok[i] for i in item_idx] + [tok[j]], separator=" ") if item_idx else tok[j])
+            .alias("item").cast(pl.String), pl.lit(b.hdr[j], dtype=pl.String).alias("metric"),
+            pl.lit(None, dtype=pl.Float64).alias("value"), pl.lit(b.section, dtype=pl.String).alias("section"))
+            for j in labels])
+        if keep is not None:
+            own = own.filter(pl.Series(np.tile(~bad_rows, len(labels))))
+        generic = own if generic is None else pl.concat([generic, own.select(generic.columns)], how="vertical_relaxed")
     return typed, generic, bad
+
+
+_WORD = r"^[A-Za-z_][A-Za-z0-9_.:/-]*$"
+_FLOAT_WORDS = ["nan", "inf", "infinity", "-nan"]  # words a float prints: bad values of a number column, no label
+
+
+def _words(col: pl.Series) -> bool:
+    """Whether every value of a token column is a word (starts with a letter; no number, no N/A token)."""
+    if not col.len() or not (str(col[0] or "").strip()[:1].isalpha()):  # (a number column: one look, no scan)
+        return False
+    s = col.str.strip_chars()
+    return (bool(col.len()) and bool(s.str.contains(_WORD).all()) and not bool(s.is_in(list(NULL_TOKENS)).any())
+            and not bool(s.str.to_lowercase().is_in(_FLOAT_WORDS).any()))
