@@ -14,10 +14,7 @@ from forensics.sources._base import split_lines
 from forensics.sources.nvidia_smi import _classify_head, parse, recognise
 
 FX = Path(__file__).parent / "fixtures" / "nvidia_smi"
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures-real"
 FIXTURES = sorted(p for p in FX.glob("nvidia_smi--*") if not p.name.endswith(".expected.json"))
-FIXTURES += sorted(p for d in ("nvidia_smi_csv", "nvidia_smi_q", "nvidia_smi_topo") for p in (SHARED / d).glob("*")
-                   if p.is_file() and not p.name.endswith((".json", ".md")))
 MARK = format_marker(dt.datetime(2026, 12, 1, 10, tzinfo=dt.timezone.utc), ["nvidia-smi", "nvlink", "-gt", "d"])
 GPU = "GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)"
 
