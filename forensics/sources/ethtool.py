@@ -79,6 +79,7 @@ from forensics.sources._base import (
 )
 from forensics.sources import _link_stats as link_stats
 from forensics.sources._ethtool_names import join_names
+from forensics.sources._ethtool_paste import MAX_NOTES, pasted_snapshots, repair_paste
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
@@ -94,7 +95,7 @@ NA_VALUES = ("N/A", "[N/A]", "[Not Supported]", "Not Supported")
 _SNIFF_COUNTER = re.compile(
     r"^[ \t]*(?:\[[0-9]+\]: |[rt]xq[0-9]+: |\[[a-z]+\] )?"
     r"(?:[A-Za-z0-9_.\-]+[ \t]*|[A-Za-z0-9_.\-#]+(?: [A-Za-z0-9_.\-#]+)+):(?: |[ \t]*\t[ \t]*)[0-9]+"
-    r"(?:[ \t]*|[ \t]+(?:#|<-|<=|<<|←|//|--|->|=>|\(|\[|\*|!|\^|\?).*)$")  # (an author's note after it: _NOTE)
+    r"(?:[ \t]*|[ \t]+(?:#|<-|<=|<<|←|//|--|->|=>|\(|\[|\*|!|\^|\?).*)$")  # (a note after it: _ethtool_paste)
 # a counter whose value a mail client wrapped onto the next line: the name line, then the value alone
 _SNIFF_WRAP_NAME = re.compile(r"^[ \t]*[A-Za-z0-9_.\-]+:$")
 _SNIFF_WRAP_VALUE = re.compile(r"^[ \t]*[0-9]+[ \t]*$")
@@ -338,41 +339,6 @@ def _slow_lines(df: pl.DataFrame, ctx: ParseContext, unparsed: list[pl.DataFrame
     return pref
 
 
-# a note the paste's author wrote after a counter's value: "rx_dropped: 123   # this keeps growing",
-# "rx_missed_errors: 4567  <-- here", "tx_timeout: 2 (was 0 yesterday)", "rx_crc: 9 // bad cable?": the value, blanks,
-# then a mark no driver prints after a value (ethtool prints "%s: %llu" and nothing more)
-_NOTE = r"^([^:]*[^: \t][ \t]*: [ \t]*[0-9]{1,20})[ \t]+((?:#|<-|<=|<<|←|//|--|->|=>|\(|\[|\*|!|\^|\?).*)$"
-MAX_NOTES = 200  # notes kept in meta (the rest counted)
-_WRAP_NAME = r"^[ \t]*[^ \t:][^ \t]*:$"  # "     rx_prio0_buf_discard:" with its value wrapped onto the next line
-_WRAP_VALUE = r"^[ \t]*[0-9]{1,20}[ \t]*$"
-
-
-def _repair_paste(df: pl.DataFrame, notes: list[dict]) -> tuple[pl.Series, int] | None:
-    """The texts of `df` (line_no, text, is_marker) with what a paste did to counter lines undone, or None where
-    it did nothing: a tab after the colon (``rx_packets:\t333854100``: an editor's or a mail client's tabs) read
-    as ethtool's ": "; a value a mail client wrapped onto the next line (``     rx_csum_unnecessary:`` /
-    ``333854079``) joined back to its name, that line left blank; a note the author wrote after a value
-    (``rx_dropped: 123   # this keeps growing``, ``<-- here``: :data:`_NOTE`) taken off, and appended to
-    `notes` ({line_no, note}) so the result's meta keeps it. Also the number of values joined."""
-    t = pl.col("text")
-    tab = t.str.contains(":\t", literal=True).fill_null(False)
-    wrap = (t.str.contains(_WRAP_NAME) & t.shift(-1).str.contains(_WRAP_VALUE) & ~pl.col("is_marker")).fill_null(False)
-    note = (t.str.contains(_NOTE) & ~pl.col("is_marker")).fill_null(False)
-    got = df.select(tab.any().alias("tab"), wrap.sum().alias("wrap"), note.any().alias("note")).row(0, named=True)
-    if not got["tab"] and not got["wrap"] and not got["note"]:
-        return None
-    if got["note"]:
-        noted = df.filter(note).select("line_no", t.str.extract(_NOTE, 2).str.strip_chars_end(" \t").alias("note"))
-        notes.extend(noted.to_dicts())
-        df = df.with_columns(pl.when(note).then(t.str.extract(_NOTE, 1)).otherwise(t).alias("text"))
-    out = df.with_columns(pl.when(tab).then(t.str.replace(r":\t[ \t]*", ": ")).otherwise(t).alias("text"))
-    if got["wrap"]:
-        out = out.with_columns(wrap.alias("_w")).with_columns(
-            pl.when(pl.col("_w")).then(t + " " + t.shift(-1).str.strip_chars(" \t"))
-            .when(pl.col("_w").shift(1).fill_null(False)).then(pl.lit("")).otherwise(t).alias("text"))
-    return out.get_column("text"), int(got["wrap"])
-
-
 def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset: int, sample_offset: int,
                  unparsed: list[pl.DataFrame], features: set[str], hosts: set[str],
                  info: list[dict] | None = None, notes: list[dict] | None = None) -> tuple[pl.DataFrame, int, int]:
@@ -399,7 +365,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     df = lf.drop("pos").collect()
     flags = df.select(_FLAGS).row(0, named=True)
     if flags["slow"]:  # lines that are not counters: a paste's tabs or wrapped values among them?
-        fixed = _repair_paste(df.select("line_no", "text", "is_marker"), notes)
+        fixed = repair_paste(df.select("line_no", "text", "is_marker"), notes)
         if fixed is not None:
             text, wrapped = fixed
             features.add("paste-repaired")
@@ -413,7 +379,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
             flags = df.select(_FLAGS).row(0, named=True)
     n_markers = int(flags["markers"] or 0)
     cols = ["line_no", "sample_no", "seg", "cmd_iface", "cmd_ts", "sec_queue", "k", "u", "is_na"]
-    # (a header more than once without markers: perhaps several snapshots pasted, see _pasted_snapshots)
+    # (a header more than once without markers: perhaps several snapshots pasted, see _ethtool_paste.pasted_snapshots)
     if not (flags["cand"] or flags["slow"] or flags["before"] or (flags["headers"] > 1 and not has_markers)):
         # (eager: a lazy query joins this several times slower)
         rows = join_names(df.filter(pl.col("fast")).select("line_no", "sample_no", "k", "u", "is_na"))
@@ -506,7 +472,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
         quality = pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none"))
         iface = pl.coalesce(pl.col("m_iface"), pl.col("cmd_iface"), hint)
     else:
-        rows, split = _pasted_snapshots(rows, df, unparsed[n_unparsed:])
+        rows, split = pasted_snapshots(rows, df, unparsed[n_unparsed:])
         if split:
             features.add("snapshots")
         sample_no = (pl.col("seg").rank("dense") - 1).cast(pl.Int64) if cmd_rows or split else pl.col("sample_no")
@@ -530,40 +496,6 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
         pl.when(pl.col("is_na")).then(None).otherwise(pl.col("u")).cast(pl.Int64).alias("value"),
     )
     return out, n, n_markers
-
-
-def _pasted_snapshots(rows: pl.DataFrame, df: pl.DataFrame, gaps: list[pl.DataFrame]) -> tuple[pl.DataFrame, bool]:
-    """`rows` (counter rows of an input without markers) with ``seg`` renumbered where the paste holds several
-    snapshots that no ethtool command line separates: ``NIC statistics:`` again, or a line that is no counter
-    (a label "After 10 s:", ``$ sleep 10``: the lines in `gaps`, left unparsed) after which the counters start
-    again with a name (and queue) already read since the last boundary (two snapshots pasted before and
-    after). Also whether any such split was made."""
-    if not rows.height:
-        return rows, False
-    body = pl.col("text").str.strip_chars(" \t")
-    cut = df.filter(body == "NIC statistics:").get_column("line_no")
-    if gaps:
-        cut = pl.concat([cut, *[g.get_column("line_no") for g in gaps]])
-    if not cut.len():
-        return rows, False
-    cut = cut.unique().sort()
-    key = pl.concat_str([pl.col("raw_name"), pl.coalesce(pl.col("lqn"), pl.col("sec_queue"), pl.col("queue"))
-                         .cast(pl.String).fill_null("")], separator="\x00")
-    r = rows.with_columns(pl.Series("grp", cut.search_sorted(rows.get_column("line_no"), side="left"),
-                                    dtype=pl.Int64), key.alias("_key"))
-    r = r.with_columns(pl.col("line_no").min().over("seg", "_key").alias("_first"))
-    # a group (the counters between two such lines) opens a snapshot where its first counter was read before it
-    # in the same command's segment
-    heads = r.group_by("seg", "grp").agg(pl.col("_first").sort_by("line_no").first(),
-                                         pl.col("line_no").min().alias("_start"))
-    opens = heads.filter(pl.col("_first") < pl.col("_start"))
-    if not opens.height:
-        return rows, False
-    r = r.join(opens.select("seg", "grp", "_start"), on=["seg", "grp"], how="left")
-    r = r.sort("line_no").with_columns(
-        (pl.col("seg") * (1 << 32) + (pl.col("line_no") == pl.col("_start")).fill_null(False).cast(pl.Int64)
-         .cum_sum().over("seg")).alias("seg"))
-    return r.drop("grp", "_key", "_first", "_start"), True
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
