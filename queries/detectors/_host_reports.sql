@@ -38,14 +38,14 @@ WITH dts AS (
   GROUP BY ALL
 ), c AS (
   SELECT c.host, round((epoch(c.ts) - sp.t0) / sp.iv) AS k,
-         avg(100 - c.idle_pct - coalesce(c.iowait_pct, 0) ORDER BY 100 - c.idle_pct - coalesce(c.iowait_pct, 0)) AS cpu_util_pct, avg(c.iowait_pct ORDER BY c.iowait_pct) AS cpu_iowait_pct,
-         avg(c.steal_pct ORDER BY c.steal_pct) AS cpu_steal_pct
+         fixed_avg(100 - c.idle_pct - coalesce(c.iowait_pct, 0)) AS cpu_util_pct, fixed_avg(c.iowait_pct) AS cpu_iowait_pct,
+         fixed_avg(c.steal_pct) AS cpu_steal_pct
   FROM det_cpu_all c JOIN sp USING (host) WHERE c.idle_pct IS NOT NULL GROUP BY ALL
 ), q AS (
   SELECT q.host, round((epoch(q.ts) - sp.t0) / sp.iv) AS k, max(q.runq_sz) AS runq, max(q.blocked) AS blocked
   FROM sar_queue q JOIN sp USING (host) WHERE q.ts IS NOT NULL GROUP BY ALL
 ), g AS (
-  SELECT g.host, round((epoch(g.ts) - sp.t0) / sp.iv) AS k, avg(g.util_pct ORDER BY g.util_pct) AS gpu_util_pct, count(DISTINCT g.gpu) AS gpus
+  SELECT g.host, round((epoch(g.ts) - sp.t0) / sp.iv) AS k, fixed_avg(g.util_pct) AS gpu_util_pct, count(DISTINCT g.gpu) AS gpus
   FROM gpu_samples g JOIN sp USING (host) WHERE g.ts IS NOT NULL AND g.util_pct IS NOT NULL GROUP BY ALL
 ), ncpu AS (  -- logical CPUs: per-CPU rows of sar -P ALL / mpstat, else numactl -H's node lists; 0 (numactl
   -- showing only CPU-less nodes: HBM, CXL memory) is no count

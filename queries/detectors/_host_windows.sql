@@ -11,7 +11,7 @@ SELECT host, any_value(clock_offset_s) AS off FROM hosts WHERE host IS NOT NULL 
 
 CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
 SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
-       avg(util_pct ORDER BY util_pct) AS util, avg(power_w ORDER BY power_w) AS power, avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS clk, max(temp_c) AS temp, avg(mem_util_pct ORDER BY mem_util_pct) AS mem_util,
+       fixed_avg(util_pct) AS util, fixed_avg(power_w) AS power, fixed_avg(sm_clock_mhz) AS clk, max(temp_c) AS temp, fixed_avg(mem_util_pct) AS mem_util,
        count(*) AS samples,
        count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
        max(power_limit_w) AS power_limit
@@ -20,20 +20,20 @@ GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE det_host_windows AS
 WITH gh AS (
-  SELECT host, w, avg(util ORDER BY util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, avg(power ORDER BY power) AS gpu_power_w,
-         avg(mem_util ORDER BY mem_util) AS gpu_mem_util_pct,
-         avg(clk ORDER BY clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
+  SELECT host, w, fixed_avg(util) AS gpu_util_pct, min(util) AS gpu_util_min_pct, fixed_avg(power) AS gpu_power_w,
+         fixed_avg(mem_util) AS gpu_mem_util_pct,
+         fixed_avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
   FROM det_gpu_windows GROUP BY ALL
 ), c AS (
   SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
-         avg(100 - idle_pct ORDER BY 100 - idle_pct) AS cpu_busy_pct, avg(iowait_pct ORDER BY iowait_pct) AS cpu_iowait_pct
+         fixed_avg(100 - idle_pct) AS cpu_busy_pct, fixed_avg(iowait_pct) AS cpu_iowait_pct
   FROM det_cpu_all LEFT JOIN det_host_offset USING (host) GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), d AS (
-  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, sum(rkb ORDER BY rkb) AS disk_read_kb_s,
+  SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, fixed_sum(rkb) AS disk_read_kb_s,
          arg_max(device, u) AS busiest_device FROM (
-    SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, device, avg(util_pct ORDER BY util_pct) AS u,
-           avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0)) ORDER BY greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
-           avg(coalesce(rkb_s, kb_read_s, 0) ORDER BY coalesce(rkb_s, kb_read_s, 0)) AS rkb
+    SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, device, fixed_avg(util_pct) AS u,
+           fixed_avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
+           fixed_avg(coalesce(rkb_s, kb_read_s, 0)) AS rkb
     FROM disk_io LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
 ), q AS (
   SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
@@ -90,16 +90,25 @@ WHERE c.densest AND abs(c.extra) > 0.25 AND abs(c.extra) <= 5
 -- offset keeps its own clock (`aligned` false: straggler.sql then allows it to be a bucket off).
 -- Host-local (a split engine's map computes it for its hosts and carries it to the reduce).
 CREATE OR REPLACE TEMP TABLE det_gpu_buckets AS
-WITH o AS (
-  SELECT s.host, s.ts, s.gpu, s.util_pct, s.power_w, s.sm_clock_mhz, s.mem_util_pct,
-         h.clock_offset_s - CASE WHEN h.clock_offset_s = h.ntp_offset_s
-           THEN coalesce((SELECT sum(j.jump ORDER BY j.jump) FROM det_clock_steps j WHERE j.host = s.host AND j.ts > s.ts), 0) ELSE 0 END AS off
-  FROM gpu_samples s LEFT JOIN hosts h ON h.host = s.host
+WITH later AS (  -- at each step of a host: the sum of its steps from there on, what a sample before it takes
+  SELECT DISTINCT k.host, k.ts, (SELECT sum(j.jump ORDER BY j.jump) FROM det_clock_steps j WHERE j.host = k.host AND j.ts >= k.ts) AS jumps
+  FROM det_clock_steps k
+), hx AS (
+  SELECT h.host, h.clock_offset_s, h.clock_offset_s = h.ntp_offset_s AND h.host IN (SELECT host FROM later) AS stepped FROM hosts h
+), o AS (  -- a sample takes the steps after it: those from its host's first step later than the sample, an ASOF
+  -- join over the samples of the hosts with a step (a correlated sum over the steps for every sample cost 0.3
+  -- CPU s on 64 x 10 min with one step in all; an ASOF join over every sample, 0.2)
+  SELECT s.host, s.ts, s.gpu, s.util_pct, s.power_w, s.sm_clock_mhz, s.mem_util_pct, h.clock_offset_s AS off
+  FROM gpu_samples s LEFT JOIN hx h ON h.host = s.host
+  WHERE s.ts IS NOT NULL AND s.gpu IS NOT NULL AND s.util_pct IS NOT NULL AND NOT coalesce(h.stepped, false)
+  UNION ALL
+  SELECT s.host, s.ts, s.gpu, s.util_pct, s.power_w, s.sm_clock_mhz, s.mem_util_pct, h.clock_offset_s - coalesce(l.jumps, 0)
+  FROM gpu_samples s JOIN hx h ON h.host = s.host AND h.stepped ASOF LEFT JOIN later l ON l.host = s.host AND s.ts < l.ts
   WHERE s.ts IS NOT NULL AND s.gpu IS NOT NULL AND s.util_pct IS NOT NULL
 )
 SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)) AS b, off IS NOT NULL AS aligned,
-       avg(util_pct ORDER BY util_pct) AS gpu_util_pct, avg(power_w ORDER BY power_w) AS gpu_power_w,
-       avg(sm_clock_mhz ORDER BY sm_clock_mhz) AS gpu_sm_clock_mhz, avg(mem_util_pct ORDER BY mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
+       fixed_avg(util_pct) AS gpu_util_pct, fixed_avg(power_w) AS gpu_power_w,
+       fixed_avg(sm_clock_mhz) AS gpu_sm_clock_mhz, fixed_avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
        count(DISTINCT gpu) AS gpus,
        median(epoch(align_ts(ts, off)) - epoch(time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)))) AS phase_s
 FROM o GROUP BY ALL;
@@ -146,9 +155,9 @@ WITH b AS (
   FROM det_nic_class WHERE class IN ('bytes', 'pause_frames')
 )
 SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
-       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END)
+       fixed_sum(CASE WHEN counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END THEN rate_per_s END)
          / count(DISTINCT ts) / 1e6 AS nic_tx_mb_s,
-       sum(rate_per_s ORDER BY rate_per_s) FILTER (WHERE class = 'pause_frames') / count(DISTINCT ts) AS nic_pause_per_s
+       fixed_sum(CASE WHEN class = 'pause_frames' THEN rate_per_s END) / count(DISTINCT ts) AS nic_pause_per_s
 FROM b LEFT JOIN det_host_offset USING (host) GROUP BY ALL;
 
 -- NIC counters the rate rules cannot see: a single sample, or several without times (pasted
