@@ -7,7 +7,7 @@
 -- confirm: nsys profile -t cuda,nvtx,osrt python train.py; nvidia-smi dmon -s pucm
 -- remediation: GPUs report ~100% utilisation while power/clocks/traffic show they are spin-waiting in NCCL kernels: the bottleneck is communication; inspect compute/communication overlap and the fabric findings (check NCCL_NET_GDR_LEVEL=5).
 -- description: "the illusion of 100% utilisation": GPUs report near-full utilisation while their power draw falls well below what the same GPU draws when it really computes (spin-waiting in NCCL kernels), host by host
--- source: two references for what a GPU draws when it computes: its own busiest windows (a drop below max_power_ratio of them at ~100% utilisation is waiting), and its power limit, else the board power NVIDIA publishes for the model (H100 SXM5 700 W, H100 PCIe 350 W, H100 NVL 400 W, H200 SXM 700 W: NVIDIA H100/H200 Tensor Core GPU datasheets; A100 SXM4 400 W, A100 PCIe 250/300 W: A100 datasheet; B200 1000 W: DGX B200 datasheet; L40S 350 W: L40S datasheet; V100 SXM2 300 W, PCIe 250 W: V100 datasheet), so a job slow from its first sample is seen too (a limit NVML cannot report, outside 0.001 W .. 2^32-1 mW: nvmlDeviceGetEnforcedPowerLimit / nvmlDeviceGetPowerManagementLimit return milliwatts as an unsigned int, is no reference): dense training holds these boards near their limit (the seed 000 case study: 99% utilisation at 42% below the expected throughput), and a GPU whose busiest windows at >=90% utilisation stay under max_limit_ratio of its limit for the whole capture is spin-waiting, not computing; waiting is told from a lower-power phase that still computes (evaluation: forward passes only) by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy): spin-waiting NCCL kernels barely touch memory. Where the node has a dcgmi dmon series (dcgm_dmon), DCGM's own activity decides instead of power: NVIDIA's DCGM user guide, "Profiling Metrics" (DCGM_FI_PROF_SM_ACTIVE, field 1002: the fraction of time at least one warp was active on an SM, averaged over all SMs; "a value of 0.8 or greater is necessary, but not sufficient, for effective use of the GPU. A value less than 0.5 likely indicates ineffective GPU usage"), while nvidia-smi utilisation counts a window busy as soon as any kernel runs: an NCCL kernel spinning on a few SMs (its channels) keeps utilisation at ~100% with SM active low and tensor active near 0. A GPU at >= min_util whose SM active stays below max_sm_active (the midpoint of NVIDIA's two marks) is waiting for part of its "busy" time; one at or above it computes, whatever its power says (an evaluation phase at lower power)
+-- source: two references for what a GPU draws when it computes: its own busiest windows (a drop below max_power_ratio of them at ~100% utilisation is waiting), and its power limit, else the board power NVIDIA publishes for the model (H100 SXM5 700 W, H100 PCIe 350 W, H100 NVL 400 W, H200 SXM 700 W: NVIDIA H100/H200 Tensor Core GPU datasheets; A100 SXM4 400 W, A100 PCIe 250/300 W: A100 datasheet; B200 1000 W: DGX B200 datasheet; L40S 350 W: L40S datasheet; V100 SXM2 300 W, PCIe 250 W: V100 datasheet), so a job slow from its first sample is seen too (a limit NVML cannot report, outside 0.001 W .. 2^32-1 mW: nvmlDeviceGetEnforcedPowerLimit / nvmlDeviceGetPowerManagementLimit return milliwatts as an unsigned int, is no reference; nor is a 30 s window whose draw is outside 0 .. 2^32-1 mW, nvmlDeviceGetPowerUsage's range, a power reading): dense training holds these boards near their limit (the seed 000 case study: 99% utilisation at 42% below the expected throughput), and a GPU whose busiest windows at >=90% utilisation stay under max_limit_ratio of its limit for the whole capture is spin-waiting, not computing; waiting is told from a lower-power phase that still computes (evaluation: forward passes only) by memory utilisation (nvidia-smi utilization.memory, the fraction of time the memory controller is busy): spin-waiting NCCL kernels barely touch memory. Where the node has a dcgmi dmon series (dcgm_dmon), DCGM's own activity decides instead of power: NVIDIA's DCGM user guide, "Profiling Metrics" (DCGM_FI_PROF_SM_ACTIVE, field 1002: the fraction of time at least one warp was active on an SM, averaged over all SMs; "a value of 0.8 or greater is necessary, but not sufficient, for effective use of the GPU. A value less than 0.5 likely indicates ineffective GPU usage"), while nvidia-smi utilisation counts a window busy as soon as any kernel runs: an NCCL kernel spinning on a few SMs (its channels) keeps utilisation at ~100% with SM active low and tensor active near 0. A GPU at >= min_util whose SM active stays below max_sm_active (the midpoint of NVIDIA's two marks) is waiting for part of its "busy" time; one at or above it computes, whatever its power says (an evaluation phase at lower power)
 -- param: min_util = 90   utilisation (%) that looks busy
 -- param: max_power_ratio = 0.85   power draw / the GPU's own busy baseline (90th percentile of its busy windows) below which it is waiting
 -- param: max_mem_ratio = 0.85   and memory utilisation / its own busy baseline below which the kernels barely touch memory (NCCL spin-wait; an evaluation phase at lower power keeps its memory traffic)
@@ -50,8 +50,9 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   SELECT w.host, w.gpu, min(w.w) AS first_w, max(w.w) AS last_w, count(*) AS windows, avg(w.util ORDER BY w.util) AS util,
          quantile_cont(w.power, 0.9) AS p90_w, any_value(l.watts) AS limit_w
   FROM det_gpu_windows w JOIN lim l ON l.host IS NOT DISTINCT FROM w.host AND l.gpu = w.gpu
-  -- NVML reports a limit in milliwatts as an unsigned int: one outside 0.001 .. 2^32-1 mW is none nvidia-smi printed
-  WHERE w.util >= $min_util AND w.power IS NOT NULL AND l.watts BETWEEN 0.001 AND 4294967.295 GROUP BY ALL
+  -- NVML reports a limit and a draw in milliwatts as an unsigned int: one outside 0.001 .. 2^32-1 mW (0 .. for a draw)
+  -- is none nvidia-smi printed (a window holding such a sample, a corrupt file's 1e300 W, is no power reading)
+  WHERE w.util >= $min_util AND w.power BETWEEN 0 AND 4294967.295 AND l.watts BETWEEN 0.001 AND 4294967.295 GROUP BY ALL
   HAVING count(*) >= $min_windows AND quantile_cont(w.power, 0.9) <= $max_limit_ratio * any_value(l.watts)
 ), ill_host AS (
   SELECT i.host, min(first_w) AS start, max(last_w) + INTERVAL 30 SECOND AS "end", count(*) AS waiting_gpus,
@@ -60,12 +61,12 @@ limit_w AS (  -- the GPU's power limit, else the published board power of its mo
   FROM illusion i GROUP BY host
 ), ref AS (
   SELECT host, gpu, quantile_cont(power, 0.9) AS ref_power, quantile_cont(mem_util, 0.9) AS ref_mem, count(*) AS busy_windows
-  FROM det_gpu_windows WHERE util >= $min_util AND power IS NOT NULL GROUP BY ALL
+  FROM det_gpu_windows WHERE util >= $min_util AND power BETWEEN 0 AND 4294967.295 GROUP BY ALL  -- (NVML's range: see illusion)
 ), g AS (
   SELECT w.host, w.w, w.gpu, w.util, w.power, r.ref_power,
          (w.util >= $min_util AND w.power / nullif(r.ref_power, 0) <= $max_power_ratio
           AND coalesce(w.mem_util / nullif(r.ref_mem, 0) <= $max_mem_ratio, true)) AS waiting
-  FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power IS NOT NULL AND r.busy_windows >= $min_windows + 2
+  FROM det_gpu_windows w JOIN ref r USING (host, gpu) WHERE w.power BETWEEN 0 AND 4294967.295 AND r.busy_windows >= $min_windows + 2
 ), h AS (
   SELECT host, w, count(*) AS gpus, count(*) FILTER (WHERE waiting) AS waiting_gpus, avg(util ORDER BY util) AS util,
          avg(power / nullif(ref_power, 0) ORDER BY power / nullif(ref_power, 0)) FILTER (WHERE waiting) AS power_ratio, avg(power ORDER BY power) FILTER (WHERE waiting) AS power_w,
@@ -89,8 +90,8 @@ e0 AS (
 ), de AS (SELECT * FROM e0 WHERE basis = 'dcgm' AND windows >= $min_windows
 ), pf AS (  -- what power tells (no DCGM needed)
 SELECT host, waiting_gpus || '/' || gpus || ' GPUs' AS subject, start, "end", least(1.0, 0.55 + windows / 60) AS score,
-       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || round(util)::BIGINT || '% utilisation but draw '
-         || round(power_w)::BIGINT || ' W, ' || round(100 * power_ratio)::BIGINT || '% of the ' || round(ref_power_w)::BIGINT
+       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || int_text(util) || '% utilisation but draw '
+         || int_text(power_w) || ' W, ' || int_text(100 * power_ratio) || '% of the ' || int_text(ref_power_w)
          || ' W they draw when computing, for ' || windows * 30 || ' s: they are spin-waiting, not computing' AS summary,
        to_json({util_pct: round(util, 1), power_w: round(power_w, 1), busy_baseline_w: round(ref_power_w, 1),
                 power_ratio: round(power_ratio, 3), waiting_gpus: waiting_gpus, gpus: gpus, windows: windows})::VARCHAR AS evidence
@@ -98,9 +99,9 @@ FROM e WHERE NOT EXISTS (SELECT 1 FROM ill_host x WHERE x.host IS NOT DISTINCT F
                            AND x.waiting_gpus >= greatest(1, $min_gpus_fraction * x.gpus))
 UNION ALL
 SELECT host, waiting_gpus || '/' || gpus || ' GPUs', start, "end", least(1.0, 0.6 + windows / 60),
-       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || round(util)::BIGINT
-         || '% utilisation for the whole capture but never draw more than ' || round(power_w)::BIGINT || ' W, '
-         || round(100 * power_w / limit_w)::BIGINT || '% of their ' || round(limit_w)::BIGINT
+       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || int_text(util)
+         || '% utilisation for the whole capture but never draw more than ' || int_text(power_w) || ' W, '
+         || int_text(100 * power_w / limit_w) || '% of their ' || int_text(limit_w)
          || ' W power limit (computing boards run near it): spin-waiting from the first sample, not computing',
        to_json({util_pct: round(util, 1), power_w: round(power_w, 1), power_limit_w: limit_w,
                 limit_ratio: round(power_w / limit_w, 3), waiting_gpus: waiting_gpus, gpus: gpus, windows: windows,
@@ -114,16 +115,16 @@ FROM ill_host WHERE waiting_gpus >= greatest(1, $min_gpus_fraction * gpus)
   FROM pf
 )
 SELECT host, subject, start, "end", score,
-       summary || coalesce('; DCGM: SMs active ' || round(100 * sm_active)::BIGINT || '% of the time, tensor cores '
-         || round(100 * tensor_active)::BIGINT || '%', '') AS summary,
+       summary || coalesce('; DCGM: SMs active ' || int_text(100 * sm_active) || '% of the time, tensor cores '
+         || int_text(100 * tensor_active) || '%', '') AS summary,
        CASE WHEN sm_active IS NULL THEN evidence ELSE json_merge_patch(evidence, to_json({sm_active: round(sm_active, 3),
          tensor_active: round(tensor_active, 3)}))::VARCHAR END AS evidence
 FROM pd WHERE host NOT IN (SELECT host FROM dcgm_hosts) OR sm_active IS NULL OR sm_active < $min_sm_computing
 UNION ALL
 SELECT host, waiting_gpus || '/' || gpus || ' GPUs', start, "end", least(1.0, 0.6 + windows / 60),
-       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || round(util)::BIGINT
-         || '% utilisation but DCGM shows their SMs active ' || round(100 * sm_active)::BIGINT
-         || '% of the time and tensor cores ' || round(100 * tensor_active)::BIGINT || '%, for ' || windows * 30
+       waiting_gpus || ' of ' || gpus || ' GPUs on ' || host || ' report ' || int_text(util)
+         || '% utilisation but DCGM shows their SMs active ' || int_text(100 * sm_active)
+         || '% of the time and tensor cores ' || int_text(100 * tensor_active) || '%, for ' || windows * 30
          || ' s: kernels run on a few SMs (NCCL spin-waiting), not computing',
        to_json({util_pct: round(util, 1), sm_active: round(sm_active, 3), tensor_active: round(tensor_active, 3),
                 waiting_gpus: waiting_gpus, gpus: gpus, windows: windows, reference: 'DCGM SM active (dcgmi dmon)'})::VARCHAR

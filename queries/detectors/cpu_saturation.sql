@@ -32,10 +32,10 @@ e AS (
 )
 SELECT host, 'CPU' AS subject, start, "end",
        least(1.0, 0.55 + epoch("end" - start) / 1200) * CASE WHEN units < 3 * $min_units THEN 0.8 ELSE 1 END AS score,
-       'CPUs on ' || host || ' ' || round(cpu_util)::BIGINT || '% busy' || coalesce(' of ' || ncpu, '')
-         || ' (saturated from ' || round(util_limit)::BIGINT || '%)' || coalesce(', iowait ' || round(iowait, 1) || '%', '')
-         || coalesce(', steal ' || round(steal, 1) || '%', '') || coalesce(', run queue ' || round(runq)::BIGINT || coalesce(' (saturated from ' || round(ncpu - $wait_share_beta * sqrt(ncpu))::BIGINT || ')', ''), '')
-         || ' while GPUs average ' || coalesce(round(gpu_util)::BIGINT || '%', '?') || ' for ' || round(epoch("end" - start))::BIGINT
+       'CPUs on ' || host || ' ' || int_text(cpu_util) || '% busy' || coalesce(' of ' || ncpu, '')
+         || ' (saturated from ' || int_text(util_limit) || '%)' || coalesce(', iowait ' || round(iowait, 1) || '%', '')
+         || coalesce(', steal ' || round(steal, 1) || '%', '') || coalesce(', run queue ' || int_text(runq) || coalesce(' (saturated from ' || int_text(ncpu - $wait_share_beta * sqrt(ncpu)) || ')', ''), '')
+         || ' while GPUs average ' || coalesce(int_text(gpu_util) || '%', '?') || ' for ' || int_text(epoch("end" - start))
          || ' s (' || units || ' x ' || round(interval_s, 1) || ' s'
          || CASE WHEN units < 3 * $min_units THEN ': few, lower confidence' ELSE '' END || ')' AS summary,
        to_json({cpu_util_pct: round(cpu_util, 1), saturated_from_pct: round(util_limit, 1), cpus: ncpu, runq_saturated_from: round(ncpu - $wait_share_beta * sqrt(ncpu), 1), iowait_pct: round(iowait, 1),

@@ -17,7 +17,7 @@ SELECT host, 'CPU stalls' AS subject, min(ts) AS start, coalesce(max(ts), min(ts
        CASE WHEN count(*) FILTER (WHERE event = 'hard_lockup') > 0 THEN 'critical' ELSE 'warning' END AS severity,
        array_to_string(list_filter([
            CASE WHEN count(*) FILTER (WHERE event = 'soft_lockup') > 0 THEN count(*) FILTER (WHERE event = 'soft_lockup') || ' soft lockup(s)'
-                || coalesce(' up to ' || CAST(max(duration_s) FILTER (WHERE event = 'soft_lockup') AS INTEGER) || ' s', '') END,
+                || coalesce(' up to ' || int_text(max(duration_s) FILTER (WHERE event = 'soft_lockup')) || ' s', '') END,
            CASE WHEN count(*) FILTER (WHERE event = 'hard_lockup') > 0 THEN count(*) FILTER (WHERE event = 'hard_lockup') || ' hard lockup(s)' END,
            CASE WHEN count(*) FILTER (WHERE event = 'rcu_stall') > 0 THEN count(*) FILTER (WHERE event = 'rcu_stall') || ' RCU stall report(s)' END],
          lambda x: x IS NOT NULL), ', ')

@@ -52,9 +52,9 @@ SELECT e.host, 'GPU' || e.gpu AS subject, e.start, e."end",
        'GPU' || e.gpu || ' on ' || e.host || ' throttled ('
          || concat_ws(', ', CASE WHEN e.hw_thermal THEN 'HW Thermal Slowdown' END, CASE WHEN e.sw_thermal THEN 'SW Thermal Slowdown' END,
                       CASE WHEN e.hw_slow THEN 'HW Slowdown' END, CASE WHEN e.brake THEN 'HW Power Brake' END)
-         || ') for ' || round(epoch(e."end" - e.start))::BIGINT || ' s, up to ' || coalesce(e.temp_max::VARCHAR, '?') || ' C, SM clock '
-         || coalesce(round(e.clk_avg)::BIGINT::VARCHAR, '?') || ' MHz'
-         || coalesce(' vs ' || round(b.clk_normal)::BIGINT || ' MHz unthrottled', '') AS summary,
+         || ') for ' || int_text(epoch(e."end" - e.start)) || ' s, up to ' || coalesce(e.temp_max::VARCHAR, '?') || ' C, SM clock '
+         || coalesce(int_text(e.clk_avg), '?') || ' MHz'
+         || coalesce(' vs ' || int_text(b.clk_normal) || ' MHz unthrottled', '') AS summary,
        to_json({duration_s: epoch(e."end" - e.start), samples: e.samples, hw_thermal: e.hw_thermal, sw_thermal: e.sw_thermal,
                 hw_slowdown: e.hw_slow, power_brake: e.brake, temp_max_c: e.temp_max, temp_normal_c: b.temp_normal,
                 sm_clock_min_mhz: e.clk_min, sm_clock_avg_mhz: round(e.clk_avg, 1), sm_clock_normal_mhz: b.clk_normal,

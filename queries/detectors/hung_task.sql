@@ -17,7 +17,7 @@ SELECT host, 'hung tasks' AS subject, min(ts) AS start, coalesce(max(ts), min(ts
        count(*) || ' hung-task report(s) on ' || host || ': '
          || array_to_string(list(DISTINCT task || ':' || task_pid ORDER BY task || ':' || task_pid)[1:5], ', ')
          || CASE WHEN count(DISTINCT task || ':' || task_pid) > 5 THEN ', ...' ELSE '' END
-         || ' blocked for more than ' || CAST(max(duration_s) AS INTEGER) || ' s' AS summary,
+         || ' blocked for more than ' || int_text(max(duration_s)) || ' s' AS summary,
        to_json({reports: count(*), tasks: list_sort(list(DISTINCT {task: task, pid: task_pid})), max_blocked_s: max(duration_s),
                 pid: CASE WHEN count(DISTINCT task_pid) = 1 THEN any_value(task_pid) END,
                 first_message: arg_min(message, {t: ts, f: file, l: line_no}),

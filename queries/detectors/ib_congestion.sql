@@ -47,8 +47,8 @@ SELECT e.host, device || ' port ' || port || coalesce(' (' || n.iface || ')', ''
        least(1.0, 0.6 + max_share / 2) AS score,
        CASE WHEN max_share >= $critical_wait_share THEN 'critical' ELSE 'warning' END AS severity,
        'InfiniBand port ' || device || ' port ' || port || ' on ' || e.host || ' waited to transmit '
-         || round(100 * avg_share)::BIGINT || '% of the time (up to ' || round(100 * max_share)::BIGINT || '%) for '
-         || round(epoch("end" - start))::BIGINT || ' s at ' || rate_gbps || ' Gb/s: the fabric gives it no credits (congestion)'
+         || int_text(100 * avg_share) || '% of the time (up to ' || int_text(100 * max_share) || '%) for '
+         || int_text(epoch("end" - start)) || ' s at ' || rate_gbps || ' Gb/s: the fabric gives it no credits (congestion)'
          AS summary,
        to_json({device: device, port: port, iface: n.iface, rate_gbps: rate_gbps, max_wait_share: round(max_share, 3),
                 avg_wait_share: round(avg_share, 3), wait_ticks: wait_ticks, tick_bytes: $tick_bytes, counter_bits: counter_bits,

@@ -64,7 +64,7 @@ SELECT host, device || ' port ' || port || coalesce(' (' || iface || ')', '') AS
                    CASE WHEN excessive_buffer_overrun_errors > 0 THEN 'excessive_buffer_overrun_errors +' || excessive_buffer_overrun_errors END,
                    CASE WHEN port_rcv_remote_physical_errors > 0 THEN 'port_rcv_remote_physical_errors +' || port_rcv_remote_physical_errors END) END,
               CASE WHEN ber_high THEN 'mlxlink BER after FEC ' || printf('%.1e', effective_ber) || ' (InfiniBand spec: < 1e-12)' END,
-              CASE WHEN post_fec_grew THEN 'mlxlink errors after FEC +' || effective_errors_grew::BIGINT END,
+              CASE WHEN post_fec_grew THEN 'mlxlink errors after FEC +' || int_text(effective_errors_grew) END,
               CASE WHEN (ber_high OR post_fec_grew) AND raw_ber IS NOT NULL THEN 'raw BER ' || printf('%.1e', raw_ber) || coalesce(' (' || fec || ')', '') END)
          AS summary,
        to_json({device: device, port: port, iface: iface, tools: tools, snapshots: snapshots, not_up: not_up,

@@ -28,11 +28,11 @@ e AS (
 )
 SELECT host, coalesce(device, 'storage') AS subject, start, "end",
        least(1.0, 0.6 + epoch("end" - start) / 1200) * CASE WHEN units < 3 * $min_units THEN 0.8 ELSE 1 END AS score,
-       'GPUs on ' || host || ' average ' || round(gpu_util)::BIGINT || '% busy while reads queue on ' || coalesce(device, 'the disk')
+       'GPUs on ' || host || ' average ' || int_text(gpu_util) || '% busy while reads queue on ' || coalesce(device, 'the disk')
          || ' (' || round(read_queue, 1) || ' in flight' || coalesce(', r_await ' || round(await_ms, 1) || ' ms', '')
-         || coalesce(', ' || round(read_kb_s / 1024)::BIGINT || ' MB/s read', '') || coalesce(', ' || round(disk_util)::BIGINT || '% utilised', '')
-         || ')' || coalesce(', iowait ' || round(iowait, 1) || '%', '') || coalesce(', CPU ' || round(cpu_util)::BIGINT || '% busy', '')
-         || ' for ' || round(epoch("end" - start))::BIGINT || ' s (' || units || ' x ' || round(interval_s, 1) || ' s'
+         || coalesce(', ' || int_text(read_kb_s / 1024) || ' MB/s read', '') || coalesce(', ' || int_text(disk_util) || '% utilised', '')
+         || ')' || coalesce(', iowait ' || round(iowait, 1) || '%', '') || coalesce(', CPU ' || int_text(cpu_util) || '% busy', '')
+         || ' for ' || int_text(epoch("end" - start)) || ' s (' || units || ' x ' || round(interval_s, 1) || ' s'
          || CASE WHEN units < 3 * $min_units THEN ': few, lower confidence' ELSE '' END || '): the dataloader is starving the GPUs' AS summary,
        to_json({gpu_util_pct: round(gpu_util, 1), reads_in_flight: round(read_queue, 2), r_await_ms: round(await_ms, 2),
                 read_kb_s: round(read_kb_s), disk_util_pct: round(disk_util, 1), iowait_pct: round(iowait, 1),

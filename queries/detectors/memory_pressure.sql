@@ -96,10 +96,10 @@ SELECT e.host, 'memory' AS subject, least(e.start, kl.start) AS start, greatest(
          || CASE WHEN e.peak_swap >= $min_swap_pages_s
                  THEN 'swapped up to ' || round(e.peak_swap, 1) || ' pages/s (in ' || coalesce(round(e.peak_in, 1)::VARCHAR, '?')
                       || ', out ' || coalesce(round(e.peak_out, 1)::VARCHAR, '?') || ')'
-                 ELSE 'took up to ' || round(e.peak_majflt)::BIGINT || ' major page faults/s' END
+                 ELSE 'took up to ' || int_text(e.peak_majflt) || ' major page faults/s' END
          || coalesce(' with ' || round(e.min_avail, 1) || '% of RAM available', '')
          || coalesce(' (' || round(e.max_memused, 1) || '% used)', '')
-         || ' for ' || round(epoch(e."end") - epoch(e.start))::BIGINT || ' s'
+         || ' for ' || int_text(epoch(e."end") - epoch(e.start)) || ' s'
          || coalesce('; the OOM killer killed ' || kl.n || ' process(es): ' || array_to_string(kl.procs, ', '), '')
          || ': the host is short of memory and pages to disk, which stalls the training processes' AS summary,
        to_json({peak_swap_pages_s: round(e.peak_swap, 2), peak_swapin_pages_s: e.peak_in, peak_swapout_pages_s: e.peak_out,

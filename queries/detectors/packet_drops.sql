@@ -41,13 +41,13 @@ e AS (
 SELECT host, iface AS subject, start, "end", least(1.0, 0.7 + ln(total) / 40) AS score,
        CASE WHEN peak_per_s >= $critical_rate_per_s THEN 'critical' ELSE 'warning' END AS severity,
        total || ' packets dropped/discarded on ' || host || ' ' || iface || ' (' || array_to_string(counters, ', ')
-         || '), peak ' || round(peak_per_s)::BIGINT || '/s, '
-         || round(total / greatest(epoch("end" - start), 1))::BIGINT || '/s on average over ' || round(epoch("end" - start))::BIGINT || ' s' AS summary,
+         || '), peak ' || int_text(peak_per_s) || '/s, '
+         || int_text(total / greatest(epoch("end" - start), 1)) || '/s on average over ' || int_text(epoch("end" - start)) || ' s' AS summary,
        to_json({iface: iface, total: total, peak_per_s: round(peak_per_s, 1), counters: counters, phy_errors: phy_errors})::VARCHAR AS evidence
 FROM nic
 UNION ALL
 SELECT host, iface, start, "end", 0.6, CASE WHEN peak >= $critical_rate_per_s THEN 'critical' ELSE 'warning' END,
-       'sar -n EDEV shows up to ' || round(peak)::BIGINT || ' drops/s on ' || host || ' ' || iface,
+       'sar -n EDEV shows up to ' || int_text(peak) || ' drops/s on ' || host || ' ' || iface,
        to_json({iface: iface, peak_drops_per_s: peak, source: 'sar_net_edev'})::VARCHAR
 FROM edev
 ORDER BY start

@@ -45,7 +45,7 @@ SELECT host, port AS subject, ts AS start, ts AS "end",
        CASE WHEN coalesce(storm_events, 0) > 0 THEN 0.8 WHEN paused_s >= $warn_paused_s THEN 0.6 ELSE 0.4 END AS score,
        CASE WHEN coalesce(storm_events, 0) > 0 OR paused_s >= $warn_paused_s THEN 'warning' ELSE 'info' END AS severity,
        'pause frames seen since reset on ' || host || ' ' || port || ': ' || frames || ' pause frames'
-         || CASE WHEN paused_s > 0 THEN ', paused ' || round(paused_s)::BIGINT || ' s' ELSE '' END
+         || CASE WHEN paused_s > 0 THEN ', paused ' || int_text(paused_s) || ' s' ELSE '' END
          || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events'
                  || CASE WHEN coalesce(storm_errors, 0) > 0 THEN ' (' || storm_errors || ' errors)' ELSE '' END ELSE '' END
          || ' (the port ' || role || '); one snapshot, so no rate and no time: not a storm until a series shows one (collect with forensics collect)' AS summary,

@@ -83,11 +83,11 @@ SELECT host, iface || CASE WHEN prio = 'global' THEN ' (global pause)' ELSE ' pr
             THEN 'critical' ELSE 'warning' END AS severity,
        'PFC pause storm on ' || host || ' ' || iface || CASE WHEN prio = 'global' THEN '' ELSE ' priority ' || prio END
          || ' (' || CASE WHEN list_contains(dirs, 'tx') THEN 'this port sends pauses' ELSE 'receives pauses' END || ')'
-         || coalesce(': up to ' || round(peak_pause_per_s)::BIGINT || ' pause frames/s', '')
-         || coalesce(', paused ' || round(100 * max_paused_fraction)::BIGINT || '% of the time', '')
-         || coalesce(', paused at most ' || round(100 * max_paused_bound)::BIGINT || '% of the time (no pause-time counter)', '')
+         || coalesce(': up to ' || int_text(peak_pause_per_s) || ' pause frames/s', '')
+         || coalesce(', paused ' || int_text(100 * max_paused_fraction) || '% of the time', '')
+         || coalesce(', paused at most ' || int_text(100 * max_paused_bound) || '% of the time (no pause-time counter)', '')
          || CASE WHEN coalesce(storm_events, 0) > 0 THEN ', ' || storm_events || ' pause-storm watchdog events' ELSE '' END
-         || ' for ' || round(epoch("end" - start))::BIGINT || ' s' AS summary,
+         || ' for ' || int_text(epoch("end" - start)) || ' s' AS summary,
        to_json({iface: iface, priority: prio, directions: list_sort(dirs), peak_pause_per_s: round(peak_pause_per_s),
                 avg_pause_per_s: round(avg_pause_per_s), max_paused_fraction: round(max_paused_fraction, 3),
                 max_paused_bound: round(max_paused_bound, 3),

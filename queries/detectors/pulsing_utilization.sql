@@ -44,10 +44,10 @@ WITH s AS (  -- ord: the sample's time, or its order when the source printed no 
 SELECT p.host, 'GPU' || string_agg(p.gpu::VARCHAR, ',GPU' ORDER BY p.gpu) AS subject, min(p.t0) AS start, max(p.t1) AS "end",
        least(1.0, 0.6 + count(*) / 20) AS score,
        CASE WHEN min(p.samples) >= $min_samples_warning THEN 'warning' ELSE 'info' END AS severity,
-       count(*) || ' GPUs on ' || p.host || ' swing between >=90% and <=10% utilisation (' || round(100 * avg(p.share_hi ORDER BY p.share_hi))::BIGINT
-         || '% of samples busy, ' || round(100 * avg(p.share_lo ORDER BY p.share_lo))::BIGINT || '% idle, ' || sum(p.swings)
+       count(*) || ' GPUs on ' || p.host || ' swing between >=90% and <=10% utilisation (' || int_text(100 * avg(p.share_hi ORDER BY p.share_hi))
+         || '% of samples busy, ' || int_text(100 * avg(p.share_lo ORDER BY p.share_lo)) || '% idle, ' || sum(p.swings)
          || ' swings in ' || max(p.samples) || CASE WHEN bool_and(p.untimed) THEN ' untimed samples' ELSE ' samples' END || '); ' || CASE WHEN (SELECT median(busy_share) FROM turns t WHERE t.host = p.host) BETWEEN 0.15 AND 0.85
-              THEN 'at a typical moment only ' || round(100 * (SELECT median(busy_share) FROM turns t WHERE t.host = p.host))::BIGINT
+              THEN 'at a typical moment only ' || int_text(100 * (SELECT median(busy_share) FROM turns t WHERE t.host = p.host))
                    || '% of them are busy: they take turns (a serialised pipeline)'
               ELSE 'they pulse together: all wait on a shared input (dataloader, host CPU) between bursts' END AS summary,
        to_json({gpus: list(p.gpu ORDER BY p.gpu),

@@ -171,8 +171,8 @@ e AS (
   FROM i WHERE bad GROUP BY host, seg, ep HAVING count(*) >= $min_buckets
 )
 SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + epoch("end" - start) / 1800) AS score,
-       host || ' is slower than its ' || (hosts - 1) || ' peers for ' || round(epoch("end" - start))::BIGINT || ' s with nothing logged: its GPUs draw '
-         || round(power_w)::BIGINT || ' W vs ' || round(peer_power_w)::BIGINT || ' W on the peers ('
+       host || ' is slower than its ' || (hosts - 1) || ' peers for ' || int_text(epoch("end" - start)) || ' s with nothing logged: its GPUs draw '
+         || int_text(power_w) || ' W vs ' || int_text(peer_power_w) || ' W on the peers ('
          || CASE WHEN power_dev >= 0 THEN '+' ELSE '' END || round(100 * power_dev, 1) || '%'
          || CASE WHEN usual_p IS NOT NULL THEN '; usually ' || CASE WHEN usual_p >= 0 THEN '+' ELSE '' END
                    || round(100 * usual_p, 1) || '%' ELSE '' END
@@ -180,7 +180,7 @@ SELECT host, 'node' AS subject, start, "end", least(1.0, 0.55 + epoch("end" - st
                    || round(100 * mem_dev, 1) || '%' || CASE WHEN usual_m IS NOT NULL THEN ', usually '
                    || CASE WHEN usual_m >= 0 THEN '+' ELSE '' END || round(100 * usual_m, 1) || '%' ELSE '' END ELSE '' END
          || '), SM clock '
-         || round(clock)::BIGINT || ' vs ' || round(peer_clock)::BIGINT || ' MHz; the others wait for it at every all-reduce' AS summary,
+         || int_text(clock) || ' vs ' || int_text(peer_clock) || ' MHz; the others wait for it at every all-reduce' AS summary,
        to_json({power_w: round(power_w, 1), peer_median_power_w: round(peer_power_w, 1), power_excess: round(power_dev, 3),
                 sm_clock_mhz: round(clock), peer_median_sm_clock_mhz: round(peer_clock), clock_deficit: round(clock_def, 3),
                 buckets_10s: buckets, peers: hosts - 1, usual_power_excess: round(usual_p, 3),

@@ -38,7 +38,7 @@ SELECT host, 'training throughput' AS subject, start, "end",
        framework || ' log ' || file || CASE WHEN rk >= 0 THEN ' (rank ' || rk || ')' ELSE '' END || ': ' || metric || ' '
          || CAST(round(rate, 2) AS VARCHAR) || ' over ' || steps || ' logged step(s)'
          || coalesce(' (steps ' || first_step || '-' || last_step || ')', '') || ', '
-         || CAST(round(100 * (1 - rate / best)) AS INTEGER) || '% below the job''s best sustained '
+         || int_text(100 * (1 - rate / best)) || '% below the job''s best sustained '
          || CAST(round(best, 2) AS VARCHAR) AS summary,
        to_json({metric: metric, rate: rate, best_sustained: best, drop_pct: 100 * (1 - rate / best), steps: steps,
                 first_step: first_step, last_step: last_step, "rank": CASE WHEN rk >= 0 THEN rk END, framework: framework,

@@ -22,10 +22,10 @@ WITH s AS (
 SELECT host, 'training throughput' AS subject, start, "end",
        least(0.9, 0.5 + (1 - med / $expect_tokens_per_s)) AS score,
        framework || ' log ' || file || CASE WHEN rk >= 0 THEN ' (rank ' || rk || ')' ELSE '' END || ': '
-         || CAST(round(med) AS BIGINT) || ' tokens/s per GPU (median of ' || n || ' logged step(s)'
+         || int_text(med) || ' tokens/s per GPU (median of ' || n || ' logged step(s)'
          || coalesce(', steps ' || first_step || '-' || last_step, '') || '), '
-         || CAST(round(100 * (1 - med / $expect_tokens_per_s)) AS INTEGER) || '% below the expected '
-         || CAST(round($expect_tokens_per_s) AS BIGINT) || ' tokens/s per GPU' AS summary,
+         || int_text(100 * (1 - med / $expect_tokens_per_s)) || '% below the expected '
+         || int_text($expect_tokens_per_s) || ' tokens/s per GPU' AS summary,
        to_json({metric: 'tokens/s per GPU', median: med, min: lo, max: hi, expected: $expect_tokens_per_s,
                 shortfall_pct: 100 * (1 - med / $expect_tokens_per_s), steps: n, first_step: first_step,
                 last_step: last_step, "rank": CASE WHEN rk >= 0 THEN rk END, framework: framework,

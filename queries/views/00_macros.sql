@@ -17,6 +17,11 @@ CREATE OR REPLACE MACRO counter_delta(value, prev) AS
     CASE WHEN prev IS NULL OR value IS NULL THEN NULL WHEN value >= prev THEN value - prev ELSE value END;
 -- per_second(delta, dt_s): delta / dt_s, NULL when dt_s is not positive.
 CREATE OR REPLACE MACRO per_second(delta, dt_s) AS CASE WHEN dt_s > 0 THEN delta / dt_s END;
+-- int_text(x): x rounded to a whole number, as text (a finding's summary); a value past BIGINT, inf or NaN
+-- (a corrupt sample of 1e300 in a file) in %g notation, where round(x)::BIGINT raised a conversion error
+-- that lost every finding of the detector.
+CREATE OR REPLACE MACRO int_text(x) AS
+    CASE WHEN abs(x) < 9.2e18 THEN CAST(round(x) AS BIGINT)::VARCHAR ELSE printf('%.6g', x) END;
 -- within_s(ts, center, seconds): ts lies within +-seconds of center.
 CREATE OR REPLACE MACRO within_s(ts, center, seconds) AS
     abs(epoch_us(ts) - epoch_us(center)) <= seconds * 1e6;
