@@ -460,3 +460,25 @@ def test_two_snapshots_pasted_without_a_command_between_them_are_two_samples():
     # one snapshot whose counters never repeat stays one sample, labels or not
     one = parse(b"NIC statistics:\n     rx_dropped: 1\nsome label:\n     tx_dropped: 0\n")
     assert one.tables["nic_counters"]["sample_no"].to_list() == [0, 0]
+
+
+def test_a_sentence_naming_ethtool_S_is_prose_not_a_command_line_and_names_no_interface():
+    # the netutils-linux issue's first line: a sentence, not a command someone ran; the interface
+    # it names is not where the counters below came from (no silent guess): iface null, line unparsed
+    res = parse("ethtool--be2net-DERIVED-two-ticks-labelled-fenced.txt")
+    assert res.tables["nic_counters"]["iface"].null_count() == res.tables["nic_counters"].height == 90
+    assert 1 in res.unparsed["line_no"].to_list()
+    body = b"NIC statistics:\n     rx_dropped: 7\n"
+    for line, iface in [
+        (b"ethtool -S eth0 provides a lot of statistics.", None),
+        (b"I ran ethtool -S eth0 twice and got this", None),
+        (b"ethtool -S eth0", "eth0"),
+        (b"$ sudo ethtool -S eth0 | grep drop", "eth0"),
+        (b"[root@n7 ~]# ethtool --statistics ens1f0 > /tmp/s.txt", "ens1f0"),
+        (b"> > user@n7:~$ watch -n 1 'ethtool -S eth3 | grep drop'", "eth3"),
+        (b"for i in 1 2; do ethtool -S eth4; sleep 1; done", "eth4"),
+        (b"Every 1.0s: ethtool -S eth1   Tue Apr 16 08:23:27 2013", "eth1"),
+    ]:
+        res = parse(line + b"\n" + body)
+        assert res.tables["nic_counters"]["iface"].to_list() == [iface], line
+        assert (1 in res.unparsed["line_no"].to_list()) == (iface is None), line

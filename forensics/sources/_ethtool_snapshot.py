@@ -23,13 +23,44 @@ MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
 # sosreport file name `ethtool_-S_IFACE` (e.g. `grep pause sos_commands/networking/ethtool_-S_eth1`).
 IFACE = r"[A-Za-z0-9_.:@-]+"
 CMD_RE = (r"(?:^|[^A-Za-z0-9_])ethtool(?:[ \t]+-[A-Za-z-]+)*?[ \t]+(?:-S|--statistics)(?:[ \t]+(" + IFACE
-          + r"))?(?:[ \t|;&>)]|$)|ethtool_-S_(" + IFACE + r")")
+          + r"))?(?=[ \t|;&>)]|$)|ethtool_-S_(" + IFACE + r")")
 CMD = re.compile(CMD_RE)
+# A match of CMD is a command line only with a shell prompt (or nothing, or a runner such as sudo /
+# watch / a shell separator) before `ethtool`, and nothing but options then the end, a pipe, a
+# redirection, a separator or a comment after the interface; or in a `watch` header. A sentence
+# that names the command ("ethtool -S eth0 provides a lot of statistics.") is prose: no interface.
+_QUOTES = re.compile(r"^[ \t]*(?:>[ \t]*)*")
+_RUNNER = (r"(?:(?:sudo(?:[ \t]+-[A-Za-z]+)*|doas|time|nice|command|exec"
+           r"|watch(?:[ \t]+-[A-Za-z-]+(?:[ \t]*[0-9.]+)?)*)[ \t]+)*")
+_PREFIX_OK = re.compile(r"^(?:.*[$#%>][ \t]+|.*(?:[;&|(`]|\$\(|\bdo|\bthen)[ \t]*)?" + _RUNNER + r"['\"]?$")
+_WATCH_HEAD = re.compile(r"^Every[ \t]+[0-9.]+s:[ \t]*$")
+_SUFFIX_OK = re.compile(r"^(?:[ \t]+--?[A-Za-z0-9][A-Za-z0-9_=.,:-]*)*[ \t]*(?:$|[|;&<>)'\"`#\\])")
 PROMPT_HOST = re.compile(r"^\s*[A-Za-z0-9._-]+@([A-Za-z0-9][A-Za-z0-9._-]*)[:~ ]")
 WATCH_TIME = re.compile(
     r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2}"
     r" [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")
 SOS_FILE = re.compile(r"ethtool_-S_(" + IFACE + r")$")
+
+
+def command_at(text: str) -> re.Match[str] | None:
+    """The CMD match of `text` when it is a command line (see _PREFIX_OK / _SUFFIX_OK), else None.
+
+    >>> [bool(command_at(t)) for t in ("ethtool -S eth0", "$ sudo ethtool -S eth0 | grep drop",
+    ...  "> > root@(none):~$ ethtool -S sff2", "Every 1.0s: ethtool -S eth1   Tue Apr 16 08:23:27 2013",
+    ...  "grep pause sos_commands/networking/ethtool_-S_eth1",
+    ...  "ethtool -S eth0 provides a lot of statistics.", "I ran ethtool -S eth0 twice")]
+    [True, True, True, True, True, False, False]
+    """
+    for m in CMD.finditer(text):
+        if m.group(2) is not None:  # a sosreport file name
+            return m
+        at = text.index("ethtool", m.start())
+        prefix = text[_QUOTES.match(text).end():at]
+        if _WATCH_HEAD.match(prefix):
+            return m
+        if _PREFIX_OK.match(prefix) and _SUFFIX_OK.match(text[m.end():]):
+            return m
+    return None
 
 
 def iface_of(command: str | None) -> str | None:

@@ -15,7 +15,8 @@ value an unsigned 64-bit integer) as real drivers name their counters, and the w
   (``#### forensics-sample ts=... argv="ethtool -S eth2"``, see :mod:`forensics.layout`):
   ``sample_no`` from the marker, ``ts`` = the marker's time (``ts_quality`` "sampled"), ``iface``
   from its argv;
-* excerpts pasted into tickets: a shell command line (``# ethtool -S eth03 | grep -i pause``,
+* excerpts pasted into tickets: a shell command line (a prompt or nothing before it, only options, a pipe
+  or a redirection after it: a sentence naming the command is prose; ``# ethtool -S eth03 | grep -i pause``,
   ``user@host:~$ sudo ethtool -S p3p1``, ``grep pause sos_commands/networking/ethtool_-S_eth1``)
   is structure, not data: it gives the interface of the lines below it and starts a new snapshot;
   ``watch`` headers (``Every 1.0s: ethtool -S eth1   Tue Apr 16 08:23:27 2013``) also give the
@@ -80,10 +81,10 @@ from forensics.sources._base import (
 from forensics.sources import _link_stats as link_stats
 from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_paste import MAX_NOTES, pasted_snapshots, repair_paste
-from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, hint_iface, snapshot_markers, watch_ts
+from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, command_at, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 7  # 7: an author's note after a value ("rx_dropped: 123  # growing", "<-- here") is taken off (meta notes) and the value read; a paste of several snapshots with no ethtool command between them ("NIC statistics:" again, or a label or "$ sleep 10" after which counter names repeat) gives one sample_no each (they were one sample); 6: an ifconfig / ip -s link counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
+VERSION = 8  # 8: a sentence that names `ethtool -S IFACE` ("ethtool -S eth0 provides a lot of statistics.") is prose, not a command line: it names no interface and goes to unparsed (it set iface); 7: an author's note after a value ("rx_dropped: 123  # growing", "<-- here") is taken off (meta notes) and the value read; a paste of several snapshots with no ethtool command between them ("NIC statistics:" again, or a label or "$ sleep 10" after which counter names repeat) gives one sample_no each (they were one sample); 6: an ifconfig / ip -s link counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
 TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
@@ -391,7 +392,7 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
     if flags["cand"]:
         cand = df.filter(~pl.col("fast") & ~pl.col("is_marker")).filter(pl.col("text").str.contains("ethtool", literal=True))
         for line_no, text in cand.select("line_no", "text").iter_rows():
-            m = CMD.search(text)
+            m = command_at(text)
             if m:
                 cmd_rows.append((line_no - 1 - line_offset, m.group(1) or m.group(2), watch_ts(text, ctx.tz)))
                 h = PROMPT_HOST.match(text)
