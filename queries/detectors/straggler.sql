@@ -86,16 +86,17 @@ WITH w AS (
         FROM d2 WHERE busy GROUP BY host) USING (host)
 ), span0 AS (  -- every run of L consecutive busy buckets (L from min_buckets to max_buckets), by its last bucket: its
   -- buckets' deviations as one list in bucket order, the run's sums and means read from it below (each sum in one
-  -- order whatever DuckDB's threads did, at half the cost of an ordered aggregate per sum)
-  SELECT a.host, a.seg, a.k AS k_end, any_value(a.b) AS b_end, L, any_value(a.spb_host) AS spb_host, any_value(a.aligned_host) AS aligned_host,
-         any_value(a.sq_same) AS sq_same, any_value(a.sq_behind) AS sq_behind, any_value(a.sq_ahead) AS sq_ahead,
-         any_value(a.noise_p) AS np_, any_value(a.noise_c) AS nc_, any_value(a.n_p) AS n_p, any_value(a.s_p) AS s_p,
-         any_value(a.n_m) AS n_m, any_value(a.s_m) AS s_m, any_value(a.sq_m) AS sq_m,
-         list({p: x.power_dev, b: x.dev_behind, a: x.dev_ahead, m: x.mem_dev, c: x.clock_def, xp: x.cross_p, xc: x.cross_c,
-               dm: x.dcgm_mem_dev} ORDER BY x.k) AS lst
-  FROM d a CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
-  JOIN d x ON a.host = x.host AND a.seg = x.seg AND x.k BETWEEN a.k - L + 1 AND a.k
-  GROUP BY a.host, a.seg, a.k, L HAVING count(*) = L AND bool_and(x.busy)
+  -- order whatever DuckDB's threads did, at half the cost of an ordered aggregate per sum): the last L of the list
+  -- of the host's last max_buckets buckets up to the run's end, one window over each host's segment read by every
+  -- L (a join of each bucket with the L - 1 before it, grouped and listed per run, cost 3 CPU s on 64 x 1 h)
+  SELECT host, seg, k AS k_end, b AS b_end, L, spb_host, aligned_host, sq_same, sq_behind, sq_ahead, noise_p AS np_,
+         noise_c AS nc_, n_p, s_p, n_m, s_m, sq_m, list_slice(lw, len(lw) - L + 1, len(lw)) AS lst
+  FROM (SELECT *, list({p: power_dev, b: dev_behind, a: dev_ahead, m: mem_dev, c: clock_def, xp: cross_p, xc: cross_c,
+                        dm: dcgm_mem_dev, busy: busy} ORDER BY k)
+                    OVER (PARTITION BY host, seg ORDER BY k ROWS BETWEEN greatest($max_buckets - 1, 0) PRECEDING AND CURRENT ROW) AS lw
+        FROM d)
+  CROSS JOIN generate_series($min_buckets, $max_buckets) AS g(L)
+  WHERE k >= L AND list_bool_and(list_transform(list_slice(lw, len(lw) - L + 1, len(lw)), lambda e: e.busy))
 ), span1 AS (
   SELECT * EXCLUDE (lst), list_transform(lst, lambda e: e.p) AS lp, list_transform(lst, lambda e: e.b) AS lb,
          list_transform(lst, lambda e: e.a) AS la, list_transform(lst, lambda e: e.m) AS lm, list_transform(lst, lambda e: e.c) AS lc,
