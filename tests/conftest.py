@@ -18,6 +18,25 @@ def parse_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("parse-cache")
 
 
+@pytest.fixture(scope="module")
+def sim_findings(tmp_path_factory):
+    """Findings of small simulated bundles, each written and analysed once per test module:
+    ``sim_findings(scenario, **SimConfig fields)`` gives the findings as a list of dicts."""
+    from forensics.analysis import analyze_paths
+    from forensics.simulate import SimConfig, write_bundle
+    root = tmp_path_factory.mktemp("sim-findings")
+    done = {}
+
+    def get(scenario, **kw):
+        key = (scenario, tuple(sorted(kw.items())))
+        if key not in done:
+            path = root / f"{len(done)}.tar"
+            write_bundle(SimConfig(scenario=scenario, **kw), path, tables=False)
+            done[key] = analyze_paths([path], cache_dir=root / "cache").findings.to_dicts()
+        return done[key]
+    return get
+
+
 @pytest.fixture(scope="session")
 def cli_env(parse_cache):
     """Environment for running the `forensics` executable in a subprocess: pinned zone and locale,
