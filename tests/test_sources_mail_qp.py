@@ -57,9 +57,8 @@ def test_evidence_needed():
 # real fixtures whose reading the blank line left after a joined soft break changes: a module list
 # already cut at a terminal's width and a syslog paste word-wrapped by a mail (the wrap join needs the
 # cut line and its tail adjacent), an iostat row a narrow terminal wrapped (likewise) and a `column -t` table
-# of nvidia-smi csv rows (its rows must follow each other), NCCL/PyTorch lines a terminal wrapped (likewise)
+# of nvidia-smi csv rows (its rows must follow each other)
 BLANK_SENSITIVE = {"dmesg--dma-api-warning-modules-list-cut-at-width.txt",
-                   "nccl--openr1-issue620-interleaved-wrapped-terminate.txt",
                    "iostat--sysstat-test-x-DERIVED-prose-between-rows-and-reports-row-wrapped.txt",
                    "dmesg--linux-media-mail-syslog-word-wrapped-dvb-usb.txt",
                    "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt", *STORED_QP}

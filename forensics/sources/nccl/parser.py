@@ -3,7 +3,6 @@ rest to unparsed; the final nccl_log and nccl_config tables and the variant name
 from __future__ import annotations
 
 import functools
-import re
 
 import polars as pl
 
@@ -173,48 +172,6 @@ def join_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int, list[int]]:
     return lines.with_columns(text), idx.len(), (lines.get_column("line_no")[gone]).to_list()
 
 
-# a line a terminal wrapped at its width W (the longest line's length, when lines of that length are followed by a
-# line that starts no record at least twice): an NCCL / PyTorch record of W characters, then its tail, which starts
-# with no blank and no record's start (a host:pid:tid header, a prefix, a glog or date header, a known line's head)
-_RECORD_START = (r"^(?:\s|$|\S+:[0-9]+:[0-9]+ \[|[\[(<#>|=*-]|terminate called|Exception raised|frame #|[IWEF][0-9]{4} "
-                 r"|NCCL |Traceback|File |[0-9]{4}-[0-9]{2}-[0-9]{2}|[A-Za-z_.]*(?:Error|Exception|Warning)\b)")
-_PT_WORDS = re.compile(r"NCCL|atchdog|terminate called after throwing|what\(\):")  # (_PT_COND's words)
-MAX_WRAP_TAILS = 64  # tails joined to one line at most (bounded work on a hostile file; the rest stays unparsed)
-WRAP_NOTE = "the tail of an NCCL/PyTorch line a terminal wrapped at its width, joined back to the line"
-
-
-def join_wrapped(lines: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
-    """`lines` with the tails of NCCL/PyTorch lines a terminal wrapped joined back to them (those tail lines
-    emptied); (lines, the emptied lines' numbers: counted by the caller, not lost)."""
-    n_chars = lines.select(pl.col("text").str.len_chars()).to_series()
-    width = n_chars.max()
-    if not width or width < 60:
-        return lines, []
-    full = (n_chars == width).arg_true()
-    full = full.filter(full + 1 < lines.height)
-    nxt = lines.get_column("text").gather(full + 1).to_list()
-    wraps = [i for i, t in zip(full.to_list(), nxt) if t and not re.match(_RECORD_START, t)]
-    if len(wraps) < 2:  # no sign of a terminal's width (Python touches only the lines of that length)
-        return lines, []
-    text = lines.get_column("text").to_list()
-    gone: list[int] = []
-    for i in wraps:
-        if (gone and gone[-1] >= i) or not _PT_WORDS.search(text[i]):
-            continue  # (a tail of the chain before; no NCCL/PyTorch line)
-        j, parts = i + 1, [text[i]]
-        while j < len(text) and j - i <= MAX_WRAP_TAILS and text[j] and not re.match(_RECORD_START, text[j]):
-            piece, text[j] = text[j], ""
-            parts.append(piece)
-            gone.append(j)
-            if len(piece) != width:  # (a whole-width tail: the line goes on below it)
-                break
-            j += 1
-        text[i] = "".join(parts)
-    if not gone:
-        return lines, []
-    return lines.with_columns(pl.Series("text", text, dtype=pl.String)), [int(lines["line_no"][k]) for k in gone]
-
-
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     """Parse NCCL debug output, PyTorch NCCL watchdog lines and nccl-tests output into nccl_log, nccl_config and
     nccl_tests."""
@@ -229,11 +186,6 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if b"cluster]" in data and b"[repeated " in data:  # Ray's dedup mark or its note cut by a wrap: joined first
         original = original if original is not None else lines
         lines, deduped, cut_notes = join_ray_dedup(lines)
-    wrapped: list[int] = []
-    if n:  # lines a terminal wrapped at its width: their tails joined back
-        joined, wrapped = join_wrapped(lines)
-        if wrapped:
-            original, lines = (original if original is not None else lines), joined
     if b"x across cluster]" in data:  # Ray's log dedup mark on NCCL lines: not part of the NCCL message
         original = original if original is not None else lines
         lines, k = strip_ray_dedup(lines)
@@ -294,8 +246,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     extra = {"colour_codes": coloured} if coloured else {}
     if deduped:
         extra["ray_deduplicated"] = deduped  # NCCL lines that stand for N across the cluster (Ray's mark taken off)
-    if cut_notes or wrapped:
-        extra["skipped"] = {k: len(v) for k, v in ((RAY_NOTE, cut_notes), (WRAP_NOTE, wrapped)) if v}
+    if cut_notes:
+        extra["skipped"] = {RAY_NOTE: len(cut_notes)}
     if cut_hosts:
         extra["cut_hosts_joined"] = cut_hosts  # a host cut by another process's line, read whole from the line before
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,
