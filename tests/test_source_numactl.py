@@ -325,3 +325,46 @@ def test_bracket_prompt_command_is_a_fact_other_prompts_stay_unparsed():
     assert node(res, 0)["cpus"] == list(range(8)) and node(res, 0)["mem_free_mb"] == 5083
     assert res.meta["commands"] == [{"line_no": 1, "command": "[josevnz@dmaf5 ~]$ numactl --hardware"}]
     assert res.unparsed["line_no"].to_list() == [9, 10, 11, 12]  # the comment, lscpu's prompt and its output
+
+
+def test_cpus_list_wrapped_inside_numbers_by_a_terminal_is_joined_to_the_real_list():
+    # the real Aurora fixture as an 80-column terminal copies it: each cpus line cut every 80 columns,
+    # four times inside a number ("... 50 51 1" / "04 105 ...", "... 73 7" / "4 75 ..."). Before: 104 read
+    # as CPUs 1 and 4 (node 0: 107 CPUs, node 1: 105), silently.
+    from forensics.ingest.files import parse_file
+
+    d = Path(__file__).parent / "fixtures" / "numactl"
+    summary, tables = parse_file(d / "numactl--alcf-aurora-DERIVED-terminal-wrapped-80-cols-mid-number.txt")
+    _, whole = parse_file(d / "numactl--alcf-aurora-xeonmax-hbm-cpuless-nodes.txt")
+    assert summary["source"] == "numactl" and summary["unparsed"] == 0
+    cols = ["node", "cpus", "cpu_count", "mem_total_mb", "mem_free_mb"]
+    assert tables["numa_nodes"].select(cols).rows() == whole["numa_nodes"].select(cols).rows()
+    assert tables["numa_nodes"]["cpu_count"].to_list() == [104, 104, 0, 0]
+
+
+def test_wrapped_cpus_list_with_two_readings_is_unparsed_not_guessed():
+    # "0 1" / "23": CPUs 0 1 23 (broken at a blank) or 0 123 (broken inside 123): both ascend
+    text = b"available: 1 nodes (0)\nnode 0 cpus: 0 1\n23\nnode 0 size: 100 MB\nnode 0 free: 50 MB\n"
+    res = numactl.parse(text, ParseContext())
+    assert res.tables["numa_nodes"].select("node", "cpus", "cpu_count", "mem_total_mb").rows() == [(0, None, None, 100)]
+    assert res.unparsed["line_no"].to_list() == [2, 3]
+    assert res.unparsed["reason"].str.contains("may have been cut").all()
+    # one reading only: "0 1" / "2 3" (0 12 3 does not ascend)
+    one = numactl.parse(text.replace(b"\n23\n", b"\n2 3\n"), ParseContext())
+    assert one.tables["numa_nodes"]["cpus"].to_list() == [[0, 1, 2, 3]] and one.unparsed.height == 0
+
+
+def test_field_run_onto_an_untrusted_tail_goes_with_it():
+    # a mail client ran "node 0 size:" onto the tail: the line is read whole or not at all
+    text = b"node 0 cpus: 0 1\n23 node 0 size: 100 MB\nnode 0 free: 50 MB\n"
+    res = numactl.parse(text, ParseContext())
+    assert res.tables["numa_nodes"].select("line_no", "cpus", "mem_total_mb", "mem_free_mb").rows() == [(3, None, None, 50)]
+    assert res.unparsed["line_no"].to_list() == [1, 2]
+
+
+def test_cpus_list_not_ascending_is_unparsed():
+    # "... 56 5" with its tail lost (or garbled): numactl never prints a CPU below the one before it
+    text = b"node 0 cpus: 0 1 2 56 5\nnode 0 size: 100 MB\n"
+    res = numactl.parse(text, ParseContext())
+    assert res.tables["numa_nodes"].select("line_no", "cpus", "mem_total_mb").rows() == [(2, None, 100)]
+    assert res.unparsed["line_no"].to_list() == [1] and "ascending" in res.unparsed["reason"][0]

@@ -57,11 +57,13 @@ def test_evidence_needed():
 # real fixtures whose reading the blank line left after a joined soft break changes: a module list
 # already cut at a terminal's width and a syslog paste word-wrapped by a mail (the wrap join needs the
 # cut line and its tail adjacent), an iostat row a narrow terminal wrapped (likewise) and a `column -t` table
-# of nvidia-smi csv rows (its rows must follow each other)
+# of nvidia-smi csv rows (its rows must follow each other), numactl cpus lists a terminal wrapped (the tail lines
+# must follow the cpus line)
 BLANK_SENSITIVE = {"dmesg--dma-api-warning-modules-list-cut-at-width.txt",
                    "iostat--sysstat-test-x-DERIVED-prose-between-rows-and-reports-row-wrapped.txt",
                    "dmesg--linux-media-mail-syslog-word-wrapped-dvb-usb.txt",
-                   "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt", *STORED_QP}
+                   "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt",
+                   "numactl--alcf-aurora-DERIVED-terminal-wrapped-80-cols-mid-number.txt", *STORED_QP}
 
 
 def test_every_real_fixture_mailed_quoted_printable_parses_the_same():

@@ -14,7 +14,9 @@ What numactl prints (numactl.c ``hardware()``; old and new versions)::
 also ``node N cpus: 0-13, 56-69 (28)`` (``--cpu-compress``), ``No distance information available.``,
 output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, reported as written) or
 inside a Markdown code fence (the fence lines are structure of the paste), a
-line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each),
+line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each), a cpus list
+wrapped onto lines of bare CPU numbers, at a blank by a mail client or inside a number by a terminal's width
+(joined only where one reading ascends, as numactl prints CPUs; else unparsed: :func:`_join_wrapped`),
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
 ``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
 cell (``line_no`` = its row). Repeated outputs (a new ``available:`` line or a snapshot marker)
@@ -56,7 +58,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 9  # 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 10  # 10: a cpus list wrapped inside a number (a terminal's or window's width: "... 51 1" / "04 105") is joined where exactly one reading of its breaks ascends, as numactl prints CPUs, else it goes to unparsed (the cut number was read as two CPUs: a wrong list); a cpus list whose numbers do not ascend goes to unparsed; 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -225,6 +227,83 @@ def _field_reads(part: str) -> bool:
     return _cpus(m.group(3)) is not None if m.group(2) == "cpus" else _mem(m.group(3))[0]
 
 
+_MAX_READINGS = 16  # readings of a wrapped cpus list kept while its pieces are joined: more is no evidence
+
+
+def _ascending(tokens: list[str]) -> bool:
+    """Whether CPU numbers as printed are numactl's: no leading zero, strictly ascending, within a C int."""
+    if any(len(t) > 1 and t[0] == "0" for t in tokens) or any(len(t) > 10 for t in tokens):
+        return False
+    vals = [int(t) for t in tokens]
+    return all(a < b for a, b in zip(vals, vals[1:])) and (not vals or vals[-1] <= 2**31 - 1)
+
+
+def _join_wrapped(pieces: list[list[str]]) -> list[int] | None:
+    """The CPU list a 'node N cpus:' line and its wrapped tail lines (their numbers, `pieces`) were, or None
+    where that is not certain.
+
+    numactl prints a node's CPUs in ascending order (numactl.c print_node_cpus: a loop over the bitmask's
+    bits, `printf(" %d", i)` for each one set). A mail client wraps such a line at a blank; a terminal, or a
+    copy from a fixed-width window, wraps it at its width, which may fall inside a number ("... 51 1" /
+    "04 105 ..." is 104). Each break is read both ways (at a blank; inside the number on either side), and
+    only the readings whose numbers ascend are kept: where exactly one remains, that is the list; where
+    several remain ("0 1" / "23": 0 1 23 or 0 123) or none, the list is not trustworthy and None is given."""
+    readings = [list(pieces[0])]
+    for piece in pieces[1:]:
+        nxt = []
+        for r in readings:
+            nxt.append(r + piece)  # broken at a blank
+            if r and piece:  # broken inside a number
+                nxt.append(r[:-1] + [r[-1] + piece[0]] + piece[1:])
+        # (a reading's last number may be cut by the next break: it is weighed once the next piece is joined)
+        readings = [r for r in nxt if _ascending(r[:-1])]
+        if not readings or len(readings) > _MAX_READINGS:
+            return None
+    readings = [r for r in readings if _ascending(r)]
+    if len(readings) != 1:
+        return None
+    return [int(t) for t in readings[0]]
+
+
+def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, str]]) -> int:
+    """Join each node's wrapped cpus list (:func:`_join_wrapped`); one that is not certain, or a list on one
+    line whose numbers do not ascend (cut short, or garbled), goes to unparsed with its lines, and the node
+    keeps no CPUs (a line is read whole or not at all: another field on one of those lines, as a mail
+    client runs "node 1 size:" onto a tail, goes with it). Returns the number of tail lines joined."""
+    joined = 0
+    dropped: dict[int, tuple[str, str]] = {}
+    for row in nodes.values():
+        pieces = row.pop("_pieces", None)
+        if not pieces:
+            continue
+        cpus = _join_wrapped([p[2] for p in pieces])
+        if cpus is not None:
+            row["cpus"], row["cpu_count"] = cpus, len(cpus)
+            joined += len(pieces) - 1
+            continue
+        why = ("CPU list wrapped over lines where a number may have been cut: not one reading ascends as "
+               "numactl prints it" if len(pieces) > 1 else
+               "CPU list not in ascending order as numactl prints it (cut short or garbled)")
+        for line_no, text, _ in pieces:
+            dropped[line_no] = (text, why)
+        row["cpus"], row["cpu_count"] = None, None
+    for key, row in list(nodes.items()):
+        lines = row.pop("_lines", {})
+        if not dropped:
+            continue
+        for field, line_no in lines.items():
+            if field != "cpus" and line_no in dropped:
+                row[field] = None
+        kept = [ln for ln in lines.values() if ln not in dropped]
+        if not kept:
+            del nodes[key]
+        else:
+            row["line_no"] = min(kept)
+    bad.extend((ln, text, why) for ln, (text, why) in dropped.items())
+    bad.sort(key=lambda b: b[0])
+    return joined
+
+
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     res = _parse(data, ctx)
     if not res.unparsed.height:
@@ -248,19 +327,13 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     in_matrix = False
     numa_available = None
     cpus_of: tuple[int, int] | None = None  # the node whose cpus list the last line read belongs to
-    wrapped = 0  # lines that were the wrapped tail of a cpus list
     for line_no, text, s in _lines(lines):
         if not s.strip():
             cpus_of = None
             continue
         if cpus_of is not None and _CPUS_TAIL.match(s.strip()):  # a wrapped cpus list goes on
-            more = [_int(x) for x in s.split()]
-            if max(more) <= 2**31 - 1:
-                row = nodes[cpus_of]
-                row["cpus"] = row["cpus"] + more
-                row["cpu_count"] = len(row["cpus"])
-                wrapped += 1
-                continue
+            nodes[cpus_of]["_pieces"].append((line_no, text, s.split()))  # (joined once the list is whole)
+            continue
         cpus_of = None
         if _FENCE.match(s):  # the Markdown code fence around a paste: structure of the paste
             continue
@@ -299,7 +372,11 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     continue
                 row["cpus"] = cpus
                 row["cpu_count"] = len(cpus)
-                cpus_of = (snap, node) if cpus and max(cpus) <= 2**31 - 1 else None
+                row["_lines"] = {"cpus": line_no}
+                plain = value.split()
+                if cpus and all(x.isdigit() for x in plain):  # (a --cpu-compress list is not followed by a tail)
+                    row["_pieces"] = [(line_no, text, plain)]
+                    cpus_of = (snap, node)
             else:
                 ok, mb = _mem(value)
                 if not ok:
@@ -311,6 +388,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     bad.append((line_no, text, f"node {node} {what} listed twice"))
                     continue
                 row[key] = mb
+                row.setdefault("_lines", {})[key] = line_no
             continue
         if s.strip() == "node distances:":
             in_matrix, header = True, None
@@ -344,6 +422,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 continue
         bad.append((line_no, text, _PROMPT if _COMMAND.search(s) else _NOT))
 
+    wrapped = _settle_cpus(nodes, bad)
     node_rows = sorted(nodes.values(), key=lambda r: r["line_no"])
     nodes_df = pl.DataFrame(
         {
