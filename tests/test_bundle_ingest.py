@@ -133,7 +133,7 @@ def test_ingest_plumbing(tmp_path, fake_registry):
         assert (root / "tables" / table / "host=node02" / "part-0.parquet").is_file()
         assert _read(root, table, "node02").schema == schema.polars_schema(table)
     meta = json.loads((root / "tables" / "_meta.json").read_text())
-    assert meta["parser_versions"] == {"collector": 2, "dmesg": 1, "ethtool": 1, "mail_qp": 2, "paste_prefix": 5, "sar": 1}
+    assert meta["parser_versions"] == {"collector": 2, "dmesg": 1, "ethtool": 1, "mail_qp": 2, "paste_prefix": 6, "sar": 1}
     assert tables_current(root)
 
 

@@ -58,7 +58,8 @@ def _pasted(data: bytes, prefix: bytes) -> bytes:
 # indent is not told from the tool's own, so the paste is read as it is (and says so: nothing parsed)
 TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
 SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
-LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt"}  # already behind " * ": one list mark is peeled, not two
+# already behind " * " or "% ": one list or comment mark is peeled, not two
+LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt", "nvidia_smi--q-2x-titan-z-369-wddm-matlab-percent-comments.txt"}
 
 
 @pytest.mark.parametrize("prefix", [b"> ", b"> > ", b"  ", b"\t"], ids=["quote", "quote2", "indent2", "tab"])
@@ -89,6 +90,41 @@ def test_every_real_fixture_pasted_as_a_list_parses_the_same(mark):
         if a.rows() != b.rows() or a.unparsed.height != b.unparsed.height or a.lines != b.lines:
             differ.append(f"{f.name}: {a.rows()} {a.unparsed.height} -> {b.rows()} {b.unparsed.height}")
     assert not differ, "\n".join(differ)
+
+
+@pytest.mark.parametrize("mark", [b"% ", b"# ", b"// ", b"-- ", b"; "], ids=["percent", "hash", "slashes", "dashes", "semi"])
+def test_every_real_fixture_pasted_as_comments_parses_the_same(mark):
+    # output kept as a source file's comments: the mark before every line, a blank line a bare mark (as an editor's
+    # "comment out" writes it)
+    differ = []
+    for source, f in SEVEN_CASES:
+        data = f.read_bytes()
+        if not data.strip() or f.name in TOOL_INDENTED or f.name in LISTED:
+            continue
+        _, a = parse_bytes(data, source, context_for(f))
+        lines = data.split(b"\n")
+        tail = [lines.pop()] if lines[-1] == b"" else []  # (the end of the last line: no line of its own)
+        commented = b"\n".join([(mark + ln) if ln.strip() else mark.rstrip() for ln in lines] + tail)
+        _, b = parse_bytes(commented, source, context_for(f))
+        if a.rows() != b.rows() or a.unparsed.height != b.unparsed.height or a.lines != b.lines:
+            differ.append(f"{f.name}: {a.rows()} {a.unparsed.height} -> {b.rows()} {b.unparsed.height}")
+    assert not differ, "\n".join(differ)
+
+
+def test_nvidia_smi_q_in_matlab_comments_is_recognised_and_parsed():
+    # real: `nvidia-smi -q` of two GeForce GTX TITAN Z (369.30, WDDM) kept in a MATLAB file's "% " comments, below
+    # MATLAB's `!nvidia-smi -q` shell escape; before, no source recognised it
+    f = FIX / "nvidia_smi" / "nvidia_smi--q-2x-titan-z-369-wddm-matlab-percent-comments.txt"
+    name, verdict = recognise(f.read_bytes())
+    assert name == "nvidia_smi" and 'comment mark "% "' in verdict.reason
+    summary, tables = parse_file(f)
+    assert summary["commented"] == "% " and "indented" not in summary and "bulleted" not in summary
+    assert summary["lines"] == 157 and summary["unparsed"] == 2  # the `!nvidia-smi -q` line; the cut last section
+    gpus = tables["gpu_samples"].sort("gpu")
+    assert gpus["pci_bus_id"].to_list() == ["0000:06:00.0", "0000:07:00.0"]
+    assert gpus["fan_pct"].to_list() == [48.0, 47.0] and gpus["mem_used_mib"].to_list() == [854.0, 854.0]
+    # a tool's own "#" lines (nvidia-smi dmon's header) are not a comment block: too few of the lines
+    assert block_parts(b"# gpu   pwr  gtemp\n# Idx     W      C\n    0    60     45\n    0    61     45\n") == (b"", b"")
 
 
 def test_bulleted_sar_in_a_source_comment_is_recognised_and_parsed():

@@ -275,13 +275,15 @@ def _paste_read(data: bytes, prefix: bytes) -> tuple[bytes, bytes, bool, int]:
 
 def paste_meta(prefix: bytes) -> dict:
     """What a parse result's meta says of the paste prefix its input was read without:
-    ``{"quoted": "> "}``, ``{"indented": "  "}`` (``{"bulleted": " * "}`` for a list mark), or both."""
-    from forensics.sources._quote import is_bullet, split_prefix
+    ``{"quoted": "> "}``, ``{"indented": "  "}`` (``{"bulleted": " * "}`` for a list mark, ``{"commented": "% "}``
+    for a comment mark), or both."""
+    from forensics.sources._quote import is_bullet, is_comment, split_prefix
 
     quote, indent = split_prefix(prefix)
     out = {}
     if quote:
         out["quoted"] = quote.decode("ascii")
     if indent:
-        out["bulleted" if is_bullet(indent) else "indented"] = indent.decode("ascii")
+        kind = "commented" if is_comment(indent) else ("bulleted" if is_bullet(indent) else "indented")
+        out[kind] = indent.decode("ascii")
     return out

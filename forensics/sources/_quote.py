@@ -36,7 +36,10 @@ from collections import Counter
 # quoted lines was not a quoted paste before, 7/8 < SHARE)
 # 5: a list mark before (nearly) every line ("* ", "- ", "| ": bullet_prefix) is taken off where the source reads
 # the input better without it; lines that only open or close a Markdown code fence are skipped and counted)
-VERSION = 5
+# 6: a comment mark before (nearly) every line ("% " MATLAB/TeX, "# " shell/Python/R, "// " C/Go/JS, "-- " SQL/Lua,
+# "; " Lisp/ini: comment_prefix, output kept as comments of a source file) is taken off where the source reads the
+# input better without it, as a list mark is)
+VERSION = 6
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
@@ -46,19 +49,24 @@ SCAN_LINES = 400   # lines of the input's start weighed (the sniffers' window)
 MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
 
 # a line that only marks an elision: "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --",
-# an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]")
-RE_ELISION = (r"(?i)^\s*(?:[>*+|-]\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+# an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]"; or after a
+# comment mark: "% ...")
+RE_ELISION = (r"(?i)^\s*(?:(?:[>*+|-]|%+|#+|/{2,}|;+)\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
               r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
               r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
 _ELISION = re.compile(RE_ELISION.encode("utf-8"))
 # a line that only opens or closes what the paste was put in: a Markdown code fence (CommonMark: three or more
 # backticks, or three or four tildes, with an optional info string "```sh", "~~~ text"), or a C-style comment
-# ("/*", " */": output kept in a source file's comment), behind mail quotes or an indent or not
-RE_FENCE = (r"^[ \t]*(?:[>*+|-][ \t]*)*(?:`{3,}[ \t]*[A-Za-z0-9_+.#-]*|~{3,4}[ \t]*[A-Za-z0-9_+.#-]*|/\*+|\*+/)[ \t]*$")
+# ("/*", " */": output kept in a source file's comment), behind mail quotes, comment marks or an indent or not
+RE_FENCE = (r"^[ \t]*(?:(?:[>*+|-]|%+|#+|/{2,}|;+)[ \t]*)*(?:`{3,}[ \t]*[A-Za-z0-9_+.#-]*|~{3,4}[ \t]*[A-Za-z0-9_+.#-]*|/\*+|\*+/)[ \t]*$")
 _FENCE = re.compile(RE_FENCE.encode("utf-8"))
 _QUOTE_RUN = re.compile(rb"^(?:> ?)+")
 # a list mark before every line: "* ", " - ", "+ ", "| " (a forum's bulleted list, a wiki's or mail client's bar quote)
 _BULLET = re.compile(rb"^([ \t]{0,4}[*+|-])([ \t]+)")
+# a comment mark before every line, with at least one blank after it: "% " (MATLAB, TeX), "# " (shell, Python, R,
+# YAML), "// " (C, Go, JavaScript), "-- " (SQL, Lua, Haskell), "; " (Lisp, ini, assembler)
+_COMMENT = re.compile(rb"^([ \t]{0,4}(?:%+|#+|/{2,}|--|;+))([ \t]+)")
+COMMENT_MARKS = b"%#/;-"
 _INDENT = re.compile(rb"^[ \t]+")
 
 
@@ -124,9 +132,37 @@ def bullet_prefix(lines: list[bytes]) -> bytes | None:
     return _longest(lines, [mark + blanks[:max(common, 1)]])
 
 
+def comment_prefix(lines: list[bytes]) -> bytes | None:
+    """The comment mark ("% ", "# ", "// ", "-- ", "; ") with the blanks after it that `SHARE` of `lines` start with,
+    or None: tool output kept in a source file's comments (``nvidia-smi -q`` under MATLAB's ``%``, an ``ethtool -S``
+    under a script's ``#``). Some tools start a few lines with "#" themselves (``nvidia-smi dmon``'s two header
+    lines, a root prompt's "# "), never nearly all of them; still, as a list mark, the paste layer takes it off only
+    where the source reads the input at least as well without it (forensics.sources.paste_prefix)."""
+    found = [m for ln in lines if (m := _COMMENT.match(ln))]
+    if not found:
+        return None
+    mark = Counter(m.group(1) for m in found).most_common(1)[0][0]
+    same = [m.group(2) for m in found if m.group(1) == mark]
+    common = 0  # the blanks after the mark that every such line has (more are the tool's own indent)
+    while common < min(map(len, same)) and len({b[common:common + 1] for b in same}) == 1:
+        common += 1
+    return _longest(lines, [mark + same[0][:max(common, 1)]])
+
+
+def _mark(indent: bytes) -> bytes:
+    """The comment mark ("%", "//") of a comment prefix, or the non-blank part of another indent."""
+    m = _COMMENT.match(indent)
+    return m.group(1).strip(b" \t") if m else indent.strip(b" \t")
+
+
+def is_comment(indent: bytes) -> bool:
+    """Whether the indent part of a prefix is a comment mark (:func:`comment_prefix`)."""
+    return bool(_COMMENT.match(indent))
+
+
 def is_bullet(indent: bytes) -> bool:
-    """Whether the indent part of a prefix holds a list mark (not only blanks)."""
-    return bool(indent.strip(b" \t"))
+    """Whether the indent part of a prefix holds a list mark (not only blanks, not a comment mark)."""
+    return bool(_mark(indent)) and not is_comment(indent)
 
 
 def block_parts(head: bytes) -> tuple[bytes, bytes]:
@@ -143,7 +179,7 @@ def block_parts(head: bytes) -> tuple[bytes, bytes]:
             indent, lines = got, [ln[len(got):] for ln in lines]
         quote = quote_prefix(lines)
         if not quote:  # a bulleted list (once), perhaps behind the quote and indent, perhaps a quote behind it
-            mark = None if listed else bullet_prefix(lines)
+            mark = None if listed else (bullet_prefix(lines) or comment_prefix(lines))
             if not mark:
                 break
             listed, indent = True, indent + mark
@@ -171,7 +207,11 @@ def strip_prefix(data: bytes, prefix: bytes) -> bytes:
     """`data` with `prefix` removed from the start of every line that carries it; with a quote prefix
     (or list mark), a line of only its marks and blanks (a quoted blank line, perhaps of an outer level)
     becomes empty; other lines and the line count unchanged."""
-    bullet = [c for c in prefix.decode("ascii", "replace") if c in "*+|-"][:1]  # (a line of dashes stays one)
+    _, indent = split_prefix(prefix)
+    if is_comment(indent):  # a line of only the comment mark (a commented blank line) becomes empty
+        bullet = [_mark(indent).decode("ascii", "replace")]
+    else:
+        bullet = [c for c in prefix.decode("ascii", "replace") if c in "*+|-"][:1]  # (a line of dashes stays one)
     one = (b"(?:" + re.escape(bullet[0]).encode() + rb"[ \t>]*)?") if bullet else b""
     blank = (rb"[ \t>]*" + one + rb"(?=\r?$)|") if (b">" in prefix or bullet) else b""
     return re.sub(rb"(?m)^(?:" + blank + re.escape(prefix) + rb")", b"", data)
@@ -189,7 +229,9 @@ def describe(prefix: bytes) -> str:
     q, i = split_prefix(prefix)
     quote, rest = q.decode("ascii"), i.decode("ascii", "replace")
     parts = [f'quoted "{quote}"'] if quote else []
-    if rest and is_bullet(i):
+    if rest and is_comment(i):
+        parts.append(f'behind the comment mark "{rest}"')
+    elif rest and is_bullet(i):
         parts.append(f'behind the list mark "{rest}"')
     elif rest:
         n = len(rest)
