@@ -15,6 +15,7 @@ import polars as pl
 
 from forensics.layout import parse_marker
 from forensics.sources._base import ParseContext
+from forensics.sources._shell import PROMPT_HOST, RE_BEFORE_COMMAND  # noqa: F401 - PROMPT_HOST: ethtool reads it here
 
 _TS = pl.Datetime("us", "UTC")
 MARKER_RE = r'^#### forensics-sample ts=(\S+)(?: argv="((?:[^"\\]|\\.)*)")?\s*$'
@@ -30,12 +31,9 @@ CMD = re.compile(CMD_RE)
 # redirection, a separator or a comment after the interface; or in a `watch` header. A sentence
 # that names the command ("ethtool -S eth0 provides a lot of statistics.") is prose: no interface.
 _QUOTES = re.compile(r"^[ \t]*(?:>[ \t]*)*")
-_RUNNER = (r"(?:(?:sudo(?:[ \t]+-[A-Za-z]+)*|doas|time|nice|command|exec"
-           r"|watch(?:[ \t]+-[A-Za-z-]+(?:[ \t]*[0-9.]+)?)*)[ \t]+)*")
-_PREFIX_OK = re.compile(r"^(?:.*[$#%>][ \t]+|.*(?:[;&|(`]|\$\(|\bdo|\bthen)[ \t]*)?" + _RUNNER + r"['\"]?$")
+_PREFIX_OK = re.compile(r"^" + RE_BEFORE_COMMAND + r"['\"]?$")  # (the shell's shapes: forensics.sources._shell)
 _WATCH_HEAD = re.compile(r"^Every[ \t]+[0-9.]+s:[ \t]*$")
 _SUFFIX_OK = re.compile(r"^(?:[ \t]+--?[A-Za-z0-9][A-Za-z0-9_=.,:-]*)*[ \t]*(?:$|[|;&<>)'\"`#\\])")
-PROMPT_HOST = re.compile(r"^\s*[A-Za-z0-9._-]+@([A-Za-z0-9][A-Za-z0-9._-]*)[:~ ]")
 WATCH_TIME = re.compile(
     r"((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +[0-9]{1,2}"
     r" [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})\s*$")

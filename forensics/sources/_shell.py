@@ -21,11 +21,32 @@ from forensics.sources._bounded import INT32, int_or_none
 _TIME = re.compile(r"^\s*(real|user|sys)\s+([0-9]+)m([0-9]+(?:[.,][0-9]+)?)s\s*$")
 
 
+# --- the shell prompt: one definition of its shapes for every parser ------------------------------------
+# A prompt as people paste it shows its user and host ("user@host:~$ ", "root@node1:/tmp# ", SUSE's
+# "knight@x4105c5s5b0n0:~> ", zsh's "user@host %", Red Hat's "[user@host dir]$ "), perhaps behind a conda or
+# venv environment ("(base) ", "(.venv) "), or is bare ("$ ", "% "). RE_PROMPT is such a prompt at a line's
+# start, recognisable without a command after it; before a command line's command (command_re) any text of
+# up to 80 characters that ends in a prompt character counts ("node1:~ # ", "sh-4.2$ ", "PS C:\> "): the
+# command after it is the evidence. Every parser uses these (nccl's reason for a prompt line, ethtool's
+# command lines and host, the commands of numactl, sar, iostat and nvidia-smi in meta).
+ENV = r"(?:\([A-Za-z0-9_.\-/]{1,64}\) )?"
+_USER_AT = r"[A-Za-z0-9._-]+@"
+HOST = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+RE_PROMPT = (ENV + r"(?:" + _USER_AT + r"[^\s]+ ?[#$%>]|\[" + _USER_AT + r"[^\]]+\][#$%]|[$%])(?: |$)")
+# the host a prompt names ("user@node1:~$" -> node1; "[user@node1 ~]$" -> node1)
+PROMPT_HOST = re.compile(r"^\s*" + ENV + r"\[?" + _USER_AT + r"(" + HOST + r")[:~ \]]")
+# what runs the command: sudo (with its options), doas, time, nice, command, exec, watch (with its options)
+RE_RUNNERS = (r"(?:(?:sudo(?:[ \t]+-[A-Za-z]+)*|doas|time|nice|command|exec"
+              r"|watch(?:[ \t]+-[A-Za-z-]+(?:[ \t]*[0-9.]+)?)*)[ \t]+)*")
+# what may stand before a command on its line: a prompt (any text ending in a prompt character) or a shell
+# separator ("; ", "| ", "&& ", "$(", "do ", "then "), then runners
+RE_BEFORE_COMMAND = (r"(?:.{0,80}?[$#%>][ \t]*|.{0,80}?(?:[;&|(`]|\$\(|\bdo|\bthen)[ \t]*)?" + RE_RUNNERS)
+
+
 def command_re(tool: str) -> str:
-    """A line that invokes `tool` (a regex of its name): alone or after a prompt ending in $ # % >,
-    with sudo, time or watch -n N before it."""
-    return (r"^(?:.{0,80}?[$#%>]\s*|\s*)(?:sudo\s+)?(?:time\s+)?(?:watch(?:\s+-[A-Za-z]+(?:\s*[0-9.]+)?)*\s+)?"
-            + tool + r"(?:\.exe)?(?:\s|$)")
+    """A line that invokes `tool` (a regex of its name): alone or after a prompt or shell separator
+    (:data:`RE_BEFORE_COMMAND`), with runners such as sudo, time or watch -n N before it."""
+    return r"^\s*" + RE_BEFORE_COMMAND + tool + r"(?:\.exe)?(?:\s|$)"
 
 
 def _seconds(m: re.Match) -> float | None:

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import polars as pl
+from forensics.sources._shell import RE_PROMPT
 from forensics.sources.nccl.patterns import _LAUNCHER, _PREFIX_ONLY
 
 
 # --- lines that are neither -----------------------------------------------------------------------
-# a shell prompt as pasted: "user@host:~$ cmd", "[user@host dir]$ cmd", "root@node1:~# cmd", with a conda or venv
-# environment before it ("(base) ", "(myenv) ", "(.venv) "), or a bare "$ cmd"
-_PROMPT = (r"^(?:\([A-Za-z0-9_.\-/]{1,64}\) )?(?:[A-Za-z0-9_.-]+@[^\s]+ ?[#$%]|\[[A-Za-z0-9_.-]+@[^\]]+\][#$%]|[$%])"
-           r"(?: |$)")
+# a shell prompt as pasted ("user@host:~$ cmd", "[user@host dir]$ cmd", "(base) ...", a bare "$ cmd"): the shapes
+# every parser recognises (forensics.sources._shell)
+_PROMPT = r"^" + RE_PROMPT
 # the line that ends a Python traceback: "RuntimeError: NCCL error in: ...", "torch.distributed.DistBackendError: ...",
 # "KeyboardInterrupt"
 _TRACEBACK_END = (r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt|Exit|Warning)"
