@@ -70,6 +70,29 @@ def test_a_csv_fixture_grown_past_the_threshold_gives_the_same_tables(path, monk
         assert sum(fast.rows().values()) > 0 or fast.unparsed.height
 
 
+def test_damaged_cells_are_reported_alike(monkeypatch):
+    """Cells that do not convert (a unit-less word, a bad mask, a stamp of another form), N/A tokens, empty cells,
+    blanks around values and a short row: the same rows kept and the same unparsed reasons by value as cell by
+    cell."""
+    path = FX / "nvidia_smi--csv-header-units-timestamp-3090ti.csv.txt"
+    head, *rows = path.read_text().splitlines()
+    rng = random.Random(7)
+    bad = ["abc W", "[N/A]", "N/A", "", "  61  ", "61 C", "-1 %", "1e3 W", "0x", "[Not Supported]", "451.06W",
+           "2025/09/28 21:49:39", "2025-09-28 21:49:39.046", "NVIDIA GeForce RTX 3090 Ti ", "\t100 %"]
+    out = [head]
+    for k in range(400):
+        cells = rows[k % len(rows)].split(", ")
+        if rng.random() < 0.3:
+            cells[rng.randrange(len(cells))] = rng.choice(bad)
+        if rng.random() < 0.02:
+            cells = cells[:-1]
+        out.append(", ".join(cells))
+    data = ("\n".join(out) + "\n").encode()
+    fast, slow = _both(data, ParseContext(host="h", tz="UTC"), monkeypatch)
+    _same(fast, slow)
+    assert fast.unparsed.height and fast.tables["gpu_samples"].height
+
+
 _GOOD = "2026/12/05 04:00:00.690"
 
 

@@ -281,12 +281,12 @@ _SERIES_ROWS = 8192
 _UNIQUE_ROWS = 256  # (bus ids: from this many rows)
 
 
-def _convert_series(raw: pl.Series, kind: str) -> pl.Series:
-    """_convert applied to a column, through its distinct values when they repeat a lot (the conversion is
-    value by value: the same column either way)."""
+def _convert_series(raw: pl.Series, kind: str, strip: bool = False) -> pl.Series:
+    """_convert applied to a column (`strip`: to its values with blanks taken off each end), through its distinct
+    values when they repeat a lot (the conversion is value by value: the same column either way)."""
     if kind == "ts" and raw.len() >= _UNIQUE_ROWS:
-        return _convert_stamps(raw)
-    conv = _convert(pl.col("r"), kind)[0]
+        return _convert_stamps(raw.str.strip_chars() if strip else raw)
+    conv = _convert(pl.col("r").str.strip_chars() if strip else pl.col("r"), kind)[0]
     if raw.len() >= _UNIQUE_ROWS:
         uniq = raw.drop_nulls().unique()
         if uniq.len() * 4 <= raw.len():
@@ -421,15 +421,19 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
         # value where they repeat: clocks, utilisation, memory, bus ids) and checked only where a conversion
         # gave more nulls than there were empty cells; materialised step by step (a fused lazy query splits
         # every line again for each field)
+        # (a field converted by value is stripped there, each distinct cell once; its stripped cells _r<i> are
+        # made only when its conversion gave nulls: the check below reads them)
         cells = part.select(pl.col("_s").str.split_exact(",", max(n - 1, 0)).struct.unnest())
-        part = part.with_columns([cells.get_column(f"field_{i}").str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped])
+        cell = {i: cells.get_column(f"field_{i}") for i, _, _ in mapped}
         by_value = {i for i, _, spec in mapped if spec[1] == "pci" or part.height >= _SERIES_ROWS}
+        part = part.with_columns([cell[i].str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped if i not in by_value])
         part = part.with_columns([_convert(pl.col(f"_r{i}"), spec[1])[0].alias(f"_c{i}")
                                   for i, _, spec in mapped if i not in by_value])
-        part = part.with_columns([_convert_series(part.get_column(f"_r{i}"), spec[1]).alias(f"_c{i}")
+        part = part.with_columns([_convert_series(cell[i], spec[1], strip=True).alias(f"_c{i}")
                                   for i, _, spec in mapped if i in by_value])
-        suspect = [(i, f) for i, f, spec in mapped
-                   if spec[1] != "str" and part.get_column(f"_c{i}").null_count() > part.get_column(f"_r{i}").null_count()]
+        suspect = [(i, f) for i, f, spec in mapped  # (stripping keeps a cell's null or not null)
+                   if spec[1] != "str" and part.get_column(f"_c{i}").null_count() > cell[i].null_count()]
+        part = part.with_columns([cell[i].str.strip_chars().alias(f"_r{i}") for i, _ in suspect if i in by_value])
         bads = [pl.col(f"_r{i}").is_not_null() & ~pl.col(f"_r{i}").is_in(list(NA_TOKENS)) & pl.col(f"_c{i}").is_null()
                 for i, _ in suspect]
         if bads:
