@@ -9,6 +9,8 @@ import datetime as dt
 import re
 from pathlib import Path
 
+COMPRESSION = "zstd"  # the baselines' Parquet codec (forensics writes with forensics.ingest.sink.COMPRESSION)
+
 # ------------------------------------------------------------------------------------------------
 # baselines: straightforward line-by-line `re` parsers writing the same main fields to Parquet
 # ------------------------------------------------------------------------------------------------
@@ -35,7 +37,7 @@ class _Columns:
 
         table = pa.table(self.cols)
         if self.writer is None:
-            self.writer = self.pq.ParquetWriter(self.path, table.schema, compression="zstd")
+            self.writer = self.pq.ParquetWriter(self.path, table.schema, compression=COMPRESSION)
         self.writer.write_table(table)
         self.cols = {n: [] for n in self.names}
 

@@ -362,6 +362,9 @@ def _machine() -> dict:
 
 
 def report(results: list[dict], skipped: dict[str, str], args, machine: dict, path: Path) -> None:
+    from parse_baselines import COMPRESSION as BASELINE_COMPRESSION
+    from forensics.ingest.sink import COMPRESSION  # (what `forensics parse --out` writes with)
+
     lines = [
         f"# Parse throughput ({dt.date.today().isoformat()})",
         "",
@@ -373,8 +376,9 @@ def report(results: list[dict], skipped: dict[str, str], args, machine: dict, pa
         f"{args.repeat}).",
         "",
         "`forensics` = `forensics parse FILE --source S --out DIR --format json` in a subprocess, process start to "
-        "Parquet written (zstd), peak RSS of that process. `baseline` = a straightforward line-by-line Python `re` "
-        "parser of the same lines, extracting the same main fields and writing them to zstd Parquet in batches, run in "
+        f"Parquet written ({COMPRESSION}), peak RSS of that process. `baseline` = a straightforward line-by-line Python "
+        f"`re` parser of the same lines, extracting the same main fields and writing them to {BASELINE_COMPRESSION} "
+        "Parquet in batches, run in "
         "the benchmark process. Ratio = baseline wall time / forensics wall time.",
         "",
         "| source | input MB | lines | rows | unparsed | forensics s | MB/s | lines/s | peak RSS MB | baseline s | "

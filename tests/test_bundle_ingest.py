@@ -133,7 +133,16 @@ def test_ingest_plumbing(tmp_path, fake_registry):
         assert (root / "tables" / table / "host=node02" / "part-0.parquet").is_file()
         assert _read(root, table, "node02").schema == schema.polars_schema(table)
     meta = json.loads((root / "tables" / "_meta.json").read_text())
-    assert meta["parser_versions"] == {"collector": 2, "dmesg": 1, "ethtool": 1, "mail_qp": 2, "paste_prefix": 6, "sar": 1}
+    # the tables carry each (fake) parser's VERSION and the current versions of what every parse goes through:
+    # the collector tables, the paste layer (prefixes) and the quoted-printable decoder (a stale one there
+    # would leave tables parsed by an older paste layer standing)
+    from forensics.ingest import collector_tables
+    from forensics.sources import _mail_qp, _quote
+
+    assert meta["parser_versions"] == {
+        **{name: mod.VERSION for name, mod in fake_registry.items()}, collector_tables.SOURCE: collector_tables.VERSION,
+        _quote.VERSION_KEY: _quote.VERSION, _mail_qp.VERSION_KEY: _mail_qp.VERSION}
+    assert set(meta["parser_versions"]) == {"dmesg", "ethtool", "sar", "collector", "paste_prefix", "mail_qp"}
     assert tables_current(root)
 
 
