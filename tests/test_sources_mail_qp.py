@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fixture_cases import cases, context_for
 from forensics.ingest.files import parse_file
-from forensics.sources import parse_bytes, recognise
+from forensics.sources import QP_JOINED, parse_bytes, recognise
 from forensics.sources._mail_qp import decode, looks_encoded
 
 FIX = Path(__file__).parent / "fixtures"
@@ -54,16 +54,10 @@ def test_evidence_needed():
     assert name == "dmesg" and "decoded" in verdict.reason
 
 
-# real fixtures whose reading the blank line left after a joined soft break changes: a module list
-# already cut at a terminal's width and a syslog paste word-wrapped by a mail (the wrap join needs the
-# cut line and its tail adjacent), an iostat row a narrow terminal wrapped (likewise) and a `column -t` table
-# of nvidia-smi csv rows (its rows must follow each other), numactl cpus lists a terminal wrapped (the tail lines
-# must follow the cpus line)
-BLANK_SENSITIVE = {"dmesg--dma-api-warning-modules-list-cut-at-width.txt",
-                   "iostat--sysstat-test-x-DERIVED-prose-between-rows-and-reports-row-wrapped.txt",
-                   "dmesg--linux-media-mail-syslog-word-wrapped-dvb-usb.txt",
-                   "nvidia_smi--csv-column-t-aligned-3gpu-2018-blog.csv.txt",
-                   "numactl--alcf-aurora-DERIVED-terminal-wrapped-80-cols-mid-number.txt", *STORED_QP}
+# fixtures kept encoded already (a line joined by soft breaks was followed by blank lines until mail_qp 3: a
+# module list cut at a terminal's width, a word-wrapped syslog paste, an iostat row and numactl cpus lists a
+# terminal wrapped, a `column -t` table of nvidia-smi csv rows were read otherwise encoded; they are not now)
+BLANK_SENSITIVE = {*STORED_QP}
 
 
 def test_every_real_fixture_mailed_quoted_printable_parses_the_same():
@@ -97,7 +91,11 @@ def test_journal_lines_cut_before_the_host_in_a_qp_mail():
     # the inner boot time left in the messages, the wpa_supplicant record unparsed
     summary, tables = parse_file(QP_JOURNAL)
     assert summary["source"] == "dmesg" and summary["decoded"] == "quoted-printable"
-    assert (summary["lines"], summary["unparsed"]) == (86, 7)  # the module-list pieces the terminal cut lost text of
+    # the module-list pieces the terminal cut are now joined to their message, as dmesg joins them in the same
+    # text unencoded (they were unparsed, 7, behind the blank lines the decoder left); the terminal lost text
+    # between them ("snd_hda_codec" / "m btintel"), which dmesg's module-list join cannot see
+    assert (summary["lines"], summary["unparsed"]) == (86, 2)
+    assert summary["skipped_reasons"] == {QP_JOINED: 30}  # the encoded lines soft breaks joined to the line before
     assert tables["syslog"].select("line_no", "program", "pid", "message").rows() == [
         (1, "wpa_supplicant", 580, "rfkill: WLAN soft blocked")]
     log = tables["kernel_log"]
@@ -133,3 +131,35 @@ def test_a_newline_encoded_inside_a_line_keeps_the_line_count():
     # the form of a linux-mm reply whose quoted lines all sit on encoded lines ("=0A> node 0 size: 70=")
     data = b"> $ numactl --hardware=0A> avail=\nable: 1 nodes (0)=0A> node 0 cpus: 0 1 2 3 4 5 6 7=0A> node 0 size: 70=\n007 MB=0A\n"
     assert decode(data).count(b"\n") == data.count(b"\n")
+
+
+def test_soft_breaks_join_lines_without_a_blank_after_them():
+    # RFC 2045 6.7 rule 5: a soft break is no line break. A numactl cpus list a terminal wrapped, then mailed
+    # quoted-printable (quopri cuts at 76 columns): the tail lines must follow their cpus line (a blank
+    # after each joined line ended the list: node 0 unparsed)
+    f = FIX / "numactl" / "numactl--alcf-aurora-DERIVED-terminal-wrapped-80-cols-mid-number.txt"
+    plain, enc = f.read_bytes(), quopri.encodestring(f.read_bytes())
+    _, a = parse_bytes(plain, "numactl")
+    _, b = parse_bytes(enc, "numactl")
+    assert b.meta["decoded"] == "quoted-printable" and b.unparsed.height == 0 and b.lines == enc.count(b"\n")
+    cols = ["node", "cpus", "cpu_count", "mem_total_mb", "mem_free_mb"]
+    assert b.tables["numa_nodes"].select(cols).rows() == a.tables["numa_nodes"].select(cols).rows()
+    lines = enc.split(b"\n")
+    for no in b.tables["numa_nodes"]["line_no"].to_list():  # the encoded line each row's text starts on
+        assert lines[no - 1].startswith(b"node ")
+    assert sum(b.meta["skipped"].values()) == b.lines - a.lines
+
+
+def test_newline_encoded_inside_a_line_ends_a_line():
+    # a reply sent whole on few encoded lines: two lines of numactl -H on each, "=0A" between them (read as a
+    # blank before, they ran into one line: "available: 2 nodes (0-1) node 0 cpus: ..." was unparsed)
+    plain = (FIX / "numactl" / "numactl--princeton-della-2node-spr8468-prompt.txt").read_bytes()
+    rows = plain.rstrip(b"\n").split(b"\n")
+    enc = b"".join(b"=0A".join(rows[i:i + 2]) + b"=0A=\n" for i in range(0, len(rows), 2))
+    _, a = parse_bytes(plain, "numactl")
+    _, b = parse_bytes(enc, "numactl")
+    assert b.meta["decoded"] == "quoted-printable" and b.lines == len(rows) // 2
+    assert b.unparsed.height == 0 and b.meta["commands"] == [{"line_no": 1, "command": "$ numactl -H"}]
+    for t in ("numa_nodes", "numa_distances"):
+        assert b.tables[t].drop("line_no").equals(a.tables[t].drop("line_no"))
+        assert b.tables[t]["line_no"].to_list() == [(n + 1) // 2 for n in a.tables[t]["line_no"].to_list()]

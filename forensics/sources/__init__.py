@@ -230,12 +230,14 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); a paste whose lines end in
     Markdown hard line breaks (a backslash) is read without them (meta ``hard_breaks``); lines that only
     mark an elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
-    from forensics.sources._base import skip_elisions, split_lines
+    from forensics.sources._base import count_lines, skip_elisions, split_lines
 
-    read, prefix, qp, breaks = _paste_read(data, prefix)
+    read, prefix, qp, breaks = _paste_read(data, prefix, joined=True)
     if not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
     res = mod.parse(read, ctx)
+    if qp:  # lines joined by quoted-printable soft breaks: the file's line numbers back
+        res = _unjoin(res, qp, count_lines(data))
     if breaks:
         res.meta["hard_breaks"] = breaks
     if res.unparsed.height:
@@ -248,10 +250,52 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     return skip_elisions(res)
 
 
-def _paste_read(data: bytes, prefix: bytes) -> tuple[bytes, bytes, bool, int]:
+QP_JOINED = "quoted-printable soft break: the encoded line's text is read as part of the line before (RFC 2045)"
+
+
+def _unjoin(res: ParseResult, starts: list[int], lines: int) -> ParseResult:
+    """`res` of an input whose lines soft breaks joined (:func:`forensics.sources._mail_qp.decode_joined`)
+    with the file's line numbers: `starts` is the file's line each line read starts on. Rows and unparsed
+    lines keep the line their text starts on (the lines of the text one encoded line held, "=0A" between
+    them, that line's) (a record's ``lines`` spans the encoded lines it took), facts
+    in meta with a ``line_no`` likewise, and the encoded lines a join took are skipped and counted."""
+    import polars as pl
+
+    at = pl.Series(starts + [lines + 1], dtype=pl.Int64)  # (one past the last: a record's end)
+
+    def remap(df: pl.DataFrame) -> pl.DataFrame:
+        if "line_no" not in df.columns or not df.height:
+            return df
+        idx = (df.get_column("line_no") - 1).clip(0, len(at) - 2)
+        out = {"line_no": at.gather(idx).cast(df.schema["line_no"])}
+        if "lines" in df.columns:  # a record's first line and continuation lines
+            end = at.gather((idx + df.get_column("lines").cast(pl.Int64).fill_null(1)).clip(0, len(at) - 1))
+            out["lines"] = (end - out["line_no"]).clip(lower_bound=1).cast(df.schema["lines"])
+        return df.with_columns(**out)
+
+    res.tables = {t: remap(df) for t, df in res.tables.items()}
+    # (lines of the text that one encoded line held, "=0A" between them: that line is unparsed once)
+    res.unparsed = remap(res.unparsed).unique(subset="line_no", keep="first", maintain_order=True)
+    for v in res.meta.values():  # facts with a line number: commands, shell_time, ...
+        if isinstance(v, list):
+            for item in v:
+                if isinstance(item, dict) and isinstance(item.get("line_no"), int) and 1 <= item["line_no"] <= len(starts):
+                    item["line_no"] = starts[item["line_no"] - 1]
+    taken = lines - len(set(starts[:res.lines]))  # encoded lines that start no line of the text
+    res.lines = lines
+    if taken > 0:
+        skipped = dict(res.meta.get("skipped") or {})
+        skipped[QP_JOINED] = skipped.get(QP_JOINED, 0) + taken
+        res.meta["skipped"] = skipped
+    return res
+
+
+def _paste_read(data: bytes, prefix: bytes, joined: bool = False) -> tuple[bytes, bytes, bool | list[int], int]:
     """`data` as the paste layer reads it: (text without the paste's `prefix`, decoded where it is a
     quoted-printable mail body, without Markdown hard line breaks; the prefix; whether it was decoded;
-    how many hard breaks were taken off). `data` itself (not copied) where none applies."""
+    how many hard breaks were taken off). `data` itself (not copied) where none applies. With `joined`,
+    lines a soft break cut are read joined (:func:`forensics.sources._mail_qp.decode_joined`) and, where
+    decoded, the third value is the line of `data` each line read starts on."""
     from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
     from forensics.sources._quote import strip_prefix
@@ -267,7 +311,10 @@ def _paste_read(data: bytes, prefix: bytes) -> tuple[bytes, bytes, bool, int]:
     breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
     if not (prefix or qp or breaks):
         return data, prefix, False, 0
-    read = mail_qp.decode(read) if qp else read
+    if qp and joined:
+        read, qp = mail_qp.decode_joined(read)
+    elif qp:
+        read = mail_qp.decode(read)
     if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
         read, breaks = strip_hard_breaks_bytes(read)
     return read, prefix, qp, breaks

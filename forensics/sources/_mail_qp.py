@@ -14,10 +14,11 @@ there (the ``=0A=`` is its end of line, not a join with the next one), and a new
 a line (``...=0A> node 0 free: ...``, a whole reply on one encoded line) is read as a blank: the
 line count must not change.
 
-Recognition and parsing read such an input decoded, with its line count unchanged: ``=XX`` becomes
-the byte it encodes, and a line that ends in a soft break takes the next line's text (the next line
-is left empty, so it is read as a blank line: counted, not lost; unparsed lines keep the file's
-text). An input is taken for quoted-printable only on evidence no tool's output gives: at least
+Recognition and parsing read such an input decoded: ``=XX`` becomes the byte it encodes, and a line
+that ends in a soft break takes the next line's text. Parsing reads the joined lines as one line
+(:func:`decode_joined`; the paste layer gives its rows the file's line numbers back and counts the
+encoded lines it took as skipped); recognition reads them with the line count unchanged (:func:`decode`:
+the lines taken are left empty). Unparsed lines keep the file's text. An input is taken for quoted-printable only on evidence no tool's output gives: at least
 MIN_MARKS lines ending in ``=20``/``=09`` or in a soft break at the width an encoder cuts, and
 MIN_SHARE of its non-blank lines so.
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 import re
 
 VERSION_KEY = "mail_qp"
-VERSION = 2  # 2: a line ending in an encoded newline and a soft break ("=0A=") ends there (it took every following line onto it), a newline encoded inside a line is read as a blank (it added lines); such lines count as evidence of the encoding
+VERSION = 3  # 3: a line joined by soft breaks is read as one line with the next encoded line after it (RFC 2045 6.7 rule 5), not followed by blank lines (a blank ended a wrapped cpus list, a table, a wrapped record); the encoded lines it took are skipped and counted (meta skipped), its rows keep the line it starts on; a newline encoded inside a line ("=0A") ends a line there (it was read as a blank: two lines run into one), both on the encoded line's number; 2: a line ending in an encoded newline and a soft break ("=0A=") ends there (it took every following line onto it), a newline encoded inside a line is read as a blank (it added lines); such lines count as evidence of the encoding
 
 MIN_MARKS = 3      # lines ending in an encoded blank or a soft break: fewer prove nothing
 MIN_SHARE = 0.1    # ... and at least this share of the non-blank lines weighed
@@ -72,9 +73,49 @@ def _byte(m: re.Match) -> bytes:
 
 def decode(data: bytes) -> bytes:
     """`data` decoded as quoted-printable, its line count unchanged (a soft break joins the next
-    line's text onto its line and leaves that line empty)."""
-    lines = data.split(b"\n")
+    line's text onto its line and leaves that line empty): for recognition, which weighs a head's lines."""
     out: list[bytes] = []
+    for line, joined in _decoded(data):
+        out.append(line)
+        out.extend([b""] * joined)
+    return b"\n".join(out)
+
+
+def decode_joined(data: bytes) -> tuple[bytes, list[int]]:
+    """`data` decoded as RFC 2045 reads it (section 6.7 rule 5: a soft break is no line break, the two
+    encoded lines are one line of the text), and for each line of the result the line of `data` (from 1)
+    it starts on. A parser reading it sees a line cut by the encoder whole and the line after it next, not
+    a blank line between them (a blank ends a wrapped list, a table, a block); a newline encoded inside a
+    line ("=0A", a whole reply on one encoded line) ends a line of the text there, as it does in the mail
+    (read as a blank, it ran two lines of a tool's output into one).
+
+    >>> decode_joined(b"node 0 cpus: 0 1 2=\\n 3 4\\nnode 0 size: 1 MB=20\\n")
+    (b'node 0 cpus: 0 1 2 3 4\\nnode 0 size: 1 MB \\n', [1, 3])
+    >>> decode_joined(b"node 0 size: 1 MB=0A> node 0 free: 0 MB=0A=\\n")
+    (b'node 0 size: 1 MB\\n> node 0 free: 0 MB\\n', [1, 1])
+    """
+    out: list[bytes] = []
+    starts: list[int] = []
+    at = 1
+    for line, joined in _decoded(data, newlines=True):
+        for part in line.split(b"\n"):  # (a newline encoded inside the line: lines of the text, on one encoded line)
+            out.append(part)
+            starts.append(at)
+        at += joined + 1
+    if data.endswith(b"\n") and out and out[-1] == b"":  # (the empty piece after the last newline)
+        starts.pop()
+    return b"\n".join(out), starts
+
+
+def _byte_newline(m: re.Match) -> bytes:
+    b = int(m.group(1), 16)
+    return b"\n" if b == 10 else (b" " if b == 13 else bytes([b]))
+
+
+def _decoded(data: bytes, newlines: bool = False):
+    """(decoded line, how many encoded lines after it its soft breaks joined onto it) for each line; with
+    `newlines`, a newline encoded inside a line ("=0A", "=0D=0A") is one in the decoded line, else a blank."""
+    lines = data.split(b"\n")
     i = 0
     while i < len(lines):
         cur, cr = lines[i], b""
@@ -91,7 +132,8 @@ def decode(data: bytes) -> bytes:
         m = _END_NEWLINE.search(cur)
         if m:
             cur = cur[:m.start()]
-        out.append(_HEX.sub(_byte, cur) + cr)
-        out.extend([b""] * joined)
+        if newlines:
+            yield _HEX.sub(_byte_newline, cur.replace(b"=0D=0A", b"=0A")) + cr, joined
+        else:
+            yield _HEX.sub(_byte, cur) + cr, joined
         i += joined + 1
-    return b"\n".join(out)
