@@ -93,6 +93,26 @@ def test_damaged_cells_are_reported_alike(monkeypatch):
     assert fast.unparsed.height and fast.tables["gpu_samples"].height
 
 
+@pytest.mark.parametrize("rows", [10, 300])
+def test_rows_of_another_field_count_are_unparsed_with_their_count(rows, monkeypatch):
+    """A row with fewer or more fields than the header (the cells are cut at the first n - 1 commas, the rest of
+    the line kept in the last one) is unparsed with its own number of fields, the others are read."""
+    path = FX / "nvidia_smi--csv-header-units-timestamp-3090ti.csv.txt"
+    head, good = path.read_text().splitlines()[:2]
+    cells = good.split(", ")
+    shapes = [cells[:1], cells[:4], cells, cells + ["x"], cells + cells[:4], cells[:4] + [""], cells + [""],
+              [",".join(cells)], cells[:2] + ["a,b"] + cells[3:]]
+    lines = [head] + [", ".join(shapes[k % len(shapes)]) for k in range(rows)]
+    data = ("\n".join(lines) + "\n").encode()
+    with monkeypatch.context() as m:
+        m.setattr(query_csv, "_SERIES_ROWS", SMALL)
+        res = parse(data, ParseContext(host="h", tz="UTC"))
+    want = {k + 2: f"{t.count(',') + 1} fields where the header has 5" for k, t in enumerate(lines[1:]) if t.count(",") != 4}
+    got = dict(zip(res.unparsed["line_no"].to_list(), res.unparsed["reason"].to_list()))
+    assert got == want
+    assert res.tables["gpu_samples"].height == rows - len(want)
+
+
 _GOOD = "2026/12/05 04:00:00.690"
 
 

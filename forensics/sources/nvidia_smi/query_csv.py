@@ -404,15 +404,18 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
     ignored: set[str] = set()
     for fields, blocks in by_fields.items():
         n = len(fields)
-        part = (df.lazy().filter(is_data & pl.col("_block").is_in(blocks))
-                .with_columns(pl.col("_s").str.count_matches(",", literal=True).alias("_n"))
-                .collect(engine="in-memory"))
+        part = df.filter(is_data & pl.col("_block").is_in(blocks))
         if not part.height:
             continue
-        wrong = part.filter(pl.col("_n") != n - 1)
-        if wrong.height:
+        # the cells: n fields at the first n - 1 commas, the rest of the line in the last; a row of another number
+        # of fields has no last cell (fewer) or a comma in it (more), and only those rows have their commas counted
+        cells = part.select(pl.col("_s").str.splitn(",", n).struct.unnest())
+        last = cells.get_column(f"field_{n - 1}")
+        off = (last.is_null() | last.str.contains(",", literal=True)).fill_null(True)
+        if off.any():
+            wrong = part.filter(off).with_columns(pl.col("_s").str.count_matches(",", literal=True).alias("_n"))
             unparsed.append((wrong, pl.format("{} fields where the header has " + str(n), pl.col("_n") + 1)))
-            part = part.filter(pl.col("_n") == n - 1)
+            part, cells = part.filter(~off), cells.filter(~off)
         if not part.height:
             continue
         mapped = [(i, f, SPECS[f]) for i, f in enumerate(fields) if f in SPECS]
@@ -423,7 +426,6 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
         # every line again for each field)
         # (a field converted by value is stripped there, each distinct cell once; its stripped cells _r<i> are
         # made only when its conversion gave nulls: the check below reads them)
-        cells = part.select(pl.col("_s").str.split_exact(",", max(n - 1, 0)).struct.unnest())
         cell = {i: cells.get_column(f"field_{i}") for i, _, _ in mapped}
         by_value = {i for i, _, spec in mapped if spec[1] == "pci" or part.height >= _SERIES_ROWS}
         part = part.with_columns([cell[i].str.strip_chars().alias(f"_r{i}") for i, _, _ in mapped if i not in by_value])
