@@ -65,10 +65,12 @@ e AS (
   SELECT host, iface, prio, start, "end", intervals, peak_pause_per_s, avg_pause_per_s, max_paused_fraction, max_paused_bound,
          dirs, storm_events FROM ew
   UNION ALL SELECT * FROM lone
-), cnp AS (  -- the RoCE port's DCQCN counters over the capture (ib_port_summary), shown as counts: no vendor threshold
+), cnp AS (  -- the RoCE port's DCQCN counters over the capture (ib_port_summary, computed once per analysis into
+  -- det_ib_port_summary by _ib_ports.sql: reading the view here computed it a second time, 1.3 CPU s on 64 x 1 h),
+  -- shown as counts: no vendor threshold
   SELECT host, iface, sum(np_ecn_marked_roce_packets) AS np_ecn_marked_roce_packets, sum(np_cnp_sent) AS np_cnp_sent,
          sum(rp_cnp_handled) AS rp_cnp_handled, sum(rp_cnp_ignored) AS rp_cnp_ignored
-  FROM ib_port_summary WHERE iface IS NOT NULL
+  FROM det_ib_port_summary WHERE iface IS NOT NULL
     AND coalesce(np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled, rp_cnp_ignored) IS NOT NULL
   GROUP BY ALL
 ), all_e AS (

@@ -22,22 +22,6 @@ WITH w AS (
   SELECT host, b, gpu_power_w AS p, gpu_sm_clock_mhz AS c, gpu_util_pct AS u, gpu_mem_util_pct AS mu,
          samples / gpus AS spb, aligned, phase_s FROM det_gpu_buckets
   WHERE gpu_power_w IS NOT NULL AND gpu_util_pct IS NOT NULL
-), dgs AS (  -- DCGM's DRAM active (dcgmi dmon), read only where a host samples coarser than alias_interval_s: a
-  -- profiling field is aggregated over the whole update interval, so each sample covers the interval before it
-  SELECT d.host, d.ts, d.value, o.off,
-         epoch(d.ts - lag(d.ts) OVER (PARTITION BY d.host, d.file, d.gpu ORDER BY d.ts)) AS gap
-  FROM dcgm_dmon d LEFT JOIN (SELECT host, any_value(clock_offset_s) AS off FROM hosts GROUP BY host) o USING (host)
-  WHERE d.entity = 'GPU' AND d.metric = 'dram_active' AND d.ts IS NOT NULL AND d.value IS NOT NULL
-    AND EXISTS (SELECT 1 FROM w WHERE 10 / w.spb > $alias_interval_s)
-), dg0 AS (  -- per host and 10 s bucket of the reference clock (as det_gpu_buckets), each sample at the middle of
-  -- the interval it covers (the host's median sample interval)
-  SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off) - to_microseconds(coalesce(iv * 500000, 0)::BIGINT)) AS b,
-         avg(value ORDER BY value) AS dm
-  FROM (SELECT *, median(gap) OVER (PARTITION BY host) AS iv FROM dgs) GROUP BY ALL
-), dg AS (  -- each host's DRAM active against the median of the OTHER hosts' in the bucket (leave-one-out, as below)
-  SELECT host, b, dm / nullif(loo_median(l, n, k), 0) - 1 AS dcgm_mem_dev FROM (
-    SELECT host, b, dm, rank() OVER (PARTITION BY b ORDER BY dm) AS k FROM dg0)
-  JOIN (SELECT b, count(*) AS n, loo_middle(list_sort(list(dm))) AS l FROM dg0 GROUP BY b) USING (b) WHERE n >= 2
 ), r AS (  -- each row's position among its bucket's values (NULL for a NULL value)
   SELECT *, CASE WHEN p IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY p) END AS kp,
          CASE WHEN c IS NOT NULL THEN rank() OVER (PARTITION BY b ORDER BY c) END AS kc,
@@ -54,6 +38,29 @@ WITH w AS (
   SELECT r.host, r.b, loo_median(lp, np, kp) AS med_p, loo_median(lc, nc, kc) AS med_c, loo_median(lu, nu, ku) AS med_u,
          loo_median(lmu, nmu, kmu) AS med_mu, n AS hosts
   FROM r JOIN wl USING (b) WHERE n >= 2
+), hb AS (  -- each host's median samples per GPU in its busy buckets (spb_host of d below, the same rows)
+  SELECT host, median(spb) AS spb_host FROM w JOIN peer USING (host, b) WHERE u >= $min_util AND med_u >= $min_util
+  GROUP BY host
+), dgs AS (  -- DCGM's DRAM active (dcgmi dmon), read only where a host samples coarser than alias_interval_s: a
+  -- profiling field is aggregated over the whole update interval, so each sample covers the interval before it.
+  -- Only the runs of a host whose spb_host is not at most alias_interval_s read it (ok below), so where every host
+  -- samples that fast the scan is skipped (metric IN an empty set: the hash join ends it unread; at 1 s sampling
+  -- a capture's first and last buckets hold fewer samples, so testing single buckets alone read it for nothing)
+  SELECT d.host, d.ts, d.value, o.off,
+         epoch(d.ts - lag(d.ts) OVER (PARTITION BY d.host, d.file, d.gpu ORDER BY d.ts)) AS gap
+  FROM dcgm_dmon d LEFT JOIN (SELECT host, any_value(clock_offset_s) AS off FROM hosts GROUP BY host) o USING (host)
+  WHERE d.entity = 'GPU' AND d.metric = 'dram_active' AND d.ts IS NOT NULL AND d.value IS NOT NULL
+    AND d.metric IN (SELECT 'dram_active' WHERE EXISTS (SELECT 1 FROM w WHERE 10 / w.spb > $alias_interval_s)
+                       AND EXISTS (SELECT 1 FROM hb WHERE (10 / hb.spb_host <= $alias_interval_s) IS NOT TRUE))
+), dg0 AS (  -- per host and 10 s bucket of the reference clock (as det_gpu_buckets), each sample at the middle of
+  -- the interval it covers (the host's median sample interval)
+  SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off) - to_microseconds(coalesce(iv * 500000, 0)::BIGINT)) AS b,
+         avg(value ORDER BY value) AS dm
+  FROM (SELECT *, median(gap) OVER (PARTITION BY host) AS iv FROM dgs) GROUP BY ALL
+), dg AS (  -- each host's DRAM active against the median of the OTHER hosts' in the bucket (leave-one-out, as below)
+  SELECT host, b, dm / nullif(loo_median(l, n, k), 0) - 1 AS dcgm_mem_dev FROM (
+    SELECT host, b, dm, rank() OVER (PARTITION BY b ORDER BY dm) AS k FROM dg0)
+  JOIN (SELECT b, count(*) AS n, loo_middle(list_sort(list(dm))) AS l FROM dg0 GROUP BY b) USING (b) WHERE n >= 2
 ), d0 AS (
   SELECT w.*, peer.med_p, peer.med_c, peer.hosts, p / nullif(med_p, 0) - 1 AS power_dev, 1 - c / nullif(med_c, 0) AS clock_def,
          mu / nullif(med_mu, 0) - 1 AS mem_dev, dg.dcgm_mem_dev, (u >= $min_util AND med_u >= $min_util) AS busy,
