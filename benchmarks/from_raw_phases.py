@@ -12,7 +12,9 @@ Runs :func:`forensics.analyze` on the archive with a fresh cache folder, hosts p
 - per source (the folder under ``raw/``): parse (the parser, frames built) and write (the table sink:
   Arrow conversion, Parquet), with MB and MB/s per core; the collector's commands.jsonl on its own line;
 - sink close (each host's pending row groups written), merge (host tables moved into the bundle's),
-  the rest of the ingest (hosts and coverage tables, meta), and open + detect (everything after the ingest).
+  the rest of the ingest (hosts and coverage tables, meta);
+- after the ingest: the derived relations the first open builds and caches (:mod:`forensics.db.derived`),
+  the detectors (:func:`forensics.detect.engine.run_all`), and the rest (imports, catalog, report).
 
 With several worker processes (the default on a multi-core machine) each worker also streams the whole
 archive (it skips the hosts it did not claim), so a real run costs about one stream pass more per extra
@@ -152,6 +154,11 @@ def instrument(clock: Clock) -> None:
     host.routed_source = clock.wrap(host.routed_source, "routing (sniff of raw/nccl files)")
     pool.merge_host = clock.wrap(pool.merge_host, "merge host tables into the bundle's")
     run.ingest_bundle = clock.wrap(run.ingest_bundle, "ingest: rest (hosts, coverage, meta, plan)")
+    from forensics.db import derived
+    from forensics.detect import engine
+
+    derived.attach = clock.wrap(derived.attach, "open: derived relations built (NIC intervals, ...) and attached")
+    engine.run_all = clock.wrap(engine.run_all, "detect: every detector (forensics.detect.engine.run_all)")
 
 
 def main(argv=None) -> int:
@@ -166,7 +173,7 @@ def main(argv=None) -> int:
     instrument(clock)
     with tempfile.TemporaryDirectory(prefix="from-raw-phases-") as cache_dir:
         t0, w0 = cpu(), time.perf_counter()
-        clock.push("open + detect (after the ingest), imports")
+        clock.push("open + detect: the rest (imports, catalog, report)")
         prof = None
         if args.profile:
             import cProfile

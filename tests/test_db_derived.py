@@ -138,3 +138,58 @@ def test_a_bundle_without_nic_counters_keeps_the_sql_views(tmp_path):
         assert "nic_interval_rows" not in b.cached
         assert b.sql("SELECT count(*) FROM nic_rates").item() == 0
         assert b.sql("SELECT count(*) FROM nic_counter_summary").item() == 0
+
+
+def test_reading_some_counters_equals_the_dataset_filter(tmp_path):
+    """read_nic_counters picks rows by their counter's dictionary entry, a row group at a time: the same table
+    as pyarrow's dataset filter (`isin`, with `nulls` also the rows without a counter), whatever the row groups
+    (several, one without a wanted counter, a dictionary fallen back to plain pages) and on a file of no rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from forensics.ingest.sink import table_writer
+
+    names = ["rx_bytes", "tx_bytes", "rx_prio3_pause", None, "rx_discards_phy"]
+    rows = [{"host": "n1", "iface": f"eth{i % 3}", "counter": names[i % 5], "raw_name": f"r{i % 7}",
+             "ts": at(i // 5), "value": i, "ts_quality": "sampled", "line_no": i, "file": "ethtool/eth0.txt"}
+            for i in range(500)]
+    df = pl.DataFrame(rows, schema_overrides={"ts": pl.Datetime("us", "UTC")})
+    from forensics import schema
+
+    df = schema.conform(df, "nic_counters")
+    path = tmp_path / "part-0.parquet"
+    w = table_writer(path, "nic_counters")
+    for a, b in ((0, 200), (200, 210), (210, 500)):
+        w.write_table(df.slice(a, b - a).to_arrow(compat_level=pl.CompatLevel.newest()))
+    w.write_table(df.slice(0, 40).with_columns(pl.lit("tx_bytes").alias("counter")).to_arrow(
+        compat_level=pl.CompatLevel.newest()))  # a row group holding none of the first pick
+    w.close()
+    # many distinct counter names: the writer's dictionary overflows into plain pages
+    big = tmp_path / "big.parquet"
+    w = table_writer(big, "nic_counters")
+    w.write_table(df.with_columns((pl.col("counter") + pl.col("line_no").cast(pl.String) + "x" * 3000)
+                                  .alias("counter")).to_arrow(compat_level=pl.CompatLevel.newest()))
+    w.close()
+    empty = tmp_path / "empty.parquet"
+    table_writer(empty, "nic_counters").close()
+    assert pq.ParquetFile(path).metadata.num_row_groups == 4
+
+    def reference(p, counters, nulls):
+        where = pc.field("counter").isin(counters)
+        if nulls:
+            where = where | pc.field("counter").is_null()
+        return pq.read_table(p, columns=nic_intervals.NIC_COLUMNS, read_dictionary=list(nic_intervals.STRING_COLUMNS),
+                             filters=where).unify_dictionaries()
+
+    big_names = pq.read_table(big, columns=["counter"]).column("counter").drop_null().unique().to_pylist()
+    for p, picks in ((path, [["rx_bytes", "rx_prio3_pause"], ["rx_discards_phy"], ["no_such"]]),
+                     (big, [big_names[::3], big_names[:1]]), (empty, [["rx_bytes"]])):
+        for counters in picks:
+            for nulls in (False, True):
+                got = nic_intervals.read_nic_counters(p, counters, nulls)
+                want = reference(p, counters, nulls)
+                assert got.schema.equals(want.schema) and got.equals(want), (p.name, counters[:2], nulls)
+    assert nic_intervals.read_nic_counters(path, ["rx_bytes"]).num_rows == 100
+    assert nic_intervals.read_nic_counters(path, ["tx_bytes"], nulls=True).num_rows == 100 + 40 + 100
+    assert nic_intervals.read_nic_counters(path, [], nulls=True).num_rows == 100
