@@ -7,7 +7,7 @@
 -- is the highest rate of one counter in one interval. Reads nic_counter_summary (one row per counter).
 SELECT host, iface, class, counter, CASE WHEN queue IS NULL THEN 'port' ELSE 'queues' END AS scope,
        CASE WHEN $per_queue THEN queue END AS queue, count(DISTINCT queue) AS queues,
-       CAST(sum(total) AS BIGINT) AS total,
+       sum(CAST(total AS HUGEINT)) AS total,  -- (HUGEINT: totals of untrusted counters sum past BIGINT, where a cast raised)
        round(sum(total) / nullif(seconds_between(min(first_sample), max(last_sample)), 0), 3) AS mean_per_s,
        max(peak_per_s) AS peak_per_s, CAST(sum(resets) AS BIGINT) AS resets,
        min(first_sample) AS first_sample, max(last_sample) AS last_sample

@@ -193,3 +193,26 @@ def test_reading_some_counters_equals_the_dataset_filter(tmp_path):
     assert nic_intervals.read_nic_counters(path, ["rx_bytes"]).num_rows == 100
     assert nic_intervals.read_nic_counters(path, ["tx_bytes"], nulls=True).num_rows == 100 + 40 + 100
     assert nic_intervals.read_nic_counters(path, [], nulls=True).num_rows == 100
+
+
+def test_cached_summary_total_past_int64_is_exact():
+    # the numpy path of raw.nic_summary (big bundles): a series' deltas summing past int64 wrapped silently
+    # (np.add.reduceat) where the SQL's HUGEINT sum is exact; both now give DECIMAL(38,0) totals
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from forensics.db.nic_intervals import SUMMARY_INPUT, nic_summary
+
+    huge = 9 * 10**18
+    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+    rows = {"host": ["n1"] * 4, "iface": ["eth2"] * 4, "class": ["pause"] * 4, "counter": ["a", "a", "b", "b"],
+            "queue": [None] * 4, "raw_name": ["a", "a", "b", "b"],
+            "ts": [t0 + dt.timedelta(seconds=k) for k in (1, 2, 1, 2)], "dt_s": [1.0] * 4,
+            "value": [huge, huge, 5, 7], "delta": [huge, huge, 5, 2], "reset": [True, True, False, False],
+            "line_no": [1, 2, 3, 4]}
+    types = {"queue": pa.int32(), "ts": pa.timestamp("us", tz="UTC")}
+    table = pa.table({k: pa.array(rows[k], type=types.get(k)) for k in SUMMARY_INPUT})
+    out = nic_summary(table)
+    assert out.column("total").type == pa.decimal128(38, 0)
+    assert [int(x) for x in out.column("total").to_pylist()] == [2 * huge, 7]

@@ -239,3 +239,20 @@ def test_loo_median_is_the_median_of_the_other_rows():
     assert linear == joined
     assert con.sql("SELECT loo_median(loo_middle([1.0, 2.0, 4.0]), 3, 3), loo_median(loo_middle([1.0, 2.0, 4.0]), 3, NULL), "
                    "loo_median(loo_middle([3.0]), 1, 1), loo_middle(range(1, 101))").fetchall() == [(1.5, 2.0, None, [50, 51, 52])]
+
+
+HUGE = 9_000_000_000_000_000_000  # a counter value below 2^63; two increases of it sum past BIGINT
+
+
+def test_counter_totals_past_bigint_are_exact_not_an_error(tmp_path):
+    # an untrusted bundle whose counters reset and climb to ~9e18 twice: the summaries' sums pass 9.2e18, and
+    # CAST(sum(...) AS BIGINT) raised (the view, and every query or detector on it, failed); HUGEINT holds them
+    nic = _nic("n1", "eth2", "rx_prio3_pause", [0, HUGE, 0, HUGE])
+    ib = [{"host": "n1", "device": "mlx5_0", "port": 1, "counter_set": "counters", "counter": "symbol_error",
+           "raw_name": "symbol_error", "ts": at(i), "ts_quality": "sampled", "sample_no": i, "line_no": i + 1,
+           "file": "ib.txt", "value": v} for i, v in enumerate([0, HUGE, 0, HUGE])]
+    b = forensics.open_bundle(bundle_dir(tmp_path, {"nic_counters": nic, "ib_counters": ib}))
+    assert [int(x) for x in b.sql("SELECT total FROM nic_counter_summary")["total"]] == [2 * HUGE]
+    assert [int(x) for x in b.sql("SELECT symbol_error FROM ib_port_summary")["symbol_error"]] == [2 * HUGE]
+    small = forensics.open_bundle(bundle_dir(tmp_path / "s", {"nic_counters": _nic("n1", "eth2", "x", [0, 5, 7])}))
+    assert small.sql("SELECT total FROM nic_counter_summary").rows() == [(7,)]  # (in range: the same integer)

@@ -3,6 +3,7 @@ an inactive link beside active ones."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -55,3 +56,17 @@ def test_real_status_all_up_has_nothing(tmp_path):
     shutil.copy(FIXTURES / "nvlink--status-gpud-a100-sxm4-8gpu-12links.txt", d / "nvlink-s.txt")
     a = analyze_paths([d], cache_dir=tmp_path / "c", host="n1")
     assert [f for f in a.findings.to_dicts() if f["kind"] == "nvlink_errors"] == []
+
+
+def test_counter_increases_summed_past_bigint_keep_the_finding(tmp_path):
+    # an untrusted capture whose CRC counter climbs to 9e18, resets and climbs again: the increases sum to
+    # 1.8e19, past BIGINT; the detector's CAST(sum(...) AS BIGINT) raised and every finding was lost
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "nvlink-e.txt").write_text(_series([0, 9 * 10**18, 0, 9 * 10**18], [0, 0, 0, 0]))
+    a = analyze_paths([d], cache_dir=tmp_path / "c", host="n1")
+    assert a.errors == []
+    got = [f for f in a.findings.to_dicts() if f["kind"] == "nvlink_errors"]
+    assert [(f["subject"], f["severity"]) for f in got] == [("GPU0 link 0", "critical")]  # (3e17/s: past 100/s)
+    assert "CRC +18000000000000000000 " in got[0]["summary"]
+    assert json.loads(got[0]["evidence"])["crc"] == 18 * 10**18

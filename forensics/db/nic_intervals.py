@@ -22,6 +22,9 @@ SUMMARY_KEYS = ("host", "iface", "class", "counter", "raw_name", "queue")
 SUMMARY_INPUT = list(SUMMARY_KEYS) + ["ts", "dt_s", "value", "delta", "reset", "line_no"]
 
 
+TOTAL = pa.decimal128(38, 0)  # raw.nic_summary.total: the SQL's sum of BIGINT deltas as HUGEINT, read back as DECIMAL(38,0)
+
+
 def nic_summary(table: pa.Table) -> pa.Table:
     """``raw.nic_summary`` of cached nic_interval_rows (sorted by series, then time, as
     :func:`nic_intervals` writes them): one row per series, by segment reductions."""
@@ -49,6 +52,15 @@ def nic_summary(table: pa.Table) -> pa.Table:
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(dt_s > 0, delta / np.where(dt_s > 0, dt_s, 1.0), np.nan)
     total = np.add.reduceat(delta, starts)
+    # a sum past int64 wraps in numpy without a word (only an untrusted bundle's counters get there): the
+    # column is DECIMAL(38,0) as the SQL's HUGEINT sum reads (raw.nic_summary), and where the float sum says a
+    # series may have passed 2^62, its exact sum from Python's integers
+    exact: list | np.ndarray = total
+    near = np.flatnonzero(np.abs(np.add.reduceat(delta.astype(np.float64), starts)) >= 2.0 ** 62)
+    if near.size:
+        exact = total.tolist()
+        for j in near:
+            exact[j] = sum(int(x) for x in delta[starts[j]:ends[j] + 1])
     first, last = t0[starts], ts[ends]
     span = (last - first) / 1e6
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -71,7 +83,7 @@ def nic_summary(table: pa.Table) -> pa.Table:
     out = {c: table.column(c).take(take) for c in ("host", "iface", "class", "counter", "queue", "raw_name")}
     out.update({
         "intervals": pa.array(ends - starts + 1, type=pa.int64()),
-        "total": pa.array(total, type=pa.int64()),
+        "total": pa.array(exact, type=pa.int64()).cast(TOTAL) if not near.size else pa.array(exact, type=TOTAL),
         "mean_per_s": pa.array(mean, type=pa.float64(), from_pandas=True),
         "peak_per_s": pa.array(peak, type=pa.float64(), from_pandas=True),
         "resets": pa.array(np.add.reduceat(reset, starts), type=pa.int64()),
@@ -88,7 +100,7 @@ def nic_summary(table: pa.Table) -> pa.Table:
 def _empty_summary() -> pa.Table:
     ts = pa.timestamp("us", tz="UTC")
     fields = [("host", pa.string()), ("iface", pa.string()), ("class", pa.string()), ("counter", pa.string()),
-              ("queue", pa.int32()), ("raw_name", pa.string()), ("intervals", pa.int64()), ("total", pa.int64()),
+              ("queue", pa.int32()), ("raw_name", pa.string()), ("intervals", pa.int64()), ("total", TOTAL),
               ("mean_per_s", pa.float64()), ("peak_per_s", pa.float64()), ("resets", pa.int64()),
               ("active_intervals", pa.int64()), ("first_sample", ts), ("last_sample", ts), ("first_active", ts),
               ("last_active", ts), ("last_value", pa.int64())]

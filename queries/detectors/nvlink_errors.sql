@@ -19,14 +19,17 @@ WITH moved AS (  -- links with a counter whose value changed: only they can have
          lag(ts) OVER (PARTITION BY host, file, gpu, link, counter ORDER BY sample_no, line_no) AS prev_ts
   FROM nvlink_errors n SEMI JOIN moved USING (host, gpu, link) WHERE gpu IS NOT NULL AND link IS NOT NULL
 ), d AS (
+  -- (the increases summed as HUGEINT, not cast back to BIGINT: a sum of counter increases, each up to 2^63-1
+  -- in an untrusted bundle, passes BIGINT's 9.2e18 and the cast raised, losing every finding; HUGEINT holds
+  -- any such sum exactly and prints as the same integer in the summary and evidence)
   SELECT host, gpu, link,
-         CAST(sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END)
-              FILTER (WHERE counter = 'replay_errors') AS BIGINT) AS replay,
-         CAST(sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END)
-              FILTER (WHERE counter = 'recovery_errors') AS BIGINT) AS recovery,
-         CAST(sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END)
-              FILTER (WHERE counter LIKE 'crc%') AS BIGINT) AS crc,
-         max((value - prev) / nullif(epoch(ts) - epoch(prev_ts), 0)) FILTER (WHERE counter LIKE 'crc%' AND value >= prev) AS crc_peak_per_s,
+         sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN CAST(value AS HUGEINT) - prev ELSE value END)
+              FILTER (WHERE counter = 'replay_errors') AS replay,
+         sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN CAST(value AS HUGEINT) - prev ELSE value END)
+              FILTER (WHERE counter = 'recovery_errors') AS recovery,
+         sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN CAST(value AS HUGEINT) - prev ELSE value END)
+              FILTER (WHERE counter LIKE 'crc%') AS crc,
+         max((CAST(value AS HUGEINT) - prev) / nullif(epoch(ts) - epoch(prev_ts), 0)) FILTER (WHERE counter LIKE 'crc%' AND value >= prev) AS crc_peak_per_s,
          min(ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS start, max(ts) FILTER (WHERE prev IS NOT NULL AND value > prev) AS "end",
          -- (the first line: counters that rose in one sample tie on ts, the lowest file and line wins)
          arg_min(line_no, {t: ts, f: file, l: line_no}) FILTER (WHERE prev IS NOT NULL AND value > prev) AS first_line,

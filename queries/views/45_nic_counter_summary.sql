@@ -5,7 +5,7 @@
 CREATE OR REPLACE VIEW raw.nic_summary AS
 SELECT host, iface, class, counter, queue, raw_name,
        count(*) AS intervals,
-       CAST(sum(delta) AS BIGINT) AS total,
+       sum(CAST(delta AS HUGEINT)) AS total,  -- (HUGEINT: a sum of untrusted BIGINT deltas passes 9.2e18, where CAST AS BIGINT raised)
        sum(delta) / nullif((epoch_us(max(ts)) - epoch_us(min(ts_start))) / 1e6, 0) AS mean_per_s,
        max(rate_per_s) AS peak_per_s,
        count(*) FILTER (WHERE reset) AS resets,

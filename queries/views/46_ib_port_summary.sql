@@ -36,27 +36,27 @@ WITH c00 AS (
   SELECT host, device, port, counter, CAST(sum(samples) AS BIGINT) AS samples, sum(increase) AS increase,
          min(first_rise) AS first_rise, max(last_rise) AS last_rise FROM (
     SELECT host, device, port, counter, count(*) AS samples,
-           sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS increase,
+           sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN CAST(value AS HUGEINT) - prev ELSE value END) AS increase,
            min(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS first_rise,
            max(ts) FILTER (WHERE prev IS NOT NULL AND value <> prev) AS last_rise
     FROM c GROUP BY ALL
     UNION ALL BY NAME
     SELECT host, device, port, counter, samples, 0 AS increase FROM s WHERE NOT moved)
   GROUP BY ALL
-), e AS (
+), e AS (  -- (the increases stay HUGEINT: a sum of untrusted counter increases passes BIGINT's 9.2e18, where CAST AS BIGINT raised)
   SELECT host, device, port, max(samples) AS counter_samples,
-         CAST(sum(increase) FILTER (WHERE counter = 'symbol_error') AS BIGINT) AS symbol_error,
-         CAST(sum(increase) FILTER (WHERE counter = 'link_error_recovery') AS BIGINT) AS link_error_recovery,
-         CAST(sum(increase) FILTER (WHERE counter = 'link_downed') AS BIGINT) AS link_downed,
-         CAST(sum(increase) FILTER (WHERE counter = 'port_rcv_errors') AS BIGINT) AS port_rcv_errors,
-         CAST(sum(increase) FILTER (WHERE counter = 'local_link_integrity_errors') AS BIGINT) AS local_link_integrity_errors,
-         CAST(sum(increase) FILTER (WHERE counter = 'excessive_buffer_overrun_errors') AS BIGINT) AS excessive_buffer_overrun_errors,
-         CAST(sum(increase) FILTER (WHERE counter = 'port_rcv_remote_physical_errors') AS BIGINT) AS port_rcv_remote_physical_errors,
-         CAST(sum(increase) FILTER (WHERE counter = 'port_xmit_discards') AS BIGINT) AS port_xmit_discards,
-         CAST(sum(increase) FILTER (WHERE counter = 'np_ecn_marked_roce_packets') AS BIGINT) AS np_ecn_marked_roce_packets,
-         CAST(sum(increase) FILTER (WHERE counter = 'np_cnp_sent') AS BIGINT) AS np_cnp_sent,
-         CAST(sum(increase) FILTER (WHERE counter = 'rp_cnp_handled') AS BIGINT) AS rp_cnp_handled,
-         CAST(sum(increase) FILTER (WHERE counter = 'rp_cnp_ignored') AS BIGINT) AS rp_cnp_ignored,
+         sum(increase) FILTER (WHERE counter = 'symbol_error') AS symbol_error,
+         sum(increase) FILTER (WHERE counter = 'link_error_recovery') AS link_error_recovery,
+         sum(increase) FILTER (WHERE counter = 'link_downed') AS link_downed,
+         sum(increase) FILTER (WHERE counter = 'port_rcv_errors') AS port_rcv_errors,
+         sum(increase) FILTER (WHERE counter = 'local_link_integrity_errors') AS local_link_integrity_errors,
+         sum(increase) FILTER (WHERE counter = 'excessive_buffer_overrun_errors') AS excessive_buffer_overrun_errors,
+         sum(increase) FILTER (WHERE counter = 'port_rcv_remote_physical_errors') AS port_rcv_remote_physical_errors,
+         sum(increase) FILTER (WHERE counter = 'port_xmit_discards') AS port_xmit_discards,
+         sum(increase) FILTER (WHERE counter = 'np_ecn_marked_roce_packets') AS np_ecn_marked_roce_packets,
+         sum(increase) FILTER (WHERE counter = 'np_cnp_sent') AS np_cnp_sent,
+         sum(increase) FILTER (WHERE counter = 'rp_cnp_handled') AS rp_cnp_handled,
+         sum(increase) FILTER (WHERE counter = 'rp_cnp_ignored') AS rp_cnp_ignored,
          min(first_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards', 'np_ecn_marked_roce_packets',
                                                       'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored')) AS errors_from,
          max(last_rise) FILTER (WHERE counter NOT IN ('link_downed', 'port_xmit_discards', 'np_ecn_marked_roce_packets',
