@@ -22,7 +22,7 @@ from forensics.sources._sysstat.dates import (  # noqa: F401
     BANNER_RE, banner, date_order, parse_date, parse_timestamp, parse_tod,
 )
 from forensics.sources._sysstat.tokens import (  # noqa: F401
-    BadValue, SPLIT_ONLY_BLANKS, has_any, is_number, stamps, value, words,
+    BadValue, SPLIT_ONLY_BLANKS, has_any, is_number, stamp_frame, stamps, value, words,
 )
 from forensics.sources._sysstat.columns import (  # noqa: F401
     CPU_COLS, CPU_JSON, DISK_COLS, DISK_JSON, MEM_COLS, MEM_JSON, NET_DEV_COLS, NET_DEV_JSON, NET_EDEV_COLS, NET_EDEV_JSON, QUEUE_COLS, TEXT_COLS, is_item_header,

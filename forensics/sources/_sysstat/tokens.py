@@ -47,11 +47,17 @@ _TOD_RX = r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})$"
 
 
 def stamps(df: pl.DataFrame, order: str) -> dict[int, dt.datetime]:
+    """:func:`stamp_frame` as a dict: 0-based row -> naive datetime."""
+    got = stamp_frame(df, order)
+    return {} if got is None else dict(zip(got["_i"].to_list(), got["ts"].to_list()))
+
+
+def stamp_frame(df: pl.DataFrame, order: str) -> pl.DataFrame | None:
     """The local times of iostat's ``-t`` lines ``<date> <h:mm:ss> [AM|PM]``, read in bulk as
     parse_timestamp reads them one by one: each distinct date once, the time of day as a column
     expression. `df` has each line's words in ``_toks`` and their number in ``_n``; the result maps
-    its 0-based row to the naive datetime. Lines left out (other shapes, invalid values) go to the
-    line reader."""
+    its 0-based row (``_i``, UInt32) to the naive datetime (``ts``, Datetime("us")), None where no line is one.
+    Lines left out (other shapes, invalid values) go to the line reader."""
     toks = pl.col("_toks")
     t0, t1, t2 = toks.list.get(0, null_on_oob=True), toks.list.get(1, null_on_oob=True), toks.list.get(2, null_on_oob=True)
     cand = (df.lazy().with_row_index("_i")
@@ -59,11 +65,11 @@ def stamps(df: pl.DataFrame, order: str) -> dict[int, dt.datetime]:
             .select("_i", t0.alias("d"), t1.str.extract_groups(_TOD_RX).alias("g"), pl.col("_n"), t2.alias("ap"))
             .unnest("g").collect(engine="in-memory"))
     if not cand.height:
-        return {}
+        return None
     days = {d: parse_date(d, order) for d in cand["d"].unique().to_list()}
     days = {d: v for d, v in days.items() if v is not None}
     if not days:
-        return {}
+        return None
     h, mi, se = (pl.col(c).cast(pl.Int64) for c in ("1", "2", "3"))
     ampm = pl.col("ap").is_in(["AM", "PM", "am", "pm"]).fill_null(False)
     twelve = pl.col("_n") == 3
@@ -74,7 +80,7 @@ def stamps(df: pl.DataFrame, order: str) -> dict[int, dt.datetime]:
     got = cand.filter(ok).select(
         "_i", (pl.col("d").replace_strict(days, return_dtype=pl.Date).cast(pl.Datetime("us"))
                + pl.duration(seconds=secs)).alias("ts"))
-    return dict(zip(got["_i"].to_list(), got["ts"].to_list()))
+    return got
 
 
 # ---------------------------------------------------------------- numbers

@@ -47,10 +47,20 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
     dates += [b["date"] for b in map(S.banner, head) if b]
     order, assumed = S.date_order(dates, head[:400])
     r = _Steer(st, order)
-    stamps = S.stamps(df, order)
+    got = S.stamp_frame(df, order)
+    stamps = {} if got is None else dict(zip(got["_i"].to_list(), got["ts"].to_list()))
+    stamp_us = np.zeros(n, dtype=np.int64)  # each -t time as microseconds (S.local_us), where has_stamp
+    has_stamp = np.zeros(n, dtype=bool)
+    if got is not None and got.height:
+        at = got["_i"].to_numpy().astype(np.int64)
+        stamp_us[at] = got["ts"].cast(pl.Int64).to_numpy()
+        has_stamp[at] = True
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
     fits: dict[tuple[int, bool], np.ndarray] = {}
     cpu_rows: list[tuple[int, tuple, tuple]] = []  # (line, header, extra) of avg-cpu values
+    # reports read as a template's copies in bulk: (first lines, report numbers, times in us, template's device runs,
+    # template's avg-cpu rows, host), each copy's extras those st.extra() gives a -t report after the template
+    copies: list[tuple[np.ndarray, np.ndarray, np.ndarray, list, list, str | None]] = []
     notiostat = "not iostat output (no header before it)"
 
     def plain_run(a: int, b: int) -> None:
@@ -161,11 +171,18 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
         t_runs = [(x[0] - a, x[1] - a, x[2], x[3]) for x in runs[nrun:]]
         t_cpu = [(x[0] - a, x[1]) for x in cpu_rows[ncpu:]]
         has = (st.has_cpu, st.has_dev)
-        for a2 in rest[:m].tolist():
-            st.new_report(stamps.get(a2), False)
-            ex = st.extra()
-            runs.extend((a2 + x0, a2 + x1, h, last, ex) for x0, x1, h, last in t_runs)
-            cpu_rows.extend((a2 + x0, h, ex) for x0, h in t_cpu)
+        starts = rest[:m].astype(np.int64)
+        if has_stamp[starts].all():  # (each copy a -t report, its report number past the run's first: no since_boot)
+            copies.append((starts, np.arange(st.report + 1, st.report + 1 + m, dtype=np.int64), stamp_us[starts],
+                           t_runs, t_cpu, st.extra()[0]))
+            st.report += m - 1
+            st.new_report(stamps[int(starts[-1])], False)  # the last copy's, as the loop below leaves it
+        else:
+            for a2 in starts.tolist():
+                st.new_report(stamps.get(a2), False)
+                ex = st.extra()
+                runs.extend((a2 + x0, a2 + x1, h, last, ex) for x0, x1, h, last in t_runs)
+                cpu_rows.extend((a2 + x0, h, ex) for x0, h in t_cpu)
         st.has_cpu, st.has_dev = has
         k += m
         end = int(bounds[k])
@@ -175,16 +192,26 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
         step(i)
     flush(n)
     # device rows of all runs, in bulk: one batch per header layout
-    if runs:
+    if runs or any(c[3] for c in copies):
         run_of = np.full(n, -1, dtype=np.int32)
         for r, (a, b_, _, _, _) in enumerate(runs):
             run_of[a:b_] = r
-        layouts: dict[tuple, int] = {}
+        layouts: dict[tuple, int] = {}  # (a template's runs follow its own walked ones: first seen in runs)
         lay = [layouts.setdefault((h, last), len(layouts)) for _, _, h, last, _ in runs]
-        ex = list(zip(*(e for *_, e in runs)))
-        info = pl.DataFrame([pl.Series("_run", range(len(runs)), dtype=pl.Int32),
-                             pl.Series("_lay", lay, dtype=pl.Int32),
-                             *(pl.Series(name, ex[k], dtype=S._EXTRA_TYPES[name]) for k, name in enumerate(S.EXTRA))])
+        ex = list(zip(*(e for *_, e in runs))) or [()] * len(S.EXTRA)
+        infos = [pl.DataFrame([pl.Series("_run", range(len(runs)), dtype=pl.Int32),
+                               pl.Series("_lay", lay, dtype=pl.Int32),
+                               *(pl.Series(name, ex[k], dtype=S._EXTRA_TYPES[name]) for k, name in enumerate(S.EXTRA))])]
+        nrun = len(runs)
+        for starts, reps, us, t_runs, _, host in copies:
+            m = len(starts)
+            for x0, x1, h, last in t_runs:  # one run per copy: ids nrun .. nrun + m - 1
+                ids = np.arange(nrun, nrun + m, dtype=np.int32)
+                run_of[(starts[:, None] + np.arange(x0, x1, dtype=np.int64)).ravel()] = np.repeat(ids, x1 - x0)
+                infos.append(_copy_extras(pl.Series("_run", ids), reps, us, host).with_columns(
+                    pl.lit(layouts.setdefault((h, last), len(layouts)), pl.Int32).alias("_lay")))
+                nrun += m
+        info = pl.concat(infos, how="diagonal")
         rows = (df.lazy().select("line_no", "_toks", "_n", "_num0", "_numl",
                                  pl.Series("_run", run_of)).filter(pl.col("_run") >= 0)
                 .join(info.lazy(), on="_run", how="left", maintain_order="left")
@@ -200,14 +227,20 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
                               lambda: S.Batch("disk_io", hdr, S.DISK_COLS, (hdr[0],), "device", "device"))
             bt.frame = part.select("line_no", *S.EXTRA, *cols)
             bt.clean = True
-    if cpu_rows:  # avg-cpu values, in bulk: one batch per header
-        info = pl.DataFrame([pl.Series("_i", [i for i, _, _ in cpu_rows], dtype=pl.UInt32),
-                             *(pl.Series(name, col, dtype=S._EXTRA_TYPES[name])
-                               for name, col in zip(S.EXTRA, zip(*(e for _, _, e in cpu_rows))))])
+    if cpu_rows or any(c[4] for c in copies):  # avg-cpu values, in bulk: one batch per header
+        hdr_ids: dict[tuple, int] = {}
+        infos = [pl.DataFrame([pl.Series("_i", [i for i, _, _ in cpu_rows], dtype=pl.Int64),
+                               pl.Series("_h", [hdr_ids.setdefault(h, len(hdr_ids)) for _, h, _ in cpu_rows], dtype=pl.Int32),
+                               *(pl.Series(name, col, dtype=S._EXTRA_TYPES[name])
+                                 for name, col in zip(S.EXTRA, list(zip(*(e for _, _, e in cpu_rows))) or [()] * len(S.EXTRA)))])]
+        for starts, reps, us, _, t_cpu, host in copies:
+            for x0, h in t_cpu:
+                infos.append(_copy_extras(pl.Series("_i", starts + x0), reps, us, host).with_columns(
+                    pl.lit(hdr_ids.setdefault(h, len(hdr_ids)), pl.Int32).alias("_h")))
+        info = pl.concat(infos, how="diagonal").sort("_i")  # in line order, as the walk met them
         vals = df.select("line_no", "_toks")[info["_i"]].hstack(info.drop("_i").get_columns())
-        hdrs = [h for _, h, _ in cpu_rows]
-        for hdr in dict.fromkeys(hdrs):
-            part = vals if len(set(hdrs)) == 1 else vals.filter(pl.Series([h == hdr for h in hdrs]))
+        for hdr, k in hdr_ids.items():
+            part = vals if len(hdr_ids) == 1 else vals.filter(pl.col("_h") == k)
             bt = st.col.batches[("cpu", hdr, id(S.CPU_COLS))]
             bt.frame = part.select("line_no", *S.EXTRA, *(toks.list.get(j).alias(f"t{j}") for j in range(len(hdr))))
             bt.clean = True
@@ -216,3 +249,14 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
 
 
 TEMPLATE_MIN_REPORTS = 4  # fewer reports than this: each is walked
+
+
+def _copy_extras(key: pl.Series, reps: np.ndarray, us: np.ndarray, host: str | None) -> pl.DataFrame:
+    """The extras (S.EXTRA) st.extra() gives the rows of a template's copies: each a -t report of local time `us`
+    and number `reps`, past its run's first (since_boot false), beside `key`."""
+    m = len(reps)
+    return pl.DataFrame([key, pl.Series("host", [host], dtype=pl.String).new_from_index(0, m),
+                         pl.Series("_lus", us, dtype=pl.Int64), pl.Series("_xus", [None] * m, dtype=pl.Int64),
+                         pl.Series("_q", ["local"], dtype=pl.String).new_from_index(0, m),
+                         pl.Series("_key", [None] * m, dtype=pl.Int64), pl.Series("sample_no", reps, dtype=pl.Int64),
+                         pl.Series("since_boot", [False], dtype=pl.Boolean).new_from_index(0, m)])
