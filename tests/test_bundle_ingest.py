@@ -278,6 +278,21 @@ def test_a_training_log_collected_as_an_nccl_log_is_read_as_one(tmp_path):
     assert _read(root, "rank_hosts", "node01")["rank"].to_list() == [4, 5, 6, 7, 0]
 
 
+def test_a_pasted_training_log_in_raw_nccl_is_routed_as_the_parse_reads_it():
+    # routed_source sniffed the raw head: a training log quoted ("> ") or bulleted ("* ") was not recognised
+    # there (the paste layer takes the prefix off only when parsing) and stayed nccl, every line unparsed;
+    # a pasted NCCL log stays nccl
+    from forensics.ingest.host import routed_source
+
+    fix = Path(__file__).parent / "fixtures"
+    titan = (fix / "train_log" / "train_log--lightning-colab-collie-split-bar-lines.txt").read_bytes()
+    nccl = (fix / "nccl" / "nccl--openrlhf-issue1126-dump-signal-pg-status-2.7.txt").read_bytes()
+    for prefix in (b"", b"> ", b"> > ", b"* ", b"| "):
+        pasted = lambda data: b"".join(prefix + ln for ln in data.splitlines(keepends=True))  # noqa: E731
+        assert routed_source("nccl", pasted(titan)) == "train_log", prefix
+        assert routed_source("nccl", pasted(nccl)) == "nccl", prefix
+
+
 def test_table_sink_splits_rows_by_host(tmp_path):
     """TableSink: a frame of one host (the fast path) and frames naming other hosts or none (the split,
     null hosts filled with the file's host) land in the same partitions, rows in order."""

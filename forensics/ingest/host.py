@@ -63,7 +63,7 @@ _ROUTED = {"nccl": ("train_log", "flight_recorder")}
 
 def routed_source(source: str, data: Path | bytes) -> str:
     """The source that reads a raw file of `source`'s folder: another source of :data:`_ROUTED`
-    when its sniffer is surer of the file's head than `source`'s own (a training log copied into
+    when its sniffer is surer of the file's head (read through the paste layer) than `source`'s own (a training log copied into
     raw/nccl is read as one, not left unparsed line by line); else `source`."""
     others = _ROUTED.get(source)
     if not others:
@@ -76,10 +76,11 @@ def routed_source(source: str, data: Path | bytes) -> str:
                 head = fh.read(sources.SNIFF_BYTES)
         except OSError:
             return source
-    reg = sources.registry()
-    best, conf = source, reg[source].sniff(head).confidence
+    # (each read as the parse will read it: through the paste layer, sources.sniff_pasted; a training log
+    # pasted with a quote prefix or list mark copied into raw/nccl was left to nccl, its lines unparsed)
+    best, conf = source, sources.sniff_pasted(source, head).confidence
     for other in others:
-        c = reg[other].sniff(head).confidence
+        c = sources.sniff_pasted(other, head).confidence
         if c > conf and c >= sources.SNIFF_ACCEPT:
             best, conf = other, c
     return best
