@@ -35,3 +35,25 @@ def test_a_straggler_on_two_nodes_at_10s_keeps_its_dcgm_excess(run):
     truth = next(f for f in Simulation(SimConfig("straggler", **cfg)).plan.faults if f["kind"] == "straggler")
     st = [f for f in run("straggler", **cfg) if f["kind"] == "straggler"]
     assert st and {tuple(f["hosts"]) for f in st} == {tuple(truth["hosts"])}
+
+
+def test_one_straggler_episode_is_one_finding_across_a_pause(tmp_path):
+    # issue 16 "one finding per episode": the same bundle (seed 112, 15 min) flags node01 in two runs,
+    # 10:04:20-10:06:30 and 10:06:50-10:15:10, split by a checkpoint (every GPU idle, nothing to compare);
+    # the node stays slow across it, so the operator gets one finding from the first run's start to the
+    # last run's end. With merge_gap_s = 0 the same runs are two findings: the merge only joins them.
+    from forensics.analysis import analyze_paths
+    from forensics.simulate import write_bundle
+    cfg = SimConfig("straggler", nodes=2, interval_s=10.0, duration_s=900.0, seed=112, clock_skew_ms=2000.0)
+    truth = next(f for f in Simulation(cfg).plan.faults if f["kind"] == "straggler")
+    path = tmp_path / "b.tar"
+    write_bundle(cfg, path, tables=False)
+
+    def stragglers(**params):
+        found = analyze_paths([path], cache_dir=tmp_path / "cache", only={"straggler"}, params=params or None).findings
+        return [f for f in found.to_dicts() if f["kind"] == "straggler"]
+    apart, merged = stragglers(merge_gap_s=0), stragglers()
+    assert len(apart) >= 2 and {tuple(f["hosts"]) for f in apart} == {tuple(truth["hosts"])}
+    assert len(merged) == 1 and merged[0]["hosts"] == truth["hosts"]
+    assert merged[0]["start"] == min(f["start"] for f in apart) and merged[0]["end"] == max(f["end"] for f in apart)
+    assert f"({len(apart)} runs, " in merged[0]["summary"]
