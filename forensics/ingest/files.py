@@ -176,7 +176,7 @@ def parse_file(path: Path, source: str | None = None, host: str | None = None, t
     summary["skipped"] = sum(skipped.values()) if isinstance(skipped, dict) else 0
     if summary["skipped"]:
         summary["skipped_reasons"] = dict(skipped)
-    for k in ("quoted", "indented", "bulleted", "commented", "decoded", "hard_breaks"):  # the paste's prefix, decoding, Markdown line breaks
+    for k in ("quoted", "indented", "bulleted", "commented", "host_prefix", "decoded", "hard_breaks"):  # the paste's prefix, decoding, Markdown line breaks
         if k in res.meta:
             summary[k] = res.meta[k]
     note = unparsed_note(res.unparsed, res.lines, name)

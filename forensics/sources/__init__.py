@@ -99,6 +99,22 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
     from forensics.sources._quote import describe, split_prefix
 
     head = head[:SNIFF_BYTES]
+    from forensics.sources import _hosts
+
+    nodes = _hosts.hosts_of(head)
+    if nodes:  # every line behind its node's name: weighed without the names where that is surer
+        got, without = _sniff_pasted(name, head), _sniff_pasted(name, _hosts.grouped(head))
+        if without.confidence > got.confidence:
+            return Sniff(without.confidence, f"{without.reason} ({_nodes_said(nodes)})")
+        return got
+    return _sniff_pasted(name, head)
+
+
+def _sniff_pasted(name: str, head: bytes) -> Sniff:
+    from forensics.sources import _mail_qp as mail_qp
+    from forensics.sources._base import Sniff
+    from forensics.sources._quote import describe, split_prefix
+
     raw = sniff_as(name, head)
     prefix = paste_prefix(name, head)
     read, prefix, qp, breaks = _paste_read(head, prefix)
@@ -116,6 +132,29 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
 
 
 def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff]:
+    """The source `head` is taken to be (:func:`recognise_pasted`); a paste whose every line starts with the name
+    of the node that printed it (pdsh, clush, talosctl: :mod:`forensics.sources._hosts`) is weighed without those
+    names too, and taken so where a source recognises it so more surely."""
+    from forensics.sources import _hosts
+    from forensics.sources._base import Sniff
+
+    head = head[:SNIFF_BYTES]
+    name, got = recognise_pasted(head, hints)
+    nodes = _hosts.hosts_of(head)
+    if not nodes:
+        return name, got
+    name_h, got_h = recognise_pasted(_hosts.grouped(head), hints)
+    if name_h is None or (name is not None and got_h.confidence <= got.confidence):
+        return name, got
+    return name_h, Sniff(got_h.confidence, f"{got_h.reason} ({_nodes_said(nodes)})")
+
+
+def _nodes_said(nodes: list[bytes]) -> str:
+    shown = ", ".join(n.decode("ascii") for n in nodes[:4]) + (", ..." if len(nodes) > 4 else "")
+    return f"read per node without the node name before every line: {len(nodes)} node{'s' * (len(nodes) > 1)}, {shown}"
+
+
+def recognise_pasted(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff]:
     """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
     then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
     query_fields), the first source whose ``sniff_stated(head, hints)`` accepts it; else (None, a
@@ -223,7 +262,7 @@ def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None
     return name, parse_pasted(get(name), data, ctx, paste_prefix(name, data))
 
 
-def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseResult:
+def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes, _split: bool = True) -> ParseResult:
     """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is),
     and decoded first where it is a mail body stored quoted-printable (:mod:`forensics.sources._mail_qp`).
     Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
@@ -233,9 +272,12 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes) -> ParseRes
     from forensics.sources._base import count_lines, skip_elisions, split_lines
 
     read, prefix, qp, breaks = _paste_read(data, prefix, joined=True)
-    if not (prefix or qp or breaks):
+    # every line behind the name of the node that printed it (pdsh, clush, talosctl): read per node
+    res = host_split(mod, read, ctx) if _split else None
+    if res is None and not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
-    res = mod.parse(read, ctx)
+    if res is None:
+        res = mod.parse(read, ctx)
     if qp:  # lines joined by quoted-printable soft breaks: the file's line numbers back
         res = _unjoin(res, qp, count_lines(data))
     if breaks:
@@ -288,6 +330,81 @@ def _unjoin(res: ParseResult, starts: list[int], lines: int) -> ParseResult:
         skipped[QP_JOINED] = skipped.get(QP_JOINED, 0) + taken
         res.meta["skipped"] = skipped
     return res
+
+
+def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
+    """`mod.parse` of a paste whose every line starts with the name of the node that printed it
+    (:mod:`forensics.sources._hosts`): each node's lines read as one input of that host (``ctx.host`` the node's
+    name, unless the user stated the host), in the paste's order, with the line numbers of the file (the caller,
+    :func:`parse_pasted`, puts back the text the file has on the unparsed lines); meta ``host_prefix``: the nodes
+    and how many lines carried a name.
+    None where there is no such prefix, or `mod` reads the input no more surely without it."""
+    import dataclasses
+
+    import polars as pl
+
+    from forensics.sources import _hosts
+
+    head = data[:SNIFF_BYTES]
+    nodes = _hosts.hosts_of(head)
+    if not nodes:
+        return None
+    grouped = _hosts.grouped(head)
+    without, kept = _sniff_pasted(mod.NAME, grouped).confidence, _sniff_pasted(mod.NAME, head).confidence
+    if without < kept or without <= 0:
+        return None
+    if without == kept and _reads_more(mod, head, grouped, ctx):
+        return None  # (as sure either way, and read better with the names: the tool's own words; a sniffer that finds
+        #             its lines anywhere in a line, as NCCL's, is as sure either way, and the names are read per node)
+    parts, prefixed = _hosts.groups(data)
+    stated = bool((ctx.hints or {}).get("host_stated") and ctx.host)
+    tables: dict[str, list[pl.DataFrame]] = {}
+    unparsed, meta, lines = [], {}, 0
+    for node, text, numbers in parts:
+        sub = ctx if (node is None or stated) else dataclasses.replace(ctx, host=node.decode("ascii"))
+        res = parse_pasted(mod, text, sub, paste_prefix(mod.NAME, text[:SNIFF_BYTES]), _split=False)
+        back = pl.Series("line_no", numbers, dtype=pl.Int64)
+        lines += res.lines
+
+        def renumber(df: pl.DataFrame) -> pl.DataFrame:
+            if not df.height or "line_no" not in df.columns:
+                return df
+            idx = (df.get_column("line_no") - 1).clip(0, len(numbers) - 1)
+            return df.with_columns(back.gather(idx).alias("line_no"))
+
+        for t, df in res.tables.items():
+            tables.setdefault(t, []).append(renumber(df))
+        if res.unparsed.height:
+            unparsed.append(renumber(res.unparsed))
+        for k, v in res.meta.items():  # (as forensics.ingest.files merges the meta of a file's chunks)
+            if isinstance(v, list) and isinstance(meta.get(k), list):
+                meta[k] = meta[k] + [x for x in v if x not in meta[k]]
+            elif isinstance(v, dict) and isinstance(meta.get(k), dict) and all(
+                    isinstance(n, int) for n in list(v.values()) + list(meta[k].values())):
+                meta[k] = {w: meta[k].get(w, 0) + v.get(w, 0) for w in {**meta[k], **v}}
+            else:
+                meta.setdefault(k, v)
+    out = {}
+    for t, dfs in tables.items():  # (rows in the file's line order, each node's rows in their own order)
+        df = dfs[0] if len(dfs) == 1 else pl.concat(dfs, how="vertical_relaxed")
+        out[t] = df.sort("line_no", maintain_order=True) if len(dfs) > 1 and "line_no" in df.columns else df
+    up = pl.concat(unparsed, how="vertical_relaxed").sort("line_no") if unparsed else None
+    from forensics.sources._base import ParseResult, unparsed_rows
+
+    meta["host_prefix"] = {"nodes": [n.decode("ascii") for n in nodes], "lines": prefixed}
+    return ParseResult(out, up if up is not None else unparsed_rows([], ctx, mod.NAME), lines, meta)
+
+
+def _reads_more(mod, grouped: bytes, head: bytes, ctx: ParseContext) -> bool:
+    """Whether `mod` leaves fewer lines unparsed of `grouped` than of `head` (the same lines, one way with the node
+    names, the other per node without them): the tie-break where its sniffer is as sure of both."""
+    def unread(text: bytes) -> int:
+        text = text[:text.rfind(b"\n") + 1] if len(text) >= SNIFF_BYTES else text  # (whole lines of the head)
+        try:
+            return mod.parse(text, ctx).unparsed.height
+        except Exception:  # noqa: BLE001 - a parser that fails on a head reads it no better
+            return 1 << 30
+    return unread(grouped) < unread(head)
 
 
 def _paste_read(data: bytes, prefix: bytes, joined: bool = False) -> tuple[bytes, bytes, bool | list[int], int]:

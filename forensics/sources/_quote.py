@@ -38,8 +38,10 @@ from collections import Counter
 # the input better without it; lines that only open or close a Markdown code fence are skipped and counted)
 # 6: a comment mark before (nearly) every line ("% " MATLAB/TeX, "# " shell/Python/R, "// " C/Go/JS, "-- " SQL/Lua,
 # "; " Lisp/ini: comment_prefix, output kept as comments of a source file) is taken off where the source reads the
-# input better without it, as a list mark is)
-VERSION = 6
+# input better without it, as a list mark is; 7: a node name and ": " before (nearly) every line (pdsh, clush,
+# talosctl -n A,B: forensics.sources._hosts) is taken off where the source reads the input at least as well
+# without it, and each node's lines are read as one input of that host)
+VERSION = 7
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix

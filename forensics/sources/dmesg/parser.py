@@ -23,6 +23,7 @@ from forensics.sources.dmesg.prefixes import (
     RE_PRI,
     RE_PROMPT,
     RE_RAW_CUT,
+    RE_TALOS,
 )
 from forensics.sources.dmesg.readers import NAME, _empty_parsed, _finish, _no_prefix, _parse_iso, _parse_iso_fixed
 from forensics.sources.dmesg.untimed import UNTIMED, untimed_lines
@@ -40,6 +41,23 @@ def restore_bracket(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     if not n:
         return lines, 0
     return lines.with_columns(pl.when(hit).then("[" + pl.col("text")).otherwise(pl.col("text")).alias("text")), n
+
+
+def talos_lines(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """`lines` with each ``talosctl dmesg`` line ("kern:    info: [2022-01-25T10:35:59.111934566Z]: msg") written
+    as ``dmesg -x --time-format iso`` writes the same record ("kern :info : 2022-01-25T10:35:59,111934566Z msg"),
+    which the decode and iso readers take; Talos's "warning" is dmesg's "warn". And how many."""
+    hit = pl.col("text").str.contains(RE_TALOS)
+    n = int(lines.select(hit.sum()).item())
+    if not n:
+        return lines, 0
+    g = pl.col("text").str.extract_groups(RE_TALOS)
+    lvl = g.struct.field("tlvl").replace({"warning": "warn", "error": "err"})
+    # (RFC 3339 with nanoseconds drops trailing zeros, all of them at a whole second: ",0" keeps it dmesg's form)
+    talos = pl.concat_str(g.struct.field("tfac"), pl.lit(" :"), lvl, pl.lit(" : "), g.struct.field("tts"), pl.lit(","),
+                          g.struct.field("tfrac").fill_null("0"), g.struct.field("ttz"), pl.lit(" "),
+                          pl.col("text").str.replace(RE_TALOS, ""))
+    return lines.with_columns(pl.when(hit).then(talos).otherwise(pl.col("text")).alias("text")), n
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
@@ -67,6 +85,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     cut = 0
     if n_fixed < n and _CUT_HEAD.search(data[:65536]):  # "   12.345678] msg": the "[" cut off by the paste
         lines, cut = restore_bracket(lines)
+    talos = 0
+    if n_fixed < n and b"]: " in data[:65536]:  # talosctl dmesg: "kern:    info: [2022-...Z]: msg"
+        lines, talos = talos_lines(lines)
     fixed_out = None
     if n_fixed:
         fixed = lines if n_fixed == n else lines.filter(pl.col("_fixed"))
@@ -144,6 +165,8 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
     if cut:
         variants["bracket_cut"] = cut
+    if talos:
+        variants["talosctl"] = talos
     if parsed:
         rows = pl.concat(parsed, how="vertical")
         if not rows["line_no"].is_sorted():  # (one reader's rows, e.g. a whole dmesg --time-format iso, are)

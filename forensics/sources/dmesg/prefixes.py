@@ -28,6 +28,11 @@ RE_RAW = r"^\[ *\+?[0-9]+\.[0-9]+(?: <[ 0-9.]+>)?\](?:\[ *[TC][0-9]+\])? ?"
 # the same cut before its "[" by `grep ... | cut -d '[' -f 2-` (the pipeline people use to drop a syslog
 # prefix): "   12.345678] msg", "360770.261344] msg"; read as if the "[" were there (meta bracket_cut)
 RE_RAW_CUT = r"^ *[0-9]+\.[0-9]{6,9}\](?:\[ *[TC][0-9]+\])? "
+# talosctl dmesg (Talos Linux reads /dev/kmsg with go-kmsg and prints facility, level right-aligned to 7, the
+# wall-clock time in RFC 3339 in brackets): "kern:    info: [2022-01-25T10:35:59.111934566Z]: msg"; behind the node
+# name ("10.5.0.3: kern: ...") where it asks several nodes (the paste layer takes that off, forensics.sources._hosts)
+RE_TALOS = (r"^ ?(?P<tfac>[a-z0-9]+): +(?P<tlvl>[a-z]+): \[(?P<tts>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
+            r"[0-9]{2})(?:\.(?P<tfrac>[0-9]{1,9}))?(?P<ttz>Z|[+-][0-9]{2}:?[0-9]{2})\]: ")
 RE_CTIME = (r"^(?P<pfx>\[(?P<rt>[A-Z][a-z]{2} (?P<mon>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) "
             r"(?P<hms>[0-9]{2}:[0-9]{2}:[0-9]{2}) (?P<year>[0-9]{4}))\] ?)")
 RE_ISO = (r"^(?P<pfx>(?P<rt>(?P<base>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})"

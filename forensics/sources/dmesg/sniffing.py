@@ -6,7 +6,7 @@ import re
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
 from forensics.sources.dmesg.journal_json import join_objects
-from forensics.sources.dmesg.prefixes import RE_RAW_CUT, RE_SEVERITY, RE_TAG
+from forensics.sources.dmesg.prefixes import RE_RAW_CUT, RE_SEVERITY, RE_TAG, RE_TALOS
 from forensics.sources.dmesg.untimed import is_untimed, untimed_share
 from forensics.sources.dmesg.wrap import wrap_breaks
 
@@ -23,6 +23,7 @@ _SNIFF = [re.compile(p) for p in (
     r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} kern\.[a-z]+ kernel: ",
     r"^[0-9]{1,3},[0-9]{1,20},[0-9]{1,20},[-c+][^;]*;",  # /dev/kmsg
     r'^\{.*"_TRANSPORT" ?: ?"kernel"',  # journalctl -o json
+    r"^ ?kern: +[a-z]+: \[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9:]{4,5})\]: ",  # talosctl
 )]
 _QUOTE = re.compile(r"^(?:> ?)+")
 _RAW_CUT = re.compile(RE_RAW_CUT)
@@ -35,6 +36,9 @@ _SNIFF_SYSLOG = re.compile(
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})"
     r"|[A-Z][a-z]{2} [A-Z][a-z]{2} +[0-9]{1,2} [0-9:]{8} [0-9]{4} [a-z0-9]+\.[a-z]+)"
     r" (?:[^ \[\]:]+ )?(?:" + RE_SEVERITY + " )?" + RE_TAG + r"(?:\[[0-9]+\])?: ")
+
+# a talosctl dmesg record of another facility ("user: warning: [2025-...Z]: [talos] ..."): counts once a kernel line was seen
+_TALOS = re.compile(RE_TALOS)
 
 # another program's record pasted without time and host, as "kernel: " lines are ("wpa_supplicant[580]: ")
 _PROG_ONLY = re.compile(r"^" + RE_TAG + r"\[[0-9]+\]: ")
@@ -76,7 +80,7 @@ def sniff(head: bytes) -> Sniff:
         considered += 1
         if looks_like_kernel_line(ln):
             hits += 1
-        elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or _PROG_ONLY.match(ln) or soft:
+        elif _SNIFF_SYSLOG.match(ln) or _JSON_OTHER.match(ln) or _PROG_ONLY.match(ln) or _TALOS.match(ln) or soft:
             other += 1
             records += not soft and not _PROG_ONLY.match(ln)  # a whole record: its date, host and program
         else:
