@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import numpy as np
 import polars as pl
 
 from forensics.sources._base import NULL_TOKENS
@@ -46,10 +47,45 @@ def words(text: pl.Expr, data: bytes) -> pl.Expr:
 _TOD_RX = r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})$"
 
 
-def stamps(df: pl.DataFrame, order: str) -> dict[int, dt.datetime]:
-    """:func:`stamp_frame` as a dict: 0-based row -> naive datetime."""
-    got = stamp_frame(df, order)
-    return {} if got is None else dict(zip(got["_i"].to_list(), got["ts"].to_list()))
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+class Stamps:
+    """:func:`stamp_frame` as a read-only mapping 0-based row -> naive datetime (iterated in row order), kept as
+    arrays: ``at`` the rows, ``us`` their times as microseconds since the epoch (as S.local_us gives them), ``pos``
+    each row's place in them (-1: no time). A datetime is made only for the rows asked for (a reader that
+    applies a template to thousands of reports asks for few)."""
+
+    def __init__(self, got: pl.DataFrame | None, n: int):
+        empty = got is None or not got.height
+        self.at = np.zeros(0, dtype=np.int64) if empty else got["_i"].to_numpy().astype(np.int64)
+        self.us = np.zeros(0, dtype=np.int64) if empty else got["ts"].cast(pl.Int64).to_numpy()
+        self.pos = np.full(n, -1, dtype=np.int64)
+        self.pos[self.at] = np.arange(len(self.at))
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __iter__(self):
+        return iter(self.at.tolist())
+
+    def get(self, i: int, default: dt.datetime | None = None) -> dt.datetime | None:
+        k = int(self.pos[i]) if 0 <= i < len(self.pos) else -1
+        return default if k < 0 else _EPOCH + dt.timedelta(microseconds=int(self.us[k]))
+
+    def __getitem__(self, i: int) -> dt.datetime:
+        v = self.get(i)
+        if v is None:
+            raise KeyError(i)
+        return v
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, (int, np.integer)) and 0 <= i < len(self.pos) and self.pos[i] >= 0
+
+
+def stamps(df: pl.DataFrame, order: str) -> Stamps:
+    """:func:`stamp_frame` as a :class:`Stamps` mapping of the rows of `df`."""
+    return Stamps(stamp_frame(df, order), df.height)
 
 
 def stamp_frame(df: pl.DataFrame, order: str) -> pl.DataFrame | None:

@@ -47,14 +47,8 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
     dates += [b["date"] for b in map(S.banner, head) if b]
     order, assumed = S.date_order(dates, head[:400])
     r = _Steer(st, order)
-    got = S.stamp_frame(df, order)
-    stamps = {} if got is None else dict(zip(got["_i"].to_list(), got["ts"].to_list()))
-    stamp_us = np.zeros(n, dtype=np.int64)  # each -t time as microseconds (S.local_us), where has_stamp
-    has_stamp = np.zeros(n, dtype=bool)
-    if got is not None and got.height:
-        at = got["_i"].to_numpy().astype(np.int64)
-        stamp_us[at] = got["ts"].cast(pl.Int64).to_numpy()
-        has_stamp[at] = True
+    stamps = S.stamps(df, order)
+    has_stamp = stamps.pos >= 0
     runs: list[tuple[int, int, tuple, bool, tuple]] = []  # (start, end, header, device last, extra) of device rows
     fits: dict[tuple[int, bool], np.ndarray] = {}
     cpu_rows: list[tuple[int, tuple, tuple]] = []  # (line, header, extra) of avg-cpu values
@@ -102,7 +96,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
     steer_at = np.flatnonzero(~is_plain)
     # the texts the loop below reads: steering lines that are neither blank nor a -t time read in bulk
     read = steer_at[ntok[steer_at] > 0]
-    texts.prefetch(read[~np.isin(read, np.fromiter(stamps, dtype=np.int64, count=len(stamps)))])
+    texts.prefetch(read[~has_stamp[read]])
     steer = steer_at.tolist()
     prev = 0
 
@@ -173,7 +167,7 @@ def _parse_text_fast(lines: pl.DataFrame, texts: R.Texts, ctx: ParseContext, dat
         has = (st.has_cpu, st.has_dev)
         starts = rest[:m].astype(np.int64)
         if has_stamp[starts].all():  # (each copy a -t report, its report number past the run's first: no since_boot)
-            copies.append((starts, np.arange(st.report + 1, st.report + 1 + m, dtype=np.int64), stamp_us[starts],
+            copies.append((starts, np.arange(st.report + 1, st.report + 1 + m, dtype=np.int64), stamps.us[stamps.pos[starts]],
                            t_runs, t_cpu, st.extra()[0]))
             st.report += m - 1
             st.new_report(stamps[int(starts[-1])], False)  # the last copy's, as the loop below leaves it
