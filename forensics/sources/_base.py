@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import numpy as np
 import polars as pl
 
 from forensics import schema
@@ -257,33 +258,34 @@ def marker_split(lines: pl.DataFrame) -> pl.DataFrame:
     Adds columns is_marker (bool), sample_no (Int64, 0-based; lines before any marker get 0 when the
     input has no marker at all, else -1), sample_ts (UTC) and sample_argv (String).
     """
-    is_marker = pl.col("text").str.starts_with(MARKER_PREFIX)
-    df = lines.with_columns(is_marker.alias("is_marker"))
-    markers = df.filter(pl.col("is_marker"))
-    if markers.height == 0:
-        return df.with_columns(
+    # (on Series, not frame expressions: most inputs are small files, where each polars query's fixed cost
+    # counts: a host-hour's 41 such files 38 -> 28 CPU ms, the same frames; issue 21)
+    text = lines.get_column("text")
+    is_marker = text.str.starts_with(MARKER_PREFIX).alias("is_marker")
+    if not is_marker.any():
+        return lines.with_columns(
+            is_marker,
             pl.lit(0, dtype=pl.Int64).alias("sample_no"),
             pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("sample_ts"),
             pl.lit(None, dtype=pl.String).alias("sample_argv"),
         )
-    parsed = [parse_marker(t) for t in markers["text"]]
-    info = pl.DataFrame(
-        {
-            "line_no": markers["line_no"],
-            "sample_ts": pl.Series([p[0] if p else None for p in parsed], dtype=pl.Datetime("us", "UTC")),
-            "sample_argv": pl.Series([p[1] if p else None for p in parsed], dtype=pl.String),
-        }
-    ).with_columns(pl.int_range(0, pl.len(), dtype=pl.Int64).alias("sample_no"))
-    order = df.get_column("line_no")
-    if not order.null_count() and (order.len() < 2 or order.diff().drop_nulls().min() > 0):
+    parsed = [parse_marker(t) for t in text.filter(is_marker)]
+    ts = pl.Series("sample_ts", [p[0] if p else None for p in parsed], dtype=pl.Datetime("us", "UTC"))
+    argv = pl.Series("sample_argv", [p[1] if p else None for p in parsed], dtype=pl.String)
+    order = lines.get_column("line_no")
+    steps = np.diff(order.to_numpy().astype(np.int64, copy=False)) if not order.null_count() else None
+    if steps is not None and bool((steps > 0).all()):
         # lines in order (as split_lines gives them): a line's sample is the number of markers up to it, less
         # one, and its time and argv those of the last marker up to it that has them (a malformed one has none)
-        info = info.with_columns(pl.col("sample_ts", "sample_argv").forward_fill())
-        no = (pl.col("is_marker").cum_sum().cast(pl.Int64) - 1).alias("sample_no")
+        no = (is_marker.cum_sum().cast(pl.Int64) - 1).alias("sample_no")
         at = no.clip(lower_bound=0)
-        return df.with_columns(
-            *(pl.when(no >= 0).then(pl.lit(info.get_column(c)).gather(at)).alias(c) for c in ("sample_ts", "sample_argv")),
-            no)
+        cols = [ts.forward_fill().gather(at), argv.forward_fill().gather(at)]
+        if no[0] < 0:  # (`no` never decreases: only a first run of lines is before any marker)
+            cols = [pl.select(pl.when(pl.lit(no) >= 0).then(pl.lit(s))).to_series().alias(s.name) for s in cols]
+        return lines.with_columns(is_marker, *cols, no)
+    df = lines.with_columns(is_marker)
+    info = pl.DataFrame({"line_no": order.filter(is_marker), "sample_ts": ts, "sample_argv": argv}).with_columns(
+        pl.int_range(0, pl.len(), dtype=pl.Int64).alias("sample_no"))
     df = df.join(info, on="line_no", how="left").sort("line_no")
     df = df.with_columns(pl.col("sample_no", "sample_ts", "sample_argv").forward_fill())
     return df.with_columns(pl.col("sample_no").fill_null(-1))
