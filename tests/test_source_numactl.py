@@ -178,7 +178,8 @@ def test_values_that_do_not_convert_are_reported_not_zeroed():
     res = parse(data)
     reasons = dict(zip(res.unparsed["line_no"], res.unparsed["reason"]))
     assert reasons == {2: "CPU list does not convert", 3: "node size does not convert (expected 'N MB')",
-                       5: "CPU list does not convert", 9: "distance row has 1 values for 2 nodes"}
+                       5: "CPU ranges add up to 4, not the (5) count numactl --cpu-compress prints after them",
+                       9: "distance row has 1 values for 2 nodes"}
     r = node(res, 0)
     assert r["cpus"] is None and r["mem_total_mb"] is None and r["mem_free_mb"] == 10
     assert matrix(res) == {(0, 0): 10, (0, 1): 21}
@@ -368,3 +369,101 @@ def test_cpus_list_not_ascending_is_unparsed():
     res = numactl.parse(text, ParseContext())
     assert res.tables["numa_nodes"].select("line_no", "cpus", "mem_total_mb").rows() == [(2, None, 100)]
     assert res.unparsed["line_no"].to_list() == [1] and "ascending" in res.unparsed["reason"][0]
+
+
+# --cpu-compress lists wrapped onto the next line(s). No real --cpu-compress output is in tests/fixtures or
+# the search index (the index's "0-15 32-47"/"0-31,64-95" examples lack numactl's ", " and count: not its
+# print), so the real Aurora fixture's plain lists are re-printed as numactl.c print_node_cpus prints them
+# with --cpu-compress (numactl/numactl @93c1fe5, v2.0.17 on), by _compress below.
+
+def _compress(cpus: list[int]) -> str:
+    """numactl.c print_node_cpus with cpu_compress: maximal runs ascending, ',' before each run but the
+    first, ' %d' or ' %d-%d', then ' (%d)' with the count."""
+    runs: list[list[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    out = ",".join(f" {a}" if a == b else f" {a}-{b}" for a, b in runs)
+    return f"{out} ({len(cpus)})"
+
+
+def _aurora_compressed() -> tuple[bytes, list[int]]:
+    """The real Aurora fixture with its cpus lines in the --cpu-compress form, and those lines' indexes."""
+    lines = (FIX / "numactl--alcf-aurora-xeonmax-hbm-cpuless-nodes.txt").read_bytes().decode().split("\n")
+    at = []
+    for i, ln in enumerate(lines):
+        head, sep, tail = ln.partition(" cpus:")
+        if sep:
+            lines[i] = head + sep + (_compress([int(x) for x in tail.split()]) if tail.split() else "")
+            at.append(i)
+    return "\n".join(lines).encode(), at
+
+
+def _wrap(data: bytes, i: int, cut: int, blank_kept: bool = True) -> bytes:
+    """Line i of data cut after `cut` characters onto the next line (a terminal's width); blank_kept=False
+    drops a blank at the cut as a mail client's wrap does."""
+    lines = data.split(b"\n")
+    a, b = lines[i][:cut], lines[i][cut:]
+    if not blank_kept:
+        a, b = a.rstrip(b" "), b.lstrip(b" ")
+    lines[i: i + 1] = [a, b]
+    return b"\n".join(lines)
+
+
+def test_cpu_compress_list_wrapped_anywhere_joins_to_the_real_list():
+    # before: "node 0 cpus: 0-51," kept 52 of 104 CPUs and its tail "104-155 (104)" went to unparsed
+    whole = parse("numactl--alcf-aurora-xeonmax-hbm-cpuless-nodes.txt")
+    data, at = _aurora_compressed()
+    cols = ["node", "cpus", "cpu_count", "mem_total_mb", "mem_free_mb"]
+    assert data.split(b"\n")[at[0]] == b"node 0 cpus: 0-51, 104-155 (104)"  # numactl's form, as printed
+    compressed = parse(data)
+    assert compressed.unparsed.height == 0
+    assert compressed.tables["numa_nodes"].select(cols).rows() == whole.tables["numa_nodes"].select(cols).rows()
+    i = at[0]
+    start = len(b"node 0 cpus:") + 1
+    for cut in range(start, len(data.split(b"\n")[i])):  # every column inside the list
+        for blank_kept in (True, False):
+            res = parse(_wrap(data, i, cut, blank_kept))
+            assert res.unparsed.height == 0, (cut, res.unparsed.rows())
+            assert res.tables["numa_nodes"].select(cols).rows() == whole.tables["numa_nodes"].select(cols).rows()
+            assert res.meta["cpus_wrapped_lines"] == 1
+    # wrapped twice ("node 0 cpus: 0-5" / "1, 104-15" / "5 (104)")
+    twice = parse(_wrap(_wrap(data, i, start + 3), i + 1, 6))
+    assert twice.unparsed.height == 0 and node(twice, 0)["cpus"] == node(whole, 0)["cpus"]
+
+
+def test_cpu_compress_list_not_certain_is_unparsed_and_the_node_keeps_no_cpus():
+    data, at = _aurora_compressed()
+    i = at[0]
+    lines = _wrap(data, i, len(b"node 0 cpus: 0-51,")).split(b"\n")
+    # the tail lost: "node 0 cpus: 0-51," then "node 0 size:" (before: 52 CPUs, silently)
+    res = parse(b"\n".join(lines[: i + 1] + lines[i + 2:]))
+    assert node(res, 0)["cpus"] is None and node(res, 0)["cpu_count"] is None
+    assert node(res, 0)["mem_total_mb"] == 515489  # its other fields stay
+    assert res.unparsed["line_no"].to_list() == [i + 1] and "cut short" in res.unparsed["reason"][0]
+    # the joined ranges do not add up to the count (part of the list lost between the lines)
+    lost = parse(b"\n".join(lines[: i + 1] + [b"130-155 (104)"] + lines[i + 2:]))
+    assert node(lost, 0)["cpus"] is None
+    assert lost.unparsed["line_no"].to_list() == [i + 1, i + 2]
+    assert lost.unparsed["reason"].str.contains("not the \\(104\\) count").all()
+    # the tail has no count (cut again, the rest lost): "0-51," / "104-155"
+    nocount = parse(b"\n".join(lines[: i + 1] + [b"104-155"] + lines[i + 2:]))
+    assert node(nocount, 0)["cpus"] is None and nocount.unparsed["line_no"].to_list() == [i + 1, i + 2]
+    # once the count is printed the list is whole: bare numbers after it are nobody's
+    after = parse(b"\n".join(lines[: i + 2] + [b"5"] + lines[i + 2:]))
+    assert node(after, 0)["cpu_count"] == 104 and after.unparsed["line_no"].to_list() == [i + 3]
+
+
+def test_cpu_compress_one_line_not_numactls_print_is_unparsed():
+    base = b"node 0 cpus: %s\nnode 0 size: 100 MB\n"
+    for value in (b"0-13, 56-69", b"0-13, 14-69 (70)", b"56-69, 0-13 (28)", b"0-13,56-69 (28)", b"00-13 (14)",
+                  b"0-0 (1)"):
+        res = parse(base % value)
+        assert res.tables["numa_nodes"].select("cpus", "mem_total_mb").rows() == [(None, 100)], value
+        assert res.unparsed["line_no"].to_list() == [1] and "numactl's print" in res.unparsed["reason"][0]
+    ok = parse(base % b"0-13, 56-69 (28)")
+    assert node(ok, 0)["cpu_count"] == 28 and ok.unparsed.height == 0
+    assert parse(base % b"5 (1)").tables["numa_nodes"]["cpus"].to_list() == [[5]]
+    assert parse(base % b"(0)").tables["numa_nodes"]["cpus"].to_list() == [[]]  # a CPU-less node: " (0)"

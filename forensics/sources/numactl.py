@@ -16,7 +16,9 @@ output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, r
 inside a Markdown code fence (the fence lines are structure of the paste), a
 line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each), a cpus list
 wrapped onto lines of bare CPU numbers, at a blank by a mail client or inside a number by a terminal's width
-(joined only where one reading ascends, as numactl prints CPUs; else unparsed: :func:`_join_wrapped`),
+(joined only where one reading ascends, as numactl prints CPUs; else unparsed: :func:`_join_wrapped`), a
+``--cpu-compress`` list wrapped the same ways (``node 0 cpus: 0-13,`` / ``56-69 (28)``: joined only into
+numactl's exact print whose ``(N)`` count agrees; else unparsed: :func:`_join_compress`),
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
 ``numa_nodes`` row per node (``line_no`` = its first line), one ``numa_distances`` row per matrix
 cell (``line_no`` = its row). Repeated outputs (a new ``available:`` line or a snapshot marker)
@@ -58,7 +60,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 10  # 10: a cpus list wrapped inside a number (a terminal's or window's width: "... 51 1" / "04 105") is joined where exactly one reading of its breaks ascends, as numactl prints CPUs, else it goes to unparsed (the cut number was read as two CPUs: a wrong list); a cpus list whose numbers do not ascend goes to unparsed; 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 11  # 11: a --cpu-compress cpus list ("0-13, 56-69 (28)") wrapped onto the next line(s) is joined only into numactl's exact print (ranges ascending and maximal, ", " between, its "(N)" count last and agreeing), else the cpus line and its tail lines go to unparsed and the node keeps no CPUs (before, "node 0 cpus: 0-13," kept 14 of 28 CPUs and the tail "56-69 (28)" was unparsed: a wrong list); a one-line --cpu-compress list without its "(N)" count (cut short), with ranges not as numactl prints them, or whose ranges do not add up to its count goes to unparsed with that reason; 10: a cpus list wrapped inside a number (a terminal's or window's width: "... 51 1" / "04 105") is joined where exactly one reading of its breaks ascends, as numactl prints CPUs, else it goes to unparsed (the cut number was read as two CPUs: a wrong list); a cpus list whose numbers do not ascend goes to unparsed; 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -82,6 +84,14 @@ _NEXT_FIELD = re.compile(r" (?=node [0-9]+ (?:cpus|size|free):|node distances:)"
 # the rest of a 'node N cpus:' list that a mail client wrapped onto the next line(s): CPU numbers only
 # (numactl -H prints no line of bare integers, so after a cpus line it can only be that list's tail)
 _CPUS_TAIL = re.compile(r"^[0-9]+(?: +[0-9]+)*$")
+# a piece of a --cpu-compress list ("0-13, 56-69 (28)") as a terminal or mail client wraps it: only the
+# characters numactl prints in that form (numactl -H prints no other line of just these)
+_COMPRESS_TAIL = re.compile(r"^[0-9,() -]+$")
+_COMPRESS_FORM = re.compile(r"[-,()]")  # a cpus value in the --cpu-compress form (the plain form is digits)
+_NUM = r"(?:0|[1-9][0-9]{0,9})"  # "%d" of a CPU number: no leading zero, within a C int's digits
+_COMPRESS_LIST = re.compile(rf"(?:({_NUM}(?:-{_NUM})?(?:, {_NUM}(?:-{_NUM})?)*) )?\(({_NUM})\)")
+# Linux's CONFIG_NR_CPUS is at most 8192 (arch/x86/Kconfig MAXSMP; arm64 4096): a list of more is no node's
+_MAX_CPUS = 1 << 16
 _NO_NUMA = "No NUMA available on this system"
 _NO_DIST = "No distance information available."
 _NOT = "not numactl -H output"
@@ -207,7 +217,9 @@ def _lines(lines: pl.DataFrame):
     reads = [_unquote(t).strip() for t in texts]
     for line_no, text, s in zip(lines["line_no"].to_list(), texts, reads):
         m = _NEXT_FIELD.search(s)
-        parts = _NEXT_FIELD.split(s) if m and (s.startswith("node ") or _CPUS_TAIL.match(s[: m.start()].strip())) else [s]
+        head = s[: m.start()].strip() if m else ""
+        parts = (_NEXT_FIELD.split(s) if m and (s.startswith("node ") or _CPUS_TAIL.match(head)
+                                                   or _COMPRESS_TAIL.match(head)) else [s])
         # a line is read whole or not at all: one field of a reflowed line that does not convert sends the
         # line (all its fields) to unparsed, never a row from one field and the same line in unparsed
         if len(parts) > 1 and all(_field_reads(part) for part in parts):
@@ -265,6 +277,52 @@ def _join_wrapped(pieces: list[list[str]]) -> list[int] | None:
     return [int(t) for t in readings[0]]
 
 
+def _join_compress(pieces: list[str]) -> tuple[list[int] | None, str]:
+    """The CPU list a ``--cpu-compress`` 'node N cpus:' value and its wrapped tail lines (`pieces`, stripped)
+    were, or None and why not.
+
+    numactl.c print_node_cpus (v2.0.17 on, with --cpu-compress) prints each maximal run of set CPUs ascending,
+    `printf(",")` before every run but the first, `printf(" %d", start)` or `printf(" %d-%d", start, end)`,
+    then `printf(" (%d)\\n", count)`: "0-13, 56-69 (28)". Its only blanks follow a comma or precede the
+    "(", so a break between two pieces was a blank exactly where the left piece ends with "," and the right
+    starts with a digit, or the left ends with a digit and the right starts with "(" (a mail client's wrap,
+    or a terminal's at that column); any other break was inside a token (a terminal's width: "0-1" / "3, ...").
+    So there is one joining; it is taken only where it is numactl's print exactly (runs ascending, not
+    touching, no leading zero) and the runs add up to its "(N)" count, which is printed last: a list cut short
+    (no count), garbled, or whose count disagrees is not trustworthy."""
+    parts = [pieces[0]]
+    left = pieces[0][-1:]
+    for p in pieces[1:]:
+        if not p:
+            continue
+        if (left == "," and p[0].isdigit()) or (left.isdigit() and p[0] == "("):
+            parts.append(" ")
+        parts.append(p)
+        left = p[-1]
+    text = "".join(parts)
+    wrapped = len(pieces) > 1
+    form = ("CPU list (--cpu-compress) " + ("wrapped over lines does not join into" if wrapped else "is not")
+            + " numactl's print (ranges ascending, ', ' between, its '(N)' count last): cut short or garbled")
+    m = _COMPRESS_LIST.fullmatch(text)
+    if not m:
+        return None, form
+    runs = []
+    for seg in (m.group(1).split(", ") if m.group(1) else []):
+        lo, _, hi = seg.partition("-")
+        runs.append((int(lo), int(hi) if hi else int(lo), bool(hi)))
+    prev = -2
+    for lo, hi, ranged in runs:  # maximal runs, ascending: a range's end past its start, a gap before the next
+        if (ranged and hi <= lo) or lo <= prev + 1 or hi > 2**31 - 1:
+            return None, form
+        prev = hi
+    total, count = sum(hi - lo + 1 for lo, hi, _ in runs), int(m.group(2))
+    if total != count:
+        return None, f"CPU ranges add up to {total}, not the ({count}) count numactl --cpu-compress prints after them"
+    if total > _MAX_CPUS:
+        return None, f"CPU list of {total} CPUs: more than any Linux node has (CONFIG_NR_CPUS)"
+    return [c for lo, hi, _ in runs for c in range(lo, hi + 1)], ""
+
+
 def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, str]]) -> int:
     """Join each node's wrapped cpus list (:func:`_join_wrapped`); one that is not certain, or a list on one
     line whose numbers do not ascend (cut short, or garbled), goes to unparsed with its lines, and the node
@@ -276,14 +334,17 @@ def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, s
         pieces = row.pop("_pieces", None)
         if not pieces:
             continue
-        cpus = _join_wrapped([p[2] for p in pieces])
+        if row.pop("_compress", False):
+            cpus, why = _join_compress([p[2] for p in pieces])
+        else:
+            cpus = _join_wrapped([p[2].split() for p in pieces])
+            why = ("CPU list wrapped over lines where a number may have been cut: not one reading ascends as "
+                   "numactl prints it" if len(pieces) > 1 else
+                   "CPU list not in ascending order as numactl prints it (cut short or garbled)")
         if cpus is not None:
             row["cpus"], row["cpu_count"] = cpus, len(cpus)
             joined += len(pieces) - 1
             continue
-        why = ("CPU list wrapped over lines where a number may have been cut: not one reading ascends as "
-               "numactl prints it" if len(pieces) > 1 else
-               "CPU list not in ascending order as numactl prints it (cut short or garbled)")
         for line_no, text, _ in pieces:
             dropped[line_no] = (text, why)
         row["cpus"], row["cpu_count"] = None, None
@@ -331,8 +392,14 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
         if not s.strip():
             cpus_of = None
             continue
-        if cpus_of is not None and _CPUS_TAIL.match(s.strip()):  # a wrapped cpus list goes on
-            nodes[cpus_of]["_pieces"].append((line_no, text, s.split()))  # (joined once the list is whole)
+        if cpus_of is not None and _COMPRESS_TAIL.match(s.strip()):  # a wrapped cpus list goes on
+            row = nodes[cpus_of]
+            tail = s.strip()
+            row["_pieces"].append((line_no, text, tail))  # (joined once the list is whole)
+            if not _CPUS_TAIL.match(tail):  # a --cpu-compress list ("node 0 cpus: 0" / "-13, 56-69 (28)")
+                row["_compress"] = True
+            if row.get("_compress") and tail.endswith(")"):  # its "(N)" count ends it (numactl's only ")")
+                cpus_of = None
             continue
         cpus_of = None
         if _FENCE.match(s):  # the Markdown code fence around a paste: structure of the paste
@@ -361,6 +428,16 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if node > 2**31 - 1:
                 bad.append((line_no, text, "node number out of range"))
                 continue
+            if what == "cpus" and _COMPRESS_FORM.search(value):  # --cpu-compress: settled with its tail lines
+                row = nodes.setdefault((snap, node), {"line_no": line_no, "node": node})
+                if "cpus" in row:
+                    bad.append((line_no, text, f"node {node} cpus listed twice"))
+                    continue
+                row["cpus"], row["cpu_count"], row["_compress"] = None, None, True
+                row.setdefault("_lines", {})["cpus"] = line_no
+                row["_pieces"] = [(line_no, text, value.strip())]
+                cpus_of = None if value.strip().endswith(")") else (snap, node)  # (its "(N)" count ends it)
+                continue
             if what == "cpus":
                 cpus = _cpus(value)
                 if cpus is None:
@@ -374,8 +451,8 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 row["cpu_count"] = len(cpus)
                 row["_lines"] = {"cpus": line_no}
                 plain = value.split()
-                if cpus and all(x.isdigit() for x in plain):  # (a --cpu-compress list is not followed by a tail)
-                    row["_pieces"] = [(line_no, text, plain)]
+                if all(x.isdigit() for x in plain):  # (empty too: a list wrapped whole onto the next line)
+                    row["_pieces"] = [(line_no, text, value.strip())]
                     cpus_of = (snap, node)
             else:
                 ok, mb = _mem(value)
