@@ -160,6 +160,9 @@ def _dict_codes(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
         np.zeros(0, dtype=np.int64)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
+    if arr.null_count == 0:  # (the usual case: no mask to build)
+        codes = rank[arr.indices.to_numpy(zero_copy_only=False)]
+        return dictionary.take(pa.array(order, type=pa.int64())), codes
     idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     codes = np.where(valid, rank[np.where(valid, idx, 0)] if len(rank) else 0, -1).astype(np.int64)
@@ -171,6 +174,8 @@ def _index_codes(col: pa.ChunkedArray) -> np.ndarray:
     arr = col.combine_chunks()
     if not pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_encode()
+    if arr.null_count == 0:  # (the usual case: the indices as they are, no mask to build)
+        return arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     return np.where(valid, arr.indices.fill_null(0).to_numpy(zero_copy_only=False), -1).astype(np.int64)
 
@@ -178,6 +183,8 @@ def _index_codes(col: pa.ChunkedArray) -> np.ndarray:
 def _decode(dictionary: pa.Array, codes: np.ndarray) -> pa.DictionaryArray:
     """Dictionary array of `codes` (indices into the sorted `dictionary`; -1 = null)."""
     mask = codes < 0
+    if not mask.any():  # (no null: no mask to build)
+        return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary)
     return pa.DictionaryArray.from_arrays(pa.array(np.where(mask, 0, codes).astype(np.int32), mask=mask), dictionary)
 
 
