@@ -467,3 +467,17 @@ def test_cpu_compress_one_line_not_numactls_print_is_unparsed():
     assert node(ok, 0)["cpu_count"] == 28 and ok.unparsed.height == 0
     assert parse(base % b"5 (1)").tables["numa_nodes"]["cpus"].to_list() == [[5]]
     assert parse(base % b"(0)").tables["numa_nodes"]["cpus"].to_list() == [[]]  # a CPU-less node: " (0)"
+
+
+def test_compress_ranges_past_any_nodes_cpus_are_refused_before_expansion_on_every_path():
+    """An 18 KB line of 2,000 ranges of 65,536 CPUs each expanded to 131 M ints (MemoryError) where a mail client's
+    reflowed line is checked field by field; the list's total is bounded, not each range."""
+    ranges = ", ".join(["0-65535"] * 2000)
+    for text in (f"node 0 cpus: {ranges} (131072000)\nnode 0 size: 100 MB\n",
+                 f"available: 1 nodes (0)\nnode 0 size: 100 MB node 0 cpus: {ranges}\nnode 0 free: 50 MB\n"):
+        res = parse(text.encode())
+        assert res.lines == text.count("\n")
+        assert not any(cpus for cpus in res.tables["numa_nodes"]["cpus"].to_list() if cpus)
+        assert res.unparsed.height >= 1
+    assert numactl._cpus("0-65535 (65536)") == list(range(65536))
+    assert numactl._cpus("0-65535, 65537 (65537)") is None
