@@ -256,3 +256,46 @@ def test_counter_totals_past_bigint_are_exact_not_an_error(tmp_path):
     assert [int(x) for x in b.sql("SELECT symbol_error FROM ib_port_summary")["symbol_error"]] == [2 * HUGE]
     small = forensics.open_bundle(bundle_dir(tmp_path / "s", {"nic_counters": _nic("n1", "eth2", "x", [0, 5, 7])}))
     assert small.sql("SELECT total FROM nic_counter_summary").rows() == [(7,)]  # (in range: the same integer)
+
+
+def test_ref_bucket_is_time_bucket_of_align_ts():
+    """ref_bucket(ts, off, s) (queries/views/00_macros.sql) gives the instant time_bucket(INTERVAL s SECOND,
+    align_ts(ts, off)) gives, on a connection in UTC as every bundle's is: stamps before 1970, around the
+    bucket origin 2000-01-03 and around the epoch, offsets NULL, negative, fractional to the half
+    microsecond (round() of the offset decides), widths 1 s to a week, NULL and infinite stamps."""
+    import random
+
+    import duckdb
+
+    from forensics.resources import data_dir
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute((data_dir("queries") / "views" / "00_macros.sql").read_text())
+    rnd = random.Random(2)
+    rows = []
+    for _ in range(20000):
+        k = rnd.random()
+        if k < 0.5:
+            us = rnd.randint(1_600_000_000_000_000, 1_900_000_000_000_000)
+        elif k < 0.75:
+            us = rnd.randint(-2_000_000_000_000_000, 4_000_000_000_000_000)
+        else:
+            us = rnd.choice([0, 946_857_600_000_000, -946_857_600_000_000]) + rnd.randint(-5_000_000, 5_000_000)
+        off = rnd.choice([None, 0.0, -0.0, rnd.uniform(-10, 10), rnd.uniform(-1e5, 1e5), round(rnd.uniform(-3, 3), 3),
+                          0.5e-6, -0.5e-6, 1.5e-6, 2.5e-6])
+        rows.append((us, off))
+    con.execute("CREATE TABLE t (us BIGINT, off DOUBLE)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    con.execute("CREATE TABLE u AS SELECT make_timestamptz(us) AS ts, off FROM t UNION ALL "
+                "SELECT * FROM (VALUES (NULL::TIMESTAMPTZ, 1.0), ('infinity'::TIMESTAMPTZ, 1.0), "
+                "('-infinity'::TIMESTAMPTZ, NULL)) v(ts, off)")
+    for s in (1, 7, 10, 30, 60, 3600, 86400, 604800):
+        differ = con.sql(f"SELECT count(*) FILTER (WHERE ref_bucket(ts, off, {s}) IS DISTINCT FROM "
+                         f"time_bucket(INTERVAL {s} SECOND, align_ts(ts, off))), count(*) FROM u").fetchall()[0]
+        assert differ == (0, len(rows) + 3), s
+    assert con.sql("SELECT typeof(ref_bucket(ts, off, 30)) FROM u LIMIT 1").fetchall() == [("TIMESTAMP WITH TIME ZONE",)]
+    # a mutation the comparison catches: truncation toward zero instead of the floor (stamps before the origin)
+    assert con.sql("SELECT count(*) FROM u WHERE isfinite(ts) AND make_timestamptz(946857600000000 + "
+                   "(epoch_us(align_ts(ts, off)) - 946857600000000) // 30000000 * 30000000) "
+                   "IS DISTINCT FROM time_bucket(INTERVAL 30 SECOND, align_ts(ts, off))").fetchall()[0][0] > 0

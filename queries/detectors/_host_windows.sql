@@ -10,7 +10,7 @@ CREATE OR REPLACE TEMP TABLE det_host_offset AS
 SELECT host, any_value(clock_offset_s) AS off FROM hosts WHERE host IS NOT NULL GROUP BY host;
 
 CREATE OR REPLACE TEMP TABLE det_gpu_windows AS
-SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
+SELECT host, gpu, ref_bucket(ts, off, 30) AS w,
        fixed_avg(util_pct) AS util, fixed_avg(power_w) AS power, fixed_avg(sm_clock_mhz) AS clk, max(temp_c) AS temp, fixed_avg(mem_util_pct) AS mem_util,
        count(*) AS samples,
        count(*) FILTER (WHERE util_pct >= 90) AS n_high, count(*) FILTER (WHERE util_pct <= 10) AS n_low,
@@ -25,18 +25,18 @@ WITH gh AS (
          fixed_avg(clk) AS gpu_sm_clock_mhz, max(temp) AS gpu_temp_max_c, count(DISTINCT gpu) AS gpus
   FROM det_gpu_windows GROUP BY ALL
 ), c AS (
-  SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
+  SELECT host, ref_bucket(ts, off, 30) AS w,
          fixed_avg(100 - idle_pct) AS cpu_busy_pct, fixed_avg(iowait_pct) AS cpu_iowait_pct
   FROM det_cpu_all LEFT JOIN det_host_offset USING (host) GROUP BY ALL  -- (queries/detectors/_host_cpu.sql)
 ), d AS (
   SELECT host, w, max(u) AS disk_util_max_pct, max(a) AS disk_await_max_ms, fixed_sum(rkb) AS disk_read_kb_s,
          arg_max(device, u) AS busiest_device FROM (
-    SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, device, fixed_avg(util_pct) AS u,
+    SELECT host, ref_bucket(ts, off, 30) AS w, device, fixed_avg(util_pct) AS u,
            fixed_avg(greatest(coalesce(r_await_ms, await_ms, 0), coalesce(w_await_ms, await_ms, 0))) AS a,
            fixed_avg(coalesce(rkb_s, kb_read_s, 0)) AS rkb
     FROM disk_io LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL AND NOT coalesce(since_boot, false) GROUP BY ALL) GROUP BY ALL
 ), q AS (
-  SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
+  SELECT host, ref_bucket(ts, off, 30) AS w, avg(runq_sz) AS runq, avg(blocked) AS blocked
   FROM sar_queue LEFT JOIN det_host_offset USING (host) WHERE ts IS NOT NULL GROUP BY ALL
 ), keys AS (
   SELECT host, w FROM gh UNION SELECT host, w FROM c UNION SELECT host, w FROM d
@@ -106,11 +106,11 @@ WITH later AS (  -- at each step of a host: the sum of its steps from there on, 
   FROM gpu_samples s JOIN hx h ON h.host = s.host AND h.stepped ASOF LEFT JOIN later l ON l.host = s.host AND s.ts < l.ts
   WHERE s.ts IS NOT NULL AND s.gpu IS NOT NULL AND s.util_pct IS NOT NULL
 )
-SELECT host, time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)) AS b, off IS NOT NULL AS aligned,
+SELECT host, ref_bucket(ts, off, 10) AS b, off IS NOT NULL AS aligned,
        fixed_avg(util_pct) AS gpu_util_pct, fixed_avg(power_w) AS gpu_power_w,
        fixed_avg(sm_clock_mhz) AS gpu_sm_clock_mhz, fixed_avg(mem_util_pct) AS gpu_mem_util_pct, count(*) AS samples,
        count(DISTINCT gpu) AS gpus,
-       median(epoch(align_ts(ts, off)) - epoch(time_bucket(INTERVAL 10 SECOND, align_ts(ts, off)))) AS phase_s
+       median(epoch(align_ts(ts, off)) - epoch(ref_bucket(ts, off, 10))) AS phase_s
 FROM o GROUP BY ALL;
 
 -- NIC counter classes (driver-independent): pause frames, pause time, storm events, drops, link downs
@@ -154,7 +154,7 @@ WITH b AS (
          bool_or(counter = 'tx_bytes_phy') OVER (PARTITION BY host, iface) AS has_phy
   FROM det_nic_class WHERE class IN ('bytes', 'pause_frames')
 )
-SELECT host, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,
+SELECT host, ref_bucket(ts, off, 30) AS w,
        fixed_sum(CASE WHEN counter = CASE WHEN has_phy THEN 'tx_bytes_phy' ELSE 'tx_bytes' END THEN rate_per_s END)
          / count(DISTINCT ts) / 1e6 AS nic_tx_mb_s,
        fixed_sum(CASE WHEN class = 'pause_frames' THEN rate_per_s END) / count(DISTINCT ts) AS nic_pause_per_s

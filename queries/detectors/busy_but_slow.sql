@@ -21,7 +21,7 @@
 -- evidence value (SM active 0.5685 -> 0.568 or 0.569) differed between two runs of one 64-node bundle
 WITH dcgm AS (  -- DCGM activity per GPU and 30 s window (dcgmi dmon); its utilisation, else nvidia-smi's
   SELECT d.host, d.gpu, d.w, d.sm_active, d.tensor_active, coalesce(d.util, s.util) AS util FROM (
-    SELECT host, gpu, time_bucket(INTERVAL 30 SECOND, align_ts(ts, off)) AS w,  -- det_gpu_windows' reference-clock windows
+    SELECT host, gpu, ref_bucket(ts, off, 30) AS w,  -- det_gpu_windows' reference-clock windows
            avg(value ORDER BY value) FILTER (WHERE metric = 'sm_active') AS sm_active,
            avg(value ORDER BY value) FILTER (WHERE metric = 'tensor_active') AS tensor_active,
            avg(value ORDER BY value) FILTER (WHERE metric = 'gpu_util_pct') AS util

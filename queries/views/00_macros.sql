@@ -11,6 +11,21 @@ CREATE OR REPLACE MACRO shift_s(ts, seconds) AS ts + to_microseconds(CAST(round(
 -- align_ts(ts, offset_s): ts on the reference clock (ts - offset; a NULL offset means 0).
 CREATE OR REPLACE MACRO align_ts(ts, offset_s) AS
     ts - to_microseconds(CAST(round(coalesce(offset_s, 0) * 1e6) AS BIGINT));
+-- ref_bucket(ts, offset_s, seconds): time_bucket(INTERVAL `seconds` SECOND, align_ts(ts, offset_s)), the
+-- start of ts's bucket on the reference clock, in the same bits, by integer arithmetic on the microseconds
+-- (time_bucket's default origin for TIMESTAMPTZ, 2000-01-03 00:00:00+00, floored as it floors). The
+-- connection's TimeZone is UTC (forensics/db/__init__.py), so the interval arithmetic of align_ts and
+-- time_bucket adds plain microseconds: 400,000 random stamps 1906-2096 and around both origins, offsets
+-- NULL, +-0, fractional to the half microsecond, widths 1 s to a week, gave the same instants
+-- (tests/test_db_views.py). Per row 0.19 against 0.36 CPU s on 5.5 M DCGM samples (time_bucket and the
+-- TIMESTAMPTZ - INTERVAL of align_ts go through ICU's calendar). A non-finite ts goes the original way.
+CREATE OR REPLACE MACRO ref_bucket(ts, offset_s, seconds) AS
+    CASE WHEN isfinite(ts) THEN make_timestamptz(
+             (epoch_us(ts) - CAST(round(coalesce(offset_s, 0) * 1e6) AS BIGINT))
+             - (((epoch_us(ts) - CAST(round(coalesce(offset_s, 0) * 1e6) AS BIGINT) - 946857600000000)
+                 % (CAST(seconds AS BIGINT) * 1000000)) + CAST(seconds AS BIGINT) * 1000000)
+               % (CAST(seconds AS BIGINT) * 1000000))
+         ELSE time_bucket(to_seconds(seconds), align_ts(ts, offset_s)) END;
 -- counter_delta(value, prev): increase of a monotonic counter; a counter that went down was reset
 -- (driver reload, port reset) and counted `value` since, as Prometheus' rate() assumes.
 CREATE OR REPLACE MACRO counter_delta(value, prev) AS

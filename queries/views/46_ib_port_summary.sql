@@ -21,17 +21,16 @@ WITH c00 AS (
     AND counter IN ('symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'local_link_integrity_errors',
                     'excessive_buffer_overrun_errors', 'port_rcv_remote_physical_errors', 'port_xmit_discards',
                     'np_ecn_marked_roce_packets', 'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored')
-), c0 AS (
-  SELECT * EXCLUDE (pref) FROM c00
-  SEMI JOIN (SELECT host, device, port, counter, min(pref) AS pref FROM c00 GROUP BY ALL) b
-    USING (host, device, port, counter, pref)
-), s AS (  -- per series: one whose value never changed rose by 0 (one hash pass; the window below skips it)
-  SELECT host, device, port, counter, file, count(*) AS samples, coalesce(min(value) <> max(value), false) AS moved
-  FROM c0 GROUP BY ALL
-), c AS (
-  SELECT host, device, port, counter, ts, value,
-         lag(value) OVER (PARTITION BY host, device, port, counter, file ORDER BY sample_no, line_no) AS prev
-  FROM c0 SEMI JOIN (SELECT * FROM s WHERE moved) m USING (host, device, port, counter, file)
+), s AS (  -- per series of one counter set: one whose value never changed rose by 0 (one hash pass; the window below
+  -- skips it); of a port's counter only the series of its preferred set (the lowest pref) are kept
+  SELECT * FROM (
+    SELECT host, device, port, counter, file, pref, count(*) AS samples, coalesce(min(value) <> max(value), false) AS moved
+    FROM c00 WHERE host IS NOT NULL GROUP BY ALL)
+  QUALIFY pref = min(pref) OVER (PARTITION BY host, device, port, counter)
+), c AS (  -- the moved series' samples in order; each series numbered (sid) so the window sorts on one integer
+  SELECT host, device, port, counter, ts, value, lag(value) OVER (PARTITION BY sid ORDER BY sample_no, line_no) AS prev
+  FROM c00 JOIN (SELECT host, device, port, counter, file, pref, row_number() OVER () AS sid FROM s WHERE moved) m
+    USING (host, device, port, counter, file, pref)
 ), d AS (
   SELECT host, device, port, counter, CAST(sum(samples) AS BIGINT) AS samples, sum(increase) AS increase,
          min(first_rise) AS first_rise, max(last_rise) AS last_rise FROM (
