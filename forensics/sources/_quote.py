@@ -40,8 +40,10 @@ from collections import Counter
 # "; " Lisp/ini: comment_prefix, output kept as comments of a source file) is taken off where the source reads the
 # input better without it, as a list mark is; 7: a node name and ": " before (nearly) every line (pdsh, clush,
 # talosctl -n A,B: forensics.sources._hosts) is taken off where the source reads the input at least as well
-# without it, and each node's lines are read as one input of that host)
-VERSION = 7
+# without it, and each node's lines are read as one input of that host; 8: the marks before an elision or fence
+# line are one character each ("%+" inside a repeated group backtracked exponentially: a line of 24 "#" took
+# 8 CPU s, a banner of 80 never ended), "/" alone counts as one, and a line over MARK_MAX bytes is no such line)
+VERSION = 8
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
@@ -53,14 +55,14 @@ MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
 # a line that only marks an elision: "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --",
 # an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]"; or after a
 # comment mark: "% ...")
-RE_ELISION = (r"(?i)^\s*(?:(?:[>*+|-]|%+|#+|/{2,}|;+)\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
+RE_ELISION = (r"(?i)^\s*(?:[>*+|%#;/-]\s*)*(?:\[\s*(?:\.{2,}|…|snip(?:ped)?|cut|trimmed|truncated|skipped|removed|more)\s*\]"
               r"|<\s*(?:\.{2,}|…|snip(?:ped)?)\s*>|\(\s*(?:\.{2,}|…|snip(?:ped)?)\s*\)|\.{3,}|…"
               r"|-+\s*(?:snip|cut)\s*-+|-*\s*8<\s*-*)\s*$")
 _ELISION = re.compile(RE_ELISION.encode("utf-8"))
 # a line that only opens or closes what the paste was put in: a Markdown code fence (CommonMark: three or more
 # backticks, or three or four tildes, with an optional info string "```sh", "~~~ text"), or a C-style comment
 # ("/*", " */": output kept in a source file's comment), behind mail quotes, comment marks or an indent or not
-RE_FENCE = (r"^[ \t]*(?:(?:[>*+|-]|%+|#+|/{2,}|;+)[ \t]*)*(?:`{3,}[ \t]*[A-Za-z0-9_+.#-]*|~{3,4}[ \t]*[A-Za-z0-9_+.#-]*|/\*+|\*+/)[ \t]*$")
+RE_FENCE = (r"^[ \t]*(?:[>*+|%#;/-][ \t]*)*(?:`{3,}[ \t]*[A-Za-z0-9_+.#-]*|~{3,4}[ \t]*[A-Za-z0-9_+.#-]*|/\*+|\*+/)[ \t]*$")
 _FENCE = re.compile(RE_FENCE.encode("utf-8"))
 _QUOTE_RUN = re.compile(rb"^(?:> ?)+")
 # a list mark before every line: "* ", " - ", "+ ", "| " (a forum's bulleted list, a wiki's or mail client's bar quote)
@@ -80,7 +82,17 @@ def _lines(head: bytes) -> list[bytes]:
     lines = head.split(b"\n", SCAN_LINES)[:SCAN_LINES]
     if len(lines) > 1 and not head.endswith(b"\n"):
         lines = lines[:-1]  # a last line perhaps cut by the head's end is not weighed
-    return [t for ln in lines if (t := ln.rstrip(b"\r\n\t ")) and not _ELISION.match(t) and not _FENCE.match(t)]
+    return [t for ln in lines if (t := ln.rstrip(b"\r\n\t ")) and not _mark_line(t)]
+
+
+MARK_MAX = 256  # bytes: an elision or fence line is a few marks ("> > [...]", "% ```sh"); a longer line is none
+
+
+def _mark_line(t: bytes) -> bool:
+    """Whether `t` only marks an elision or opens or closes a fence. Python's backtracking re takes time
+    quadratic in a run of "-" (the prefix's marks and "-- snip --" both take it), so a line longer than
+    any such mark (`MARK_MAX`) is not tried: a 100 KB line of "-" took 219 CPU s here."""
+    return len(t) <= MARK_MAX and bool(_ELISION.match(t) or _FENCE.match(t))
 
 
 def _carried(lines: list[bytes], prefix: bytes) -> int:
