@@ -495,8 +495,9 @@ def test_nvlink_edge_lines():
     assert nvl(res).select("link", "direction", "value").rows() == [(1, "rx", 7)]
     reasons = res.unparsed.sort("line_no")["reason"].to_list()
     assert "before any" in reasons[0] and "--status" in reasons[1] and "int64" in reasons[2]
-    # `nvidia-smi -L` (GPU lines, no links) is not nvlink output
-    assert not sniff_smi(b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n")
+    # `nvidia-smi -L` (GPU lines, no links) is not nvlink output: it is read as the GPU list
+    one = b"GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)\n"
+    assert "nvidia-smi -L" in sniff_smi(one).reason and run(one).meta["variant"] == "list"
 
 
 def _marker_series(outputs: list[str]) -> str:
@@ -1085,3 +1086,22 @@ def test_q_d_temperature_and_q_d_power_on_their_own():
     assert g.height == 1 and g["power_w"].to_list() == [12.9] and g["power_limit_w"].to_list() == [160.0]
     assert g["pci_bus_id"].to_list() == ["0000:01:00.0"] and res.unparsed.height == 0
     assert res.meta["commands"][0]["command"].endswith("nvidia-smi -i 0 -q -d power")
+
+
+def test_list_gpus_with_mig_devices_is_recognised_and_read():
+    # nvidia-smi -L of 4 A100 in a telegraf issue, GPU 0 in MIG mode with four 1g.20gb devices
+    data = load("list-4xa100-mig-telegraf-issue.txt")
+    name, res = parse_bytes(data, None, ParseContext(host="n1"))
+    assert name == "nvidia_smi" and res.meta["variant"] == "list" and res.unparsed.height == 0
+    g = res.tables["gpus"]
+    assert g["gpu"].to_list() == [0, 1, 2, 3]
+    assert g["uuid"][3] == "GPU-69ec2344-ebac-b028-f88f-452abb3d7f11" and g["name"][0] == "NVIDIA A100-SXM4-80GB"
+    assert g["mig_mode"].to_list() == ["Enabled", None, None, None] and res.meta["mig_devices"] == 4
+
+
+def test_list_gpus_above_the_table_is_the_tables_paste():
+    # -L lines pasted above the summary table do not make the paste a listing: the table is read
+    listing = load("list-4x3090-prompt-fenced-gpu-hot-issue.txt").split(b"\n")[2:6]
+    table = load("table-8xh100-550-no-processes.txt")
+    name, res = parse_bytes(b"\n".join(listing) + b"\n" + table, None, ParseContext(host="n1"))
+    assert name == "nvidia_smi" and res.meta["variant"] != "list" and res.tables["gpu_samples"].height == 8

@@ -10,7 +10,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
-from forensics.sources.nvidia_smi import compute_apps, csv_shapes, nvlink, q_text, query_csv, table, topo
+from forensics.sources.nvidia_smi import compute_apps, csv_shapes, listing, nvlink, q_text, query_csv, table, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -49,14 +49,16 @@ def _strong_header(fields: list[str]) -> bool:
 
 
 def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'csv-aligned' | 'topo' | 'nvlink' | 'table' from the first decisive line, or None."""
+    """'text' | 'xml' | 'csv' | 'csv-aligned' | 'topo' | 'nvlink' | 'table' | 'list' from the first decisive line, or None."""
     return classify(texts, ctx, strict)[0]
 
 
 def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> tuple[str | None, Sniff]:
-    """(variant or None, how sure and why): the first decisive line decides."""
+    """(variant or None, how sure and why): the first decisive line decides; ``nvidia-smi -L`` lines decide only
+    where no other output of the tool follows them (``-L`` pasted above the table is the table's paste)."""
     rows: list[str] = []
     seen = 0
+    listed: int | None = None  # the first line of an nvidia-smi -L block
     for i, t in enumerate(texts):
         s = t.strip()
         if not s or t.startswith(MARKER_PREFIX):
@@ -75,6 +77,9 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
                 return "table", Sniff(0.9, f"line {i + 1} opens the Processes block of the nvidia-smi table")
         if nvlink.starts_here(texts, i, strict):
             return "nvlink", Sniff(0.95, f"line {i + 1} is a 'GPU n: ... (UUID: ...)' line followed by NVLink counters")
+        if listing.starts_here(texts, i):
+            listed = i if listed is None else listed
+            continue
         if _GPU.match(t):
             nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
             if not strict or _KV_INDENTED.match(nxt):
@@ -109,6 +114,8 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
         if compute_apps.header_fields(t) is not None:
             return "csv", Sniff(0.95, f"line {i + 1} is a --query-compute-apps CSV header")
         rows.append(t)
+    if listed is not None:
+        return "list", Sniff(0.9, f"line {listed + 1} is a 'GPU n: name (UUID: GPU-...)' line of nvidia-smi -L")
     if ctx is not None and (ctx.hints or {}).get("query_fields"):
         return "csv", Sniff(0.9, "--query-gpu CSV rows, fields as stated")
     rows = [r for r in rows if not re.search(query_csv.PROMPT_RE, r)]
