@@ -171,6 +171,35 @@ def test_load_caches_by_content(tmp_path, fake_registry, monkeypatch):
     assert d == root and (root / "tables/_meta.json").is_file()
 
 
+def test_a_cache_copied_with_its_times_is_reused_and_a_rewrite_is_not(tmp_path, fake_registry, monkeypatch):
+    """A cache folder copied as `cp -a` copies it (modification times kept; change times and inodes new) is
+    current as it is: no re-parse. A small file under hosts/ rewritten with the same size and its old
+    modification time put back is not."""
+    import os
+    import shutil
+
+    root = _tree(tmp_path)
+    tar = write_tree(root, tmp_path / "b.tar.zst")
+    calls = []
+    import forensics.ingest.run as ingest_mod
+
+    real = ingest_mod.ingest_bundle
+    monkeypatch.setattr(ingest_mod, "ingest_bundle", lambda r, progress=None, **kw: calls.append(r) or real(r, **kw))
+    r1 = load(tar, cache_dir=tmp_path / "cache")
+    assert len(calls) == 1
+    shutil.copytree(tmp_path / "cache", tmp_path / "copy", symlinks=True)  # (copy2: times kept, as cp -a)
+    r2 = load(tar, cache_dir=tmp_path / "copy")
+    assert r2 != r1 and len(calls) == 1, "a copy with the same times and bytes must not re-parse"
+    info = r2 / "hosts" / "node01" / "host.json"
+    st = info.stat()
+    text = info.read_bytes()
+    info.write_bytes(text.replace(b"Europe/Berlin", b"Europe/Bxrlin"))
+    os.utime(info, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert info.stat().st_size == st.st_size and info.read_bytes() != text
+    load(tar, cache_dir=tmp_path / "copy")
+    assert len(calls) == 2, "a rewrite with the old size and modification time must re-parse"
+
+
 REAL = [(s, f) for s, f in cases() if s in sources.registry()]
 
 

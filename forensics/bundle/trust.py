@@ -5,8 +5,8 @@ versions; believing it would let a bundle forge findings (rows the raw files nev
 the reader with columns of the wrong type. So:
 
 - :func:`seal` adds to the ``_meta.json`` that ingest writes: every table file with its size, a
-  digest of the raw inputs it was parsed from (each file's path, size, modification and change time
-  under ``hosts/``, and the archive's member list) and an HMAC of all that under a key that never
+  digest of the raw inputs it was parsed from (each file's path, size, modification time and content, or
+  change time for a large one, under ``hosts/``: see :func:`tree_digest`; and the archive's member list) and an HMAC of all that under a key that never
   leaves this machine (``~/.config/forensics/tables.key`` or ``$FORENSICS_TABLES_KEY_FILE``,
   mode 0600, made on first use);
 - :func:`current` accepts ``tables/`` only when that seal verifies, the parser versions are current,
@@ -80,10 +80,18 @@ def raw_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+#: files up to this size enter :func:`tree_digest` by their content, larger ones by their change time
+CONTENT_DIGEST_BYTES = 1 << 20
+
+
 def tree_digest(base: Path, rel_to: Path | None = None) -> str:
-    """Digest of every entry under `base`: path, type, size, modification and change time (links
-    not followed). Rewriting, adding, removing or renaming a file changes it; a restored mtime
-    does not hide a rewrite (the change time moves)."""
+    """Digest of every entry under `base` (links not followed): its path, type, size and modification
+    time, and what a copy keeps that a rewrite changes: a regular file's SHA-256 up to
+    :data:`CONTENT_DIGEST_BYTES`, a link's target, a larger file's change time. Rewriting, adding,
+    removing or renaming a file changes it, a restored mtime does not hide a rewrite (the content, or the
+    change time, moves), and a copy made with ``cp -a`` (new change times and inodes, same times and bytes)
+    does not: the files under ``hosts/`` of an extracted archive in the cache are all small (host.json,
+    commands.jsonl: the raw outputs stay in the archive), so a cache folder copied that way is reused as it is."""
     h = hashlib.sha256()
     root = rel_to if rel_to is not None else base
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
@@ -92,11 +100,34 @@ def tree_digest(base: Path, rel_to: Path | None = None) -> str:
             p = os.path.join(dirpath, name)
             try:
                 st = os.lstat(p)
+                kind = stat.S_IFMT(st.st_mode)
+                if kind == stat.S_IFDIR:
+                    what = ""  # (its entries are in the digest themselves)
+                elif kind == stat.S_IFLNK:
+                    what = os.readlink(p)
+                elif kind == stat.S_IFREG and st.st_size <= CONTENT_DIGEST_BYTES:
+                    what = _small_file_sha256(p, st)
+                else:
+                    what = str(st.st_ctime_ns)
             except OSError:
                 continue
             rel = os.path.relpath(p, root)
-            h.update(f"{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
+            h.update(f"{rel}\0{kind}\0{st.st_size}\0{st.st_mtime_ns}\0{what}\n".encode())
     return h.hexdigest()
+
+
+def _small_file_sha256(path: str, st: os.stat_result) -> str:
+    """SHA-256 of the regular file `path` (`st`: its lstat), read without following a link put in its
+    place meanwhile; its change time when it changed type or size meanwhile (the digest then differs)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return f"unreadable {st.st_ctime_ns}"
+    with os.fdopen(fd, "rb") as fh:
+        now = os.fstat(fh.fileno())
+        if not stat.S_ISREG(now.st_mode) or now.st_size != st.st_size:
+            return f"changed {st.st_ctime_ns}"
+        return hashlib.sha256(fh.read(CONTENT_DIGEST_BYTES + 1)).hexdigest()
 
 
 def table_files(tables: Path) -> dict[str, int]:
