@@ -1105,3 +1105,25 @@ def test_list_gpus_above_the_table_is_the_tables_paste():
     table = load("table-8xh100-550-no-processes.txt")
     name, res = parse_bytes(b"\n".join(listing) + b"\n" + table, None, ParseContext(host="n1"))
     assert name == "nvidia_smi" and res.meta["variant"] != "list" and res.tables["gpu_samples"].height == 8
+
+
+def test_dmon_markdown_quote_with_escaped_hash_is_read():
+    # nvidia-smi dmon -s pucvmet of 4 GPUs quoted in a GitHub issue, its "#" escaped as "\#"
+    name, res = parse_bytes(load("dmon-4gpu-pucvmet-markdown-quote-escaped-hash.txt"), None, ParseContext(host="n1"))
+    assert name == "nvidia_smi" and res.meta["variant"] == "dmon" and res.unparsed.height == 0
+    s = res.tables["gpu_samples"].sort("gpu")
+    assert s["gpu"].to_list() == [0, 1, 2, 3] and s["sample_no"].unique().to_list() == [0]
+    r = s.row(3, named=True)
+    assert (r["power_w"], r["temp_c"], r["util_pct"], r["mem_util_pct"], r["mem_clock_mhz"], r["gr_clock_mhz"],
+            r["mem_used_mib"], r["pcie_rx_kb_s"], r["ecc_sbe_aggregate"]) == (86, 70, 18, 6, 4513, 1784, 11660, 62 * 1024,
+                                                                             None)
+
+
+def test_dmon_cycles_of_one_gpu_and_a_row_that_does_not_fit():
+    data = load("dmon-s-pucvmet-c4-gtemp-mtemp-jpg-ofa-guide-fenced.txt")
+    res = run(data)
+    s = res.tables["gpu_samples"]
+    assert s["sample_no"].to_list() == [0, 1, 2, 3] and s["mem_temp_c"].to_list() == [41, 41, 42, 41]
+    assert res.unparsed.height == 0 and "nvidia-smi dmon" in str(res.meta)
+    res = run(data.replace(b"  0  2619  1410\n    0   160", b"  0  2619\n    0   160"))  # a row cut short
+    assert s.height - 1 == res.tables["gpu_samples"].height and "columns of its header" in res.unparsed["reason"][0]

@@ -30,6 +30,8 @@ Reads, recognised by content (one variant per file):
   "NIC Legend") and gpus (gpu, cpu_affinity, numa_node).
 * the plain ``nvidia-smi`` table (drivers 4xx ... 580+, with or without its date line and Processes
   block) -> gpu_samples, gpus and processes: :mod:`forensics.sources.nvidia_smi.table`.
+* ``nvidia-smi dmon`` -> gpu_samples (power, temperatures, sm/mem busy %, clocks, fb used, PCIe MB/s, ECC):
+  :mod:`forensics.sources.nvidia_smi.dmon`.
 * ``nvidia-smi -L`` -> gpus (gpu, name, uuid; ``mig_mode`` "Enabled" under MIG device lines):
   :mod:`forensics.sources.nvidia_smi.listing`.
 * ``nvidia-smi nvlink -gt d`` / ``-gt r`` (and the deprecated ``-g 0|1`` of older drivers) ->
@@ -92,11 +94,11 @@ from forensics.sources._base import (
     ParseContext, ParseResult, Sniff, head_text, result, split_lines, unparsed_frame, unparsed_rows,
 )
 from forensics.sources._shell import take_shell_lines
-from forensics.sources.nvidia_smi import listing, nvlink, q_text, q_xml, query_csv, recognise, table, topo
+from forensics.sources.nvidia_smi import dmon, listing, nvlink, q_text, q_xml, query_csv, recognise, table, topo
 from forensics.sources.nvidia_smi.common import add_time, ecc_table, frame
 
 NAME = "nvidia_smi"
-VERSION = 19  # 19: nvidia-smi -L (GPU lines with their UUID, MIG device lines) is recognised and read into gpus (was not recognised), where no other nvidia-smi output follows it; 18: no change of the parser: a paste behind a comment mark on every line ("% " MATLAB, "# ", "// ", "-- ", "; ") is read without it by the shared paste layer (_quote VERSION 6); a new real fixture (-q of two TITAN Z in MATLAB comments); 17: no change of the parser: lines that only open or close a code fence or comment ("```", "/*", "*/") are skipped and counted, and a paste behind a list mark (" * ", "- ", "| ") is read without it, by the shared paste layer (_quote VERSION 5); 16: a value past a double's range (a run of hundreds of digits) is null, not inf (-q values, the table's, query CSV num: fields, compute-apps memory); a noheader CSV with such a value in its index column no longer raises OverflowError (the file was lost); 15: two new real fixtures (-q -d TEMPERATURE of 530, -q -d POWER of 375), read as before (no parser change); 14: the summary table of drivers 270-295 with its index written "0\\." (a Markdown page: the Arch wiki's 290.10 example) is read (its GPU, state and process lines were unparsed: 0 rows); 13: a -q paste with its indent lost that starts inside a sub-section (indented lines of a section cut above, then the GPU-level lines at column 0) is read (the dedent was judged from the first line only); 12: a -q paste that starts at one of a GPU record's own lines ("Product Name", "Serial Number": no banner, no GPU line), indented or with its indent lost, is recognised and read as a fragment GPU (was unrecognised, or its first lines unparsed); 11: a paste whose lines end in Markdown hard line breaks (" \\") is read without them (meta hard_breaks); 10: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed; 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
+VERSION = 20  # 20: nvidia-smi dmon (the "# gpu ..." and "# Idx ..." header lines, "\\#" escaped in Markdown too) is recognised and read into gpu_samples (was not recognised); 19: nvidia-smi -L (GPU lines with their UUID, MIG device lines) is recognised and read into gpus (was not recognised), where no other nvidia-smi output follows it; 18: no change of the parser: a paste behind a comment mark on every line ("% " MATLAB, "# ", "// ", "-- ", "; ") is read without it by the shared paste layer (_quote VERSION 6); a new real fixture (-q of two TITAN Z in MATLAB comments); 17: no change of the parser: lines that only open or close a code fence or comment ("```", "/*", "*/") are skipped and counted, and a paste behind a list mark (" * ", "- ", "| ") is read without it, by the shared paste layer (_quote VERSION 5); 16: a value past a double's range (a run of hundreds of digits) is null, not inf (-q values, the table's, query CSV num: fields, compute-apps memory); a noheader CSV with such a value in its index column no longer raises OverflowError (the file was lost); 15: two new real fixtures (-q -d TEMPERATURE of 530, -q -d POWER of 375), read as before (no parser change); 14: the summary table of drivers 270-295 with its index written "0\\." (a Markdown page: the Arch wiki's 290.10 example) is read (its GPU, state and process lines were unparsed: 0 rows); 13: a -q paste with its indent lost that starts inside a sub-section (indented lines of a section cut above, then the GPU-level lines at column 0) is read (the dedent was judged from the first line only); 12: a -q paste that starts at one of a GPU record's own lines ("Product Name", "Serial Number": no banner, no GPU line), indented or with its indent lost, is recognised and read as a fragment GPU (was unrecognised, or its first lines unparsed); 11: a paste whose lines end in Markdown hard line breaks (" \\") is read without them (meta hard_breaks); 10: lines that only mark an elision ("...", "[...]") are skipped and counted (sources.parse_pasted), no longer unparsed; 9: an integer of more than 20 digits is out of range (int() refused strings of over 4,300 digits: the file was lost); 8: the Windows summary table (TCC/WDDM or Driver-Model header, WDDM/TCC/MCDM on the GPU line) is read (its GPU lines were unparsed); 7: the summary table of drivers 270-295 (Nb., Volatile ECC SB / DB, "64 C", "577MB") is read (its lines were unparsed); 6: a paste quoted or indented as a block (markdown blockquote, mail reply) is read without the prefix
 # 5: the command line and the shell's `time` report around a paste go to meta (not unparsed)
 # 4: the plain table, csv,noheader with the pasted command, column -t, topo -m ANSI header, 610 CSV header
 TABLES = ("gpus", "gpu_samples", "gpu_ecc", "gpu_topo", "nvlink_counters", "processes")
@@ -204,12 +206,20 @@ def _parse_lines(lines: pl.DataFrame, ctx: ParseContext) -> ParseResult:
         if fast is not None:
             rows, meta = fast  # (result() conforms the frame to the table's schema)
             return result(NAME, ctx, n, {"nvlink_counters": rows}, None, **meta)
-    mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink, "table": table, "list": listing}[kind]
+    mod = {"text": q_text, "xml": q_xml, "topo": topo, "nvlink": nvlink, "table": table, "list": listing,
+           "dmon": dmon}[kind]
     texts = head if len(head) == n else lines.get_column("text").to_list()
     parts = mod.parse(texts, ctx)
     up = unparsed_rows(parts.unparsed, ctx, NAME)
     if kind == "nvlink":
         return result(NAME, ctx, n, {"nvlink_counters": frame("nvlink_counters", parts.samples)}, up, **parts.meta)
+    if kind == "dmon":
+        samples = add_time(frame("gpu_samples", parts.samples), ctx.tz, ctx.capture_time, prefer_local=False)
+        if samples.height:  # a capture time dates only the first cycle: dmon prints none
+            samples = samples.with_columns(
+                pl.when(pl.col("sample_no") == 0).then(pl.col("ts")).alias("ts"),
+                pl.when(pl.col("sample_no") == 0).then(pl.col("ts_quality")).otherwise(pl.lit("none")).alias("ts_quality"))
+        return result(NAME, ctx, n, {"gpu_samples": samples}, up, **_tz_note({"gpu_samples": samples}, ctx, parts.meta))
     if kind == "list":
         return result(NAME, ctx, n, {"gpus": frame("gpus", parts.gpus)}, up, **parts.meta)
     if kind == "topo":

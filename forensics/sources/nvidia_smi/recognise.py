@@ -10,7 +10,7 @@ import re
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
-from forensics.sources.nvidia_smi import compute_apps, csv_shapes, listing, nvlink, q_text, query_csv, table, topo
+from forensics.sources.nvidia_smi import compute_apps, csv_shapes, dmon, listing, nvlink, q_text, query_csv, table, topo
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
@@ -49,7 +49,7 @@ def _strong_header(fields: list[str]) -> bool:
 
 
 def variant(texts: list[str], ctx: ParseContext | None, strict: bool = False) -> str | None:
-    """'text' | 'xml' | 'csv' | 'csv-aligned' | 'topo' | 'nvlink' | 'table' | 'list' from the first decisive line, or None."""
+    """'text' | 'xml' | 'csv' | 'csv-aligned' | 'topo' | 'nvlink' | 'table' | 'list' | 'dmon' from the first decisive line, or None."""
     return classify(texts, ctx, strict)[0]
 
 
@@ -77,6 +77,8 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
                 return "table", Sniff(0.9, f"line {i + 1} opens the Processes block of the nvidia-smi table")
         if nvlink.starts_here(texts, i, strict):
             return "nvlink", Sniff(0.95, f"line {i + 1} is a 'GPU n: ... (UUID: ...)' line followed by NVLink counters")
+        if (s[0] == "#" or s[:2] == "\\#") and dmon.starts_here(texts, i):
+            return "dmon", Sniff(0.95, f"line {i + 1} is the '# gpu ...' header of nvidia-smi dmon, its units line below")
         if listing.starts_here(texts, i):
             listed = i if listed is None else listed
             continue
