@@ -35,7 +35,8 @@ class _Columns:
     def _write(self) -> None:
         import pyarrow as pa
 
-        table = pa.table(self.cols)
+        # a later batch whose column is all None (no watchdog line in it) takes the first batch's types
+        table = pa.table(self.cols) if self.writer is None else pa.table(self.cols, schema=self.writer.schema)
         if self.writer is None:
             self.writer = self.pq.ParquetWriter(self.path, table.schema, compression=COMPRESSION)
         self.writer.write_table(table)
