@@ -441,3 +441,14 @@ def test_prose_between_rows_and_a_row_wrapped_by_a_narrow_terminal():
     assert set(r.unparsed["reason"]) == {"text among the device rows, not an iostat row (a label or prose line?)"}
     sdb = r.tables["disk_io"].filter(pl.col("device") == "sdb").sort("line_no")
     assert sdb["line_no"].to_list() == [9, 19] and sdb["r_await_ms"].to_list() == [60.92, 0.0]
+
+
+def test_blanks_collapsed_and_capitalised_avg_cpu_header_read_as_the_original():
+    # the jc CentOS 7.7 -x paste with every run of blanks one space and "%User %Nice ..." in the avg-cpu header
+    # (DERIVED fixture): the same rows as the original, values and all
+    got = parse_file("iostat--centos77-x-old-columns-DERIVED-blanks-collapsed-capitalised-avg-cpu.txt")
+    want = parse_file("iostat--centos77-x-old-columns.txt")
+    assert got.unparsed.height == 0
+    for t in ("cpu_util", "disk_io"):
+        assert got.tables[t].drop("file").equals(want.tables[t].drop("file")), t
+    assert got.tables["cpu_util"]["nice_pct"].to_list() == [0.0] and got.tables["cpu_util"]["idle_pct"][0] == 99.70

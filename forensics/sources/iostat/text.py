@@ -65,8 +65,8 @@ class _Steer:
             st.day = S.parse_date(b["date"], self.order)
             self.mode = None
             return None
-        if toks[0] == "avg-cpu:":
-            cols = tuple(toks[1:])
+        if toks[0] == "avg-cpu:":  # ("%Nice" of a paste whose header was capitalised: sysstat prints "%nice")
+            cols = tuple(t.lower() for t in toks[1:])
             seen = ("cpu", cols, False, bool(cols) and all(c in S.CPU_COLS for c in cols))
         elif toks[0] in _DEVICE or (len(toks) > 1 and toks[-1] in _DEVICE):
             last = toks[0] not in _DEVICE
