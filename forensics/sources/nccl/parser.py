@@ -151,25 +151,38 @@ def strip_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 def join_ray_dedup(lines: pl.DataFrame) -> tuple[pl.DataFrame, int, list[int]]:
     """`lines` whose NCCL lines end in the first words of Ray's dedup mark (`` [repeated 4x across``) continued on
     the next line (``cluster]``) without the mark, that next line emptied; (lines, how many, the emptied lines'
-    numbers: counted by the caller, not lost)."""
+    numbers: counted by the caller, not lost).
+
+    Two literal passes over all lines find the few that may start a cut mark or note; the patterns then run on
+    those and the line after each only (a 40 MB benchmark log holds 2,109 marks in 357,000 lines)."""
     t = pl.col("text")
-    nxt = t.shift(-1)
-    hit = (t.str.contains(" NCCL ", literal=True) & t.str.contains(_RAY_DEDUP_HEAD)
-           & nxt.str.contains(_RAY_DEDUP_TAIL)).fill_null(False)
-    idx = lines.select(hit.arg_true()).to_series()
     text = lines.get_column("text")
+    cand = lines.select(t.str.contains(" [repeated ", literal=True).fill_null(False).arg_true()).to_series()
+    hit = _with_next(text, cand).select(
+        (t.str.contains(" NCCL ", literal=True) & t.str.contains(_RAY_DEDUP_HEAD)
+         & pl.col("_next").str.contains(_RAY_DEDUP_TAIL)).fill_null(False)).to_series()
+    idx = cand.filter(hit)
     if idx.len():
-        heads = lines.select(t.str.replace(_RAY_DEDUP_HEAD, ""))[idx].to_series()
-        text = text.scatter(idx, heads)
+        text = text.scatter(idx, text.gather(idx).str.replace(_RAY_DEDUP_HEAD, ""))
     # the note after a whole mark cut by a wrap: its rest alone on the next line
-    cut = (t.str.contains(_RAY_NOTE_OPEN) & ~t.str.contains("for more options.)", literal=True)
-           & nxt.str.contains(_RAY_NOTE_REST) & ~nxt.str.contains(" NCCL ", literal=True)).fill_null(False)
-    rest = lines.select(cut.arg_true()).to_series() + 1
+    open_ = lines.select(t.str.contains("(Ray deduplicates logs", literal=True).fill_null(False).arg_true()).to_series()
+    cut = _with_next(lines.get_column("text"), open_).select(
+        (~t.str.contains("for more options.)", literal=True) & pl.col("_next").str.contains(_RAY_NOTE_REST)
+         & ~pl.col("_next").str.contains(" NCCL ", literal=True)).fill_null(False)).to_series()
+    rest = open_.filter(cut) + 1
     gone = pl.concat([idx + 1, rest]).unique().sort()
     if not gone.len():
         return lines, 0, []
     text = text.scatter(gone, pl.Series([""] * gone.len(), dtype=pl.String))
     return lines.with_columns(text), idx.len(), (lines.get_column("line_no")[gone]).to_list()
+
+
+def _with_next(text: pl.Series, idx: pl.Series) -> pl.DataFrame:
+    """The lines at `idx` (``text``) beside the line after each (``_next``; null after the last line)."""
+    nxt = idx + 1
+    after = text.gather(nxt.filter(nxt < text.len()))
+    return pl.DataFrame([text.gather(idx).alias("text"),
+                         after.extend(pl.Series([None] * (idx.len() - after.len()), dtype=pl.String)).alias("_next")])
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
