@@ -482,3 +482,21 @@ def test_a_sentence_naming_ethtool_S_is_prose_not_a_command_line_and_names_no_in
         res = parse(line + b"\n" + body)
         assert res.tables["nic_counters"]["iface"].to_list() == [iface], line
         assert (1 in res.unparsed["line_no"].to_list()) == (iface is None), line
+
+
+def test_counters_on_the_header_line_are_read_as_printed():
+    # an HTML <pre> copied without its line breaks (DERIVED from the ethq issue 3 r8169 paste): the same counters
+    # as the paste they came from, every row on line 1, the command read as such
+    got = parse("ethtool--ethq-issue3-r8169-DERIVED-html-pre-newlines-lost-one-line.txt")
+    want = parse("ethtool--ethq-issue3-r8169-ethtool-i-then-S-hash-prompts.txt").tables["nic_counters"]
+    rows = got.tables["nic_counters"]
+    assert got.lines == 1 and got.unparsed.height == 0 and got.meta["collapsed_lines"] == 1
+    assert rows["line_no"].unique().to_list() == [1] and rows["iface"].unique().to_list() == ["enp1s0"]
+    assert rows.select("counter", "value").rows() == want.select("counter", "value").rows()
+    # a line of prose, then the collapsed line with a word no counter is; a line with the header alone untouched
+    data = (b"stats below\nNIC statistics: rx_packets: 12 tx_packets: 34 see? rx_missed_errors: 5\n"
+            b"NIC statistics:\n     rx_crc_errors: 7\n")
+    res = parse(data)
+    assert res.lines == 4 and res.tables["nic_counters"].select("line_no", "counter", "value").rows() == [
+        (2, "rx_packets", 12), (2, "tx_packets", 34), (2, "rx_missed_errors", 5), (4, "rx_crc_errors", 7)]
+    assert res.unparsed["line_no"].to_list() == [1] and res.meta["collapsed_leftovers"] == [{"line_no": 2, "text": "see?"}]

@@ -78,13 +78,14 @@ from forensics.sources._base import (
     split_lines,
     unparsed_frame,
 )
+from forensics.sources import _ethtool_collapsed as collapsed
 from forensics.sources import _link_stats as link_stats
 from forensics.sources._ethtool_names import join_names
 from forensics.sources._ethtool_paste import MAX_NOTES, pasted_snapshots, repair_paste
 from forensics.sources._ethtool_snapshot import CMD, PROMPT_HOST, command_at, hint_iface, snapshot_markers, watch_ts
 
 NAME = "ethtool"
-VERSION = 8  # 8: a sentence that names `ethtool -S IFACE` ("ethtool -S eth0 provides a lot of statistics.") is prose, not a command line: it names no interface and goes to unparsed (it set iface); 7: an author's note after a value ("rx_dropped: 123  # growing", "<-- here") is taken off (meta notes) and the value read; a paste of several snapshots with no ethtool command between them ("NIC statistics:" again, or a label or "$ sleep 10" after which counter names repeat) gives one sample_no each (they were one sample); 6: an ifconfig / ip -s link counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
+VERSION = 9  # 9: the header and the counters on one line ("NIC statistics: rx_packets: 1 tx_packets: 2 ...": a page lost the line breaks) are read as the lines ethtool printed, every row on that line (was not recognised); 8: a sentence that names `ethtool -S IFACE` ("ethtool -S eth0 provides a lot of statistics.") is prose, not a command line: it names no interface and goes to unparsed (it set iface); 7: an author's note after a value ("rx_dropped: 123  # growing", "<-- here") is taken off (meta notes) and the value read; a paste of several snapshots with no ethtool command between them ("NIC statistics:" again, or a label or "$ sleep 10" after which counter names repeat) gives one sample_no each (they were one sample); 6: an ifconfig / ip -s link counter of any run of digits past int64 leaves its line unparsed (int() refused over 4,300 digits: the file was lost); 5: a paste's tab after the colon ("rx_packets:\t333") is read as ": ", and a value a mail client wrapped onto the next line is joined back to its name (features paste-repaired, wrapped-values; before, both were unparsed); 4: the ifconfig / ip command lines above those blocks go to meta commands (not unparsed), iproute2 6.x "heartbt"; 3: ifconfig / ip -s link blocks pasted with the counters -> link_stats; 2: an `ethtool -i` block (driver, firmware, bus-info) and its command line are read into meta
 TABLES = ("nic_counters", "link_stats")
 DESCRIPTION = "ethtool -S NIC counters (mlx5, ice, i40e, ixgbe, bnxt, virtio, ...), marker series and ticket excerpts"
 SNIFF_PRIORITY = 40
@@ -130,6 +131,8 @@ def sniff(head: bytes) -> bool:
             continue
         in_block = False
         if s == "NIC statistics:" and nonblank - other <= 40:
+            return True
+        if "NIC statistics:" in s and collapsed.looks_collapsed(s):  # the counters on the header's line
             return True
         if ln.startswith(MARKER_PREFIX):
             m = parse_marker(ln)
@@ -500,6 +503,14 @@ def _parse_block(data: bytes, ctx: ParseContext, has_markers: bool, line_offset:
 
 
 def parse(data: bytes, ctx: ParseContext) -> ParseResult:
+    got = collapsed.expand(data) if len(data) <= collapsed.MAX_LINE else None
+    if got is not None:  # the header and the counters on one line (a page lost the line breaks): taken apart
+        text, origin, lines = got
+        return collapsed.restore(_parse(text, ctx), origin[-1], origin, lines)
+    return _parse(data, ctx)
+
+
+def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if not data:  # (count_lines(data) == 0; the blocks count the lines)
         return result(NAME, ctx, 0, {"nic_counters": schema.empty("nic_counters")}, variant="empty")
     has_markers = data.startswith(_MARKER_B) or b"\n" + _MARKER_B in data
