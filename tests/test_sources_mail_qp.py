@@ -9,6 +9,7 @@ from fixture_cases import cases, context_for
 from forensics.ingest.files import parse_file
 from forensics.sources import QP_JOINED, parse_bytes, recognise
 from forensics.sources._mail_qp import decode, looks_encoded
+from forensics.sources.dmesg.parser import CUT_LOST
 
 FIX = Path(__file__).parent / "fixtures"
 QP_OOPS = FIX / "dmesg" / "dmesg--linux-mm-mail-quoted-printable-kmem-cache-alloc-oops.txt"
@@ -91,10 +92,12 @@ def test_journal_lines_cut_before_the_host_in_a_qp_mail():
     # the inner boot time left in the messages, the wpa_supplicant record unparsed
     summary, tables = parse_file(QP_JOURNAL)
     assert summary["source"] == "dmesg" and summary["decoded"] == "quoted-printable"
-    # the module-list pieces the terminal cut are now joined to their message, as dmesg joins them in the same
-    # text unencoded (they were unparsed, 7, behind the blank lines the decoder left); the terminal lost text
-    # between them ("snd_hda_codec" / "m btintel"), which dmesg's module-list join cannot see
-    assert (summary["lines"], summary["unparsed"]) == (86, 2)
+    # the module-list pieces the terminal cut: the paste was taken as a block of columns that left out each line's
+    # time and host, and the same columns of the lines the list was wrapped onto (text lost: "snd_hda_codec" /
+    # "m btintel"); so they are not joined (joined, they read "snd_hda_codecm"): unparsed, and said why
+    assert (summary["lines"], summary["unparsed"]) == (86, 7)
+    _, res = parse_bytes(QP_JOURNAL.read_bytes(), "dmesg", context_for(QP_JOURNAL))
+    assert res.unparsed["reason"].to_list().count(CUT_LOST) == 5
     assert summary["skipped_reasons"] == {QP_JOINED: 30}  # the encoded lines soft breaks joined to the line before
     assert tables["syslog"].select("line_no", "program", "pid", "message").rows() == [
         (1, "wpa_supplicant", 580, "rfkill: WLAN soft blocked")]
@@ -102,6 +105,8 @@ def test_journal_lines_cut_before_the_host_in_a_qp_mail():
     warn = log.row(0, named=True)
     assert warn["message"].startswith("WARNING: CPU: 0 PID: 580 at net/wireless/nl80211.c:6714 nl80211_get_reg_do")
     assert (warn["boot_s"], warn["ts_quality"]) == (10.881037, "none")
+    assert log["message"][1] == ("Modules linked in: arc4 snd_hda_codec_hdmi iwlmvm mac80211 snd_hda_codec_realtek "
+                                 "snd_hda_codec")
     rax = log.filter(log["message"].str.starts_with("RAX:")).row(0, named=True)
     assert rax["message"].endswith("RCX: 0000000000000000") and rax["boot_s"] == 10.881085
 

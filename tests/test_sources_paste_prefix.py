@@ -60,6 +60,10 @@ TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
 SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
 # already behind " * " or "% ": one list or comment mark is peeled, not two
 LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt", "nvidia_smi--q-2x-titan-z-369-wddm-matlab-percent-comments.txt"}
+# pastes of one line (kernel log records that ran together): a mark before one line proves nothing, the paste
+# layer peels none (_quote.MIN_LINES lines at least), and a mark before a kernel log head hides it
+ONE_LINE = {"dmesg--netlog-jp-syslog-records-run-together-usb3-toshiba-hdd.txt",
+            "dmesg--chinaunix-proc-kmsg-records-run-together-usb-camera.txt"}
 
 
 def _parses_differently(transform, skip=frozenset()) -> list[str]:
@@ -88,7 +92,7 @@ def test_every_real_fixture_pasted_as_a_list_parses_the_same(mark):
     # a forum's bulleted list, a wiki's or mail client's "| " quote: the mark before every non-blank line
     def listed(data):
         return b"\n".join((mark + ln) if ln.strip() else ln for ln in data.split(b"\n"))
-    differ = _parses_differently(listed, TOOL_INDENTED | LISTED)
+    differ = _parses_differently(listed, TOOL_INDENTED | LISTED | ONE_LINE)
     assert not differ, "\n".join(differ)
 
 
@@ -100,7 +104,7 @@ def test_every_real_fixture_pasted_as_comments_parses_the_same(mark):
         lines = data.split(b"\n")
         tail = [lines.pop()] if lines[-1] == b"" else []  # (the end of the last line: no line of its own)
         return b"\n".join([(mark + ln) if ln.strip() else mark.rstrip() for ln in lines] + tail)
-    differ = _parses_differently(commented, TOOL_INDENTED | LISTED)
+    differ = _parses_differently(commented, TOOL_INDENTED | LISTED | ONE_LINE)
     assert not differ, "\n".join(differ)
 
 

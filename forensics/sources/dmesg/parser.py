@@ -12,7 +12,7 @@ from forensics.sources._base import ParseContext, ParseResult, result, split_lin
 from forensics.sources.dmesg.events import EVENT_COLUMNS
 from forensics.sources.dmesg.fields import _fields
 from forensics.sources.dmesg.journal_json import join_column
-from forensics.sources.dmesg.paste import hard_wrapped, module_list_wrapped, soft_wrapped, unquote
+from forensics.sources.dmesg.paste import cut_may_lose_text, hard_wrapped, module_list_wrapped, soft_wrapped, unquote
 from forensics.sources.dmesg.prefixes import (
     FACILITIES,
     LEVELS,
@@ -27,9 +27,13 @@ from forensics.sources.dmesg.prefixes import (
 )
 from forensics.sources.dmesg.readers import NAME, _empty_parsed, _finish, _no_prefix, _parse_iso, _parse_iso_fixed
 from forensics.sources.dmesg.untimed import UNTIMED, untimed_lines
+from forensics.sources.dmesg.wrap import HARD_WRAP_MAX, HARD_WRAP_MIN
 from forensics.sources.dmesg.routes import ROUTES
+from forensics.sources.dmesg.runon import split_run_on
 
 _MAIN, _BLANK, _MARKER, _CONT, _DASH = 0, 1, 2, 3, 4  # line kinds
+CUT_LOST = ("a part of a record wrapped at the paste's width, in a paste cut before each line's host: the columns "
+            "cut off each line may have held its text (not joined)")
 _CUT_HEAD = re.compile(RE_RAW_CUT.replace("^", "(?m)^", 1).encode())
 
 
@@ -70,7 +74,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # sliced, not captured; only the other lines are classified and routed
     lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
     n_fixed = int(lines["_fixed"].sum())
-    original = None
+    original = origin = None
     folded = 0
     if n_fixed < n:  # (a file of such lines only has no quote prefix or paste indent to take off)
         lines, original = unquote(lines.drop("_fixed"))
@@ -80,17 +84,18 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             if folded:
                 original = original if original is not None else lines
                 lines = lines.with_columns(text.alias("text"))
+        lines, origin, run_on = split_run_on(lines)  # records that ran into each other: a line each
         lines = lines.with_columns(t.str.contains(RE_ISO_FIXED).alias("_fixed"))
         n_fixed = int(lines["_fixed"].sum())
     cut = 0
-    if n_fixed < n and _CUT_HEAD.search(data[:65536]):  # "   12.345678] msg": the "[" cut off by the paste
+    if n_fixed < lines.height and _CUT_HEAD.search(data[:65536]):  # "   12.345678] msg": the "[" cut off by the paste
         lines, cut = restore_bracket(lines)
     talos = 0
-    if n_fixed < n and b"]: " in data[:65536]:  # talosctl dmesg: "kern:    info: [2022-...Z]: msg"
+    if n_fixed < lines.height and b"]: " in data[:65536]:  # talosctl dmesg: "kern:    info: [2022-...Z]: msg"
         lines, talos = talos_lines(lines)
     fixed_out = None
     if n_fixed:
-        fixed = lines if n_fixed == n else lines.filter(pl.col("_fixed"))
+        fixed = lines if n_fixed == lines.height else lines.filter(pl.col("_fixed"))
         fixed_out = _parse_iso_fixed(fixed.select("line_no", t.alias("rest")))
     olines = (lines.filter(~pl.col("_fixed")) if n_fixed else lines).drop("_fixed")
     lines = lines.drop("_fixed")
@@ -200,15 +205,25 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
             rows = _finish(took, message=pl.col("text"), ts_quality=pl.lit("none")).drop("bad", "pri", "dfac", "dlvl")
             variants[UNTIMED] += took.height
     # lines a mail client wrapped (after a soft break) belong to the message before them
-    if left.height:
+    cut_tails = _cut_tails(olines.filter(k == _CONT).select("line_no", "text"), lines, variants["kmsg"] > 0) \
+        if flags["cont"] else None
+    joined_cut: list[int] = []
+    if left.height or cut_tails is not None:
         cands = left.filter(~pl.col("text").str.contains(RE_PROMPT)).sort("line_no")
         rows, not_joined = soft_wrapped(rows, cands, lines)
-        rows, not_joined = module_list_wrapped(rows, not_joined, lines)  # a module list broken by the paste
-        rows, not_joined = hard_wrapped(rows, not_joined, lines)  # a paste wrapped at a width, no soft break kept
+        cut_ok, held = not cut_may_lose_text(variants), []
+        rows, not_joined = module_list_wrapped(rows, not_joined, lines, cut_ok, held)  # a module list broken by the paste
+        # a paste wrapped at a width, no soft break kept
+        rows, not_joined, joined_cut = hard_wrapped(rows, not_joined, lines, cut_tails, cut_ok, held)
+        variants["wrapped"] += len(joined_cut)
         if not_joined.height < cands.height:
             variants["wrapped"] += cands.height - not_joined.height
             left = left.join(cands.join(not_joined, on="line_no", how="anti").select("line_no"), on="line_no",
                              how="anti")
+        if held:  # parts of records a cut may have lost text of: said so
+            is_held = pl.col("line_no").is_in(pl.Series(held, dtype=left.schema["line_no"]).implode())
+            unparsed.append(unparsed_frame(left.filter(is_held), CUT_LOST, ctx, NAME))
+            left = left.filter(~is_held)
         unparsed.append(_no_prefix(left, ctx))
 
     # other programs' syslog/journal records: a table of their own
@@ -223,13 +238,47 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
 
     # continuation lines: rows of the message they follow (kmsg dictionary lines: fields of it)
     cont = olines.filter(k == _CONT).select("line_no", "text") if flags["cont"] else None
+    if joined_cut:  # (the tails of a paste cut at a width that start with a blank: joined above)
+        cont = cont.filter(~pl.col("line_no").is_in(pl.Series(joined_cut, dtype=cont.schema["line_no"]).implode()))
     if cont is not None and cont.height:
         rows, prog, used = _continuations(cont, rows, prog, unparsed, ctx, kmsg=variants["kmsg"] > 0)
         variants["continuation"] += used
 
     if folded:
         variants["json_folded"] = folded
+    if origin is not None:  # back to the file's line numbers
+        rows, prog, unparsed = _renumber(rows, origin), _renumber(prog, origin), [_renumber(u, origin) for u in unparsed]
+        variants["run_on"] = run_on
     return _tables(rows, prog, lines, original, n, unparsed, variants, ctx)
+
+
+def _renumber(df: pl.DataFrame | None, origin: pl.Series) -> pl.DataFrame | None:
+    """`df` with the line numbers of the lines cut into records (runon.split_run_on) put back to the lines
+    they were cut from (a record each, several on one line); an unparsed line once."""
+    if df is None or not df.height:
+        return df
+    df = df.with_columns(origin.gather(df["line_no"] - 1).alias("line_no"))
+    return df.unique("line_no", keep="first", maintain_order=True) if "reason" in df.columns else df
+
+
+def _cut_tails(cont: pl.DataFrame, lines: pl.DataFrame, kmsg: bool) -> pl.DataFrame | None:
+    """The lines that start with a blank (`cont`) right after a line as wide as the file's widest, where that
+    width is one a paste is cut at (wrap.HARD_WRAP_MIN..MAX): where the paste was cut there, the next line
+    starts with the blank the cut fell on (paste.hard_wrapped decides, on the whole file); None where there
+    are none (a /dev/kmsg record's dictionary lines are the kernel's own)."""
+    if not cont.height:
+        return None
+    t = pl.col("text")
+    if lines.select(((t.str.len_chars() > HARD_WRAP_MAX) & ~t.str.ends_with(" ")).any()).item():
+        return None  # (the cheap test first: a line wider than any width a paste is cut at)
+    longest = lines["text"].str.strip_chars_end().str.len_chars().max() or 0
+    if not HARD_WRAP_MIN <= longest <= HARD_WRAP_MAX:
+        return None
+    before = lines["text"].gather((cont["line_no"] - 2).clip(lower_bound=0)).str.strip_chars_end().str.len_chars()
+    got = cont.filter(((before >= longest) & (cont["line_no"] > 1)).fill_null(False))
+    if kmsg:
+        got = got.filter(~pl.col("text").str.contains(RE_KMSG_DICT))
+    return got if got.height else None
 
 
 def _dev_pci(dev: pl.Expr) -> pl.Expr:
@@ -302,7 +351,9 @@ def _tables(rows, prog, lines, original, n, unparsed, variants, ctx) -> ParseRes
         variants["syslog"] += prog.height
     meta = {"hosts": sorted(hosts)}
     main_variants = {k: v for k, v in variants.items()
-                     if k not in ("continuation", "syslog", "wrapped", "bracket_cut", "json_folded")}
+                     if k not in ("continuation", "syslog", "wrapped", "bracket_cut", "json_folded", "run_on")}
+    if variants.get("run_on"):
+        meta["run_on"] = variants["run_on"]  # records read from lines that ran into each other (runon.py)
     if variants.get("json_folded"):
         meta["json_folded"] = variants["json_folded"]  # lines of multi-line journal JSON objects, read on their first
     if variants.get("bracket_cut"):

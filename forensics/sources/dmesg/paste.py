@@ -78,14 +78,15 @@ WRAP_WIDTH = 80  # a line broken at or beyond this many characters was cut at a 
 # anywhere in a word; a shorter one by a word wrap (mail, forum), at a space that the wrap dropped
 
 
-def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame
-                        ) -> tuple[pl.DataFrame, pl.DataFrame]:
+def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame, cut_ok: bool = True,
+                        held: list[int] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Join lines without a prefix (`leftovers`: line_no, text) that continue a "Modules linked in:" message
     broken by the paste (the longest line the kernel prints: terminals and mail wrap it) to that message:
     only lines that are nothing but module names (and the closing "[last unloaded: x]"), at least one with
     an underscore or a taint flag, right after the message's line or after a tail already joined to it. The break is taken as mid-word (joined as is) when
-    the line before it is at least WRAP_WIDTH long, else as at a dropped space. Returns (rows with their
-    messages extended, leftovers not joined)."""
+    the line before it is at least WRAP_WIDTH long, else as at a dropped space; a cut mid-word only where
+    `cut_ok` (see :func:`cut_may_lose_text`; the lines it holds back are added to `held`). Returns (rows
+    with their messages extended, leftovers not joined)."""
     if not leftovers.height or not rows.height:
         return rows, leftovers
     heads = rows.filter(pl.col("message").str.contains("Modules linked in:", literal=True))
@@ -106,6 +107,11 @@ def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.D
             continue
         before = texts[ln - 2].rstrip()
         sep = "" if len(before) >= WRAP_WIDTH and not before.endswith((")", "]")) else " "
+        if not sep and not cut_ok:
+            if held is not None:
+                held.append(ln)
+                head_of[ln] = head  # (the next part is held back too)
+            continue
         tails[head] = tails.get(head, "") + sep + text.strip()
         head_of[ln] = head
         used.append(ln)
@@ -114,19 +120,37 @@ def module_list_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.D
     return _append_tails(rows, leftovers, tails, used)
 
 
-def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame
-                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+def cut_may_lose_text(variants: dict) -> bool:
+    """Whether a line cut at the paste's width may have lost text at the cut: where most records were read
+    from lines cut before their host ("kernel: [ 12.3] ...", readers._parse_kernel_only), the paste was
+    taken as a block of columns (a rectangular selection, a terminal scrolled sideways) that left out the
+    columns of each line's time and host; on a line a record was wrapped onto, the same columns held the
+    record's own text (a real journal paste: the linux-wireless fixture, whose module list read
+    "snd_hda_codecm" joined). Its parts are not joined at such a cut: they stay unparsed."""
+    main = {k: v for k, v in variants.items() if k not in ("continuation", "syslog", "wrapped")}
+    return bool(main) and max(main, key=main.get) == "kernel_only"
+
+
+def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFrame, indented: pl.DataFrame | None = None,
+                 cut_ok: bool = True, held: list[int] | None = None) -> tuple[pl.DataFrame, pl.DataFrame, list[int]]:
     """Join lines without a prefix (`leftovers`: line_no, text) to the message before them where the paste
     was hard-wrapped (a mail client's word wrap at ~72-80 columns, or a terminal's or editor's cut at 80,
     with no soft-break space kept; see :func:`wrap_breaks` for the width and the shapes of a break): a line
-    continues the message on the line just before it (or that message's tail); a continuation never starts
-    with a blank (an indented line is the kernel's own). Joined only when the file shows HARD_WRAP_JOINS such
-    breaks or more; a lone short line after a message (prose, a prompt) is left unparsed. Returns (rows with
-    their messages extended, leftovers not joined)."""
-    if leftovers.height < HARD_WRAP_JOINS or not rows.height:
-        return rows, leftovers
+    continues the message on the line just before it (or that message's tail). A line that starts with a
+    blank (`indented`: the kernel's own continuation shape) continues it only where the paste was cut at a
+    width and the line before is that wide: a cut in front of a blank keeps it on the next line (a word wrap
+    drops it); it is joined as it is, its blanks the text's own. Joined only when the file shows
+    HARD_WRAP_JOINS such breaks or more; a lone short line after a message (prose, a prompt) is left
+    unparsed; a cut at the width only where `cut_ok` (see :func:`cut_may_lose_text`; the lines it holds back
+    are added to `held`). Returns (rows with their messages extended, leftovers not joined, the indented lines joined)."""
+    n_ind = indented.height if indented is not None else 0
+    if leftovers.height + n_ind < HARD_WRAP_JOINS or not rows.height:
+        return rows, leftovers, []
     longest = lines["text"].str.strip_chars_end().str.len_chars().max() or 0
-    cand = leftovers.sort("line_no")["line_no"]
+    cand = leftovers["line_no"]
+    if n_ind:
+        cand = pl.concat([cand, indented["line_no"]])
+    cand = cand.sort()
     own = lines["text"].gather(cand - 1).to_list()  # (as read: without the quote prefix unparsed keeps)
     prev = lines["text"].gather((cand - 2).clip(lower_bound=0)).to_list()
     head_of = {ln: ln for ln in rows["line_no"].to_list()}
@@ -134,23 +158,31 @@ def hard_wrapped(rows: pl.DataFrame, leftovers: pl.DataFrame, lines: pl.DataFram
     # which of them are is decided on all of them together (the width), then each joined in turn
     seq = []
     for ln, text, before in zip(cand.to_list(), own, prev):
-        word = text.strip().split(" ", 1)[0] if text.strip() else ""
         if text[:1] in (" ", "\t"):
-            word = ""
-        seq.append((ln, text, len(before.rstrip()), len(word)))
+            word = -1 if text.strip() else 0
+        else:
+            word = len(text.strip().split(" ", 1)[0]) if text.strip() else 0
+        seq.append((ln, text, len(before.rstrip()), word))
     seps = wrap_breaks([(b, w) for _, _, b, w in seq], longest)
     tails: dict[int, str] = {}
     used: list[int] = []
-    for (ln, text, _, _), sep in zip(seq, seps):
+    for (ln, text, _, word), sep in zip(seq, seps):
         head = head_of.get(ln - 1)
         if head is None or sep is None:
             continue
-        tails[head] = tails.get(head, "") + sep + text.strip()
+        if not sep and not cut_ok:
+            if held is not None and word >= 0:
+                held.append(ln)
+                head_of[ln] = head  # (the next part is held back too)
+            continue
+        tails[head] = tails.get(head, "") + sep + (text.rstrip() if word < 0 else text.strip())
         head_of[ln] = head
         used.append(ln)
     if len(used) < HARD_WRAP_JOINS:
-        return rows, leftovers
-    return _append_tails(rows, leftovers, tails, used)
+        return rows, leftovers, []
+    rows, leftovers = _append_tails(rows, leftovers, tails, used)
+    ind = set(indented["line_no"].to_list()) if n_ind else set()
+    return rows, leftovers, [ln for ln in used if ln in ind]
 
 
 def _append_tails(rows: pl.DataFrame, leftovers: pl.DataFrame, tails: dict, used: list) -> tuple[pl.DataFrame, pl.DataFrame]:

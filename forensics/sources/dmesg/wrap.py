@@ -9,23 +9,32 @@ HARD_WRAP_SLACK = 6  # a reply's client re-wraps quoted text at its own width, a
 
 
 def wrap_breaks(breaks: list[tuple[int, int]], longest: int) -> list[str | None]:
-    """For each candidate break (length of the line before it, length of the next line's first word):
+    """For each candidate break (length of the line before it, length of the next line's first word, -1 where
+    the next line starts with a blank):
     "" where the paste was cut there at a width anywhere in a word, " " where a word wrap dropped a space
     there, None where it is no break of the paste's (a short line then prose). The width W: the file's
     longest line where that is within HARD_WRAP_MIN..HARD_WRAP_MAX (a terminal's cut, a mail whose
     lines all wrapped); else the longest line before a candidate break (a mail's word wrap beside a
     few longer lines it left whole, such as a path no wrap could break). Cut mid-word: the line before
     is W long, on a W that is the file's longest line; a word wrap: the line before plus the next word
-    would have gone over W less HARD_WRAP_SLACK. Fewer than HARD_WRAP_JOINS breaks: none taken."""
+    would have gone over W less HARD_WRAP_SLACK; where more breaks are a word wrap's than a cut's, a line at W
+    is a word wrap's too (it filled the line: joined with a blank, not cut). Fewer than HARD_WRAP_JOINS breaks:
+    none taken."""
     if len(breaks) < HARD_WRAP_JOINS:
         return [None] * len(breaks)
     cut_width = HARD_WRAP_MIN <= longest <= HARD_WRAP_MAX
     width = longest if cut_width else max(b for b, _ in breaks)
     if not HARD_WRAP_MIN <= width <= HARD_WRAP_MAX:
         return [None] * len(breaks)
+    if cut_width:  # a word wrap also fills a line to the width now and then: where most breaks are a
+        # word wrap's (shorter lines), the file was word-wrapped and a line at the width is one too
+        at = sum(1 for b, w in breaks if w and b >= width)
+        cut_width = at >= sum(1 for b, w in breaks if w and b < width and b + 1 + w > width - HARD_WRAP_SLACK)
     out: list[str | None] = []
     for before, word in breaks:
-        if not word:
+        if word < 0:  # the next line starts with a blank: only a cut leaves one there (a word wrap drops it)
+            out.append("" if cut_width and before >= width else None)
+        elif not word:
             out.append(None)
         elif cut_width and before >= width:
             out.append("")  # cut at the width, anywhere in a word
