@@ -378,3 +378,30 @@ def test_table_sink_writes_a_files_frames_as_few_row_groups(tmp_path, monkeypatc
     assert [got["n1"].metadata.row_group(i).num_rows for i in range(got["n1"].metadata.num_row_groups)] == [6, 3, 6]
     assert got["n1"].read().column("line_no").to_pylist() == [10 * i + k for i in (0, 1, 2, 4, 5) for k in range(3)]
     assert got["n2"].read().column("line_no").to_pylist() == [30, 31, 32]
+
+
+def test_an_archive_is_hashed_once_per_state_of_its_file(tmp_path, fake_registry, monkeypatch):
+    """The cache entry's name (the archive's sha256) is read back from the digest memo while the file is
+    unchanged; a rewrite of the same size with its modification time put back is hashed again."""
+    import os
+
+    import forensics.bundle.cache as cache_mod
+
+    root = _tree(tmp_path)
+    tar = write_tree(root, tmp_path / "b.tar")
+    cache = tmp_path / "cache"
+    hashed = []
+    real = cache_mod.file_sha256
+    monkeypatch.setattr(cache_mod, "file_sha256", lambda p: hashed.append(p) or real(p))
+    r1 = load(tar, cache_dir=cache)
+    assert len(hashed) == 1 and r1.relative_to(cache).parts[0] == real(tar)
+    assert load(tar, cache_dir=cache) == r1 and len(hashed) == 1, "an unchanged archive is not read again"
+    st = tar.stat()
+    data = bytearray(tar.read_bytes())
+    data[-1] ^= 1  # (tar's zero padding: the same size, other bytes)
+    tar.write_bytes(bytes(data))
+    os.utime(tar, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: only the change time tells
+    assert tar.stat().st_size == st.st_size and tar.stat().st_mtime_ns == st.st_mtime_ns
+    assert cache_mod.archive_digest(tar, cache) == real(tar) != r1.relative_to(cache).parts[0]
+    assert len(hashed) == 2
+    assert cache_mod.archive_digest(tar, cache) == real(tar) and len(hashed) == 2
