@@ -344,20 +344,29 @@ def test_cpus_list_wrapped_inside_numbers_by_a_terminal_is_joined_to_the_real_li
 
 
 def test_wrapped_cpus_list_with_two_readings_is_unparsed_not_guessed():
-    # "0 1" / "23": CPUs 0 1 23 (broken at a blank) or 0 123 (broken inside 123): both ascend
-    text = b"available: 1 nodes (0)\nnode 0 cpus: 0 1\n23\nnode 0 size: 100 MB\nnode 0 free: 50 MB\n"
+    # "... 12 13" / "14": CPUs 13 14 (broken at a blank) or 1314 (broken inside 1314): both ascend, and the cpus
+    # line is the paste's longest (a terminal's width may have cut there)
+    text = b"available: 1 nodes (0)\nnode 0 cpus: 10 11 12 13\n14\nnode 0 size: 10 MB\nnode 0 free: 5 MB\n"
     res = numactl.parse(text, ParseContext())
-    assert res.tables["numa_nodes"].select("node", "cpus", "cpu_count", "mem_total_mb").rows() == [(0, None, None, 100)]
+    assert res.tables["numa_nodes"].select("node", "cpus", "cpu_count", "mem_total_mb").rows() == [(0, None, None, 10)]
     assert res.unparsed["line_no"].to_list() == [2, 3]
     assert res.unparsed["reason"].str.contains("may have been cut").all()
-    # one reading only: "0 1" / "2 3" (0 12 3 does not ascend)
-    one = numactl.parse(text.replace(b"\n23\n", b"\n2 3\n"), ParseContext())
-    assert one.tables["numa_nodes"]["cpus"].to_list() == [[0, 1, 2, 3]] and one.unparsed.height == 0
+    # a longer line in the paste: no terminal cut at the cpus line's width (it would have cut that line too), so
+    # the break is a mail client's, at a blank; before, unparsed too
+    longer = numactl.parse(text.replace(b"size: 10 MB", b"size: 1000000000 MB"), ParseContext())
+    assert longer.tables["numa_nodes"]["cpus"].to_list() == [[10, 11, 12, 13, 14]] and longer.unparsed.height == 0
+    # the cut shows its blank (the tail starts with one): at a blank too
+    blank = numactl.parse(text.replace(b"\n14\n", b"\n 14\n"), ParseContext())
+    assert blank.tables["numa_nodes"]["cpus"].to_list() == [[10, 11, 12, 13, 14]] and blank.unparsed.height == 0
+    # one reading only: "... 12 13" / "14 1" (10 11 12 1314 1 does not ascend)
+    one = numactl.parse(text.replace(b"\n14\n", b"\n14 15\n"), ParseContext())
+    assert one.tables["numa_nodes"]["cpus"].to_list() == [[10, 11, 12, 13, 14, 15]] and one.unparsed.height == 0
 
 
 def test_field_run_onto_an_untrusted_tail_goes_with_it():
-    # a mail client ran "node 0 size:" onto the tail: the line is read whole or not at all
-    text = b"node 0 cpus: 0 1\n23 node 0 size: 100 MB\nnode 0 free: 50 MB\n"
+    # a mail client ran "node 0 size:" onto the tail: the line is read whole or not at all (the cpus line the
+    # longest: the break may be inside a number, "13" / "14" or "1314")
+    text = b"node 0 cpus: 10 11 12 13\n14 node 0 size: 100 MB\nnode 0 free: 50 MB\n"
     res = numactl.parse(text, ParseContext())
     assert res.tables["numa_nodes"].select("line_no", "cpus", "mem_total_mb", "mem_free_mb").rows() == [(3, None, None, 50)]
     assert res.unparsed["line_no"].to_list() == [1, 2]
@@ -481,3 +490,17 @@ def test_compress_ranges_past_any_nodes_cpus_are_refused_before_expansion_on_eve
         assert res.unparsed.height >= 1
     assert numactl._cpus("0-65535 (65536)") == list(range(65536))
     assert numactl._cpus("0-65535, 65537 (65537)") is None
+
+
+def test_cpus_line_after_size_and_free_keeps_the_node_when_its_list_is_unparsed():
+    # DERIVED from the real della fixture: node 1's cpus line moved after its size and free lines, its list garbled
+    # (two CPUs swapped). Before, the cpus line reset the node's record of its lines, so dropping the list dropped the
+    # node with its size and free (read from lines neither in a row nor unparsed)
+    lines = (FIX / "numactl--princeton-della-2node-spr8468-prompt.txt").read_bytes().split(b"\n")
+    i = next(k for k, ln in enumerate(lines) if ln.startswith(b"node 1 cpus:"))
+    cpus = lines.pop(i).replace(b" 3 5 ", b" 5 3 ")
+    lines.insert(i + 2, cpus)
+    res = numactl.parse(b"\n".join(lines), ParseContext())
+    n1 = res.tables["numa_nodes"].filter(pl.col("node") == 1)
+    assert n1.select("line_no", "cpus", "mem_total_mb", "mem_free_mb").rows() == [(i + 1, None, 516037, 489964)]
+    assert res.unparsed["line_no"].to_list() == [i + 3] and "ascending" in res.unparsed["reason"][0]

@@ -16,7 +16,8 @@ output pasted into mail with quote prefixes (``> ``, ``>> >> ``; read through, r
 inside a Markdown code fence (the fence lines are structure of the paste), a
 line a mail client reflowed (``node 0 size: 63678 MB node 0 free: 59542 MB``: one field each), a cpus list
 wrapped onto lines of bare CPU numbers, at a blank by a mail client or inside a number by a terminal's width
-(joined only where one reading ascends, as numactl prints CPUs; else unparsed: :func:`_join_wrapped`), a
+(joined only where one reading ascends, as numactl prints CPUs, a break inside a number read only where the
+paste's widths allow a cut there; else unparsed: :func:`_join_wrapped`, :func:`_may_cut`), a
 ``--cpu-compress`` list wrapped the same ways (``node 0 cpus: 0-13,`` / ``56-69 (28)``: joined only into
 numactl's exact print whose ``(N)`` count agrees; else unparsed: :func:`_join_compress`),
 and ``No NUMA available on this system`` (no rows; ``meta["numa_available"] = False``). One
@@ -60,7 +61,7 @@ from forensics.sources._bounded import bounded_int
 from forensics.sources._shell import take_shell_lines
 
 NAME = "numactl"
-VERSION = 12  # 12: a --cpu-compress list is bounded on its total CPUs, not per range, on every path (a reflowed line of 2,000 ranges of 65,536 expanded to 131 M ints: MemoryError from an 18 KB input); 11: a --cpu-compress cpus list ("0-13, 56-69 (28)") wrapped onto the next line(s) is joined only into numactl's exact print (ranges ascending and maximal, ", " between, its "(N)" count last and agreeing), else the cpus line and its tail lines go to unparsed and the node keeps no CPUs (before, "node 0 cpus: 0-13," kept 14 of 28 CPUs and the tail "56-69 (28)" was unparsed: a wrong list); a one-line --cpu-compress list without its "(N)" count (cut short), with ranges not as numactl prints them, or whose ranges do not add up to its count goes to unparsed with that reason; 10: a cpus list wrapped inside a number (a terminal's or window's width: "... 51 1" / "04 105") is joined where exactly one reading of its breaks ascends, as numactl prints CPUs, else it goes to unparsed (the cut number was read as two CPUs: a wrong list); a cpus list whose numbers do not ascend goes to unparsed; 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
+VERSION = 13  # 13: a wrapped cpus list that read two ways is placed where the paste shows the break was at a blank (the line before is shorter than the paste's longest: no terminal cut there; or the cut shows its blank), as a mail client's wrap: "0 1" / "23" is 0 1 23 beside a longer line (before, always unparsed); a cpus line after its node's size and free lines no longer forgets them: when its list went to unparsed, the node with its size and free went with it; 12: a --cpu-compress list is bounded on its total CPUs, not per range, on every path (a reflowed line of 2,000 ranges of 65,536 expanded to 131 M ints: MemoryError from an 18 KB input); 11: a --cpu-compress cpus list ("0-13, 56-69 (28)") wrapped onto the next line(s) is joined only into numactl's exact print (ranges ascending and maximal, ", " between, its "(N)" count last and agreeing), else the cpus line and its tail lines go to unparsed and the node keeps no CPUs (before, "node 0 cpus: 0-13," kept 14 of 28 CPUs and the tail "56-69 (28)" was unparsed: a wrong list); a one-line --cpu-compress list without its "(N)" count (cut short), with ranges not as numactl prints them, or whose ranges do not add up to its count goes to unparsed with that reason; 10: a cpus list wrapped inside a number (a terminal's or window's width: "... 51 1" / "04 105") is joined where exactly one reading of its breaks ascends, as numactl prints CPUs, else it goes to unparsed (the cut number was read as two CPUs: a wrong list); a cpus list whose numbers do not ascend goes to unparsed; 9: a distance matrix header naming a node past Int32 (a run of digits) leaves its rows unparsed (building the table raised: the file was lost); 8: no change of the parser: a numactl -H pasted in a quoted-printable mail whose every line ends "=0A=" (its newline encoded, then a soft break) is decoded line for line by the shared paste layer (_mail_qp VERSION 2; before, the first such line took all the rest: 0 rows), new fixture; 7: a reflowed line one of whose fields does not convert goes to unparsed whole (a row was made from its other field and the line was also unparsed: accounting not exact); 6: a number of more than 20 digits is out of range like any beyond its column (int() refused strings of over 4,300 digits: the file was lost); 5: the command line above a paste (prompt + numactl ...) goes to meta["commands"], not unparsed; 4: every line read without its leading blanks (a paste indented unevenly: command one space in, output two)
 # 3: a cpus list wrapped by a mail onto lines of bare CPU numbers is joined back
 # 2: a distance matrix pasted alone
 TABLES = ("numa_nodes", "numa_distances")
@@ -251,7 +252,22 @@ def _ascending(tokens: list[str]) -> bool:
     return all(a < b for a, b in zip(vals, vals[1:])) and (not vals or vals[-1] <= 2**31 - 1)
 
 
-def _join_wrapped(pieces: list[list[str]]) -> list[int] | None:
+def _may_cut(texts: list[str], longest: int) -> list[bool]:
+    """For each break between the lines `texts` (as written) of a wrapped cpus list: whether it may fall inside
+    a number. A terminal or a fixed-width window cuts every line at one width W, the longest line of the paste
+    (none is longer), anywhere; a mail client wraps at a blank, which it drops. So a break may be inside a number
+    only after a line as long as the paste's longest, and not where the cut shows its blank (the line before ends
+    with one, or the line after starts with one more than the list's first line: the paste's indent aside)."""
+    raw = [_unquote(t) for t in texts]
+    indent = len(raw[0]) - len(raw[0].lstrip(" \t"))
+    out = []
+    for a, b in zip(raw, raw[1:]):
+        blank = a.endswith((" ", "\t")) or len(b) - len(b.lstrip(" \t")) > indent
+        out.append(not blank and len(a.rstrip()) >= longest)
+    return out
+
+
+def _join_wrapped(pieces: list[list[str]], may_cut: list[bool] | None = None) -> list[int] | None:
     """The CPU list a 'node N cpus:' line and its wrapped tail lines (their numbers, `pieces`) were, or None
     where that is not certain.
 
@@ -260,13 +276,14 @@ def _join_wrapped(pieces: list[list[str]]) -> list[int] | None:
     copy from a fixed-width window, wraps it at its width, which may fall inside a number ("... 51 1" /
     "04 105 ..." is 104). Each break is read both ways (at a blank; inside the number on either side), and
     only the readings whose numbers ascend are kept: where exactly one remains, that is the list; where
-    several remain ("0 1" / "23": 0 1 23 or 0 123) or none, the list is not trustworthy and None is given."""
+    several remain ("0 1" / "23": 0 1 23 or 0 123) or none, the list is not trustworthy and None is given.
+    A break that `may_cut` says cannot be inside a number (:func:`_may_cut`) is read at a blank only."""
     readings = [list(pieces[0])]
-    for piece in pieces[1:]:
+    for i, piece in enumerate(pieces[1:]):
         nxt = []
         for r in readings:
             nxt.append(r + piece)  # broken at a blank
-            if r and piece:  # broken inside a number
+            if r and piece and (may_cut is None or may_cut[i]):  # broken inside a number
                 nxt.append(r[:-1] + [r[-1] + piece[0]] + piece[1:])
         # (a reading's last number may be cut by the next break: it is weighed once the next piece is joined)
         readings = [r for r in nxt if _ascending(r[:-1])]
@@ -324,11 +341,12 @@ def _join_compress(pieces: list[str]) -> tuple[list[int] | None, str]:
     return [c for lo, hi, _ in runs for c in range(lo, hi + 1)], ""
 
 
-def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, str]]) -> int:
+def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, str]], longest: int) -> int:
     """Join each node's wrapped cpus list (:func:`_join_wrapped`); one that is not certain, or a list on one
     line whose numbers do not ascend (cut short, or garbled), goes to unparsed with its lines, and the node
     keeps no CPUs (a line is read whole or not at all: another field on one of those lines, as a mail
-    client runs "node 1 size:" onto a tail, goes with it). Returns the number of tail lines joined."""
+    client runs "node 1 size:" onto a tail, goes with it). `longest`: the paste's longest line (:func:`_may_cut`).
+    Returns the number of tail lines joined."""
     joined = 0
     dropped: dict[int, tuple[str, str]] = {}
     for row in nodes.values():
@@ -338,7 +356,7 @@ def _settle_cpus(nodes: dict[tuple[int, int], dict], bad: list[tuple[int, str, s
         if row.pop("_compress", False):
             cpus, why = _join_compress([p[2] for p in pieces])
         else:
-            cpus = _join_wrapped([p[2].split() for p in pieces])
+            cpus = _join_wrapped([p[2].split() for p in pieces], _may_cut([p[1] for p in pieces], longest))
             why = ("CPU list wrapped over lines where a number may have been cut: not one reading ascends as "
                    "numactl prints it" if len(pieces) > 1 else
                    "CPU list not in ascending order as numactl prints it (cut short or garbled)")
@@ -450,7 +468,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                     continue
                 row["cpus"] = cpus
                 row["cpu_count"] = len(cpus)
-                row["_lines"] = {"cpus": line_no}
+                row.setdefault("_lines", {})["cpus"] = line_no  # (size/free may have come first)
                 plain = value.split()
                 if all(x.isdigit() for x in plain):  # (empty too: a list wrapped whole onto the next line)
                     row["_pieces"] = [(line_no, text, value.strip())]
@@ -500,7 +518,7 @@ def _parse(data: bytes, ctx: ParseContext) -> ParseResult:
                 continue
         bad.append((line_no, text, _PROMPT if _COMMAND.search(s) else _NOT))
 
-    wrapped = _settle_cpus(nodes, bad)
+    wrapped = _settle_cpus(nodes, bad, max((len(_unquote(t).rstrip()) for t in lines["text"].to_list()), default=0))
     node_rows = sorted(nodes.values(), key=lambda r: r["line_no"])
     nodes_df = pl.DataFrame(
         {
