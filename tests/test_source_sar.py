@@ -669,3 +669,21 @@ def test_a_column_of_words_beside_the_usual_ones_is_text_not_every_row_unparsed(
     assert one.unparsed["line_no"].to_list() == [2]
     nan = parse_text("10:46:38 AM     CPU     %user     %idle\n10:46:48 AM     all      0.03     nan\n")
     assert nan.unparsed["line_no"].to_list() == [2]
+
+
+def test_glossary_of_the_columns_under_a_report_is_skipped_and_counted():
+    # a Chinese note's sar -b with zh_CN times and the author's glossary of the five columns (full-width colons)
+    from forensics.sources import parse_bytes
+
+    fx = Path(__file__).parent / "fixtures" / "sar" / "sar--zh-notes-b-el6-zh-times-glossary-fullwidth-colons.txt"
+    _, res = parse_bytes(fx.read_bytes(), "sar", ParseContext(host="n1", file=fx.name))
+    assert res.unparsed.height == 0 and res.meta["skipped"][sar.GLOSSARY] == 5
+    assert res.tables["sar_generic"].filter(pl.col("metric") == "bwrtn/s")["value"].to_list() == [64.0, 80.81, 0.0]
+    # English, blanks collapsed (sar -n SOCK and the man page's words under it); one such line alone stays unparsed
+    text = ("10:00:01 AM totsck tcpsck udpsck rawsck ip-frag tcp-tw\n10:00:02 AM 707 5 6 0 0 0\n\n"
+            "totsck: Total number of sockets used by the system.\ntcpsck: Number of TCP sockets currently in use.\n"
+            "note: not a column\n")
+    res = sar.parse(text.encode(), ParseContext(host="n1", file="t"))
+    assert res.unparsed["line_no"].to_list() == [6] and res.meta["skipped"][sar.GLOSSARY] == 2
+    res = sar.parse(text.encode().replace(b"tcpsck: Number", b"other: Number"), ParseContext(host="n1", file="t"))
+    assert res.unparsed["line_no"].to_list() == [4, 5, 6]

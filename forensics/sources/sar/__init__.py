@@ -115,7 +115,7 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if note.any():
         res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), COMMENT: int(note.sum())}}
         res.unparsed = res.unparsed.filter(~note)
-    return _skip_headings(res)
+    return _skip_glossary(_skip_headings(res), original)
 
 
 # a timed (or Average:) line, and a line that may be its wrapped tail: column names only, or numbers only, no time
@@ -228,6 +228,35 @@ def _skip_headings(res: ParseResult) -> ParseResult:
     res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), HEADING: used.len()}}
     res.unparsed = up.filter(~ln.is_in(used.implode()))
     return res
+GLOSSARY = "glossary line (a column of a header above, then what it means) added to the paste, not sar output"
+# "totsck: Total number of sockets ...", "%user：显示在用户级别...", "- `tcp-tw` - Number of ...": a name, a colon (or a
+# dash after a name in backticks), then words
+_GLOSSARY = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?`?(%?[A-Za-z][\w/%.-]{0,31})`?[ \t]*(?:[:：]|`?[ \t]+[-–—])[ \t]*\S")
+_GLOSSARY_MIN = 2  # one such line may be anything; a run of them explaining the columns is a glossary
+
+
+def _skip_glossary(res: ParseResult, data: bytes) -> ParseResult:
+    """`res` with the lines that explain a column of a header read above (``totsck: Total number of sockets used by
+    the system.``: the man page's words pasted under the report) skipped and counted, not unparsed: a name that is
+    a column of a header line the parser used, then a colon and words, two such lines at least."""
+    up = res.unparsed
+    if up.height < _GLOSSARY_MIN:
+        return res
+    names = up.get_column("text").str.extract(_GLOSSARY.pattern, 1)
+    if names.null_count() > up.height - _GLOSSARY_MIN:
+        return res
+    unparsed = set(up.get_column("line_no").to_list())
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    columns = {w for i, t in enumerate(lines[:100_000], start=1) if i not in unparsed and len(t) <= 4096
+               for w in t.split() if not w[:1].isdigit()}
+    gloss = names.is_in(list(columns)).fill_null(False)
+    if int(gloss.sum()) < _GLOSSARY_MIN:
+        return res
+    res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), GLOSSARY: int(gloss.sum())}}
+    res.unparsed = up.filter(~gloss)
+    return res
+
+
 # a comment after the values of a line (not a line that is a comment: sadf -d's "# hostname;..." header)
 _TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
 
