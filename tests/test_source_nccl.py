@@ -723,3 +723,23 @@ def test_shell_session_lines_around_nccl_are_unparsed_with_what_they_are():
     assert why[3] == why[4] == why[5] == why[6] == why[7] == mpi
     assert why[11] == "not an NCCL line" and 8 not in why
     assert res.lines == split_lines(data).height and log(res).height + len(why) >= 10
+
+
+def test_nccltests_tables_side_by_side_and_markdown_table_cells():
+    # DERIVED: the aws 2xA10G all_reduce_perf table in two halves side by side, joined by " | " (headers too)
+    res = parse_fixture("DERIVED-two-halves-side-by-side-pipe")
+    t = res.tables["nccl_tests"]
+    assert res.unparsed.height == 0
+    want = parse_fixture("aws-2xa10g-nccl2.11.4").tables["nccl_tests"].filter(pl.col("kind") == "result")
+    got = t.filter(pl.col("kind") == "result")
+    assert sorted(got.select("size_b", "oop_busbw_gbs", "ip_time_us").rows()) == sorted(
+        want.select("size_b", "oop_busbw_gbs", "ip_time_us").rows())
+    assert got.filter(pl.col("line_no") == 4)["size_b"].to_list() == [8, 65536]  # both halves of one line
+    # a Markdown table: a header row, its rule, a row of one field per cell; a line of other cells stays unparsed
+    md = ("| size | count | type | redop | root | time | algbw | busbw | #wrong | time | algbw | busbw | #wrong |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+          "| 128 | 4 | float | sum | -1 | 32.31 | 0.00 | 0.00 | 0 | 25.35 | 0.01 | 0.00 | 0 |\n"
+          "| float | sum | is what we ran |\n")
+    res = NCCL.parse(md.encode(), ParseContext(host="h", file="t"))
+    assert res.tables["nccl_tests"].select("line_no", "size_b", "ip_time_us").rows() == [(3, 128, 25.35)]
+    assert res.unparsed["line_no"].to_list() == [4]

@@ -96,7 +96,8 @@ _PERF_GATE = pl.col("text").str.contains_any(["nThread", "Avg bus", "Rank", "out
                                               " prod ", " avg ", " premulsum ", "#", "Test ",
                                               # result lines of old all_gather_perf, which print no redop
                                               " float ", " double ", " half ", " int8 ", " uint8 ", " int32 ",
-                                              " uint32 ", " int64 ", " uint64 ", " bfloat16 "]).fill_null(False)
+                                              " uint32 ", " int64 ", " uint64 ", " bfloat16 ",
+                                              "--|"]).fill_null(False)  # a Markdown table's rule
 _NC_COND = pl.col("text").str.contains("NCCL ", literal=True).fill_null(False)
 # lines holding "NCCL", "atchdog", "terminate called after throwing" or "what():" (one pass: a literal contains per
 # word costs more than this alternation)

@@ -38,6 +38,8 @@ busbw is the figure to compare with the fabric's per-GPU line rate (nccl-tests d
 """
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from forensics.sources._bounded import to_float
@@ -129,6 +131,9 @@ def _kinds(df: pl.DataFrame) -> pl.Series:
 def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(line_no, text) lines no NCCL/PyTorch reader took -> (nccl_tests rows without host/source/file, in line order;
     structure lines dropped, other lines left as they came)."""
+    piped = lines.get_column("text").str.contains("|", literal=True).fill_null(False)
+    if piped.any():  # a Markdown table's or side-by-side paste's cells (see _unpipe)
+        lines = _unpipe(lines, piped)
     df = lines.with_columns(_BODY)
     b = pl.col("_b")
     df = df.with_columns(_kinds(df))
@@ -154,6 +159,33 @@ def perf_rows(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             parts.append(sub.select("line_no", rank, "kind", *_KIND_COLS[kind]))
     out = pl.concat(parts, how="diagonal").sort("line_no") if len(parts) > 1 else parts[0]
     return out, left
+
+
+_RESULT_RE = re.compile(_RESULT)
+_TABLE_RULE = re.compile(r"^:?-{3,}:?$")
+_ANY_KIND = re.compile("|".join(f"(?:{rx})" for rx in (_RESULT, _STRUCT, _DEVICE, _PARAMS, _AVG, _OOB)))
+MAX_PIPED = 4096  # longer lines are left as they are
+
+
+def _unpipe(lines: pl.DataFrame, piped: pl.Series) -> pl.DataFrame:
+    """`lines` with the lines cut into cells by ``|`` read as nccl-tests printed them: two result lines side by side
+    (``8 2 float sum -1 ... 0 | 8 2 float sum -1 ... 0``, two runs compared) become one line per cell (the same
+    line number twice); a Markdown table's row of one field per cell (``| 8 | 2 | float | sum | -1 | ... |``) or of
+    the header's words is read with its cells joined; its ``|---|---|`` rule is structure. Other lines as they came."""
+    out: list[tuple[int, str]] = []
+    for ln, text in lines.filter(piped).iter_rows():
+        cells = [c.strip() for c in text.split("|")] if len(text) <= MAX_PIPED else []
+        cells = [c for c in cells if c]
+        if len(cells) > 1 and all(_RESULT_RE.match(c) for c in cells):
+            out.extend((ln, c) for c in cells)
+        elif cells and all(_TABLE_RULE.match(c) for c in cells):
+            out.append((ln, "#"))
+        elif cells and _ANY_KIND.match(" ".join(cells).lstrip("# ") if cells[0] != "#" else " ".join(cells)):
+            out.append((ln, " ".join(cells)))
+        else:
+            out.append((ln, text))
+    fixed = pl.DataFrame(out, schema={"line_no": lines.schema["line_no"], "text": pl.String}, orient="row")
+    return pl.concat([lines.filter(~piped), fixed]).sort("line_no", maintain_order=True)
 
 
 def _empty() -> pl.DataFrame:
