@@ -101,9 +101,9 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
     head = head[:SNIFF_BYTES]
     from forensics.sources import _hosts
 
-    nodes = _hosts.hosts_of(head)
+    nodes, view, _ = _hosts.nodes_view(head)
     if nodes:  # every line behind its node's name: weighed without the names where that is surer
-        got, without = _sniff_pasted(name, head), _sniff_pasted(name, _hosts.grouped(head))
+        got, without = _sniff_pasted(name, head), _sniff_pasted(name, view)
         if without.confidence > got.confidence:
             return Sniff(without.confidence, f"{without.reason} ({_nodes_said(nodes)})")
         return got
@@ -137,16 +137,18 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
     names too, and taken so where a source recognises it so more surely."""
     from forensics.sources import _hosts
     from forensics.sources._base import Sniff
+    from forensics.sources._quote import describe
 
     head = head[:SNIFF_BYTES]
     name, got = recognise_pasted(head, hints)
-    nodes = _hosts.hosts_of(head)
+    nodes, view, quote = _hosts.nodes_view(head)
     if not nodes:
         return name, got
-    name_h, got_h = recognise_pasted(_hosts.grouped(head), hints)
+    name_h, got_h = recognise_pasted(view, hints)
     if name_h is None or (name is not None and got_h.confidence <= got.confidence):
         return name, got
-    return name_h, Sniff(got_h.confidence, f"{got_h.reason} ({_nodes_said(nodes)})")
+    said = _nodes_said(nodes) + (f"; read without the paste's prefix: {describe(quote)}" if quote else "")
+    return name_h, Sniff(got_h.confidence, f"{got_h.reason} ({said})")
 
 
 def _nodes_said(nodes: list[bytes]) -> str:
@@ -273,7 +275,7 @@ def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes, _split: boo
 
     read, prefix, qp, breaks = _paste_read(data, prefix, joined=True)
     # every line behind the name of the node that printed it (pdsh, clush, talosctl): read per node
-    res = host_split(mod, read, ctx) if _split else None
+    res = host_split(mod, read, ctx, int(_split) if _split is not True else _hosts_levels()) if _split else None
     if res is None and not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
     if res is None:
@@ -332,7 +334,7 @@ def _unjoin(res: ParseResult, starts: list[int], lines: int) -> ParseResult:
     return res
 
 
-def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
+def host_split(mod, data: bytes, ctx: ParseContext, _split: int = 2) -> ParseResult | None:
     """`mod.parse` of a paste whose every line starts with the name of the node that printed it
     (:mod:`forensics.sources._hosts`): each node's lines read as one input of that host (``ctx.host`` the node's
     name, unless the user stated the host), in the paste's order, with the line numbers of the file (the caller,
@@ -349,7 +351,7 @@ def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
     nodes = _hosts.hosts_of(head)
     if not nodes:
         return None
-    grouped = _hosts.grouped(head)
+    grouped = _hosts.nodes_view(head)[1]  # (without the inner names too, where a shell ran through another)
     without, kept = _sniff_pasted(mod.NAME, grouped).confidence, _sniff_pasted(mod.NAME, head).confidence
     if without < kept or without <= 0:
         return None
@@ -362,7 +364,8 @@ def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
     unparsed, meta, lines = [], {}, 0
     for node, text, numbers in parts:
         sub = ctx if (node is None or stated) else dataclasses.replace(ctx, host=node.decode("ascii"))
-        res = parse_pasted(mod, text, sub, paste_prefix(mod.NAME, text[:SNIFF_BYTES]), _split=False)
+        # (the inner names of a shell run through another: read per inner node, once)
+        res = parse_pasted(mod, text, sub, paste_prefix(mod.NAME, text[:SNIFF_BYTES]), _split=_split - 1)
         back = pl.Series("line_no", numbers, dtype=pl.Int64)
         lines += res.lines
 
@@ -376,6 +379,9 @@ def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
             tables.setdefault(t, []).append(renumber(df))
         if res.unparsed.height:
             unparsed.append(renumber(res.unparsed))
+        inner = res.meta.pop("host_prefix", None)  # (a shell run through this one: its nodes printed the lines)
+        if inner:
+            meta.setdefault("_inner", []).extend(n for n in inner["nodes"] if n not in meta.get("_inner", []))
         for k, v in res.meta.items():  # (as forensics.ingest.files merges the meta of a file's chunks)
             if isinstance(v, list) and isinstance(meta.get(k), list):
                 meta[k] = meta[k] + [x for x in v if x not in meta[k]]
@@ -392,7 +398,15 @@ def host_split(mod, data: bytes, ctx: ParseContext) -> ParseResult | None:
     from forensics.sources._base import ParseResult, unparsed_rows
 
     meta["host_prefix"] = {"nodes": [n.decode("ascii") for n in nodes], "lines": prefixed}
+    if meta.get("_inner"):  # the names inside: the rows' hosts
+        meta["host_prefix"]["inner_nodes"] = meta.pop("_inner")
     return ParseResult(out, up if up is not None else unparsed_rows([], ctx, mod.NAME), lines, meta)
+
+
+def _hosts_levels() -> int:
+    from forensics.sources._hosts import LEVELS
+
+    return LEVELS
 
 
 def _reads_more(mod, grouped: bytes, head: bytes, ctx: ParseContext) -> bool:

@@ -6,7 +6,9 @@ Parallel shells print each output line of each node behind its name and ": " (pd
 the project starts nearly all of its lines with a host-like word and ": ", so such a prefix is the
 collector's, not the tool's: the paste layer reads the lines of each node as one input of that node
 (its host the node's name, where the table has a host column: never dropped), in the order the paste
-has them, and puts the line numbers back (forensics.sources.parse_pasted). A line without the prefix
+has them, and puts the line numbers back (forensics.sources.parse_pasted). The names are also looked for
+behind a quote prefix on every line, and one level inside another (a shell run through another: ``login1:
+gpu1: ...``; the inner node printed the line and is its host): :func:`nodes_view`. A line without the prefix
 (a ``/dev/kmsg`` dictionary line ``talosctl`` prints as is, a blank line) goes with the node of the line
 above it; lines above the first prefixed line are read on their own, with the file's host.
 
@@ -30,7 +32,7 @@ from collections import Counter
 
 from forensics.sources._quote import _lines
 
-# (versioned with the rest of the paste layer: forensics.sources._quote.VERSION 7)
+# (versioned with the rest of the paste layer: forensics.sources._quote.VERSION 7, 9)
 SHARE = 0.9      # share of the weighed lines (blank and indented lines aside) that must carry a host prefix
 MIN_LINES = 2    # fewer prefixed lines: no host prefix
 MAX_HOSTS = 256  # more distinct names: not read per node (each node's lines are one parse)
@@ -99,6 +101,36 @@ def groups(data: bytes) -> tuple[list[tuple[bytes | None, bytes, list[int]]], in
     out = [(h, b"".join(lines[i] + b"\n" for i in idx), [i + 1 for i in idx]) for h, idx in by.items()]
     prefixed = sum(1 for ln in data.split(b"\n") if _host(ln) is not None)
     return out, prefixed
+
+
+LEVELS = 2  # node names read one inside the other: a parallel shell run through another ("login1: gpu1: ...")
+
+
+def nodes_view(head: bytes) -> tuple[list[bytes] | None, bytes, bytes]:
+    """(the node names before the lines of `head`, `head` as the sniffers weigh it without them, the quote prefix
+    read through to find them): the names of up to LEVELS parallel shells one inside the other ("login1: gpu1: ..."
+    is read per inner node: the node that printed the line), looked for also behind a quote prefix that stands
+    before them on every line ("> node01: ..."); (None, `head`, b"") where no line carries one."""
+    from forensics.sources._quote import block_parts, strip_prefix
+
+    nodes, view, quote = hosts_of(head), head, b""
+    if not nodes:
+        quote = block_parts(head)[0]
+        if not quote:
+            return None, head, b""
+        view = strip_prefix(head, quote)
+        nodes = hosts_of(view)
+        if not nodes:
+            return None, head, b""
+    parts = [(node, text) for node, text, _ in groups(view)[0]]
+    for _ in range(LEVELS - 1):  # the names inside, each outer node's lines weighed on their own
+        inner = [hosts_of(text) for node, text in parts if node is not None]  # (not the lines above the first name)
+        if not all(inner):
+            break
+        nodes = list(dict.fromkeys(n for names in inner for n in names))
+        parts = [(n, t) for node, text in parts
+                 for n, t, _ in (groups(text)[0] if node is not None else [(None, text, [])])]
+    return nodes, b"".join(text for _, text in parts), quote
 
 
 def grouped(head: bytes) -> bytes:

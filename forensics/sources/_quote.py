@@ -42,8 +42,10 @@ from collections import Counter
 # talosctl -n A,B: forensics.sources._hosts) is taken off where the source reads the input at least as well
 # without it, and each node's lines are read as one input of that host; 8: the marks before an elision or fence
 # line are one character each ("%+" inside a repeated group backtracked exponentially: a line of 24 "#" took
-# 8 CPU s, a banner of 80 never ended), "/" alone counts as one, and a line over MARK_MAX bytes is no such line)
-VERSION = 8
+# 8 CPU s, a banner of 80 never ended), "/" alone counts as one, and a line over MARK_MAX bytes is no such line);
+# 9: node names are looked for behind a quote prefix ("> node01: ...") and one level inside another ("login1:
+# gpu1: ...", a parallel shell run through another: read per inner node, forensics.sources._hosts.nodes_view)
+VERSION = 9
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
