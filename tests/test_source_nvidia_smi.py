@@ -1127,3 +1127,15 @@ def test_dmon_cycles_of_one_gpu_and_a_row_that_does_not_fit():
     assert res.unparsed.height == 0 and "nvidia-smi dmon" in str(res.meta)
     res = run(data.replace(b"  0  2619  1410\n    0   160", b"  0  2619\n    0   160"))  # a row cut short
     assert s.height - 1 == res.tables["gpu_samples"].height and "columns of its header" in res.unparsed["reason"][0]
+
+
+def test_backtick_opened_paste_and_border_cut_short_are_structure():
+    # -q -d of a 375 driver pasted after an inline-code backtick on the banner (gnome applet issue 356)
+    res = run(load("q-375-gt-backtick-opened-banner-gnome-applet-issue.txt"))
+    assert res.unparsed.height == 0 and sample(res)["util_pct"] == 47 and sample(res)["mem_used_mib"] == 1934
+    # the GT 640 table opened by a backtick and cut inside its last border (DERIVED)
+    res = run(load("table-415-gt640-DERIVED-backtick-opened-cut-short.txt"))
+    assert res.unparsed.height == 0 and sample(res)["temp_c"] == 30 and sample(res)["fan_pct"] == 30
+    # a line of other characters after a border stays unparsed
+    res = run(load("table-415-gt640-DERIVED-backtick-opened-cut-short.txt") + b"+--- this GPU is too old\n")
+    assert res.unparsed["line_no"].to_list() == [10]

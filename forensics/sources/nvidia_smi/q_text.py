@@ -20,7 +20,7 @@ from forensics.sources.nvidia_smi.common import (
 
 _KV = re.compile(r"^( *)(\S(?:.*?\S)?) +: ?(.*)$")
 _GPU = re.compile(r"^GPU ([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
+_BANNER = re.compile(r"^`?=+\s*NVSMI LOG\s*=+`?$")  # (a backtick: the paste's inline code opened on it)
 
 
 def _n(*units: str) -> Callable[[str], float | None]:

@@ -12,7 +12,7 @@ from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import ParseContext, Sniff
 from forensics.sources.nvidia_smi import compute_apps, csv_shapes, dmon, listing, nvlink, q_text, query_csv, table, topo
 
-_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
+_BANNER = re.compile(r"^`?=+\s*NVSMI LOG\s*=+`?\s*$")
 _GPU = re.compile(r"^GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$")
 _KV_INDENTED = re.compile(r"^ {4}\S.* : ?")
 _SECTION = re.compile(r"^ {4}[A-Z][A-Za-z0-9 ]*[A-Za-z]\s*$")

@@ -46,7 +46,8 @@ BANNER = re.compile(r"^\|\s*NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CU
 _HEADER = re.compile(r"^\|\s*GPU\s+Name\s+.*(?:Persistence-M|TCC/WDDM|Driver-Model)\s*\|\s*Bus-Id\s")
 _PROC_TITLE = re.compile(r"^\|\s*Processes:\s*\|\s*$")
 _STRUCT = re.compile(
-    r"^(?:[+|][-=+| ]*[+|]"                                   # borders, separators, empty cells
+    r"^(?:`?[+|][-=+| ]*[+|]`?"                               # borders, separators, empty cells (a backtick: inline code)
+    r"|`?\+[-=+]{2,}`?"                                        # a border the paste cut short
     r"|\|.*(?:Persistence-M|TCC/WDDM|Driver-Model|Pwr:Usage/Cap|MIG M\.|Memory-Usage|Process name|GPU Memory).*\|"  # header rows
     r"|\|\s*(?:GI\s+CI\s+)?ID\s+ID\b.*\|"                     # second header row of the process block
     r"|\|\s*No running processes found\s*\|"
@@ -206,7 +207,7 @@ def parse(texts: list[str], ctx) -> Parts:
             cur["local"] = local
             in_procs = False
             continue
-        if line.startswith("|") or line.startswith("+"):
+        if line[:1] in ("|", "+") or line[:2] in ("`+", "`|"):
             if _STRUCT.match(line):
                 if "Processes:" in line or "Process name" in line:
                     in_procs = True
