@@ -5,6 +5,7 @@ import json
 import os
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 import forensics
@@ -91,6 +92,37 @@ def test_lazy_mode_caches_the_hot_classes_and_the_next_open_the_rest(tmp_path, m
         assert_frame_equal(df, expected[v], check_exact=True), v
     forensics.open_bundle(root, derive="lazy")
     assert len(calls) == 2, "a complete cache is used as it is"
+
+
+def test_lazy_mode_leaves_the_events_timeline_to_a_later_open_and_no_detector_reads_it(tmp_path, monkeypatch):
+    """"lazy" (`forensics analyze`) does not build raw.events_local, which no detector reads (a sample
+    bundle's analysis with the relation made to fail when read gives no error), and uses it where an earlier
+    open cached it; "auto" builds it. Every mode's events equal the SQL definition's."""
+    import re
+
+    from forensics.analysis import analyze_bundle
+
+    root = bundle_dir(tmp_path, _tables())
+    expected = _dump(forensics.open_bundle(root, derive="never"))["events"]
+    assert expected.height > 0
+    monkeypatch.setattr(derived, "ITEMS", tuple(derived.Item(i.name, i.sources, 0, i.lazy) for i in derived.ITEMS))
+    lazy = forensics.open_bundle(root, derive="lazy")
+    assert "events_local" not in lazy.cached and "gpu_episode_rows" in lazy.cached
+    assert not (root / "tables" / "_derived" / "events_local").exists()
+    assert_frame_equal(_dump(lazy)["events"], expected, check_exact=True)
+    sql = lazy.con.execute("SELECT sql FROM duckdb_views() WHERE schema_name = 'raw' AND view_name = 'events_local'")
+    body = re.sub(r"^CREATE VIEW \S+ AS ", "", sql.fetchone()[0], count=1, flags=re.S).rstrip().rstrip(";")
+    lazy.con.execute(f"CREATE OR REPLACE VIEW raw.events_local AS SELECT * FROM ({body}) "
+                     "WHERE error('a detector read raw.events_local') IS NULL")
+    with pytest.raises(Exception, match="a detector read raw.events_local"):  # (the trap is sprung by a read)
+        lazy.con.execute("SELECT count(*) FROM events").fetchall()
+    got = analyze_bundle(lazy)
+    assert got.errors == [], got.errors
+    auto = forensics.open_bundle(root)
+    assert "events_local" in auto.cached
+    assert_frame_equal(_dump(auto)["events"], expected, check_exact=True)
+    again = forensics.open_bundle(root, derive="lazy")
+    assert "events_local" in again.cached, "a cache an earlier open built is used"
 
 
 def test_the_cache_follows_the_tables(tmp_path):
