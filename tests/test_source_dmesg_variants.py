@@ -121,6 +121,31 @@ def test_a_paste_indented_as_a_whole_is_read_without_its_indent():
     assert row(res, 3)["message"] == "a continuation of the second" and row(res, 3)["boot_s"] == 3.0
 
 
+def test_kernel_lines_indented_under_a_caption_are_read_without_the_indent():
+    # real: a linux-input reply quoting four kernel lines under " -> Kernel log:" (the caption less indented than the
+    # lines); before, not recognised and with --source dmesg every line unparsed (the indented lines taken for
+    # continuation lines without a message)
+    f = FIX / "dmesg--linux-input-mail-q6adm-indented-under-kernel-log-caption.txt"
+    name, verdict = recognise(f.read_bytes())
+    assert name == "dmesg" and verdict.confidence == 1.0
+    from forensics.sources import parse_bytes
+    _, res = parse_bytes(f.read_bytes(), "dmesg", ParseContext(host="h"))
+    k = res.tables["kernel_log"]
+    assert k["boot_s"].to_list() == [585.679421, 587.917135, 587.917378, 587.917409]
+    assert k["message"][3] == "qcom-q6adm aprsvc:service:4:8: Failed to close copp -22"
+    assert res.unparsed["text"].to_list() == [" -> Kernel log:"]
+    # DERIVED: a real fixture indented 4 under "Output:" (with its own continuation lines, and lines ending ":")
+    raw = (FIX / "dmesg--gpud-xe9680-ctime-xid119-gsp.txt").read_bytes()
+    data = b"Output:\n" + b"\n".join(b"    " + ln if ln.strip() else ln for ln in raw.split(b"\n"))
+    assert recognise(data)[0] == "dmesg"
+    want, got = dmesg.parse(raw, ParseContext(host="h")), dmesg.parse(data, ParseContext(host="h"))
+    assert got.tables["kernel_log"]["message"].to_list() == want.tables["kernel_log"]["message"].to_list()
+    assert got.unparsed["text"].to_list() == ["Output:"]
+    # prose above is no caption: the lines keep their indent (continuations without a message, as before)
+    prose = b"I see this after the update\n" + data[len(b"Output:\n"):]
+    assert dmesg.parse(prose, ParseContext(host="h")).tables["kernel_log"].height == 0
+
+
 # --- syslog files and the year -------------------------------------------------------------------------
 
 def test_syslog_year_from_the_capture_time_rolls_back_and_is_stated():

@@ -3,7 +3,9 @@
 - Quote prefixes (``> ``, ``>> ``, ``> > ``) are taken off every line that has one; a quoted line
   that is not a kernel log line is still reported in ``unparsed`` as it was written.
 - A paste indented as a whole (a code block: every non-blank line starts with the same spaces or
-  tab) is taken out of its indent when its first line is a kernel log line (with or without a time).
+  tab), or under captions ("Output:", a dmesg/journalctl prompt: unindented, at most half as many as the
+  indented lines), is taken out of its indent when its first indented line is a kernel log line (with or
+  without a time); a caption stays unparsed.
 - Lines wrapped by a mail client are joined back only where that is certain: a line with no kernel
   log prefix follows a line that ended with a space (the soft line break of ``format=flowed``,
   RFC 3676, which mail archives keep), and the line it continues (or the wrapped line before it)
@@ -12,12 +14,16 @@
 """
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
-from forensics.sources.dmesg.prefixes import RE_QUOTE
+from forensics.sources.dmesg.prefixes import RE_CAPTION, RE_PROMPT, RE_QUOTE
 from forensics.sources.dmesg.sniffing import looks_like_kernel_line
 from forensics.sources.dmesg.untimed import _STRONG
 from forensics.sources.dmesg.wrap import HARD_WRAP_JOINS, wrap_breaks
+
+_CAPTION, _PROMPT_RE = re.compile(RE_CAPTION), re.compile(RE_PROMPT)
 
 
 def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
@@ -29,14 +35,21 @@ def unquote(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
         original = lines
         lines = lines.with_columns(t.str.replace(RE_QUOTE, ""))
     head = [s for s in lines["text"].head(64).to_list() if s.strip()]
-    if not head or head[0][:1] not in (" ", "\t"):
-        return lines, original  # (the cheap test first: a paste indented as a whole starts indented)
+    if not head or (head[0][:1] not in (" ", "\t") and not (_CAPTION.match(head[0]) or _PROMPT_RE.search(head[0]))):
+        return lines, original  # (the cheap test first: a paste indented as a whole starts indented or with a caption)
     nonblank = lines.filter(t.str.strip_chars() != "")
-    if nonblank["text"].str.contains(r"^[ \t]").all():
-        indent = nonblank.select((t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()).min()).item()
+    depth = t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()
+    caption = t.str.contains(RE_CAPTION) | t.str.contains(RE_PROMPT)
+    indent = nonblank.filter(~caption).select(depth.min()).item()
+    if indent:  # captions (less indented) above the lines, at most half as many
+        caps = nonblank.select((caption & (depth < indent)).sum()).item()
+        nonblank = nonblank.filter(depth >= indent)
+        if nonblank.height < 2 * caps:
+            return lines, original
+    if indent:
         first = nonblank["text"][0][:indent]
         # only a kernel log taken out of its indent: its first line then carries a kernel log prefix
-        if indent and (looks_like_kernel_line(nonblank["text"][0][indent:]) or _STRONG.match(nonblank["text"][0][indent:])) \
+        if (looks_like_kernel_line(nonblank["text"][0][indent:]) or _STRONG.match(nonblank["text"][0][indent:])) \
                 and nonblank["text"].str.starts_with(first).all():
             original = original if original is not None else lines
             lines = lines.with_columns(pl.when(t.str.starts_with(first)).then(t.str.slice(indent)).otherwise(t))

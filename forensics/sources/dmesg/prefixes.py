@@ -63,6 +63,10 @@ RE_IDENT = r"^(?P<hpfx>(?P<ident>" + RE_TAG + r")(?:\[(?P<pid>[0-9]+)\])?: ?)"
 # the kernel's own "[ 12.345678] " inside a syslog line
 RE_INNER_BOOT = r"^(?P<ipfx>\[ *(?P<isec>[0-9]+)\.(?P<ifrac>[0-9]+)\] ?)"
 RE_PROMPT = r"(?:^|[\s$#>])(?:sudo )?(?:dmesg|journalctl)(?:\s|$)"
+# a caption a paste puts above the kernel log lines it indents ("Output:", " -> Kernel log:", "Logs from node 3:"):
+# a short line, less indented than those lines, that ends with a colon (or the prompt with the dmesg/journalctl
+# command, RE_PROMPT)
+RE_CAPTION = r"^[ \t]*[^ \t].{0,79}:[ \t]*$"
 # /dev/kmsg records: "prio,seq,usec,flags[,more];message" (Documentation/ABI/testing/dev-kmsg)
 RE_KMSG = r"^[0-9]{1,3},[0-9]{1,20},[0-9]{1,20},[-c+][^;]*;"
 # a /dev/kmsg dictionary line after its record: " SUBSYSTEM=pci", " DEVICE=+pci:0000:0a:00.0"

@@ -6,7 +6,7 @@ import re
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import Sniff, head_text
 from forensics.sources.dmesg.journal_json import join_objects
-from forensics.sources.dmesg.prefixes import RE_RAW_CUT, RE_SEVERITY, RE_TAG, RE_TALOS
+from forensics.sources.dmesg.prefixes import RE_CAPTION, RE_PROMPT, RE_RAW_CUT, RE_SEVERITY, RE_TAG, RE_TALOS
 from forensics.sources.dmesg.untimed import is_untimed, untimed_share
 from forensics.sources.dmesg.wrap import wrap_breaks
 
@@ -55,7 +55,7 @@ def sniff(head: bytes) -> Sniff:
     soft break, and the tails of a paste hard-wrapped at a width: wrap.wrap_breaks); none without a
     kernel line. Mail quote prefixes are looked through, journal JSON objects over several lines read as one
     (journal_json.join_objects); a paste indented
-    as a whole is read without its indent."""
+    as a whole, or under captions ("Output:", :func:`indented_under_captions`), is read without its indent."""
     lines = [_QUOTE.sub("", ln) if ln[:1] == ">" else ln for ln in head_text(head).splitlines()[:200]]
     lines = ["[" + ln if _RAW_CUT.match(ln) else ln for ln in lines]  # `cut -d '[' -f 2-` of raw dmesg lines
     if lines and len(head) >= 65536:
@@ -66,9 +66,9 @@ def sniff(head: bytes) -> Sniff:
         # that brace): a json-pretty paste indented as a whole is then indented on every line, as a
         # paste of any other output is, and read without that indent below
         lines = [ln[:len(ln) - len(ln.lstrip(" \t"))] + j if j != ln and j else j for ln, j in zip(lines, joined)]
-    if lines and all(ln[:1] in " \t" for ln in lines if ln.strip()):  # the common indent only: deeper
-        cut = min(len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip())  # lines stay continuations
-        lines = [ln[cut:] for ln in lines]
+    cut = indented_under_captions(lines)
+    if cut:  # the common indent only: deeper lines stay continuations; a caption above the lines is not weighed
+        lines = [ln[cut:] if len(ln) - len(ln.lstrip(" \t")) >= cut else "" for ln in lines]
     hits = other = considered = records = 0
     soft = False  # the line before was a kernel line (or its wrapped tail) ending with a space
     prev = None  # the line before, when it was a record's line or a candidate tail of one
@@ -107,6 +107,26 @@ def sniff(head: bytes) -> Sniff:
     what = "carry a kernel log prefix" + (f" ({other} of them other programs' records or wrapped lines)"
                                           if other else "")
     return Sniff.ratio(hits + other, considered, what)
+
+
+_CAPTION = re.compile(RE_CAPTION)
+_PROMPT_RE = re.compile(RE_PROMPT)
+
+
+def indented_under_captions(lines: list[str]) -> int | None:
+    """The indent a paste put before its non-blank lines (a code block, the lines of a quoted output), where it put
+    one before all of them but captions, or None: a caption is a short line less indented than the others that
+    ends with a colon (" -> Kernel log:", "Output:") or holds the prompt with the dmesg/journalctl command; the other
+    lines are at least twice as many as the captions."""
+    body, caps = [], []
+    for ln in lines:
+        if ln.strip():
+            (caps if _CAPTION.match(ln) or _PROMPT_RE.search(ln) else body).append(ln)
+    if not body:
+        return None
+    indent = min(len(ln) - len(ln.lstrip(" \t")) for ln in body)
+    n_caps = sum(1 for ln in caps if len(ln) - len(ln.lstrip(" \t")) < indent)  # (as indented: a line of the log)
+    return indent if indent and len(body) + len(caps) >= 3 * n_caps else None
 
 
 def looks_like_kernel_line(line: str) -> bool:
