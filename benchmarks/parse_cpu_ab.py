@@ -12,6 +12,7 @@ printed too, so a changed result is visible.
 Usage:
     python benchmarks/parse_cpu_ab.py --source nccl --baseline b18bd47 FILE [FILE ...]
     python benchmarks/parse_cpu_ab.py --source sar --baseline HEAD~3 --rounds 3 --repeat 5 FILE
+    python benchmarks/parse_cpu_ab.py --source dmesg --baseline main --streamed FILE   # the ingest's chunked read too
 """
 from __future__ import annotations
 
@@ -28,16 +29,26 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = r"""
 import json, sys, time
+from pathlib import Path
 from forensics.sources import get, ParseContext
-mod = get(sys.argv[1]); repeat = int(sys.argv[2]); out = {}
-for f in sys.argv[3:]:
-    data = open(f, "rb").read()
-    res = mod.parse(data, ParseContext(host="h", tz="UTC"))
+mod = get(sys.argv[1]); repeat = int(sys.argv[2]); streamed = sys.argv[3] == "1"; out = {}
+if streamed:  # as the ingest reads a raw file: in chunks off the disk, tables streamed to a sink (dropped here)
+    from forensics.ingest.files import parse_path
+    def once(f, data):
+        res = parse_path(Path(f), sys.argv[1], ParseContext(host="h", tz="UTC"), sink=lambda t, df: None)[1]
+        return res, res.meta["streamed_rows"] if "streamed_rows" in res.meta else res.rows()
+else:
+    def once(f, data):
+        res = mod.parse(data, ParseContext(host="h", tz="UTC"))
+        return res, res.rows()
+for f in sys.argv[4:]:
+    data = None if streamed else open(f, "rb").read()
+    res, rows = once(f, data)
     best = None
     for _ in range(repeat):
-        t = time.process_time(); mod.parse(data, ParseContext(host="h", tz="UTC")); t = time.process_time() - t
+        t = time.process_time(); once(f, data); t = time.process_time() - t
         best = t if best is None else min(best, t)
-    out[f] = {"cpu_s": best, "rows": res.rows(), "unparsed": res.unparsed.height, "lines": res.lines}
+    out[f] = {"cpu_s": best, "rows": rows, "unparsed": res.unparsed.height, "lines": res.lines}
 print(json.dumps(out))
 """
 
@@ -50,9 +61,10 @@ def _extract(rev: str, into: Path) -> None:
         tf.extractall(into, filter="data")
 
 
-def _run(pythonpath: Path, source: str, repeat: int, files: list[str]) -> dict:
+def _run(pythonpath: Path, source: str, repeat: int, files: list[str], streamed: bool = False) -> dict:
     env = {**os.environ, "PYTHONPATH": str(pythonpath), "POLARS_MAX_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", _CHILD, source, str(repeat), *files], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", _CHILD, source, str(repeat), "1" if streamed else "0", *files],
+                         env=env, check=True,
                          capture_output=True, text=True, cwd=str(pythonpath))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -63,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", required=True, help="git revision to compare with")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per side")
     ap.add_argument("--repeat", type=int, default=5, help="timed parses per file per round (best kept)")
+    ap.add_argument("--streamed", action="store_true",
+                    help="parse as the ingest reads a raw file (forensics.ingest.files.parse_path: chunks read off "
+                         "the disk, parsed on its worker threads, tables handed to a sink that drops them), not "
+                         "the module's parse on bytes in memory")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args(argv)
     files = [str(Path(f).resolve()) for f in a.files]
@@ -75,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             # A B B A ...: odd rounds run this tree first, so neither side always runs in the other's wake
             order = [("baseline", base), ("this", ROOT)]
             for side, tree in (order if i % 2 == 0 else order[::-1]):
-                runs[side].append(_run(tree, a.source, a.repeat, files))
+                runs[side].append(_run(tree, a.source, a.repeat, files, a.streamed))
                 loads.append(os.getloadavg()[0])
     print(f"| file | size MB | baseline ({a.baseline}) CPU ms per round | this tree CPU ms per round | best ratio | ratio of means |")
     print("|---|---|---|---|---|---|")

@@ -40,24 +40,49 @@ def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tu
     newline (or EOF), lines longer than MAX_LINE_BYTES cut (counted in `stats`).
 
     No chunk but the first starts with a line whose first byte is in `no_start` (a source's
-    ``CHUNK_NO_START``: continuation lines, which belong with the line before them)."""
+    ``CHUNK_NO_START``: continuation lines, which belong with the line before them).
+
+    The cut is looked for across the bytes held back and the block just read without joining them
+    first, so each byte is copied once into its chunk (not into a joined buffer and again into the chunk)."""
     line_offset = 0
     rest = b""
     with _open(path) as fh:
         for block in read_capped(fh, stats=stats, block=chunk_bytes):
-            buf = rest + block
-            cut = buf.rfind(b"\n")
-            # (a cut at the very end leaves the next line's first byte unknown: that line waits too)
-            while no_start and cut >= 0 and buf[cut + 1:cut + 2] in no_start + (b"",):
-                cut = buf.rfind(b"\n", 0, cut)
+            cut = _last_cut(rest, block, no_start)
             if cut < 0:
-                rest = buf
+                rest += block
                 continue
-            chunk, rest = buf[: cut + 1], buf[cut + 1 :]
-            yield line_offset, chunk
-            line_offset += chunk.count(b"\n")
+            k = cut + 1 - len(rest)  # bytes of `block` that end the chunk (<= 0: the cut is in `rest`)
+            if k <= 0:
+                chunk, rest = rest[:cut + 1], rest[cut + 1:] + block
+            elif rest:
+                chunk, rest = b"".join((rest, memoryview(block)[:k])), block[k:]
+            else:
+                chunk, rest = (block, b"") if k == len(block) else (block[:k], block[k:])
+            del block  # (held by nothing here while the next block is read: at most a block and a chunk alive)
+            first, line_offset = line_offset, line_offset + chunk.count(b"\n")
+            yield first, chunk
+            del chunk
     if rest:
         yield line_offset, rest
+
+
+def _last_cut(rest: bytes, block: bytes, no_start: tuple[bytes, ...]) -> int:
+    """Where in ``rest + block`` (never joined) the last newline is after which a chunk may end: the next
+    line's first byte is known and not in `no_start` (a cut at the very end leaves the next line's first byte
+    unknown: that line waits too); -1 where there is none."""
+    n = len(rest)
+    end = n + len(block)
+    while True:
+        cut = block.rfind(b"\n", 0, end - n) if end > n else -1
+        cut = cut + n if cut >= 0 else rest.rfind(b"\n", 0, min(end, n))
+        if cut < 0 or not no_start:
+            return cut
+        at = cut + 1
+        nxt = rest[at:at + 1] if at < n else block[at - n:at - n + 1]
+        if nxt and nxt not in no_start:
+            return cut
+        end = cut
 
 
 def _shift(df: pl.DataFrame, offset: int) -> pl.DataFrame:
