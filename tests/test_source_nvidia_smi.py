@@ -1139,3 +1139,14 @@ def test_backtick_opened_paste_and_border_cut_short_are_structure():
     # a line of other characters after a border stays unparsed
     res = run(load("table-415-gt640-DERIVED-backtick-opened-cut-short.txt") + b"+--- this GPU is too old\n")
     assert res.unparsed["line_no"].to_list() == [10]
+
+
+def test_csv_noheader_under_a_backslash_continued_command_and_a_caption():
+    # DERIVED: the command's --format on a continuation line, ">> output:" between it and the rows
+    data = load("csv-noheader-nounits-2gpu-3060-5060ti-DERIVED-backslash-continued-command-output-caption.csv.txt")
+    name, res = parse_bytes(data, None, ParseContext(host="n1"))
+    assert name == "nvidia_smi" and res.unparsed.height == 0
+    want = run(load("csv-noheader-nounits-command-line-2gpu-3060-5060ti.csv.txt")).tables["gpu_samples"]
+    got = res.tables["gpu_samples"]
+    cols = ["gpu", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c"]
+    assert got.select(cols).rows() == want.select(cols).rows() and got["line_no"].to_list() == [4, 5]

@@ -177,6 +177,20 @@ def command_fields(line: str) -> tuple[str, list[str]] | None:
         return ("gpu", f) if f and all(x in SPECS or x in OTHER_FIELDS for x in f) else None
     f = compute_apps.header_fields(m.group(2))
     return ("compute-apps", f) if f else None
+CAPTION_RE = r"(?i)^[>#*\s]*(?:output|result|results)\s*:\s*$"  # ">> output:" between a command and its rows
+MAX_CONTINUED = 8  # lines of one command joined at its trailing backslashes
+
+
+def continued(texts: list[str], i: int) -> tuple[str, int]:
+    """The command that starts at texts[i], its lines that end in a backslash joined to the next (``nvidia-smi
+    --query-gpu=... \\`` / ``--format=csv,noheader``), and the index of its last line."""
+    line, j = texts[i].rstrip(), i
+    while line.endswith("\\") and j + 1 < len(texts) and j - i < MAX_CONTINUED and len(line) <= 4096:
+        j += 1
+        line = line[:-1].rstrip() + " " + texts[j].strip()
+    return line, j
+
+
 def canonical(field: str) -> str:
     f = field.strip().lower()
     f = re.sub(r"\s*\[[^\]]*\]$", "", f)
@@ -341,13 +355,26 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
             fields_of[ln - 1] = apps_of[ln - 1] = f
     # a pasted "nvidia-smi --query-gpu=... --format=csv,noheader" command line states the fields of the rows below it
     cmds = df.filter(~pl.col("is_marker") & pl.col("_s").str.contains("--query-", literal=True))
+    texts = None
     for ln, text in zip(cmds["line_no"].to_list(), cmds["_s"].to_list()):
+        last = ln - 1
+        if text.endswith("\\"):  # a command continued on the next lines: read whole, its rows after its last line
+            texts = texts if texts is not None else df["_s"].to_list()  # (row i is line i + 1)
+            if texts[last:last + 1] == [text]:
+                text, last = continued(texts, last)
         c = command_fields(text)
         if c is not None:
-            fields_of[ln - 1] = c[1]
-            if c[0] == "compute-apps":
-                apps_of[ln - 1] = c[1]
+            for k in range(ln - 1, last + 1):  # (its continuation lines are the command's, not rows)
+                fields_of[k] = c[1]
+                if c[0] == "compute-apps":
+                    apps_of[k] = c[1]
             meta_cmd = True
+            cap = df.filter((pl.col("line_no") > last + 1) & (pl.col("_s") != "")).head(1)
+            if cap.height and re.match(CAPTION_RE, cap["_s"][0]):  # ">> output:" above the rows: the command's
+                k = int(cap["line_no"][0]) - 1
+                fields_of[k] = c[1]
+                if c[0] == "compute-apps":
+                    apps_of[k] = c[1]
     hdr_lines = pl.Series([i + 1 for i in fields_of], dtype=pl.Int64)
     df = df.with_columns(pl.col("line_no").is_in(hdr_lines.implode()).alias("_hdr"))
     df = df.with_columns(pl.col("_hdr").cum_sum().alias("_block"))

@@ -98,9 +98,12 @@ def classify(texts: list[str], ctx: ParseContext | None, strict: bool = False) -
             if not strict or any(x.lstrip(" ").startswith(h[0]) and x.lstrip(" ")[len(h[0]):len(h[0]) + 1] in ("\t", " ")
                                  for x in texts[i + 1:i + 4]):
                 return "topo", Sniff(0.95, f"line {i + 1} is the header of an nvidia-smi topo -m matrix")
-        c = query_csv.command_fields(s) if "--query-" in s else None
+        c, end = None, i
+        if "--query-" in s:
+            whole, end = query_csv.continued(texts, i) if s.endswith("\\") else (s, i)
+            c = query_csv.command_fields(whole)
         if c is not None:
-            nxt = next((x for x in texts[i + 1:i + 4] if x.strip()), "")
+            nxt = next((x for x in texts[end + 1:end + 4] if x.strip() and not re.match(query_csv.CAPTION_RE, x)), "")
             if nxt.count(",") == len(c[1]) - 1:
                 return "csv", Sniff(0.9, f"line {i + 1} is an nvidia-smi --query-{c[0]} command with --format=csv,noheader "
                                          f"whose {len(c[1])} fields the rows below have")
