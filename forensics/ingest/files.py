@@ -20,7 +20,10 @@ import polars as pl
 from forensics import schema
 from forensics.ingest.sink import ParquetSink
 from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, paste_prefix, parse_pasted, recognise, sniff_pasted
+from forensics.limits import MAX_LINE_BYTES
 from forensics.sources._base import Truncation, cap_lines, read_capped
+from forensics.sources._mail_qp import looks_encoded
+from forensics.sources._quote import strip_prefix
 
 CHUNK_BYTES = 64 << 20
 MAX_WORKERS = 4
@@ -35,12 +38,15 @@ def _open(src: Path | bytes):
 
 
 def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tuple[bytes, ...] = (),
-                stats: Truncation | None = None) -> Iterator[tuple[int, bytes]]:
+                stats: Truncation | None = None, soft_breaks: bool = False) -> Iterator[tuple[int, bytes]]:
     """(first line number - 1, bytes) chunks of a file (or of bytes in memory), each ending at a
     newline (or EOF), lines longer than MAX_LINE_BYTES cut (counted in `stats`).
 
     No chunk but the first starts with a line whose first byte is in `no_start` (a source's
-    ``CHUNK_NO_START``: continuation lines, which belong with the line before them).
+    ``CHUNK_NO_START``: continuation lines, which belong with the line before them). With `soft_breaks`
+    (a quoted-printable mail body), no chunk ends with a line that ends in "=": its soft break joins the
+    next line to it (RFC 2045), so both are read in one chunk; looked back for at most MAX_LINE_BYTES (a
+    longer run of soft breaks is one line longer than any parser reads whole).
 
     The cut is looked for across the bytes held back and the block just read without joining them
     first, so each byte is copied once into its chunk (not into a joined buffer and again into the chunk)."""
@@ -48,7 +54,7 @@ def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tu
     rest = b""
     with _open(path) as fh:
         for block in read_capped(fh, stats=stats, block=chunk_bytes):
-            cut = _last_cut(rest, block, no_start)
+            cut = _last_cut(rest, block, no_start, soft_breaks)
             if cut < 0:
                 rest += block
                 continue
@@ -67,21 +73,38 @@ def iter_chunks(path: Path | bytes, chunk_bytes: int = CHUNK_BYTES, no_start: tu
         yield line_offset, rest
 
 
-def _last_cut(rest: bytes, block: bytes, no_start: tuple[bytes, ...]) -> int:
+def _last_cut(rest: bytes, block: bytes, no_start: tuple[bytes, ...], soft_breaks: bool = False) -> int:
     """Where in ``rest + block`` (never joined) the last newline is after which a chunk may end: the next
     line's first byte is known and not in `no_start` (a cut at the very end leaves the next line's first byte
-    unknown: that line waits too); -1 where there is none."""
+    unknown: that line waits too), and with `soft_breaks` the line before it does not end in a soft break "="
+    (looked back for at most MAX_LINE_BYTES: else the last cut as without); -1 where there is none (the
+    chunk waits for the next block)."""
     n = len(rest)
     end = n + len(block)
+    first = -1  # the last cut the next line's first byte allows
+
+    def at(i: int) -> bytes:
+        return rest[i:i + 1] if i < n else block[i - n:i - n + 1]
+
     while True:
         cut = block.rfind(b"\n", 0, end - n) if end > n else -1
         cut = cut + n if cut >= 0 else rest.rfind(b"\n", 0, min(end, n))
-        if cut < 0 or not no_start:
+        if cut < 0:  # (soft breaks back to the start: the line goes on in the next block, unless too long)
+            return first if soft_breaks and first >= MAX_LINE_BYTES else -1
+        if no_start:
+            nxt = at(cut + 1)
+            if not nxt or nxt in no_start:
+                end = cut
+                continue
+        if not soft_breaks:
             return cut
-        at = cut + 1
-        nxt = rest[at:at + 1] if at < n else block[at - n:at - n + 1]
-        if nxt and nxt not in no_start:
+        if first < 0:
+            first = cut
+        last = at(cut - 2) if at(cut - 1) == b"\r" else at(cut - 1)
+        if last != b"=":
             return cut
+        if cut <= first - MAX_LINE_BYTES:
+            return first  # (no line end in reach that is no soft break: cut as before)
         end = cut
 
 
@@ -149,8 +172,10 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     workers = _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
+        # a quoted-printable mail body: a soft break never at a chunk's end (the next line joins its line)
+        soft = looks_encoded(strip_prefix(head, prefix) if prefix else head)
         for offset, chunk in iter_chunks(data if data is not None else path, chunk_bytes,
-                                         getattr(mod, "CHUNK_NO_START", ()), cut):
+                                         getattr(mod, "CHUNK_NO_START", ()), cut, soft):
             pending.append((offset, pool.submit(parse_pasted, mod, chunk, ctx, prefix)))
             del chunk
             if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory
