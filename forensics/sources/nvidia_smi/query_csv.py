@@ -369,9 +369,9 @@ def parse(lines: pl.DataFrame, ctx) -> dict[str, Any]:
                 if c[0] == "compute-apps":
                     apps_of[k] = c[1]
             meta_cmd = True
-            cap = df.filter((pl.col("line_no") > last + 1) & (pl.col("_s") != "")).head(1)
-            if cap.height and re.match(CAPTION_RE, cap["_s"][0]):  # ">> output:" above the rows: the command's
-                k = int(cap["line_no"][0]) - 1
+            texts = texts if texts is not None else df["_s"].to_list()
+            k = next((k for k in range(last + 1, min(last + 4, len(texts))) if texts[k]), None)
+            if k is not None and re.match(CAPTION_RE, texts[k]):  # ">> output:" above the rows: the command's
                 fields_of[k] = c[1]
                 if c[0] == "compute-apps":
                     apps_of[k] = c[1]
