@@ -31,6 +31,7 @@ from forensics.bundle.errors import BundleError
 from forensics.layout import ARCHIVE_MEMBERS, HOSTS_DIR, TABLES_DIR
 
 META = "_meta.json"
+FOOTERS = "footers"  # the table files' footer facts ingest records (forensics.bundle.footers.record)
 DERIVED = "_derived"  # rebuilt caches of views, checked by forensics.db.derived itself
 _process_key: bytes | None = None
 
@@ -158,11 +159,19 @@ def seal(meta: dict, tables: Path, raw: str) -> dict:
     return out
 
 
+def sealed(meta: dict) -> bool:
+    """Whether `meta` (a ``_meta.json`` read) carries a seal this machine made over all it says (its
+    claims about the table files then came from this machine's ingest; whether the files are still
+    those it sealed is the reader's to check, see :func:`current`)."""
+    return isinstance(meta, dict) and isinstance(meta.get("seal"), str) and hmac.compare_digest(meta["seal"], _mac(meta))
+
+
 def unsealed(meta: dict) -> dict:
-    """`meta` without what only this machine can check (the seal and the digest of the raw files'
-    local sizes and times): for tables written into a bundle that leaves it, where a reader never
-    trusts them anyway and the same inputs must give the same bytes."""
-    return {k: v for k, v in meta.items() if k not in ("seal", "raw")}
+    """`meta` without what only this machine can check (the seal, the digest of the raw files'
+    local sizes and times, and the footer facts, believed only under the seal): for tables written
+    into a bundle that leaves it, where a reader never trusts them anyway and the same inputs must
+    give the same bytes."""
+    return {k: v for k, v in meta.items() if k not in ("seal", "raw", FOOTERS)}
 
 
 def claimed_current(root: Path, versions: dict[str, int]) -> bool:
@@ -185,9 +194,7 @@ def current(root: Path, versions: dict[str, int]) -> bool:
         meta = json.loads((tables / META).read_text())
     except (OSError, ValueError, RecursionError):
         return False
-    if not isinstance(meta, dict) or not isinstance(meta.get("seal"), str):
-        return False
-    if not hmac.compare_digest(meta["seal"], _mac(meta)):
+    if not sealed(meta):
         return False
     have = meta.get("parser_versions")
     if not isinstance(have, dict):

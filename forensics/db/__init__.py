@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from forensics.bundle import footers
 from forensics.bundle.errors import BundleError  # the bundle layer's one error type
 from forensics.db import _build, guard, safety
 from forensics.db.safety import QueryError, RefusedQuery
@@ -76,6 +77,8 @@ def connect(root: Path, materialize: bool = False, database: str = ":memory:",
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")  # never mixed into --format json output
         con.execute("SET parquet_metadata_cache = true")
+        if known is None:  # the footer facts this machine's ingest recorded and sealed, if it did
+            known = footers.sealed(root)
         files = _build.create_base(con, root, materialize=materialize, only_hosts=hosts, known=known)
         if clock is None:
             clock = timeline.clock_offsets(con)

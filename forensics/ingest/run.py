@@ -32,7 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from forensics import schema, sources
-from forensics.bundle import scratch, trust
+from forensics.bundle import footers, scratch, trust
 from forensics.bundle.errors import BundleError
 from forensics.bundle.manifest import read_manifest
 from forensics.ingest import collector_tables as ct
@@ -125,6 +125,7 @@ def ingest_bundle(root_dir: Path | str, progress=None, processes: int | None = N
             "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "hosts": hosts,
         }
+        meta[trust.FOOTERS] = footers.record(tmp)  # sealed with the rest: opening reads no footer
         meta = trust.seal(meta, tmp, raw_digest)  # only tables built here, from these raw files, are reused
         (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         old = None
