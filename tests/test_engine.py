@@ -128,11 +128,11 @@ def test_the_map_reads_no_footer_its_driver_read(bundles, local, tmp_path, monke
     """The driver read and checked every table file's footer opening the bundle: the map's groups
     get those facts and build their catalogs without reading a footer again."""
     import forensics.engine.mapstep as mapstep
-    from forensics.db import _build
+    from forensics.bundle import footers
 
     reads = {"map": 0}
     in_map = [False]
-    real_file, real_group = _build.pq.ParquetFile, mapstep.detect_group
+    real_file, real_group = footers.pq.ParquetFile, mapstep.detect_group
 
     def counting(*a, **kw):
         reads["map"] += in_map[0]
@@ -145,7 +145,7 @@ def test_the_map_reads_no_footer_its_driver_read(bundles, local, tmp_path, monke
         finally:
             in_map[0] = False
 
-    monkeypatch.setattr(_build.pq, "ParquetFile", counting)
+    monkeypatch.setattr(footers.pq, "ParquetFile", counting)
     monkeypatch.setattr(mapstep, "detect_group", group)
     engine = MapReduce(SerialExecutor(), min_group_hosts=1, parallel_min_bytes=0)
     engine.executor.slots = 2
