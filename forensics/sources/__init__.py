@@ -431,9 +431,20 @@ def _paste_read(data: bytes, prefix: bytes, joined: bool = False) -> tuple[bytes
     from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
     from forensics.sources._quote import strip_prefix
 
-    # the prefix first: a soft break's next line carries it where the quoting came after the encoding
+    # the prefix first: a soft break's next line carries it where the quoting came after the encoding; a
+    # prefix the text had before it was encoded (an indent) is on no soft break's next line: taken off decoded
     read = data
-    if prefix.rstrip() != prefix and mail_qp.looks_encoded(data[:SNIFF_BYTES]):
+    encoded = bool(prefix) and mail_qp.looks_encoded(data[:SNIFF_BYTES])
+    later = prefix[len(_carried(data[:SNIFF_BYTES], prefix)):] if encoded else b""
+    prefix_first = prefix[: len(prefix) - len(later)]
+    if later:
+        read, qp = mail_qp.decode_joined(data) if joined else (mail_qp.decode(data), True)
+        read = strip_prefix(strip_prefix(read, prefix_first) if prefix_first else read, later)
+        breaks = hard_breaks(read[:SNIFF_BYTES])
+        if breaks:
+            read, breaks = strip_hard_breaks_bytes(read)
+        return read, prefix, qp, breaks
+    if prefix.rstrip() != prefix and encoded:
         # a quoted blank line whose quote's trailing space the encoding wrote out ("> " -> ">=20"): the bare quote
         bare = prefix.rstrip()
         read = re.sub(rb"(?m)^" + re.escape(bare) + rb"=(?:20|09)(\r?)$", lambda m: bare + m.group(1), data)
@@ -449,6 +460,20 @@ def _paste_read(data: bytes, prefix: bytes, joined: bool = False) -> tuple[bytes
     if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
         read, breaks = strip_hard_breaks_bytes(read)
     return read, prefix, qp, breaks
+
+
+def _carried(head: bytes, prefix: bytes) -> bytes:
+    """The longest start of `prefix` that the lines after a quoted-printable soft break (a line ending in
+    "=") carry, at least 8 in 10 of them (a quote added after the encoding is on every line; an indent the
+    text had before it is only where the encoder's cut fell before blanks); all of it where no line breaks softly."""
+    lines = head.split(b"\n")
+    after = [lines[i + 1] for i in range(len(lines) - 1) if lines[i].rstrip(b"\r").endswith(b"=")]
+    if not after:
+        return prefix
+    for k in range(len(prefix), 0, -1):
+        if sum(line.startswith(prefix[:k]) for line in after) * 10 >= 8 * len(after):
+            return prefix[:k]
+    return b""
 
 
 def paste_meta(prefix: bytes) -> dict:
