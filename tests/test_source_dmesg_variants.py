@@ -631,3 +631,22 @@ def test_untimed_2_6_9_sysrq_t_task_with_unindented_stack_words():
     assert res.unparsed.height == 0 and res.meta["variant"] == "untimed"
     # a line of hex words alone is no kernel-only shape: prose with two such words stays unrecognised
     assert recognise(b"checksums:\n00000101b9b9bef8 0000000000000002\nall good\n")[0] != "dmesg"
+
+
+@pytest.mark.parametrize("name, rows, skipped", [
+    # DualCoder/vgpu_unlock#114: three AER lines of a fatal error between two "..." elision marks, in a code fence
+    ("dmesg--vgpu-unlock-issue114-fenced-untimed-aer-fatal-elided.txt", 3, 4),
+    # NVIDIA/open-gpu-kernel-modules#1229: an AER report, two indented detail lines and an Xid 31, in a code fence
+    ("dmesg--open-gpu-issue1229-fenced-untimed-aer-nvrm-xid31.txt", 7, 2),
+])
+def test_untimed_kernel_lines_in_a_code_fence_are_recognised_without_a_time(name, rows, skipped):
+    # the fence and elision lines are the paste's: not weighed against the kernel lines (they were: refused)
+    from forensics.sources import parse_bytes
+
+    data = (FIX / name).read_bytes()
+    got, verdict = recognise(data)
+    assert got == "dmesg" and 0.5 <= verdict.confidence < 1.0 and "without a time" in verdict.reason
+    _, res = parse_bytes(data, None, ParseContext(host="h1", file="f.txt"))
+    t = res.tables["kernel_log"]
+    assert (t.height, res.unparsed.height, sum(res.meta["skipped"].values())) == (rows, 0, skipped)
+    assert res.meta["variant"] == "untimed" and set(t["ts_quality"]) == {"none"} and t["ts"].null_count() == rows

@@ -14,6 +14,7 @@ import re
 
 import polars as pl
 
+from forensics.sources._quote import MARK_MAX, RE_ELISION, RE_FENCE
 from forensics.sources.dmesg.fields import RE_BRACKET, RE_DEV, RE_MODFN, RE_WORD
 
 # shapes only the kernel prints: dev_printk with a PCI device ("pcieport 0000:00:1c.0: ",
@@ -54,12 +55,19 @@ UNTIMED = "untimed"
 
 _STRONG = re.compile(RE_STRONG)
 _MESSAGE = re.compile(RE_MESSAGE)
+# the paste's own lines around and inside the kernel's: a Markdown code fence ("```", "~~~ text") and an elision mark
+# ("...", "[...]"), as the paste layer reads them (forensics.sources._quote; the parser's result skips and counts them)
+_PASTE_MARK = re.compile(RE_ELISION + "|" + RE_FENCE)
+
+
+def _paste_mark(line: str) -> bool:
+    return len(line) <= MARK_MAX and bool(_PASTE_MARK.match(line))
 
 
 def untimed_share(lines: list[str]) -> tuple[int, int, int]:
     """(kernel-only shapes, kernel message shapes, lines considered) among `lines` (blank and indented
-    lines, the further lines of a message, aside)."""
-    considered = [ln for ln in lines if ln.strip() and ln[:1] not in " \t"]
+    lines, the further lines of a message, and the paste's fence and elision marks aside)."""
+    considered = [ln for ln in lines if ln.strip() and ln[:1] not in " \t" and not _paste_mark(ln)]
     strong = sum(1 for ln in considered if _STRONG.match(ln))
     shaped = sum(1 for ln in considered if _MESSAGE.match(ln))
     return strong, shaped, len(considered)
@@ -70,10 +78,13 @@ def is_untimed(strong: int, shaped: int, considered: int) -> bool:
             and shaped >= UNTIMED_SHARE * considered)
 
 
+_PASTE_RE = RE_ELISION + "|" + RE_FENCE
+
+
 def untimed_lines(left: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """When the lines no reader took (`left`: line_no, text; the file gave no timed line) are a kernel
     log without times: (the lines of a kernel message shape, the others); else None."""
-    main = left.filter(pl.col("text").str.strip_chars() != "")
+    main = left.filter((pl.col("text").str.strip_chars() != "") & ~pl.col("text").str.contains(_PASTE_RE))
     if not main.height:
         return None
     if not is_untimed(*untimed_share(main["text"].head(2000).to_list())):
