@@ -172,7 +172,7 @@ def recognise_pasted(head: bytes, hints: dict | None = None) -> tuple[str | None
     from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
 
     head = head[:SNIFF_BYTES]
-    if mail_qp.looks_encoded(head):  # a mail body stored undecoded: weighed decoded
+    if mail_qp.looks_encoded(head) and not _quoted_after_encoding(head):  # a mail body stored undecoded: decoded
         name, got = recognise(mail_qp.decode(head), hints)
         return name, Sniff(got.confidence, f"{got.reason} (read as a quoted-printable mail body, decoded)")
     breaks = hard_breaks(head)
@@ -212,6 +212,8 @@ def paste_prefix(name: str, head: bytes) -> bytes:
     from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
 
     head = head[:SNIFF_BYTES]
+    if first := _quoted_after_encoding(head):  # taken off before decoding (see _paste_read)
+        return first + paste_prefix(name, strip_prefix(head, first))
     if mail_qp.looks_encoded(head):
         head = mail_qp.decode(head)
     if hard_breaks(head):
@@ -429,51 +431,81 @@ def _paste_read(data: bytes, prefix: bytes, joined: bool = False) -> tuple[bytes
     decoded, the third value is the line of `data` each line read starts on."""
     from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._base import hard_breaks, strip_hard_breaks_bytes
-    from forensics.sources._quote import strip_prefix
+    from forensics.sources._quote import split_prefix, strip_prefix
 
-    # the prefix first: a soft break's next line carries it where the quoting came after the encoding; a
-    # prefix the text had before it was encoded (an indent) is on no soft break's next line: taken off decoded
-    read = data
-    encoded = bool(prefix) and mail_qp.looks_encoded(data[:SNIFF_BYTES])
-    later = prefix[len(_carried(data[:SNIFF_BYTES], prefix)):] if encoded else b""
-    prefix_first = prefix[: len(prefix) - len(later)]
-    if later:
-        read, qp = mail_qp.decode_joined(data) if joined else (mail_qp.decode(data), True)
-        read = strip_prefix(strip_prefix(read, prefix_first) if prefix_first else read, later)
-        breaks = hard_breaks(read[:SNIFF_BYTES])
-        if breaks:
-            read, breaks = strip_hard_breaks_bytes(read)
-        return read, prefix, qp, breaks
-    if prefix.rstrip() != prefix and encoded:
+    # a soft break's next line carries the part of the prefix added after the encoding (a quote): taken off
+    # before decoding, or the decoded line reads it inside ("16 =" / ">  17" -> "16 >  17"); a part the text had
+    # before it was encoded (an indent) is on no soft break's next line: taken off decoded
+    read, head, quote = data, data[:SNIFF_BYTES], split_prefix(prefix)[0]
+    # (a quote's soft-broken lines are longer than an encoder writes them: weighed without it too)
+    encoded = bool(prefix) and (mail_qp.looks_encoded(head) or bool(quote)
+                                and mail_qp.looks_encoded(strip_prefix(head, quote)))
+    first = _carried(head, prefix) if encoded else prefix
+    later = prefix[len(first):]
+    if first.rstrip() != first and encoded:
         # a quoted blank line whose quote's trailing space the encoding wrote out ("> " -> ">=20"): the bare quote
-        bare = prefix.rstrip()
+        bare = first.rstrip()
         read = re.sub(rb"(?m)^" + re.escape(bare) + rb"=(?:20|09)(\r?)$", lambda m: bare + m.group(1), data)
-    read = strip_prefix(read, prefix) if prefix else read
+    read = strip_prefix(read, first) if first else read
     qp = mail_qp.looks_encoded(read[:SNIFF_BYTES])
-    breaks = hard_breaks((mail_qp.decode(read[:SNIFF_BYTES]) if qp else read[:SNIFF_BYTES]))
-    if not (prefix or qp or breaks):
-        return data, prefix, False, 0
     if qp and joined:
         read, qp = mail_qp.decode_joined(read)
     elif qp:
         read = mail_qp.decode(read)
+    read = strip_prefix(read, later) if later else read
+    breaks = hard_breaks(read[:SNIFF_BYTES])
+    if not (prefix or qp or breaks):
+        return data, prefix, False, 0
     if breaks:  # Markdown hard line breaks (" \\" ending most lines): read without them
         read, breaks = strip_hard_breaks_bytes(read)
     return read, prefix, qp, breaks
 
 
+QP_WIDTH = 76  # RFC 2045 6.7 (5): an encoded line is at most 76 characters long, its soft break's "=" included
+
+
 def _carried(head: bytes, prefix: bytes) -> bytes:
-    """The longest start of `prefix` that the lines after a quoted-printable soft break (a line ending in
-    "=") carry, at least 8 in 10 of them (a quote added after the encoding is on every line; an indent the
-    text had before it is only where the encoder's cut fell before blanks); all of it where no line breaks softly."""
-    lines = head.split(b"\n")
-    after = [lines[i + 1] for i in range(len(lines) - 1) if lines[i].rstrip(b"\r").endswith(b"=")]
-    if not after:
+    """The part of `prefix` a quoted-printable `head`'s soft breaks' next lines carry (it was put before every line
+    after the encoding: taken off before decoding), all of it where no line breaks softly. A quote level counts
+    where 8 in 10 of those lines carry it; the blanks after the quote only where they do too and the lines that
+    break softly are longer than `QP_WIDTH` with the quote alone taken off: an indent the text had before it was
+    encoded is on a soft break's next line wherever the encoder's cut fell before blanks (columns of a table)."""
+    from forensics.sources._quote import split_prefix
+
+    lines = [ln.rstrip(b"\r") for ln in head.split(b"\n")]
+    soft = [i for i in range(len(lines) - 1) if lines[i].endswith(b"=")]
+    if not soft:
         return prefix
-    for k in range(len(prefix), 0, -1):
-        if sum(line.startswith(prefix[:k]) for line in after) * 10 >= 8 * len(after):
-            return prefix[:k]
-    return b""
+    after = [lines[i + 1] for i in soft]
+
+    def carried(part: bytes) -> bool:
+        return sum(line.startswith(part) for line in after) * 10 >= 8 * len(after)
+
+    quote = split_prefix(prefix)[0]  # its levels, outermost first: "> > " -> "> ", "> > "
+    levels = [quote[:m.end()] for m in re.finditer(rb"> ?", quote)]
+    first = next((q for q in reversed(levels) if carried(q)), b"")
+    if first == quote and prefix != quote and carried(prefix):
+        if max(len(lines[i]) for i in soft) > QP_WIDTH + len(quote):
+            return prefix
+    return first
+
+
+_ENCODED_END = re.compile(rb"(?m)=(?:20|09|0A)?\r?$")  # a line a quoted-printable encoder ended (a cheap first look)
+
+
+def _quoted_after_encoding(head: bytes) -> bytes:
+    """The quote prefix of a quoted-printable `head` that its soft breaks' next lines carry too (it was added after
+    the encoding: taken off before decoding), or b"". (Its soft-broken lines are longer than an encoder writes
+    them: the encoding is looked for without the quote too.)"""
+    from forensics.sources import _mail_qp as mail_qp
+    from forensics.sources._quote import block_parts, strip_prefix
+
+    if b"=" not in head or not _ENCODED_END.search(head):
+        return b""
+    quote = block_parts(head)[0]
+    if not quote or not (mail_qp.looks_encoded(head) or mail_qp.looks_encoded(strip_prefix(head, quote))):
+        return b""
+    return quote if _carried(head, quote) == quote else b""
 
 
 def paste_meta(prefix: bytes) -> dict:

@@ -45,7 +45,9 @@ from collections import Counter
 # 8 CPU s, a banner of 80 never ended), "/" alone counts as one, and a line over MARK_MAX bytes is no such line);
 # 9: node names are looked for behind a quote prefix ("> node01: ...") and one level inside another ("login1:
 # gpu1: ...", a parallel shell run through another: read per inner node, forensics.sources._hosts.nodes_view)
-VERSION = 9
+# 10: a quote put before every line of a quoted-printable mail body after its encoding (on each soft break's next
+# line too) is taken off before decoding, the rest of the prefix after (the quote was read inside joined lines)
+VERSION = 10
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
