@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import polars as pl
-import pyarrow as pa
 
 from forensics.resources import data_dir
+
+if TYPE_CHECKING:  # pyarrow is imported where an Arrow type is asked for: every command reads schemas, few need Arrow
+    import pyarrow as pa
 
 _SCALARS_PL = {
     "string": pl.String,
@@ -22,13 +25,6 @@ _SCALARS_PL = {
     "int64": pl.Int64,
     "float64": pl.Float64,
     "bool": pl.Boolean,
-}
-_SCALARS_PA = {
-    "string": pa.string(),
-    "int32": pa.int32(),
-    "int64": pa.int64(),
-    "float64": pa.float64(),
-    "bool": pa.bool_(),
 }
 _TS = re.compile(r"timestamp\[us, tz=UTC\]")
 _LIST = re.compile(r"list<(\w+)>")
@@ -45,14 +41,25 @@ def polars_type(t: str) -> pl.DataType:
     raise ValueError(f"unknown schema type {t!r}")
 
 
+@lru_cache(maxsize=None)
+def _scalars_pa() -> dict[str, pa.DataType]:
+    import pyarrow as pa
+
+    return {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(),
+            "bool": pa.bool_()}
+
+
 def arrow_type(t: str) -> pa.DataType:
-    if t in _SCALARS_PA:
-        return _SCALARS_PA[t]
+    import pyarrow as pa
+
+    scalars = _scalars_pa()
+    if t in scalars:
+        return scalars[t]
     if _TS.fullmatch(t):
         return pa.timestamp("us", tz="UTC")
     m = _LIST.fullmatch(t)
     if m:
-        return pa.list_(_SCALARS_PA[m.group(1)])
+        return pa.list_(scalars[m.group(1)])
     raise ValueError(f"unknown schema type {t!r}")
 
 
@@ -75,6 +82,8 @@ def polars_schema(table: str) -> dict[str, pl.DataType]:
 
 
 def arrow_schema(table: str) -> pa.Schema:
+    import pyarrow as pa
+
     return pa.schema([(c["name"], arrow_type(c["type"])) for c in load(table)["columns"]])
 
 
