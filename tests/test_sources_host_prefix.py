@@ -75,6 +75,33 @@ def test_node_names_of_a_shell_run_through_another_are_read_per_inner_node():
     assert k["host"].to_list() == ["10.131.181.83"] * 2 + ["10.131.181.86"] * 2 + ["10.131.181.87"] * 2
 
 
+@pytest.mark.parametrize("levels, hosts", [
+    (2, ["10.131.181.83"] * 2 + ["10.131.181.86"] * 2 + ["10.131.181.87"] * 2),  # per inner node
+    (1, []),  # the outer names only: login1's lines are read with their inner names, which dmesg does not read
+    (0, None),  # not read per node
+])
+def test_host_split_reads_as_many_levels_of_node_names_as_asked(monkeypatch, levels, hosts):
+    # host_split(levels) / parse_pasted(levels): an int, how many names one inside the other are read (was a bool or an
+    # int, `_split`); the head's names are looked for once (it ran hosts_of on the whole head twice: once itself, once
+    # in nodes_view)
+    from forensics.sources import ParseContext, get, host_split, parse_pasted
+    from forensics.sources import _hosts
+
+    data = b"\n".join(b"login1: " + ln if ln.strip() else ln for ln in TALOS_3.read_bytes().split(b"\n"))
+    heads = []
+    real = _hosts.hosts_of
+    monkeypatch.setattr(_hosts, "hosts_of", lambda head: heads.append(head) or real(head))
+    got = host_split(get("dmesg"), data, ParseContext(), levels) if levels else None
+    if levels:
+        assert heads.count(data) == 1
+        assert got.tables["kernel_log"]["host"].to_list() == hosts
+        assert got.meta["host_prefix"]["nodes"] == ["login1"] and got.unparsed.height == 6 - len(hosts)
+    else:
+        assert got is None
+    res = parse_pasted(get("dmesg"), data, ParseContext(), b"", levels=levels)
+    assert (res.meta.get("host_prefix") is not None) == bool(levels)
+
+
 def test_words_that_are_not_node_names_are_no_host_prefix():
     assert hosts_of(b"kernel: [ 10.1] a\nkernel: [ 10.2] b\n") is None  # a journal line cut before its host
     assert hosts_of(b"Average:  all  1.0\nAverage:  0  2.0\n") is None  # sar's summary label

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 REQUIRED = ("NAME", "VERSION", "TABLES", "DESCRIPTION", "sniff", "parse")
 SNIFF_BYTES = 65536
+# node names read one inside the other at most: a parallel shell run through another ("login1: gpu1: ...", read per
+# inner node: forensics.sources._hosts, which is imported on use only)
+HOST_LEVELS = 2
 SPEC_SUFFIX = "_spec"
 _BASE = ("SNIFF_ACCEPT", "ParseContext", "ParseResult", "Sniff", "split_lines")
 
@@ -101,7 +104,7 @@ def sniff_pasted(name: str, head: bytes) -> Sniff:
     head = head[:SNIFF_BYTES]
     from forensics.sources import _hosts
 
-    nodes, view, _ = _hosts.nodes_view(head)
+    nodes, view, _, _ = _hosts.nodes_view(head)
     if nodes:  # every line behind its node's name: weighed without the names where that is surer
         got, without = _sniff_pasted(name, head), _sniff_pasted(name, view)
         if without.confidence > got.confidence:
@@ -141,7 +144,7 @@ def recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Sniff
 
     head = head[:SNIFF_BYTES]
     name, got = recognise_pasted(head, hints)
-    nodes, view, quote = _hosts.nodes_view(head)
+    nodes, view, quote, _ = _hosts.nodes_view(head)
     if not nodes:
         return name, got
     name_h, got_h = recognise_pasted(view, hints)
@@ -266,18 +269,20 @@ def parse_bytes(data: bytes, source: str | None = None, ctx: ParseContext | None
     return name, parse_pasted(get(name), data, ctx, paste_prefix(name, data))
 
 
-def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes, _split: bool = True) -> ParseResult:
+def parse_pasted(mod, data: bytes, ctx: ParseContext, prefix: bytes, levels: int = HOST_LEVELS) -> ParseResult:
     """`mod.parse` of `data` read without the paste's `prefix` (see :func:`paste_prefix`; b"": as is),
     and decoded first where it is a mail body stored quoted-printable (:mod:`forensics.sources._mail_qp`).
     Line numbers are unchanged; unparsed lines keep their text as the file has it, and the result's
     meta says what was left out (:func:`paste_meta`) or decoded (``decoded``); a paste whose lines end in
     Markdown hard line breaks (a backslash) is read without them (meta ``hard_breaks``); lines that only
-    mark an elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`)."""
+    mark an elision (``[...]``, ``<snip>``) are skipped and counted (:func:`forensics.sources._base.skip_elisions`).
+    A paste with a node's name before every line is read per node (:func:`host_split`), `levels` names one inside
+    the other at most (0: not read per node)."""
     from forensics.sources._base import count_lines, skip_elisions, split_lines
 
     read, prefix, qp, breaks = _paste_read(data, prefix, joined=True)
     # every line behind the name of the node that printed it (pdsh, clush, talosctl): read per node
-    res = host_split(mod, read, ctx, int(_split) if _split is not True else _hosts_levels()) if _split else None
+    res = host_split(mod, read, ctx, levels) if levels > 0 else None
     if res is None and not (prefix or qp or breaks):
         return skip_elisions(mod.parse(data, ctx))
     if res is None:
@@ -336,12 +341,13 @@ def _unjoin(res: ParseResult, starts: list[int], lines: int) -> ParseResult:
     return res
 
 
-def host_split(mod, data: bytes, ctx: ParseContext, _split: int = 2) -> ParseResult | None:
+def host_split(mod, data: bytes, ctx: ParseContext, levels: int) -> ParseResult | None:
     """`mod.parse` of a paste whose every line starts with the name of the node that printed it
     (:mod:`forensics.sources._hosts`): each node's lines read as one input of that host (``ctx.host`` the node's
     name, unless the user stated the host), in the paste's order, with the line numbers of the file (the caller,
     :func:`parse_pasted`, puts back the text the file has on the unparsed lines); meta ``host_prefix``: the nodes
-    and how many lines carried a name.
+    and how many lines carried a name. `levels`: how many node names one inside the other are read (a node's lines
+    are read with `levels` - 1; 1: the outer names only).
     None where there is no such prefix, or `mod` reads the input no more surely without it."""
     import dataclasses
 
@@ -350,10 +356,11 @@ def host_split(mod, data: bytes, ctx: ParseContext, _split: int = 2) -> ParseRes
     from forensics.sources import _hosts
 
     head = data[:SNIFF_BYTES]
-    nodes = _hosts.hosts_of(head)
-    if not nodes:
+    # (the names before the lines themselves, not behind a quote: the caller took that off; the view is without the
+    # inner names too, where a shell ran through another)
+    _, grouped, quote, nodes = _hosts.nodes_view(head)
+    if not nodes or quote:
         return None
-    grouped = _hosts.nodes_view(head)[1]  # (without the inner names too, where a shell ran through another)
     without, kept = _sniff_pasted(mod.NAME, grouped).confidence, _sniff_pasted(mod.NAME, head).confidence
     if without < kept or without <= 0:
         return None
@@ -367,7 +374,7 @@ def host_split(mod, data: bytes, ctx: ParseContext, _split: int = 2) -> ParseRes
     for node, text, numbers in parts:
         sub = ctx if (node is None or stated) else dataclasses.replace(ctx, host=node.decode("ascii"))
         # (the inner names of a shell run through another: read per inner node, once)
-        res = parse_pasted(mod, text, sub, paste_prefix(mod.NAME, text[:SNIFF_BYTES]), _split=_split - 1)
+        res = parse_pasted(mod, text, sub, paste_prefix(mod.NAME, text[:SNIFF_BYTES]), levels - 1)
         back = pl.Series("line_no", numbers, dtype=pl.Int64)
         lines += res.lines
 
@@ -403,12 +410,6 @@ def host_split(mod, data: bytes, ctx: ParseContext, _split: int = 2) -> ParseRes
     if meta.get("_inner"):  # the names inside: the rows' hosts
         meta["host_prefix"]["inner_nodes"] = meta.pop("_inner")
     return ParseResult(out, up if up is not None else unparsed_rows([], ctx, mod.NAME), lines, meta)
-
-
-def _hosts_levels() -> int:
-    from forensics.sources._hosts import LEVELS
-
-    return LEVELS
 
 
 def _reads_more(mod, grouped: bytes, head: bytes, ctx: ParseContext) -> bool:

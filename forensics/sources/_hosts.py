@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from forensics.sources import HOST_LEVELS as LEVELS  # node names read one inside the other ("login1: gpu1: ...")
 from forensics.sources._quote import _lines
 
 # (versioned with the rest of the paste layer: forensics.sources._quote.VERSION 7, 9)
@@ -103,25 +104,24 @@ def groups(data: bytes) -> tuple[list[tuple[bytes | None, bytes, list[int]]], in
     return out, prefixed
 
 
-LEVELS = 2  # node names read one inside the other: a parallel shell run through another ("login1: gpu1: ...")
-
-
-def nodes_view(head: bytes) -> tuple[list[bytes] | None, bytes, bytes]:
+def nodes_view(head: bytes) -> tuple[list[bytes] | None, bytes, bytes, list[bytes] | None]:
     """(the node names before the lines of `head`, `head` as the sniffers weigh it without them, the quote prefix
-    read through to find them): the names of up to LEVELS parallel shells one inside the other ("login1: gpu1: ..."
-    is read per inner node: the node that printed the line), looked for also behind a quote prefix that stands
-    before them on every line ("> node01: ..."); (None, `head`, b"") where no line carries one."""
+    read through to find them, the outermost names): the names of up to LEVELS parallel shells one inside the other
+    ("login1: gpu1: ..." is read per inner node: the node that printed the line; the outermost names are login1's),
+    looked for also behind a quote prefix that stands before them on every line ("> node01: ...");
+    (None, `head`, b"", None) where no line carries one."""
     from forensics.sources._quote import block_parts, strip_prefix
 
     nodes, view, quote = hosts_of(head), head, b""
     if not nodes:
         quote = block_parts(head)[0]
         if not quote:
-            return None, head, b""
+            return None, head, b"", None
         view = strip_prefix(head, quote)
         nodes = hosts_of(view)
         if not nodes:
-            return None, head, b""
+            return None, head, b"", None
+    outer = nodes
     parts = [(node, text) for node, text, _ in groups(view)[0]]
     for _ in range(LEVELS - 1):  # the names inside, each outer node's lines weighed on their own
         inner = [hosts_of(text) for node, text in parts if node is not None]  # (not the lines above the first name)
@@ -130,7 +130,7 @@ def nodes_view(head: bytes) -> tuple[list[bytes] | None, bytes, bytes]:
         nodes = list(dict.fromkeys(n for names in inner for n in names))
         parts = [(n, t) for node, text in parts
                  for n, t, _ in (groups(text)[0] if node is not None else [(None, text, [])])]
-    return nodes, b"".join(text for _, text in parts), quote
+    return nodes, b"".join(text for _, text in parts), quote, outer
 
 
 def grouped(head: bytes) -> bytes:
