@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fixture_cases import cases
-from forensics.sources import SNIFF_ACCEPT, Sniff, recognise, sniff_as
+from forensics.sources import SNIFF_ACCEPT, Sniff, recognise, registry, sniff_as
 
 FIX = Path(__file__).parent / "fixtures"
 FORENSICS = str(Path(sys.executable).parent / "forensics")
@@ -83,6 +83,11 @@ def test_unrecognised_file_is_one_line_exit_2(tmp_path):
     out = subprocess.run([FORENSICS, "parse", str(f)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "no source recognises it" in out.stderr
+    # no sniffer saw anything of its own in it: no closest source to name, so it says so and lists what --source takes
+    # (it said only "no source recognises it; use --source NAME", where the README promised the closest source)
+    assert "no source's sniffer saw any line of its own in it" in out.stderr and "closest" not in out.stderr
+    assert all(f"{name}," in out.stderr or f"{name})" in out.stderr for name in registry())
+    assert out.stderr.rstrip().endswith("; use --source NAME")
 
 
 def test_stated_source_is_weighed_through_the_paste_layer(tmp_path):

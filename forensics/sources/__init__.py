@@ -163,7 +163,8 @@ def recognise_pasted(head: bytes, hints: dict | None = None) -> tuple[str | None
     """The source `head` is taken to be, with its verdict: the first source (by SNIFF_PRIORITY,
     then name) whose sniffer accepts it; then, with `hints` the user stated (e.g. nvidia-smi's
     query_fields), the first source whose ``sniff_stated(head, hints)`` accepts it; else (None, a
-    verdict naming the closest source).
+    verdict naming the closest source, or where no sniffer saw anything of its own in it, saying so with the
+    sources' names).
 
     A paste quoted or indented as a block (:mod:`forensics.sources._quote`) is weighed without its
     quote prefix, and without its indent where that source reads it at least as well so
@@ -247,8 +248,10 @@ def _recognise(head: bytes, hints: dict | None = None) -> tuple[str | None, Snif
         got = Sniff.of(stated(head[:SNIFF_BYTES], hints)) if stated else Sniff(0.0)
         if got:
             return mod.NAME, got
-    if best is None:
-        return None, Sniff(0.0, "no source recognises it")
+    if best is None:  # (no closest source to name: the names --source takes instead)
+        names = ", ".join(sorted(m.NAME for m in mods))
+        return None, Sniff(0.0, f"no source recognises it: no source's sniffer saw any line of its own in it "
+                                f"(sources: {names})")
     return None, Sniff(best[1].confidence,
                        f"no source recognises it (closest: {best[0]} at {best[1].confidence:.2f}: {best[1].reason})")
 
