@@ -687,3 +687,30 @@ def test_glossary_of_the_columns_under_a_report_is_skipped_and_counted():
     assert res.unparsed["line_no"].to_list() == [6] and res.meta["skipped"][sar.GLOSSARY] == 2
     res = sar.parse(text.encode().replace(b"tcpsck: Number", b"other: Number"), ParseContext(host="n1", file="t"))
     assert res.unparsed["line_no"].to_list() == [4, 5, 6]
+
+
+@pytest.mark.parametrize("name,table,n,first", [
+    ("sar--tecmint-en-in-q-zone-word-long-banner-date-indented.txt", "sar_queue", 5, dt.datetime(2014, 9, 4, 2, 0, 46)),
+    ("sar--c-comment-el7-u-zone-word-long-banner-date.txt", "cpu_util", 1, dt.datetime(2025, 9, 11, 1, 55, 52)),
+])
+def test_a_zone_word_after_every_time_and_a_long_banner_date_are_read(name, table, n, first):
+    # en_IN-style times with the zone after each ("02:00:44  IST   runq-sz") and the banner date spelt out
+    # ("Thursday 04 September 2014"): before, no source recognised either file (the word stood where sar's
+    # column header or row item is) and the banner's date and host were not read
+    from forensics.sources import parse_bytes
+    src, r = parse_bytes((FIX / name).read_bytes(), None, ParseContext(file=name, tz="UTC"))
+    assert src == "sar" and r.tables[table].height == n
+    assert r.meta["time_zone_word"] == "IST" and "not mapped" in r.meta["time_zone_word_note"]
+    t = r.tables[table]
+    assert t["ts"][0] == first.replace(tzinfo=UTC) and t["ts_quality"][0] == "local"
+    assert t["host"][0] in ("tecmint.com", "localhost.localdomain")
+
+
+def test_a_word_after_the_time_that_is_a_column_is_no_zone_word():
+    from forensics.sources._sysstat.dates import zone_word_times
+    text = BANNER + U_HDR.format(t="10:46:38 AM") + U_ROW.format(t="10:46:48 AM")
+    assert zone_word_times(text.encode()) is None
+    # a header's first column alone (no row) is not taken either; nor a lower-case word
+    assert zone_word_times(b"10:00:01  IFACE  rxpck/s\n10:00:02  IFACE  rxpck/s\n") is None
+    r = parse_text(BANNER + U_HDR.format(t="10:46:38 AM") + U_ROW.format(t="10:46:48 AM"))
+    assert "time_zone_word" not in r.meta and r.tables["cpu_util"].height == 1

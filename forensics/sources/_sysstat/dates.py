@@ -8,13 +8,20 @@ import re
 
 # ---------------------------------------------------------------- banner, dates, times
 
+# the banner date is one word (%x: "03/08/2022", "2021-09-10") or, in locales whose d_fmt spells it out, an English
+# long date "Thursday 04 September 2014" (%A %d %B %Y: as an en_IN paste of tecmint's sysstat article shows it)
+_LONG_DATE_RX = (r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day [0-9]{1,2} "
+                 r"(?:January|February|March|April|May|June|July|August|September|October|November|December) [0-9]{4}")
 BANNER_RE = re.compile(
-    r"^(?P<sys>Linux|GNU/Linux)\s+(?P<release>\S+)\s+\((?P<host>[^()\s]*)\)\s+(?P<date>\S+)"
+    r"^(?P<sys>Linux|GNU/Linux)\s+(?P<release>\S+)\s+\((?P<host>[^()\s]*)\)\s+(?P<date>" + _LONG_DATE_RX + r"|\S+)"
     r"(?:\s+_(?P<arch>\S+?)_)?(?:\s*\((?P<ncpu>[0-9]+)\s+CPU\))?\s*$"
 )
 _DATE_ISO = re.compile(r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})$")
 _DATE_CJK = re.compile(r"^([0-9]{4})年([0-9]{1,2})月([0-9]{1,2})日$")
 _DATE_YMD = re.compile(r"^([0-9]{4})[/.]([0-9]{1,2})[/.]([0-9]{1,2})$")
+_DATE_LONG = re.compile(r"^[A-Za-z]+ ([0-9]{1,2}) ([A-Za-z]+) ([0-9]{4})$")
+_MONTHS = {m: i for i, m in enumerate(("January", "February", "March", "April", "May", "June", "July", "August",
+                                        "September", "October", "November", "December"), start=1)}
 _DATE_NNY = re.compile(r"^([0-9]{1,2})([/.-])([0-9]{1,2})\2([0-9]{2}|[0-9]{4})$")
 _TIME_24 = re.compile(r"^([0-9]{1,2}):([0-9]{2}):([0-9]{2})$")
 _TIME_CJK = re.compile(r"^([0-9]{1,2})[时時]([0-9]{2})分([0-9]{2})秒$")
@@ -123,6 +130,47 @@ def locale_times(data: bytes) -> tuple[bytes, str] | None:
     return None
 
 
+# a zone abbreviation printed after every time: sysstat prints times with strftime %X, and a locale whose t_fmt
+# ends in %Z prints the zone after each ("02:00:44  IST   runq-sz ...", tecmint's sysstat article, Linux Mint
+# 3.11, en_IN; "01:55:51  IST     CPU ..." in a C comment, el7). The word is the same on every timed line, header
+# and row alike (a column name such as CPU or IFACE is on header lines only).
+_ZONE_LEAD = rb"(?m)^([ \t]*[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[ \t]+[AP]M)?)[ \t]+"
+_ZONE_PROBE = re.compile(_ZONE_LEAD + rb"(\S+)([^\n]*)")
+_ZONE_WORD = re.compile(rb"^[A-Z]{2,5}$")
+_A_NUMBER = re.compile(rb"(?:^|[ \t])-?[0-9][0-9.,]*(?=[ \t]|\r?$)")
+ZONE_PROBE_LINES = 8  # timed lines looked at (at the input's start)
+
+
+def zone_word_times(data: bytes) -> tuple[bytes, str] | None:
+    """(`data` with the zone word after each time removed, the word), or None where the first timed lines
+    (:data:`ZONE_PROBE_LINES`, at least two) do not all carry the same upper-case word of 2-5 letters right
+    after their time, and a number on one of them at least (a row: a header's first column, CPU, IFACE, DEV,
+    is on header lines only, and rows carry items such as "all" there). The word is not mapped
+    to a zone (IST is India's, Israel's or Ireland's): the times are read as printed, in the zone the run
+    is given.
+
+    >>> zone_word_times(b"02:00:44  IST   runq-sz  plist-sz\\n02:00:46  IST         1       431\\n")
+    (b'02:00:44   runq-sz  plist-sz\\n02:00:46         1       431\\n', 'IST')
+    >>> zone_word_times(b"10:46:38 AM  CPU  %user\\n10:46:48 AM  all  0.03\\n") is None
+    True
+    """
+    words, row = set(), False
+    n = 0
+    for m in _ZONE_PROBE.finditer(data, 0, min(len(data), 1 << 16)):
+        words.add(m.group(2))
+        row = row or bool(_A_NUMBER.search(m.group(3)))
+        n += 1
+        if len(words) > 1 or n >= ZONE_PROBE_LINES:
+            break
+    if n < 2 or len(words) != 1 or not row:
+        return None
+    word = words.pop()
+    if not _ZONE_WORD.match(word) or word in (b"AM", b"PM"):
+        return None
+    out = re.sub(_ZONE_LEAD + re.escape(word) + rb"(?=[ \t]|\r?$)", rb"\1", data)
+    return out, word.decode("ascii")
+
+
 def _year(y: str) -> int:
     n = int(y)
     if len(y) == 2:  # POSIX %y: 69-99 -> 19xx, 00-68 -> 20xx
@@ -179,6 +227,10 @@ def parse_date(s: str, order: str = "mdy") -> dt.date | None:
             m = rx.match(s)
             if m:
                 return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        m = _DATE_LONG.match(s)
+        if m:
+            mon = _MONTHS.get(m.group(2))
+            return dt.date(int(m.group(3)), mon, int(m.group(1))) if mon else None
         m = _DATE_NNY.match(s)
         if m:
             a, b, y = int(m.group(1)), int(m.group(3)), _year(m.group(4))

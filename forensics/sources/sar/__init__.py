@@ -75,6 +75,8 @@ def sniff(head: bytes) -> Sniff:
     (iostat prints the same one)."""
     loc = S.dates.locale_times(head)
     head = loc[0] if loc else head
+    zone = S.dates.zone_word_times(head)
+    head = zone[0] if zone else head
     return sniff_sysstat(head, json_members=_SNIFF_JSON, json_what="file-date/timestamp members (sadf -j)",
                          json_tool="sadf -j", also=((_SNIFF_SADF_D, "sadf -d section header (# hostname;interval;timestamp;...)"),),
                          headers=_SNIFF_TEXT, headers_what="sar section header lines (time followed by a sar column header)",
@@ -264,13 +266,23 @@ _TRAILING_COMMENT = re.compile(rb"(?m)^(?![ \t]*#)([^\n#]*?\S)[ \t]+#[^\n]*$")
 def _parse_any(data: bytes, ctx: ParseContext) -> ParseResult:
     with S.no_gc():
         loc = S.dates.locale_times(data)
-        if loc is None:
+        read = loc[0] if loc else data
+        zone = S.dates.zone_word_times(read)  # "02:00:44  IST   runq-sz": the zone word after each time
+        if zone:
+            read = zone[0]
+        if read is data:
             return _parse(data, ctx)
-        res = _parse(loc[0], ctx)  # ko_KR / zh 12-hour times read as 24/12-hour ones; unparsed lines keep the file's text
+        res = _parse(read, ctx)  # ko_KR / zh 12-hour times read as 24/12-hour ones; unparsed lines keep the file's text
         if res.unparsed.height:
             text = split_lines(data).get_column("text")
             res.unparsed = res.unparsed.with_columns(text.gather(res.unparsed.get_column("line_no") - 1).alias("text"))
-        res.meta["locale_times"] = loc[1]
+        if loc:
+            res.meta["locale_times"] = loc[1]
+        if zone:
+            res.meta["time_zone_word"] = zone[1]
+            res.meta["time_zone_word_note"] = (
+                f"the zone word {zone[1]!r} printed after each time was set aside: it is not mapped to a zone "
+                "(an abbreviation names several), the times are read as printed, in the zone the run was given")
         return res
 
 
