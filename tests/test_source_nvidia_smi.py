@@ -245,16 +245,26 @@ def test_xml_truncated_and_multi_document():
     doc = load("qx-t4-515-v11-throttle.xml.txt")
     cut = doc[: doc.index(b"<fb_memory_usage>")]
     res = run(cut)
+    # cut short inside its GPU (the input ends before <fb_memory_usage>): the GPU's complete elements are its
+    # row (it gave no row, every line from <gpu> on unparsed, before the cut document was read); the cut said
+    s0 = res.tables["gpu_samples"]
+    assert s0.height == 1 and s0["uuid"][0] == "GPU-d37e67a5-91dd-3774-a5cb-99096249601a"
+    assert s0["pstate"][0] == "P0" and s0["mem_total_mib"][0] is None
+    assert res.unparsed.height == 0 and res.meta["cut"][0]["line_no"] == 93 and res.meta["cut"][0]["partial_gpu"] == 0
+    # broken in the middle instead (a syntax error, not the end coming too soon): from the incomplete <gpu> on
+    res = run(doc.replace(b"<fb_memory_usage>", b"<fb_memory_usage <", 1))
     assert res.tables["gpu_samples"].height == 0
-    assert res.unparsed["line_no"].min() == 8  # from the incomplete <gpu> on
+    assert res.unparsed["line_no"].min() == 8
     assert "truncated" in res.unparsed["reason"][0]
     t0 = dt.datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
     two = (format_marker(t0).encode() + b"\n" + doc + b"\n" + format_marker(t0 + dt.timedelta(minutes=1)).encode()
            + b"\n" + doc + b"\n" + format_marker(t0 + dt.timedelta(minutes=2)).encode() + b"\n" + cut)
     res = run(two)
     s = res.tables["gpu_samples"]
-    assert s["sample_no"].to_list() == [0, 1] and s["ts"].to_list() == [t0, t0 + dt.timedelta(minutes=1)]
-    assert res.tables["gpus"].height == 1 and res.unparsed.height > 0
+    assert s["sample_no"].to_list() == [0, 1, 2]
+    assert s["ts"].to_list() == [t0, t0 + dt.timedelta(minutes=1), t0 + dt.timedelta(minutes=2)]
+    assert s["mem_total_mib"].to_list() == [15360.0, 15360.0, None]  # the third cut before its memory
+    assert res.tables["gpus"].height == 1 and len(res.meta["cut"]) == 1
     # pasted with the command above and a prompt below: the command is meta, the empty prompt unparsed, the GPU kept
     small = load("qx-gtx1070ti-v10-trimmed.xml.txt")
     res = run(b"$ nvidia-smi -q -x\n" + small + b"user@host:~$ \n")
@@ -1150,3 +1160,60 @@ def test_csv_noheader_under_a_backslash_continued_command_and_a_caption():
     got = res.tables["gpu_samples"]
     cols = ["gpu", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c"]
     assert got.select(cols).rows() == want.select(cols).rows() and got["line_no"].to_list() == [4, 5]
+
+
+@pytest.mark.parametrize("name,n,last_uuid", [
+    ("list-2x-quadro-rtx4000-DERIVED-bare-command-four-backticks-last-line-cut.txt", 2,
+     "GPU-d6de6afc-bdfe-75c4-5273-0544439153fc"),
+    ("list-4x2080ti-zh-blog-DERIVED-cut-inside-uuid.txt", 4, None),
+])
+def test_list_whose_last_line_was_cut_short_keeps_that_gpu(name, n, last_uuid):
+    # the paste's last GPU line lost its closing parenthesis (and perhaps part of its UUID): before, that
+    # line was unparsed (half of a two-GPU listing); now it is the GPU's row, the cut said, a cut UUID null
+    got, res = parse_bytes(load(name), None, ParseContext(host="n1"))
+    g = res.tables["gpus"].sort("gpu")
+    assert got == "nvidia_smi" and res.unparsed.height == 0 and g.height == n
+    assert g["gpu"].to_list() == list(range(n)) and g["uuid"][-1] == last_uuid and g["uuid"][0].startswith("GPU-")
+    assert res.meta["cut_last_line"]["uuid_whole"] is (last_uuid is not None)
+    check_accounting(res, load(name), name)
+
+
+def test_a_cut_gpu_line_that_is_not_the_last_stays_unparsed():
+    data = (b"GPU 0: Quadro RTX 4000 (UUID: GPU-c7b57be0-94ff-d352-a59b-d0ee00aeed43\n"
+            b"GPU 1: Quadro RTX 4000 (UUID: GPU-d6de6afc-bdfe-75c4-5273-0544439153fc)\n")
+    _, res = parse_bytes(data, "nvidia_smi", ParseContext(host="n1"))
+    assert res.tables["gpus"].height == 1 and res.unparsed.height == 1 and "cut_last_line" not in res.meta
+
+
+@pytest.mark.parametrize("name,uuid,cut_line", [
+    ("qx-3090-555-v12-astra-issue-cut-mid-element.xml.txt", "GPU-8957c40c-ccda-23ec-9b28-f0ec12f25f2a", 35),
+    ("qx-geforce410m-390-v9-1panel-issue-cut-mid-tag.xml.txt", "GPU-xxxxx11f-ce5d-xxxx-xxxx-6ea62fb1xxxx", 28),
+])
+def test_qx_document_cut_short_inside_its_gpu_gives_the_complete_elements(name, uuid, cut_line):
+    # a -q -x paste that stops mid-way (inside its only GPU): before, no row and every line of the GPU
+    # unparsed as malformed XML; now the GPU's complete elements are its row, only the cut line unparsed
+    got, res = parse_bytes(load(name), None, ParseContext(host="n1"))
+    assert got == "nvidia_smi" and res.meta["variant"] == "q-xml"
+    g = res.tables["gpus"]
+    assert g.height == 1 and g["uuid"][0] == uuid and g["name"][0].startswith(("NVIDIA GeForce", "GeForce"))
+    assert res.unparsed["line_no"].to_list() == [cut_line]
+    assert "truncated" in res.unparsed["reason"][0]
+    assert res.meta["cut"] == [{**res.meta["cut"][0], "line_no": cut_line, "partial_gpu": 0, "gpus_whole": 0}]
+    check_accounting(res, load(name), name)
+
+
+def test_qx_cut_keeps_complete_leaves_of_an_open_section_and_drops_the_open_leaf():
+    doc = load("qx-t4-515-v11-throttle.xml.txt").split(b"\n")
+    i = next(j for j, x in enumerate(doc) if b"<gpu_temp>" in x)
+    data = b"\n".join(doc[:i + 1]) + b"\n\t\t\t<gpu_temp_max_threshold>9"
+    _, res = parse_bytes(data, "nvidia_smi", ParseContext(host="n1"))
+    s = res.tables["gpu_samples"]
+    assert s.height == 1 and s["temp_c"][0] is not None and s["mem_total_mib"][0] == 15360.0
+    assert res.unparsed.height == 1 and res.meta["cut"][0]["partial_gpu"] == 0
+
+
+def test_qx_syntax_error_inside_is_no_cut():
+    # a document broken in the middle (not cut short) keeps the old rule: no row from the broken GPU
+    doc = load("qx-t4-515-v11-throttle.xml.txt").replace(b"<gpu_temp>", b"<gpu_temp <", 1)
+    _, res = parse_bytes(doc, "nvidia_smi", ParseContext(host="n1"))
+    assert res.tables["gpu_samples"].height == 0 and "cut" not in res.meta

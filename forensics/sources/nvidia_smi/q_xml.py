@@ -4,7 +4,10 @@ Documents are separated by marker lines or by a new `<?xml` declaration (`-q -x 
 XML is refused before parsing: a DOCTYPE with an internal subset or any `<!ENTITY` declaration sends
 the document's lines to unparsed (no entity expansion, no external entities). A malformed or
 truncated document keeps the GPUs completed before the error; the lines from the first incomplete
-GPU (or the error) on go to unparsed with the parser's message.
+GPU (or the error) on go to unparsed with the parser's message. A document cut short (the input ends
+inside it: a paste that stopped mid-way) also gives the GPU it was cut inside a row, from that GPU's
+elements that were complete before the cut (an element the cut left open gives nothing); only the lines
+from the cut on are unparsed, and meta["cut"] says where the document was cut and which GPU is partial.
 """
 from __future__ import annotations
 
@@ -136,6 +139,7 @@ def parse(texts: list[str], ctx) -> Parts:
             out.unparsed.append((i + 1, t, "malformed forensics-sample marker line"))
             claimed.add(i + 1)
     sample_no = -1
+    cuts: list[dict[str, Any]] = []
     for a, b, marker_ts in _segments(texts):
         seg = texts[a:b]
         if not any(x.strip() for x in seg):
@@ -165,6 +169,8 @@ def parse(texts: list[str], ctx) -> Parts:
         parser = ET.XMLPullParser(events=("start", "end"))
         head: dict[str, Any] = {}
         depth, n_started, n_done, root_ok = 0, 0, 0, None
+        open_gpu: ET.Element | None = None  # the <gpu> started and not ended (where a cut leaves it)
+        ended: set[int] = set()  # ids of the elements under an open <gpu> that were complete
         error: str | None = None
         err_line = 0
         close_error: ET.ParseError | None = None
@@ -183,9 +189,14 @@ def parse(texts: list[str], ctx) -> Parts:
                             break
                     elif depth == 2 and el.tag == "gpu":
                         n_started += 1
+                        open_gpu = el
+                        ended.clear()
                     continue
+                if depth > 2 and open_gpu is not None:
+                    ended.add(id(el))
                 if depth == 2 and root_ok:
                     if el.tag == "gpu":
+                        open_gpu = None
                         start_j = gpu_lines[n_done] if n_done < len(gpu_lines) else 0
                         rec = _gpu(el, start_j, a, seg, out, claimed)
                         mig += len(el.findall("mig_devices/mig_device"))
@@ -216,7 +227,20 @@ def parse(texts: list[str], ctx) -> Parts:
             continue
         if error is not None:
             cut = err_line - 1
-            if n_started > n_done and n_done < len(gpu_lines):
+            partial = None
+            if open_gpu is not None and n_started > n_done and _cut_short(close_error, seg):
+                # the input ends inside this GPU: its complete elements are a row, the rest is unparsed
+                _prune(open_gpu, ended)
+                start_j = gpu_lines[n_done] if n_done < len(gpu_lines) else 0
+                rec = _gpu(open_gpu, start_j, a, seg, out, claimed)
+                rec.update(gpu=n_done, sample_no=sample_no, _ts_utc=marker_ts, **head)
+                out.samples.append(rec)
+                partial = n_done
+                cuts.append({"line_no": a + cut + 1, "partial_gpu": partial, "gpus_whole": n_done,
+                             "note": "the document ends mid-way (cut short): the GPU it was cut inside is read "
+                                     "from its elements complete before the cut"})
+                n_done += 1
+            elif n_started > n_done and n_done < len(gpu_lines):
                 cut = min(cut, gpu_lines[n_done])
             reject(cut, f"malformed or truncated XML: {error}")
         docs += 1
@@ -233,9 +257,33 @@ def parse(texts: list[str], ctx) -> Parts:
             seen.add(key)
             out.gpus.append(rec)
     out.meta = {"variant": "q-xml", "snapshots": docs}
+    if cuts:
+        out.meta["cut"] = cuts
     if mig:
         out.meta["mig_devices"] = mig
     return out
+
+
+def _cut_short(exc: ET.ParseError | None, seg: list[str]) -> bool:
+    """Whether the parse error is the document's end coming too soon (expat's "no element found" or an
+    "unclosed token" on its last line with text), not a syntax error inside it."""
+    if exc is None:
+        return False
+    msg = str(exc)
+    if msg.startswith("no element found"):
+        return True
+    last = max((j for j, x in enumerate(seg) if x.strip()), default=-1)
+    line = exc.position[0] if getattr(exc, "position", None) else 0
+    return msg.startswith("unclosed token") and line - 1 == last
+
+
+def _prune(el: ET.Element, ended: set[int]) -> None:
+    """Drop from `el` every element below it that the cut left open (its end never came), keeping the complete
+    elements inside an open one (``<temperature>`` cut after its complete ``<gpu_temp>``)."""
+    for child in list(el):
+        _prune(child, ended)
+        if id(child) not in ended and not len(child):
+            el.remove(child)
 
 
 def _gpu(el: ET.Element, start_j: int, a: int, seg: list[str], out: Parts, claimed: set[int]) -> dict[str, Any]:
