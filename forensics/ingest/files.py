@@ -19,7 +19,7 @@ import polars as pl
 
 from forensics import schema
 from forensics.ingest.sink import ParquetSink
-from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, paste_prefix, parse_pasted, recognise, sniff_pasted
+from forensics.sources import SNIFF_BYTES, ParseContext, ParseResult, get, parse_pasted, paste_plan, recognise, sniff_pasted
 from forensics.limits import MAX_LINE_BYTES
 from forensics.sources._base import Truncation, cap_lines, read_capped
 from forensics.sources._mail_qp import looks_encoded
@@ -130,14 +130,15 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
         raise ValueError(f"{verdict.reason}; use --source NAME")
     mod = get(name)
     # a paste quoted or indented as a block is read without that prefix (line numbers unchanged)
-    prefix = paste_prefix(name, head)
+    prefix, plain = paste_plan(name, head)
     size = len(data) if data is not None else path.stat().st_size
     chunk_bytes = getattr(mod, "CHUNK_BYTES", CHUNK_BYTES)
     if sink is None or not getattr(mod, "CHUNKABLE", False) or size <= chunk_bytes:
         if data is None:
             with open(path, "rb") as fh:
                 data = b"".join(read_capped(fh, stats=cut))
-        res = parse_pasted(mod, data, ctx, prefix)
+        # (the paste layer's checks found the head read as it is: not run again where the data starts with it)
+        res = parse_pasted(mod, data, ctx, prefix, plain=plain and data[:SNIFF_BYTES] == head)
         if cut.lines:
             res.meta["truncated_lines"] = cut.lines
         if sink is not None:
@@ -173,10 +174,11 @@ def parse_path(path: Path | bytes, source: str | None, ctx: ParseContext, sink=N
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
         # a quoted-printable mail body: a soft break never at a chunk's end (the next line joins its line)
-        soft = looks_encoded(strip_prefix(head, prefix) if prefix else head)
+        soft = not plain and looks_encoded(strip_prefix(head, prefix) if prefix else head)
         for offset, chunk in iter_chunks(data if data is not None else path, chunk_bytes,
                                          getattr(mod, "CHUNK_NO_START", ()), cut, soft):
-            pending.append((offset, pool.submit(parse_pasted, mod, chunk, ctx, prefix)))
+            same = plain and chunk[:SNIFF_BYTES] == head  # (the first chunk: the head's checks are done)
+            pending.append((offset, pool.submit(parse_pasted, mod, chunk, ctx, prefix, plain=same)))
             del chunk
             if len(pending) >= workers:  # at most `workers` chunks in flight: bounded memory
                 off, fut = pending.popleft()
