@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import forensics
-from forensics.db import derived, nic_intervals
+from forensics import nic_intervals
+from forensics.db import derived
 from test_db_kit import at, bundle_dir, sample_tables, write_table
 
 VIEWS = {
@@ -234,7 +236,7 @@ def test_cached_summary_total_past_int64_is_exact():
 
     import pyarrow as pa
 
-    from forensics.db.nic_intervals import SUMMARY_INPUT, nic_summary
+    from forensics.nic_intervals import SUMMARY_INPUT, nic_summary
 
     huge = 9 * 10**18
     t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
@@ -248,3 +250,50 @@ def test_cached_summary_total_past_int64_is_exact():
     out = nic_summary(table)
     assert out.column("total").type == pa.decimal128(38, 0)
     assert [int(x) for x in out.column("total").to_pylist()] == [2 * huge, 7]
+
+
+def _nic_items_always(monkeypatch):
+    monkeypatch.setattr(derived, "ITEMS", tuple(derived.Item(i.name, i.sources, 0) if i.name in derived.NIC_ITEMS
+                                                else i for i in derived.ITEMS))
+
+
+def test_the_hot_nic_part_built_in_the_parse_worker_is_what_the_open_builds(tmp_path, monkeypatch):
+    """Ingest builds each host's hot NIC part from the rows it kept in memory (forensics.ingest.nic_derived);
+    the first open links it in instead of reading the file, and gets the SQL definitions' rows; a file
+    changed since (or other definitions) is built by the open as before."""
+    from forensics.ingest import nic_derived
+    from forensics.simulate import SimConfig, write_bundle
+
+    assert nic_derived.HOT == derived.NIC_HOT
+    monkeypatch.setattr(nic_derived, "MIN_ROWS", 0)
+    _nic_items_always(monkeypatch)
+    tar = tmp_path / "b.tar"
+    write_bundle(SimConfig("pfc_storm", nodes=2, gpus_per_node=1, duration_s=120, interval_s=2, seed=3), tar,
+                 tables=False)
+    plain = forensics.open_bundle(tar, cache_dir=tmp_path / "cache", derive="never")
+    root = plain.root
+    expected = _dump(plain)
+    assert expected["nic_rates"].filter(pl.col("class") == "pause")["delta"].sum() > 0
+    built = sorted(root.glob("tables/_derived/nic-host/host=*/intervals-hot.parquet"))
+    assert len(built) == 2, built
+    reads = []
+    orig = derived.read_nic_counters
+    monkeypatch.setattr(derived, "read_nic_counters", lambda *a, **k: reads.append(a[0]) or orig(*a, **k))
+    lazy = forensics.open_bundle(root, derive="lazy")
+    assert reads == [] and "nic_interval_rows" in lazy.cached
+    linked = sorted((root / "tables" / "_derived" / "nic").glob("intervals-hot-*.parquet"))
+    assert [os.path.samefile(a, b) for a, b in zip(linked, built)] == [True, True]
+    for v, df in _dump(lazy).items():
+        assert_frame_equal(df, expected[v], check_exact=True), v
+    # a changed file (its time stamp here) is built by the open; the next open's rest part too
+    shutil.rmtree(root / "tables" / "_derived" / "nic")
+    nic_files = sorted(root.glob("tables/nic_counters/host=*/part-0.parquet"))
+    nic = nic_files[0]
+    st = nic.stat()
+    os.utime(nic, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    again = forensics.open_bundle(root, derive="auto")
+    assert sorted(reads) == nic_files, reads  # (the rest part: every file)
+    linked = sorted((root / "tables" / "_derived" / "nic").glob("intervals-hot-*.parquet"))
+    assert [os.path.samefile(a, b) for a, b in zip(linked, built)] == [False, True]
+    for v, df in _dump(again).items():
+        assert_frame_equal(df, expected[v], check_exact=True), v

@@ -16,7 +16,7 @@ bundle replaces ``tables/`` (and with it ``_derived/``). Building happens only f
 (``"never"``); a bundle directory that cannot be written keeps the plain SQL views.
 
 ``raw.nic_interval_rows`` and ``raw.nic_summary`` are built with numpy/pyarrow
-(:mod:`forensics.db.nic_intervals`), one host file per thread. Both are kept in ``_derived/nic/`` in
+(:mod:`forensics.nic_intervals`), one host file per thread. Both are kept in ``_derived/nic/`` in
 two parts: "hot", the counter classes that detection, the events timeline and the reports read
 (:data:`NIC_HOT`), and "rest" (:data:`NIC_REST`: packet counts and the many driver counters no rule
 names, 60 % of the rows). Mode ``"lazy"`` (`forensics analyze`) builds only the hot part and leaves
@@ -25,6 +25,10 @@ on the hot classes drops those branches unread; the next ``"auto"`` or ``"always
 rest. Likewise ``"lazy"`` leaves the relations no detector reads (:attr:`Item.lazy` false:
 ``raw.events_local``) to their SQL definitions, and uses them cached where an earlier open built them.
 A test checks every mode equals the SQL definitions row for row.
+
+A freshly parsed bundle's hot parts are mostly built already: each parse worker builds its host's
+from the rows it held in memory (:mod:`forensics.ingest.nic_derived`), stamped with the file and the
+definitions they follow; the open links those in where the stamp still holds and builds the others.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ import duckdb
 import polars as pl  # noqa: F401  (re-exported types in tests)
 import pyarrow.parquet as pq
 
-from forensics.db.nic_intervals import (
+from forensics.nic_intervals import (
     INTERVAL_DICT_COLUMNS,
     SUMMARY_INPUT,
     counter_classes,
@@ -171,14 +175,25 @@ def _nic_parts(target: Path, key: str) -> list[str]:
 def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[str], due: list[str]) -> list[str]:
     """Write the `due` parts: per nic_counters file, its interval rows of those classes, sorted
     (``intervals-<part>-<n>.parquet``), and their summary (``summary-<part>-<n>.parquet``)."""
+    from forensics.ingest import nic_derived
+
     infos = files.get("nic_counters", [])
-    names = sorted({n for info in infos for n in counter_names(info.path)})
+    types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_interval_rows").fetchall()]
+    stypes = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
+    # the hot parts the parse workers built, where they still match the files and definitions
+    hot_done = {}
+    if "hot" in due:
+        definitions = nic_derived.definitions()
+        for n, info in enumerate(infos):
+            found = nic_derived.prebuilt(info.path, definitions)
+            if found and pq.read_schema(found[0]).names == types and pq.read_schema(found[1]).names == stypes:
+                hot_done[n] = found
+    names = sorted({n for k, info in enumerate(infos) if "rest" in due or k not in hot_done
+                    for n in counter_names(info.path)})
     cls = counter_classes(con, names) if names else {}
     unknown = set(cls.values()) - set(NIC_HOT) - set(NIC_REST)
     if unknown:
         raise AssertionError(f"nic_counter_class() gives classes neither hot nor rest: {sorted(unknown)}")
-    types = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_interval_rows").fetchall()]
-    stypes = [r[0] for r in con.execute("DESCRIBE SELECT * FROM raw.nic_summary").fetchall()]
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".nic.", dir=target.parent))
     try:
@@ -187,10 +202,17 @@ def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[s
 
         def one(job):
             n, info = job
+            parts = due
+            if n in hot_done:  # built by the parse worker: linked in as it is
+                for prefix, f in zip(("intervals", "summary"), hot_done[n]):
+                    _link(f, tmp / f"{prefix}-hot-{n:05d}.parquet")
+                parts = [p for p in due if p != "hot"]
+                if not parts:
+                    return
             # one part due: only its counters' rows are read on (the others are dropped while reading)
-            table = read_nic_counters(info.path, picked[due[0]], nulls=due[0] == "rest") if len(due) == 1 else \
+            table = read_nic_counters(info.path, picked[parts[0]], nulls=parts[0] == "rest") if len(parts) == 1 else \
                 read_nic_counters(info.path)
-            for part in due:
+            for part in parts:
                 out = nic_intervals(table, classes=lambda _names: cls, only=classes[part])
                 assert out.column_names == types, (out.column_names, types)
                 pq.write_table(out, tmp / f"intervals-{part}-{n:05d}.parquet", compression="zstd",
@@ -216,6 +238,14 @@ def _build_nic(con, files: dict[str, list], target: Path, key: str, have: list[s
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return parts
+
+
+def _link(src: Path, dest: Path) -> None:
+    """`dest` the same file as `src` (a hard link; a copy where the file system has none)."""
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
 
 
 def _replace_dir(tmp: Path, target: Path) -> None:

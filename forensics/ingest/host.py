@@ -12,6 +12,7 @@ import polars as pl
 
 from forensics import sources
 from forensics.ingest import collector_tables as ct
+from forensics.ingest import nic_derived
 from forensics.ingest.files import parse_path
 from forensics.ingest.hostfacts import HostFacts, capture_argvs, capture_starts, parse_context, read_json
 from forensics.ingest.sink import TableSink
@@ -173,10 +174,12 @@ def host_job(root: str, host: str, out: str, raw: list | None = None, progress=N
     """One host's tables into `out` (same layout as tables/); in a worker process or in this one."""
     sink = TableSink(Path(out))
     derived = HostFacts()
-    sink.listeners.append(derived)
+    hot = nic_derived.HotRows(host)
+    sink.listeners += [derived, hot]
     coverage: list[dict] = []
     try:
         ingest_host(Path(root), host, sink, derived, coverage, progress, raw=raw)
     finally:
         sink.close()
+    nic_derived.prebuild(Path(out), host, hot)  # the open's NIC intervals of this host, built here
     return coverage, derived.by_host, sink.rows

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from forensics.bundle import scratch
+from forensics.ingest import nic_derived
 from forensics.ingest.archive import stream_hosts
 from forensics.ingest.host import host_job, raw_files
 from forensics.ingest.hostfacts import HostFacts, merge_facts
@@ -128,6 +129,7 @@ def merge_host(result: tuple[list[dict], dict, dict], part: Path, tmp: Path, sin
     for key, v in rows.items():
         sink.rows[key] = sink.rows.get(key, 0) + v
     move_tables(part, tmp)
+    nic_derived.move(part, tmp)
 
 
 def ingest_archive(root: Path, hosts: list[str], archive: Path, plan: tuple[str, dict], tmp: Path, sink: TableSink,
