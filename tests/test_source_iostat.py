@@ -407,9 +407,12 @@ def test_hash_lines_and_comments_above_a_report_are_skipped_and_counted():
     assert [c["line_no"] for c in r.meta["commands"]] == [3, 20]
     assert r.meta["skipped"] == {iostat.COMMENT: 2, iostat.INTERRUPT: 1}
     assert r.tables["disk_io"].height == 19
-    # a prompt that runs something else stays unparsed
-    r = parse_text("[root@gerry ~]# uptime\n" + text)
-    assert r.unparsed["text"].to_list() == ["[root@gerry ~]# uptime"]
+    # a prompt that runs something else is the paste's shell: skipped and counted as such (it was unparsed);
+    # what that command printed stays unparsed
+    from forensics.sources._shell import OTHER_PROMPT
+    r = parse_text("[root@gerry ~]# uptime\n 10:01:02 up 3 days,  load average: 0.10, 0.20, 0.30\n" + text)
+    assert r.meta["skipped"][OTHER_PROMPT] == 1
+    assert r.unparsed["text"].to_list() == [" 10:01:02 up 3 days,  load average: 0.10, 0.20, 0.30"]
 
 
 def test_device_header_of_an_author_cut_column_subset_is_recognised():
@@ -452,3 +455,16 @@ def test_blanks_collapsed_and_capitalised_avg_cpu_header_read_as_the_original():
     for t in ("cpu_util", "disk_io"):
         assert got.tables[t].drop("file").equals(want.tables[t].drop("file")), t
     assert got.tables["cpu_util"]["nice_pct"].to_list() == [0.0] and got.tables["cpu_util"]["idle_pct"][0] == 99.70
+
+
+def test_prompt_lines_of_other_commands_are_skipped_not_unparsed():
+    # "iostat: not found", then the author's apt install at a user@host prompt, then iostat: the apt prompt line
+    # is the paste's shell (skipped, counted; it was unparsed), apt's own output stays unparsed
+    from forensics.sources import parse_bytes
+    from forensics.sources._shell import OTHER_PROMPT
+    name = "iostat--wsl2-not-found-apt-install-prompts-then-basic.txt"
+    src, r = parse_bytes((FIX / name).read_bytes(), None, ParseContext(file=name))
+    assert src == "iostat" and r.tables["disk_io"].height == 1 and r.tables["cpu_util"].height == 1
+    assert r.meta["skipped"][OTHER_PROMPT] == 1
+    assert "devansh@DESKTOP-J561SE4:~$ sudo apt install sysstat" not in r.unparsed["text"].to_list()
+    assert "Reading package lists... Done" in r.unparsed["text"].to_list()

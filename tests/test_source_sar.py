@@ -511,9 +511,12 @@ def test_ko_kr_times_dates_and_average_label(tmp_path):
     res = sar.parse(f.read_bytes(), ParseContext(tz="Asia/Seoul"))
     assert res.meta["locale_times"] == "ko_KR" and res.meta["average_lines"] == 3
     assert res.meta["hosts"] == ["ubun2-Surface-Pro-7"] and res.meta["date_source"] == "banner"
-    # the lines left are the shell's (prompts, job control), with the text the file has
+    # the lines left are the shell's job-control notices, with the text the file has; the prompt lines of the
+    # other command (taskset) are skipped and counted
+    from forensics.sources._shell import OTHER_PROMPT
     left = res.unparsed["text"].to_list()
-    assert len(left) == 7 and all(t.lstrip()[:1] in ("$", "[") for t in left)
+    assert len(left) == 4 and all(t.lstrip()[:1] == "[" for t in left)
+    assert res.meta["skipped"][OTHER_PROMPT] == 3
     assert [c["command"] for c in res.meta["commands"]] == ["$ sar -q 1 1"] * 3  # the sar command lines: facts
 
 
@@ -714,3 +717,18 @@ def test_a_word_after_the_time_that_is_a_column_is_no_zone_word():
     assert zone_word_times(b"10:00:01  IFACE  rxpck/s\n10:00:02  IFACE  rxpck/s\n") is None
     r = parse_text(BANNER + U_HDR.format(t="10:46:38 AM") + U_ROW.format(t="10:46:48 AM"))
     assert "time_zone_word" not in r.meta and r.tables["cpu_util"].height == 1
+
+
+def test_prompt_lines_of_other_commands_are_skipped_not_unparsed():
+    # a guide's terminal block: apt, systemctl, sysbench and cat prompts around the sar command and its rows;
+    # before, the four other prompt lines were unparsed ("not a sar line"); the job-control notice stays so
+    from forensics.sources import parse_bytes
+    from forensics.sources._shell import OTHER_PROMPT
+    name = "sar--pt-benchmark-guide-u-behind-apt-systemctl-sysbench-prompts.txt"
+    src, r = parse_bytes((FIX / name).read_bytes(), None, ParseContext(file=name))
+    assert src == "sar" and r.tables["cpu_util"].height == 3
+    assert r.meta["skipped"][OTHER_PROMPT] == 4 and r.meta["commands"][0]["line_no"] == 4
+    assert r.unparsed["text"].to_list() == ["[1] 23456"]
+    # a line that is no prompt stays unparsed
+    r = parse_text(BANNER + U_HDR.format(t="10:46:38 AM") + U_ROW.format(t="10:46:48 AM") + "run $ this\n")
+    assert r.unparsed.height == 1 and OTHER_PROMPT not in r.meta.get("skipped", {})

@@ -43,6 +43,14 @@ RE_RUNNERS = (r"(?:(?:sudo(?:[ \t]+-[A-Za-z]+)*|doas|time|nice|command|exec"
 RE_BEFORE_COMMAND = (r"(?:.{0,80}?[$#%>][ \t]*|.{0,80}?(?:[;&|(`]|\$\(|\bdo|\bthen)[ \t]*)?" + RE_RUNNERS)
 
 
+# a prompt with a command after it ("$ sudo apt install sysstat", "user@host:~$ cat log"): a command line of the
+# paste's shell. A parser whose own command lines are taken (take_shell_lines) may count the others as skipped
+# (OTHER_PROMPT), never as its output: the prompt shapes of RE_PROMPT only (a bare "# " is a comment or a root
+# prompt, each parser decides), and the command a word that starts with a letter, "." or "/"
+RE_OTHER_PROMPT = r"^\s*" + RE_PROMPT + r"[ \t]*[A-Za-z./][^\s]*"
+OTHER_PROMPT = "shell prompt line of another command (the paste's shell, not the tool's output)"
+
+
 def command_re(tool: str) -> str:
     """A line that invokes `tool` (a regex of its name): alone or after a prompt or shell separator
     (:data:`RE_BEFORE_COMMAND`), with runners such as sudo, time or watch -n N before it."""

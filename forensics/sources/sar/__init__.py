@@ -56,7 +56,7 @@ import polars as pl
 
 from forensics.sources import _sysstat as S
 from forensics.sources._base import ParseContext, ParseResult, Sniff, split_lines
-from forensics.sources._shell import take_shell_lines
+from forensics.sources._shell import OTHER_PROMPT, RE_OTHER_PROMPT, take_shell_lines
 from forensics.sources._sysstat.sniff import sniff as sniff_sysstat
 from forensics.sources.sar.sections import DESCRIPTION, NAME, TABLES, VERSION, _SNIFF_JSON, _SNIFF_SADF_D, _SNIFF_TEXT
 from forensics.sources.sar.text import _parse_text
@@ -112,11 +112,13 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if facts.get("commands"):
         res.unparsed = up
         res.meta = {**res.meta, "commands": facts["commands"]}
-    # the paste's author's own notes ("# iowait goes up here"): skipped, counted, not unparsed
-    note = res.unparsed.get_column("text").str.contains(r"^\s*#")
-    if note.any():
-        res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), COMMENT: int(note.sum())}}
-        res.unparsed = res.unparsed.filter(~note)
+    # the paste's author's own notes ("# iowait goes up here") and the prompt lines of other commands ("$ sudo apt
+    # install sysstat", the paste's shell): skipped, counted, not unparsed (the other commands' output stays unparsed)
+    for why, rx in ((COMMENT, r"^\s*#"), (OTHER_PROMPT, RE_OTHER_PROMPT)):
+        note = res.unparsed.get_column("text").str.contains(rx)
+        if note.any():
+            res.meta = {**res.meta, "skipped": {**res.meta.get("skipped", {}), why: int(note.sum())}}
+            res.unparsed = res.unparsed.filter(~note)
     return _skip_glossary(_skip_headings(res), original)
 
 
