@@ -31,13 +31,12 @@ import re
 from collections import Counter
 
 from forensics.sources import HOST_LEVELS as LEVELS  # node names read one inside the other ("login1: gpu1: ...")
-from forensics.sources._quote import _lines
+from forensics.sources._quote import PREAMBLE, _lines
 
 # (versioned with the rest of the paste layer: forensics.sources._quote.VERSION 7, 9)
 SHARE = 0.9      # share of the weighed lines (blank and indented lines aside) that must carry a host prefix
 MIN_LINES = 2    # fewer prefixed lines: no host prefix
 MAX_HOSTS = 256  # more distinct names: not read per node (each node's lines are one parse)
-PREAMBLE = 3     # lines above the first prefixed one that are not weighed (a prompt, a caption, a comment)
 
 # a host name (RFC 1123 labels, no underscore) or an IPv4 address, then ": " (pdsh's "%s: %s")
 _HOST = re.compile(rb"^((?:[0-9]{1,3}(?:\.[0-9]{1,3}){3})|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"

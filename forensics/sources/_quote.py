@@ -46,8 +46,10 @@ from collections import Counter
 # 9: node names are looked for behind a quote prefix ("> node01: ...") and one level inside another ("login1:
 # gpu1: ...", a parallel shell run through another: read per inner node, forensics.sources._hosts.nodes_view)
 # 10: a quote put before every line of a quoted-printable mail body after its encoding (on each soft break's next
-# line too) is taken off before decoding, the rest of the prefix after (the quote was read inside joined lines)
-VERSION = 10
+# line too) is taken off before decoding, the rest of the prefix after (the quote was read inside joined lines);
+# 11: up to PREAMBLE unquoted lines above the first quoted one (the reply's "On ... wrote:", a "Here is the output:")
+# are not weighed when the quote prefix is sought: one such line above four quoted ones was no quoted paste (4/5 < SHARE)
+VERSION = 11
 VERSION_KEY = "paste_prefix"
 
 SHARE = 0.9        # share of the non-blank lines of the start that must carry a quote prefix
@@ -55,6 +57,7 @@ INDENT_SHARE = 1.0  # ... an indent: all (tools indent most lines of some output
 MIN_LINES = 2      # fewer prefixed lines than this: no block (one quoted line proves nothing)
 SCAN_LINES = 400   # lines of the input's start weighed (the sniffers' window)
 MAX_INDENT = 8     # a deeper common indent is not taken for a paste's
+PREAMBLE = 3       # lines above the first quoted (or node-named: forensics.sources._hosts) one that are not weighed
 
 # a line that only marks an elision: "[...]", "[ ... ]", "[…]", "...", "…", "[snip]", "<snip>", "(...)", "-- snip --",
 # an "8<" scissors line, alone on a line (after mail quoting, itself indented or not: "\t> > [...]"; or after a
@@ -187,7 +190,7 @@ def block_parts(head: bytes) -> tuple[bytes, bytes]:
     """(prefix, indent): what nearly all non-blank lines of `head` start with, as the quote prefix
     (``> ``, ``> > ``, ``>> ``; with any indent before it, as a quote inside a markdown list has) and
     the indent after it (b"" for none), which may end in a list mark (``* ``, ``- ``, ``| ``: :func:`bullet_prefix`). A file with no quote prefix has only an indent, if any."""
-    lines = _lines(head)
+    lines = _after_preamble(_lines(head))
     prefix, indent, listed = b"", b"", False
     for _ in range(3):  # indent, quote, indent: each level peeled once
         if len(lines) < MIN_LINES:
@@ -209,6 +212,16 @@ def block_parts(head: bytes) -> tuple[bytes, bytes]:
         lines = [ln[len(quote):] for ln in lines if ln.startswith(quote)]
         lines = [ln for ln in lines if ln.strip()]
     return prefix, indent
+
+
+def _after_preamble(lines: list[bytes]) -> list[bytes]:
+    """`lines` without the (at most PREAMBLE) unquoted lines above the first quoted one, where only without them
+    the rest is a quoted block of at least twice as many lines: the author's own words above what they quoted ("On
+    Tue, 20 Jan 2026, X wrote:", "Here is the output:") are the author's, not the quoted text's, and stay as they are."""
+    first = next((i for i, ln in enumerate(lines[:PREAMBLE + 1]) if ln[:1] == b">"), 0)
+    if not first or len(lines) - first < max(MIN_LINES, 2 * first) or quote_prefix(lines):
+        return lines
+    return lines[first:] if quote_prefix(lines[first:]) else lines
 
 
 def block_prefix(head: bytes) -> bytes | None:
