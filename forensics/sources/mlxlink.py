@@ -46,7 +46,7 @@ import polars as pl
 
 from forensics.layout import MARKER_PREFIX
 from forensics.sources._base import NULL_TOKENS, ParseContext, ParseResult, Sniff, drop_before_first_marker, head_text, marker_split, result, split_lines, unparsed_rows
-from forensics.sources._bounded import INT32, float_or_none, int_or_none
+from forensics.sources._bounded import INT32, finite, float_or_none, int_or_none
 
 NAME = "mlxlink"
 VERSION = 2  # 2: a port hint past Int32 (any run of digits) is no port (int() refused over 4,300 digits: the file was lost); a value past a float's range has no value_num (was inf)
@@ -135,26 +135,92 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     # line read and a row made: a third of the parse of a host-hour's mlxlink series)
     st = _Runs(None if cap is None else (cap - _EPOCH) // _US, device, port)
     bad: list[tuple[int, str, str]] = []
+    fields = None
     if n:
         df = drop_before_first_marker(marker_split(df), bad)  # (only a series' first lines go: the next line stays next)
-        texts = df["text"].to_list()
-        for i, (line_no, text, is_marker, sample_no, sample_ts, sample_argv) in enumerate(df.select(
-                "line_no", "text", "is_marker", "sample_no", pl.col("sample_ts").dt.epoch("us"), "sample_argv").iter_rows()):
-            if is_marker:
-                st.ts, st.section = sample_ts, None
-                if sample_argv:
-                    _command(st, sample_argv)
-                continue
-            nxt = texts[i + 1] if i + 1 < len(texts) else ""
-            _line(st, line_no, text, nxt, max(sample_no, 0), bad)
+        fields = _read(df, st, bad)
     cols = {"line_no": pl.Int64, "sample_no": pl.Int64, "run_no": pl.Int64, "ts": pl.Int64, "device": pl.String,
             "port": pl.Int32, "section": pl.String, "field": pl.String, "key": pl.String, "value": pl.String,
             "value_num": pl.Float64}
-    out = pl.DataFrame(st.rows, schema=cols, orient="row").with_columns(pl.col("ts").cast(_TS)).with_columns(
+    out = pl.DataFrame(st.rows, schema=cols, orient="row")
+    if fields is not None and fields.height:  # the field lines read as columns, with those read line by line
+        fields = fields.select(list(cols))
+        out = pl.concat([out, fields]).sort("line_no", maintain_order=True) if out.height else fields
+    out = out.with_columns(pl.col("ts").cast(_TS)).with_columns(
         pl.when(pl.col("ts").is_not_null()).then(pl.lit("sampled")).otherwise(pl.lit("none")).alias("ts_quality"))
-    variant = ("text" if st.rows else "unrecognised") if n else "empty"
+    variant = ("text" if out.height else "unrecognised") if n else "empty"
+    bad.sort(key=lambda r: r[0])  # (stable: the lines before the first marker first, then in line order)
     return result(NAME, ctx, n, {"mlxlink": out}, [unparsed_rows(bad, ctx, NAME)] if bad else [],
                   variant=variant, runs=st.run + 1)
+
+
+# Python's whitespace (str.strip(), and \s of a str pattern: str.isspace()), spelt out for polars' patterns and
+# strip (Rust's whitespace differs: U+001C-U+001F are Python's, not Rust's)
+_WS = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+_WS_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WS) + "]"
+# _KV for polars: the same pattern, \s as Python reads it (a test checks both agree on hostile lines)
+KV_PL = _KV.pattern.replace(r"\s", _WS_CLASS)
+_NUM_PL = _NUM.pattern
+
+
+def _read(df: pl.DataFrame, st: _Runs, bad: list) -> pl.DataFrame | None:
+    """The rows of the plain field lines (``Key : value`` and nothing a title, banner or command could be), read
+    as columns; every other line (markers, titles, banners, command lines, messages) through :func:`_line` in
+    order, as are the first field line after each of those (where a named port's run opens), whose state every
+    field line up to the next such line shares (a Python loop over every line was 2/3 of the parse). Returns the
+    columns' rows (None: no such line); `st.rows` and `bad` get the rest."""
+    s = pl.col("text").str.strip_chars(_WS)
+    skip = (pl.col("_s") == "") | pl.col("_s").str.contains(r"^-{4,}$")
+    plain = (pl.col("_kv").struct.field("1").is_not_null() & ~pl.col("is_marker")
+             & ~pl.col("_s").is_in(SECTIONS) & ~pl.col("text").str.contains("===", literal=True)
+             & ~pl.col("_s").str.contains("mlxlink", literal=True))
+    kind = pl.when(pl.col("is_marker")).then(2).when(skip).then(0).when(plain).then(1).otherwise(2)
+    # a plain field line after a line of another kind (skipped lines between do not count) leads its group
+    prev = pl.when(pl.col("_kind") > 0).then(pl.col("_kind")).otherwise(None).shift(1).forward_fill()
+    lead = (pl.col("_kind") == 1) & (prev.fill_null(0) != 1)
+    # (one plan: each polars call costs ~0.2 ms, as much as a thousand lines' worth of work here)
+    df = (df.lazy().with_columns(s.alias("_s"), pl.col("text").str.extract_groups(KV_PL).alias("_kv"))
+          .with_columns(kind.alias("_kind"), pl.col("text").shift(-1, fill_value="").alias("_next"))
+          .with_columns(lead.alias("_lead")).with_columns(pl.col("_lead").cum_sum().cast(pl.UInt32).alias("_group"))
+          .collect())
+    key = pl.col("_kv").struct.field("1").str.strip_chars(_WS)
+    todo, keys = pl.collect_all([
+        df.lazy().filter((pl.col("_kind") == 2) | pl.col("_lead")).select(
+            "line_no", "text", "_next", "_kind", "is_marker", "sample_no", pl.col("sample_ts").dt.epoch("us"),
+            "sample_argv"),
+        df.lazy().filter(pl.col("_kind") == 1).select(key.unique().alias("key"))])
+    states: list[tuple] = []
+    for line_no, text, nxt, kind, is_marker, sample_no, sample_ts, sample_argv in todo.iter_rows():
+        if is_marker:
+            st.ts, st.section = sample_ts, None
+            if sample_argv:
+                _command(st, sample_argv)
+        elif kind == 2:
+            _line(st, line_no, text, nxt, max(sample_no, 0), bad)
+        else:  # the lead of a group of plain field lines: what _line does for its first line, for all of them
+            if st.pending:  # output filtered by grep: fields of the named port before (or without) a title
+                st.start()
+            ok = st.section is not None or st.run >= 0 and not st.seen
+            states.append((len(states) + 1, ok, st.run, st.ts, st.device, st.port, st.section))
+    if not states:
+        return None
+    state = pl.LazyFrame(states, schema={"_group": pl.UInt32, "_ok": pl.Boolean, "run_no": pl.Int64, "ts": pl.Int64,
+                                         "device": pl.String, "port": pl.Int32, "section": pl.String}, orient="row")
+    keys = keys["key"].to_list()
+    names = pl.LazyFrame({"key": keys, "field": [_field(k) for k in keys]}, schema={"key": pl.String, "field": pl.String})
+    lines = df.lazy().filter(pl.col("_kind") == 1).select(
+        "line_no", "text", pl.col("sample_no").clip(lower_bound=0), "_group", key.alias("key"),
+        pl.col("_kv").struct.field("2").str.strip_chars(_WS).alias("value")).join(
+        state, on="_group", how="left", maintain_order="left").join(
+        names, on="key", how="left", maintain_order="left").with_columns(
+        pl.when(pl.col("value").is_in(NULL_TOKENS)).then(None).otherwise(pl.col("value")).alias("value"),
+        finite(pl.when(pl.col("value").str.contains(_NUM_PL)).then(pl.col("value")).cast(pl.Float64, strict=False))
+        .alias("value_num")).collect()
+    if not lines["_ok"].all():
+        bad.extend((line_no, text, "field before any mlxlink section title")
+                   for line_no, text in lines.filter(~pl.col("_ok")).select("line_no", "text").iter_rows())
+        lines = lines.filter(pl.col("_ok"))
+    return lines
 
 
 def _command(st: _Runs, cmd: str) -> None:
