@@ -311,7 +311,9 @@ def test_terminate_what_exception_raised_and_frames():
     assert (what["rank"], what["seq"], what["op_type"], what["timeout_ms"], what["ran_ms"]) == (
         6, 199, "_REDUCE_SCATTER_BASE", 600000, 882722)
     assert (row(res, 3)["src_file"], row(res, 3)["src_line"]) == ("ProcessGroupNCCL.cpp", 567)
-    assert set(reasons(res).values()) == {"C++ stack frame of a PyTorch exception (not an NCCL line)"}
+    # its C++ frames are the stack the watchdog exception was raised on: skipped and counted as its context
+    from forensics.sources.nccl.unparsed import CONTEXT
+    assert not reasons(res) and res.meta["skipped"] == {CONTEXT: 4}
     res = parse_fixture("sglang")
     w = log(res).filter(pl.col("kind") == "watchdog_exception").row(0, named=True)
     assert (w["rank"], w["seq"], w["op_type"]) == (5, 9141, "_ALLGATHER_BASE")
@@ -320,8 +322,14 @@ def test_terminate_what_exception_raised_and_frames():
 def test_wrapped_interleaved_lines_are_counted_not_guessed():
     res = parse_fixture("openr1")
     assert log(res)["kind"].to_list() == ["terminate", "terminate", "terminate", "watchdog_exception", "exception_raised"]
-    assert row(res, 8)["seq"] is None  # the SeqNum sits on the wrapped continuation line
-    assert reasons(res)[9].startswith("NCCL/PyTorch text without a recognised header")
+    # the what() line cut at 140 columns mid-word ("colle" / "ctive", "millisecond" / "s before") is joined back: its
+    # SeqNum, OpType, timeout and elapsed time sit on the two lines after it (before, the row had none of them)
+    w = row(res, 8)
+    assert (w["rank"], w["seq"], w["op_type"], w["timeout_ms"], w["ran_ms"]) == (3, 4, "BROADCAST", 1800000, 1800011)
+    from forensics.sources.nccl.wrapped import WRAPPED
+    assert res.meta["skipped"][WRAPPED] == 4  # lines 9, 10 and the two frames' path tails 13, 15
+    # the interleaved pieces of four ranks' "terminate called" lines are nobody's whole line: unparsed, not guessed
+    assert sorted(reasons(res)) == [3, 5, 6, 7]
 
 
 # --- header forms written from NCCL's own format strings (src/debug.cc) ------------------------------
@@ -698,10 +706,11 @@ def test_shell_session_lines_around_nccl_are_unparsed_with_what_they_are():
     assert why[1] == "shell prompt or command line (not an NCCL line)"
     assert set(why) == {1, 2, 3, 4, 5, 6}  # the program's output is no NCCL line: unparsed, never a row
     # real: a traceback between two ranks' NCCL WARN chains (pytorch #40273): all NCCL lines read, the traceback's
-    # four lines unparsed as a traceback, its source line too
+    # four lines (its source line too) skipped and counted as the context of the error raised
     tb = parse_fixture("pytorch-issue40273-traceback-interleaved")
     assert log(tb).height == 15
-    assert tb.unparsed["reason"].to_list() == ["Python traceback (not an NCCL line)"] * 4
+    from forensics.sources.nccl.unparsed import CONTEXT
+    assert tb.unparsed.height == 0 and tb.meta["skipped"] == {CONTEXT: 4}  # the stack the error was raised on
     # Open MPI's help message (its text between the rules, the aggregation note) and Slurm's lines, a venv prompt,
     # and an exception line: each says what it is
     data = (b"(.venv) user@n1:~/nccl-tests$ srun -N 2 ./build/all_reduce_perf -b 8 -e 8\n"
@@ -743,3 +752,63 @@ def test_nccltests_tables_side_by_side_and_markdown_table_cells():
     res = NCCL.parse(md.encode(), ParseContext(host="h", file="t"))
     assert res.tables["nccl_tests"].select("line_no", "size_b", "ip_time_us").rows() == [(3, 128, 25.35)]
     assert res.unparsed["line_no"].to_list() == [4]
+
+
+# --- watchdog reports as launchers, runners and people pass them on ------------------------------------
+def test_runner_stderr_prefix_and_its_width_wrap_give_whole_watchdog_rows():
+    # real: milabench PR #269, a job runner's "<job> [stderr] " before every line, wrapped at its console's width
+    # (some breaks keep the blank, "detected" / "by watchdog" does not): every watchdog row gets its fields
+    from forensics.sources.nccl.wrapped import WRAPPED
+
+    res = parse_fixture("milabench-pr269-runner-stderr-prefix-wrapped-watchdog")
+    got = log(res).select("line_no", "rank", "kind", "seq", "op_type", "timeout_ms", "ran_ms", "last_enqueued",
+                          "last_completed").rows()
+    assert got == [(1, 7, "watchdog_exception", 2070, None, None, None, 2082, 2069),
+                   (3, 13, "watchdog_timeout", 2070, "REDUCE", 600000, 600068, None, None),
+                   (5, 8, "watchdog_timeout", 2070, "REDUCE", 600000, 600067, None, None),
+                   (7, 13, "watchdog_exception", 2070, None, None, None, 2070, 2069),
+                   (9, 8, "watchdog_exception", 2070, None, None, None, 2070, 2069)]
+    assert res.unparsed.height == 0 and res.meta["skipped"] == {WRAPPED: 5}
+    assert "detected by watchdog" in row(res, 7)["message"]  # the width's word wrap dropped that blank
+    # its C++ frames behind the same prefix, each frame's library path wrapped onto the next line: joined, and the
+    # frames counted as the stack the error was raised on; the prefix alone on a line is structure
+    from forensics.sources.nccl.unparsed import CONTEXT
+
+    res = parse_fixture("milabench-pr269-runner-stderr-frames-wrapped")
+    assert log(res).select("line_no", "rank", "seq", "last_enqueued", "last_completed").rows() == [(10, 3, 2070, 2082, 2069)]
+    assert res.meta["skipped"] == {WRAPPED: 3, CONTEXT: 5}
+    assert res.unparsed["line_no"].to_list() == [1]  # the tail of a frame whose head the excerpt cut off
+
+
+def test_watchdog_message_wrapped_by_hand_with_or_without_its_glog_header():
+    # real: a blog's "lightly trimmed" torchrun log, each record broken after "timeout:" and before "ran for"
+    res = parse_fixture("blog-hung-job-hand-wrapped-glog-watchdog-three-ranks")
+    assert log(res).select("line_no", "rank", "seq", "op_type", "timeout_ms", "ran_ms").rows() == [
+        (1, 1, 4001, "ALLREDUCE", 600000, 600089), (4, 6, 4001, "ALLREDUCE", 600000, 600091),
+        (7, 0, 4001, "ALLREDUCE", None, 600088)]
+    assert res.unparsed.height == 0
+    # real: notes quoting the message alone ("[Rank 2] Watchdog caught ...", no glog header), wrapped at ~70 columns
+    res = parse_fixture("ddp-notes-hand-wrapped-watchdog-no-header")
+    assert log(res).select("rank", "kind", "seq", "op_type", "timeout_ms", "ran_ms").rows() == [
+        (2, "watchdog_timeout", 18990, "ALLREDUCE", 600000, 600011)]
+    assert res.unparsed.height == 0
+    # indented by hand: the pieces of the watchdog's message join; a report's own indented lines do not
+    data = (b"[Rank 5] Watchdog caught collective operation timeout:\n"
+            b"  WorkNCCL(SeqNum=10707, OpType=COALESCED, ..., Timeout(ms)=600000)\n"
+            b"  ran for 600030 milliseconds before timing out.\n")
+    r = log(NCCL.parse(data, ParseContext())).row(0, named=True)
+    assert (r["seq"], r["op_type"], r["timeout_ms"], r["ran_ms"]) == (10707, "COALESCED", 600000, 600030)
+    desync = parse_fixture("pytorch-issue152623-desync-report-rank7-didnt-join")
+    assert desync.tables["nccl_desync"].height == 10
+
+
+def test_torchrun_rank_prefixed_traceback_is_the_errors_context():
+    # real: vllm #10453, NCCL's error chain then torchrun's "[rank1]: " traceback ending in DistBackendError
+    from forensics.sources.nccl.unparsed import CONTEXT
+
+    res = parse_fixture("vllm-issue10453-torchrun-rank-prefix-traceback")
+    err = log(res).filter(pl.col("kind") == "nccl_error").row(0, named=True)
+    assert (err["line_no"], err["rank"]) == (18, 1)  # the rank from torchrun's prefix (was null)
+    assert res.meta["skipped"] == {CONTEXT: 9}  # Traceback, File, source and caret lines
+    # what NCCL's error said after the exception line stays in view
+    assert res.unparsed["line_no"].to_list() == [19, 20]

@@ -19,7 +19,8 @@ from forensics.sources.nccl.perf_tests import perf_rows
 from forensics.sources import _rank_places as rank_places
 from forensics.sources import _runtime_log as runtime_log
 from forensics.sources.nccl.desync import desync_rows
-from forensics.sources.nccl.unparsed import _other_reasons
+from forensics.sources.nccl.unparsed import CONTEXT, CONTEXT_REASONS, _other_reasons
+from forensics.sources.nccl.wrapped import WRAPPED, join_wrapped
 
 
 def _nccl_rows(c: pl.DataFrame, ctx: ParseContext, ascii_all: bool) -> tuple[pl.DataFrame, pl.DataFrame, list[pl.DataFrame]]:
@@ -204,6 +205,12 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
         original = original if original is not None else lines
         lines, k = strip_ray_dedup(lines)
         deduped += k
+    tails: list[int] = []
+    if b"ProcessGroupNCCL" in data or b"what():" in data or b"frame #" in data or b"Watchdog caught" in data:
+        # PyTorch records wrapped by a runner, a terminal or an author: joined (wrapped.py)
+        joined, tails = join_wrapped(lines)
+        if tails:
+            original, lines = (original if original is not None else lines), joined
     if n == 0:
         return result(NAME, ctx, 0, {"nccl_log": schema.empty("nccl_log"), "nccl_config": schema.empty("nccl_config"),
                                      "nccl_tests": schema.empty("nccl_tests"), "nccl_desync": schema.empty("nccl_desync"),
@@ -239,6 +246,12 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     if rest.height:  # the records of the programs around NCCL (vLLM, Ray, torchrun, PyTorch logging)
         runtime, rest = runtime_log.read(rest, ctx)
     unparsed = _other_reasons(rest)[1] if rest.height else None
+    context = 0
+    if unparsed is not None and unparsed.height:
+        # the stack frames and traceback an error was raised on (the watchdog's, a collective's): its context
+        is_ctx = unparsed.get_column("reason").is_in(CONTEXT_REASONS)
+        context = int(is_ctx.sum())
+        unparsed = unparsed.filter(~is_ctx) if context else unparsed
 
     log = _finish_log(log_parts)
     cut_hosts = 0
@@ -260,8 +273,9 @@ def parse(data: bytes, ctx: ParseContext) -> ParseResult:
     extra = {"colour_codes": coloured} if coloured else {}
     if deduped:
         extra["ray_deduplicated"] = deduped  # NCCL lines that stand for N across the cluster (Ray's mark taken off)
-    if cut_notes:
-        extra["skipped"] = {RAY_NOTE: len(cut_notes)}
+    skipped = {RAY_NOTE: len(cut_notes), WRAPPED: len(tails), CONTEXT: context}
+    if any(skipped.values()):
+        extra["skipped"] = {k: v for k, v in skipped.items() if v}
     if cut_hosts:
         extra["cut_hosts_joined"] = cut_hosts  # a host cut by another process's line, read whole from the line before
     return result(NAME, ctx, n, {"nccl_log": log, "nccl_config": cfg_df,

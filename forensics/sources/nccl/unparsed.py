@@ -21,6 +21,15 @@ _MPI = (r"^(?:-{20,}\s*$|={20,}\s*$|\[[A-Za-z0-9_.-]+:[0-9]+\] |(?:mpirun|mpiexe
         r"(?: noticed| detected| has exited| was unable|:)|Primary job +terminated|Set MCA parameter|(?:WARNING|ERROR): "
         r"(?:There (?:was|were|is|are)|No OpenFabrics|It appears|A high-performance|The OpenFabrics|Open MPI)"
         r"|  (?:Local host|Local device|Local port|Host|Process name|Exit code|Node|PID|Error): )")
+FRAME_REASON = "C++ stack frame of a PyTorch exception (not an NCCL line)"
+TRACEBACK_REASON = "Python traceback (not an NCCL line)"
+EXCEPTION_REASON = "Python exception line (not an NCCL line)"
+# the stack an error was raised on, printed under it (c10's "frame #N:" lines under "Exception raised from", Python's
+# traceback above its exception line): the error's context, skipped and counted as CONTEXT, not unparsed; the
+# exception line itself ("RuntimeError: CUDA out of memory") says what happened and stays unparsed where no row took it
+CONTEXT_REASONS = (FRAME_REASON, TRACEBACK_REASON)
+CONTEXT = ("C++ stack frame or Python traceback line: the stack the error printed with it was raised on (no NCCL "
+           "fields)")
 MPI_REASON = "MPI launcher banner or message (Open MPI, MPICH, PRRTE; not an NCCL line)"
 # Slurm's own lines: "srun: job 1234 queued and waiting for resources", "slurmstepd: error: *** STEP 12.0 ON n1
 # CANCELLED AT ... ***", "srun: error: node1: task 0: Exited with exit code 1"
@@ -35,9 +44,11 @@ def _reason() -> pl.Expr:
             .when(b.str.contains(r"^\s+[0-9]+ +[0-9]+ +[a-z0-9_]+ +[a-z]+ +(?:-?[0-9]+ +)?[0-9.]+ "))
             .then(pl.lit("nccl-tests result row (not an NCCL debug line)"))
             .when(b.str.contains(r"^\s*frame #[0-9]+: "))
-            .then(pl.lit("C++ stack frame of a PyTorch exception (not an NCCL line)"))
-            .when(b.str.starts_with("Traceback (most recent call last)") | b.str.starts_with("  File \""))
-            .then(pl.lit("Python traceback (not an NCCL line)"))
+            .then(pl.lit(FRAME_REASON))
+            # (and the carets under a traceback's source line: "           ^^^^^^^^^", "    ~~~~^^^^")
+            .when(b.str.starts_with("Traceback (most recent call last)") | b.str.starts_with("  File \"")
+                  | b.str.contains(r"^\s+[~^]{3,}\s*$"))
+            .then(pl.lit(TRACEBACK_REASON))
             .when(b.str.contains(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} "))
             .then(pl.lit("vLLM log line (not an NCCL line)"))
             .when(b.str.contains(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8},[0-9]{3}\t?\s*(?:DEBUG|INFO|WARNING|ERROR) [a-z_]+\.py:[0-9]+ -- "))
@@ -48,7 +59,7 @@ def _reason() -> pl.Expr:
             .when(b.str.contains(_PROMPT))
             .then(pl.lit("shell prompt or command line (not an NCCL line)"))
             .when(b.str.contains(_TRACEBACK_END))
-            .then(pl.lit("Python exception line (not an NCCL line)"))
+            .then(pl.lit(EXCEPTION_REASON))
             .when(b.str.contains(_MPI))
             .then(pl.lit(MPI_REASON))
             .when(b.str.contains(_SLURM))
@@ -79,7 +90,7 @@ def _other_reasons(o: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     rule = pl.col("_b").str.contains(r"^-{20,}\s*$")
     inside = ((rule.cast(pl.Int32).cum_sum() % 2 == 1) & ~rule & (pl.col("reason") == "not an NCCL line")
               & (rule.sum() >= 2))
-    rest = rest.with_columns(pl.when(code).then(pl.lit("Python traceback (not an NCCL line)"))
+    rest = rest.with_columns(pl.when(code).then(pl.lit(TRACEBACK_REASON))
                              .when(inside).then(pl.lit(MPI_REASON))
                              .otherwise(pl.col("reason")).alias("reason"))
     return structure, rest.select("line_no", "text", "reason")

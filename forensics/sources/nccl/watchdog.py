@@ -7,7 +7,7 @@ import datetime as dt
 import polars as pl
 
 from forensics.sources._base import ParseContext, local_to_utc
-from forensics.sources.nccl.patterns import _GLOG, _GLOG_LEVEL, _LAUNCHER, _collect, _i
+from forensics.sources.nccl.patterns import _GLOG, _GLOG_LEVEL, _LAUNCHER, _RUNNER, _collect, _i
 from forensics.sources.nccl.prefixes import _prefix
 
 
@@ -17,9 +17,12 @@ _TORCH_MESSAGE = pl.coalesce(pl.col("msg"), pl.col("text").str.replace(_LAUNCHER
 
 
 def _torch_ok() -> pl.Expr:
-    """A glog header, or a standard C++/Python exception line that names NCCL (one alternation)."""
+    """A glog header, a standard C++/Python exception line that names NCCL, or the watchdog's timeout message (one
+    alternation)."""
     std = pl.col("message").str.contains(r"^(?:terminate called after throwing|  what\(\):|Exception raised from)"
-                                         r"|NCCL error in: |^[A-Za-z_.]*(?:Error|Exception): .*NCCL")
+                                         r"|NCCL error in: |^[A-Za-z_.]*(?:Error|Exception): .*NCCL"
+                                         # the watchdog's message without its glog header, as people quote it
+                                         r"|Watchdog caught collective operation timeout")
     return (pl.col("glvl").is_not_null() | std).alias("_ok")
 
 
@@ -85,9 +88,14 @@ def _torch_rows(c: pl.DataFrame, ctx: ParseContext) -> tuple[pl.DataFrame, pl.Da
     return _collect(_torch_prefix(lf, ctx), df.height), bad
 
 
+_LINE_RANK = r"^\s*(?:" + _RUNNER + r" )?\[rank([0-9]{1,9})\]: "
+
+
 def _torch_prefix(lf: pl.LazyFrame, ctx: ParseContext) -> pl.LazyFrame:
     out = _prefix(lf.rename({"ts_local": "_gts"}), ctx, "pre")
     torch_rank = pl.col("pre").str.extract(r"\[rank([0-9]{1,9})\]:$", 1).cast(pl.Int32, strict=False)
+    # torchrun's "[rank1]: " before a line without a glog header ("[rank1]: torch.distributed.DistBackendError: ...")
+    line_rank = pl.col("text").str.extract(_LINE_RANK, 1).cast(pl.Int32, strict=False)
     out = out.with_columns(pl.coalesce(pl.col("_gts"), pl.col("ts_local")).alias("ts_local"),
-                           pl.coalesce(torch_rank, pl.col("msg_rank"), pl.col("prefix_rank")).alias("rank"))
+                           pl.coalesce(torch_rank, pl.col("msg_rank"), pl.col("prefix_rank"), line_rank).alias("rank"))
     return out.drop("_gts", "msg_rank")
