@@ -500,3 +500,19 @@ def test_counters_on_the_header_line_are_read_as_printed():
     assert res.lines == 4 and res.tables["nic_counters"].select("line_no", "counter", "value").rows() == [
         (2, "rx_packets", 12), (2, "tx_packets", 34), (2, "rx_missed_errors", 5), (4, "rx_crc_errors", 7)]
     assert res.unparsed["line_no"].to_list() == [1] and res.meta["collapsed_leftovers"] == [{"line_no": 2, "text": "see?"}]
+
+
+def test_a_command_run_in_a_network_namespace_is_a_command_line_naming_its_interface():
+    # notes on a pod's network: "nsenter -t PID -n ethtool -S eth0" behind a ">>> " prompt, then the node's
+    # veth; before, the nsenter line was unparsed and the pod's counter had no interface (null)
+    from forensics.sources import parse_bytes
+    name = "ethtool--k8s-notes-nsenter-pod-eth0-and-node-veth-peer-ifindex.txt"
+    data = (Path(__file__).parent / "fixtures" / "ethtool" / name).read_bytes()
+    src, r = parse_bytes(data, None, ParseContext(host="n1", file=name))
+    c = r.tables["nic_counters"].sort("line_no")
+    assert src == "ethtool" and c["iface"].to_list() == ["eth0", "vethc92900e3"] and c["value"].to_list() == [6, 3]
+    assert 2 not in r.unparsed["line_no"].to_list()
+    # "ip netns exec NAME" runs it in a namespace too
+    _, r = parse_bytes(b"$ sudo ip netns exec ns1 ethtool -S veth1 | grep drop\n     rx_drops: 5\n", "ethtool",
+                       ParseContext(host="n1"))
+    assert r.tables["nic_counters"]["iface"].to_list() == ["veth1"] and r.unparsed.height == 0

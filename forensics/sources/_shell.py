@@ -35,9 +35,12 @@ HOST = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 RE_PROMPT = (ENV + r"(?:" + _USER_AT + r"[^\s]+ ?[#$%>]|\[" + _USER_AT + r"[^\]]+\][#$%]|[$%])(?: |$)")
 # the host a prompt names ("user@node1:~$" -> node1; "[user@node1 ~]$" -> node1)
 PROMPT_HOST = re.compile(r"^\s*" + ENV + r"\[?" + _USER_AT + r"(" + HOST + r")[:~ \]]")
-# what runs the command: sudo (with its options), doas, time, nice, command, exec, watch (with its options)
+# what runs the command: sudo (with its options), doas, time, nice, command, exec, watch (with its options), and
+# what runs it in a container's network namespace: nsenter with its options ("nsenter -t 23061 -n", "--net=..."
+# takes no value here), "ip netns exec NAME"
 RE_RUNNERS = (r"(?:(?:sudo(?:[ \t]+-[A-Za-z]+)*|doas|time|nice|command|exec"
-              r"|watch(?:[ \t]+-[A-Za-z-]+(?:[ \t]*[0-9.]+)?)*)[ \t]+)*")
+              r"|watch(?:[ \t]+-[A-Za-z-]+(?:[ \t]*[0-9.]+)?)*"
+              r"|nsenter(?:[ \t]+-[A-Za-z-]+(?:=?[ \t]*[0-9]+)?)*|ip[ \t]+netns[ \t]+exec[ \t]+[A-Za-z0-9_.-]+)[ \t]+)*")
 # what may stand before a command on its line: a prompt (any text ending in a prompt character) or a shell
 # separator ("; ", "| ", "&& ", "$(", "do ", "then "), then runners
 RE_BEFORE_COMMAND = (r"(?:.{0,80}?[$#%>][ \t]*|.{0,80}?(?:[;&|(`]|\$\(|\bdo|\bthen)[ \t]*)?" + RE_RUNNERS)
