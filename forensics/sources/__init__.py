@@ -508,7 +508,9 @@ def _carried(head: bytes, prefix: bytes) -> bytes:
     return first
 
 
-_ENCODED_END = re.compile(rb"(?m)=(?:20|09|0A)?\r?$")  # a line a quoted-printable encoder ended (a cheap first look)
+# a line a quoted-printable encoder ended, then such a line quoted (cheap first looks: each one linear scan)
+_ENCODED_END = re.compile(rb"(?m)=(?:20|09|0A)?\r?$")
+_QUOTED_ENCODED_END = re.compile(rb"(?m)^[ \t]*>[^\n]*=(?:20|09|0A)?\r?$")
 
 
 def _quoted_after_encoding(head: bytes) -> bytes:
@@ -518,7 +520,7 @@ def _quoted_after_encoding(head: bytes) -> bytes:
     from forensics.sources import _mail_qp as mail_qp
     from forensics.sources._quote import block_parts, strip_prefix
 
-    if b"=" not in head or not _ENCODED_END.search(head):
+    if b"=" not in head or not _ENCODED_END.search(head) or not _QUOTED_ENCODED_END.search(head):
         return b""
     quote = block_parts(head)[0]
     if not quote or not (mail_qp.looks_encoded(head) or mail_qp.looks_encoded(strip_prefix(head, quote))):
