@@ -59,7 +59,8 @@ def _pasted(data: bytes, prefix: bytes) -> bytes:
 TOOL_INDENTED = {"nvidia_smi--q-starts-mid-record-ecc-gtx1060-maxq.txt"}
 SEVEN_CASES = [c for c in cases() if c[0] in SEVEN]
 # already behind " * " or "% ": one list or comment mark is peeled, not two
-LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt", "nvidia_smi--q-2x-titan-z-369-wddm-matlab-percent-comments.txt"}
+LISTED = {"sar--scala-comment-bulleted-u-ALL-el7.txt", "nvidia_smi--q-2x-titan-z-369-wddm-matlab-percent-comments.txt",
+          "sar--c-comment-el7-u-zone-word-long-banner-date.txt"}
 # pastes of one line (kernel log records that ran together): a mark before one line proves nothing, the paste
 # layer peels none (_quote.MIN_LINES lines at least), and a mark before a kernel log head hides it
 ONE_LINE = {"dmesg--netlog-jp-syslog-records-run-together-usb3-toshiba-hdd.txt",
