@@ -66,7 +66,7 @@ def _connection():
     if _con is None:
         import duckdb
 
-        _con = duckdb.connect(":memory:")
+        _con = duckdb.connect(":memory:", config={"threads": 1})  # (a few hundred names: no pool of threads)
         _con.execute(data_dir("queries").joinpath("views", "00_macros.sql").read_text())
     return _con
 
@@ -78,6 +78,7 @@ class HotRows:
     def __init__(self, host: str):
         self.host = host
         self.frames: list[pl.DataFrame] = []
+        self.pending: list[pl.DataFrame] = []  # the rows before the MIN_ROWS-th, not yet classified
         self.rows = 0
         self.off = False
 
@@ -86,18 +87,23 @@ class HotRows:
             return
         hosts = df.get_column("host")
         if hosts.null_count() or hosts.min() != self.host or hosts.max() != self.host:
-            self.off, self.frames = True, []
+            self.off, self.frames, self.pending = True, [], []
             return
         if list(df.schema.items()) != list(schema.polars_schema("nic_counters").items()):
             df = schema.conform(df, "nic_counters")  # as the sink writes it
-        self.rows += df.height
-        names = df.get_column("counter").drop_nulls().unique().to_list()
-        cls = _classify(names)
-        hot = [n for n in names if cls[n] in HOT]
-        if hot:
-            from forensics.nic_intervals import NIC_COLUMNS
+        from forensics.nic_intervals import NIC_COLUMNS
 
-            self.frames.append(df.select(NIC_COLUMNS).filter(pl.col("counter").is_in(hot)))
+        self.rows += df.height
+        if self.rows < MIN_ROWS:  # (kept whole: prebuild() leaves a smaller host to the open, and the
+            self.pending.append(df.select(NIC_COLUMNS))  # classes need a DuckDB of this process)
+            return
+        for frame in [*self.pending, df.select(NIC_COLUMNS)]:
+            names = frame.get_column("counter").drop_nulls().unique().to_list()
+            cls = _classify(names)
+            hot = [n for n in names if cls[n] in HOT]
+            if hot:
+                self.frames.append(frame.filter(pl.col("counter").is_in(hot)))
+        self.pending = []
 
     def table(self) -> pa.Table:
         """The kept rows as nic_intervals() takes them: strings dictionary-encoded (polars' categorical
