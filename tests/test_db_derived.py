@@ -297,3 +297,36 @@ def test_the_hot_nic_part_built_in_the_parse_worker_is_what_the_open_builds(tmp_
     assert [os.path.samefile(a, b) for a, b in zip(linked, built)] == [False, True]
     for v, df in _dump(again).items():
         assert_frame_equal(df, expected[v], check_exact=True), v
+
+
+def test_hot_rows_of_a_host_under_min_rows_open_no_duckdb(monkeypatch):
+    """A host with fewer than MIN_ROWS nic_counters rows (every pasted ethtool -S) is left to the open, so its
+    rows are not classified: classifying opens a DuckDB in the process, whose threads made analyze of a single
+    ethtool paste fail under a 3 GB address-space limit ('can't start new thread', empty coverage). Once the host
+    reaches MIN_ROWS, the rows kept before are classified with the rest, in sink order."""
+    from forensics import schema
+    from forensics.ingest import nic_derived
+    from forensics.nic_intervals import NIC_COLUMNS
+
+    monkeypatch.setattr(nic_derived, "_con", None)
+    monkeypatch.setattr(nic_derived, "_classes", {})
+    monkeypatch.setattr(nic_derived, "MIN_ROWS", 5)
+
+    def frame(counters, first):
+        n = len(counters)
+        return schema.conform(pl.DataFrame({
+            "host": ["n1"] * n, "source": ["ethtool"] * n, "file": ["f"] * n, "line_no": list(range(first, first + n)),
+            "sample_no": [0] * n, "ts": [None] * n, "ts_quality": ["none"] * n, "iface": ["eth0"] * n,
+            "counter": counters, "queue": [None] * n, "raw_name": counters, "value": [1] * n}), "nic_counters")
+
+    kept = nic_derived.HotRows("n1")
+    kept("nic_counters", frame(["rx_bytes", "rx_csum_complete", "rx_pause_ctrl_phy"], 1))
+    assert nic_derived._con is None and kept.frames == []
+    kept("nic_counters", frame(["tx_bytes", "rx_csum_none", "rx_discards_phy"], 4))
+    assert nic_derived._con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+    classes = nic_derived._classify([f"{c}" for c in ("rx_bytes", "rx_csum_complete", "rx_pause_ctrl_phy",
+                                                      "tx_bytes", "rx_csum_none", "rx_discards_phy")])
+    got = pl.concat(kept.frames)
+    assert got.columns == list(NIC_COLUMNS)
+    assert got["line_no"].to_list() == [i + 1 for i, c in enumerate(classes) if classes[c] in nic_derived.HOT]
+    assert 0 < got.height < 6
