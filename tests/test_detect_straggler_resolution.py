@@ -23,9 +23,8 @@ SLOW = "node07"
 def _table(spin_is_compute: bool) -> list[tuple]:
     """Per host and 10 s bucket: (util %, power W, memory busy %). Three computing buckets, a ramp and a
     checkpoint, the resume bucket, six spin-wait buckets (all ranks at ~230 W, memory ~3%), idle after the
-    watchdog. `spin_is_compute`: the first three spin buckets computing instead (the control: a memory excess
-    the readings resolve; branch (c)'s baseline is the host's computing buckets outside the run, never its
-    spin-wait, so the control needs min_base_buckets of them: three before the checkpoint, two after the run)."""
+    watchdog. `spin_is_compute`: the first spin bucket computing instead (the control: a memory excess the
+    readings resolve)."""
     rng = np.random.default_rng(7)
     rows = []
     for h in range(HOSTS):
@@ -53,8 +52,6 @@ def _table(spin_is_compute: bool) -> list[tuple]:
                 u, p, m = 99.7, 560 * (1 + e), 35.0 * (1 + float(rng.normal(0, 0.01)))
                 if name == SLOW:
                     p, m = 560 * 1.02, 35.0 * 1.167
-            if spin_is_compute and k in (7, 8):  # computing on (no draw of its own: the buckets before are as they were)
-                u, p, m = 99.7, 560 * (1 + off + e), 35.0 * (1 + off)
             rows.append((name, T0 + dt.timedelta(seconds=10 * k), True, u, p, 1950.0, m, 80, 8, 5.0))
     return rows
 
