@@ -812,3 +812,19 @@ def test_torchrun_rank_prefixed_traceback_is_the_errors_context():
     assert res.meta["skipped"] == {CONTEXT: 9}  # Traceback, File, source and caret lines
     # what NCCL's error said after the exception line stays in view
     assert res.unparsed["line_no"].to_list() == [19, 20]
+
+
+def test_a_bad_byte_before_the_header_of_a_prefixed_line_is_no_crash():
+    # found by tests/test_sources_properties.py (mutated fixtures) in the fresh-clone CI: a Ray worker's prefix
+    # with invalid UTF-8 in it (decoded to U+FFFD, three bytes for one character) made the slow header path
+    # slice bytes at a character offset ("invalid utf8": the file was lost)
+    from forensics.sources import parse_bytes
+
+    data = (b"(EngineCore pid=21529) (RayWorkerProc pid=22126) toolbox:22126:22126 [0] NCCL INFO Connected to proxy\n"
+            b"(EngineCore pid=21529) (RayWorkerProc pid=22\x80\x80\x80126) toolbox:22126:22237 [0] NCCL INFO NET/IB: ncclIbConnect isP2p=0\n"
+            b"(EngineCore pid=21529) (RayWorkerProc pid=22126) toolbox:22126:22237 [0] NCCL INFO NET/IB: ncclIbConnect Max Nqps=1\n")
+    _, r = parse_bytes(data, "nccl")
+    log = r.tables["nccl_log"]
+    assert (log.height, r.unparsed.height, r.lines) == (3, 0, 3)
+    assert log.get_column("message").to_list()[1] == "NET/IB: ncclIbConnect isP2p=0"
+    assert log.get_column("host").to_list() == ["toolbox"] * 3

@@ -63,8 +63,9 @@ def _lazy_prefix_groups(col: str, pattern: str) -> list[pl.Expr]:
     assert pattern.startswith(head)
     rest, c = pattern[len(head):], pl.col(col)
     at = c.str.find(rest)
-    # byte offsets: a match starts at a character boundary, so the slice is valid UTF-8
-    return [pl.when(at.is_not_null()).then(c.cast(pl.Binary).bin.slice(0, at).cast(pl.String)).alias("pre"),
+    # str.find gives a character offset (not bytes): sliced by characters, so a non-ASCII character before the
+    # match (a paste's U+FFFD for a bad byte) cannot cut a character in two (a byte slice raised "invalid utf8")
+    return [pl.when(at.is_not_null()).then(c.str.slice(0, at)).alias("pre"),
             c.str.extract_groups(rest).alias("g")]
 
 
